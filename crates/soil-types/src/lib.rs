@@ -1,0 +1,1 @@
+//! `soil-types`: Soil name resolution, type and effect-row checking, holes and check facts.

@@ -1,0 +1,13 @@
+//! `trellis-diag` owns the one `Diagnostic` type every Soil and Trellis crate emits,
+//! the source positions it carries (byte ranges while parsing, line/column spans
+//! once rendered), and the read-only view of `registry/diagnostics.json` that gives
+//! each code its repair class and `spec_ref`. It sits at the very bottom of the
+//! dependency graph: it must not depend on any other workspace crate, and it does
+//! no I/O (the registry is embedded at compile time).
+
+mod diagnostic;
+mod position;
+pub mod registry;
+
+pub use diagnostic::{Diagnostic, Note, errors_document};
+pub use position::{LineIndex, Position, Span, TextRange};

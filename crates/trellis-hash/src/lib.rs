@@ -1,0 +1,134 @@
+//! `trellis-hash` owns the one way Trellis hashes content: SHA-256 over
+//! length-prefixed parts, written as `sha256:` followed by 64 lowercase hex digits
+//! (impl plan §8.5, §9.10). Every hash in specs, locks and bundles is made here. It
+//! depends on no other workspace crate and never sees a path or a clock.
+
+use std::fmt;
+
+use sha2::{Digest as _, Sha256};
+
+/// A content digest: `sha256:` + 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest([u8; 32]);
+
+/// Why a digest string was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DigestParseError(pub String);
+
+impl Digest {
+    pub const PREFIX: &'static str = "sha256:";
+
+    /// The digest of one byte string (no length prefix: use [`Hasher`] for
+    /// anything made of parts).
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The first eight bytes as a big-endian integer (seeds for generators).
+    pub fn prefix_u64(&self) -> u64 {
+        u64::from_be_bytes(self.0[..8].try_into().expect("eight bytes"))
+    }
+
+    pub fn hex(&self) -> String {
+        let mut out = String::with_capacity(64);
+        for byte in self.0 {
+            out.push(char::from_digit(u32::from(byte >> 4), 16).expect("nibble"));
+            out.push(char::from_digit(u32::from(byte & 0xf), 16).expect("nibble"));
+        }
+        out
+    }
+
+    pub fn parse(text: &str) -> Result<Digest, DigestParseError> {
+        let hex = text
+            .strip_prefix(Self::PREFIX)
+            .ok_or_else(|| DigestParseError(format!("{text:?} does not start with `sha256:`")))?;
+        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(DigestParseError(format!(
+                "{text:?} is not `sha256:` followed by 64 lowercase hex digits"
+            )));
+        }
+        let mut bytes = [0u8; 32];
+        for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
+            let nibble = |b: u8| (b as char).to_digit(16).expect("checked hex") as u8;
+            bytes[i] = nibble(pair[0]) << 4 | nibble(pair[1]);
+        }
+        Ok(Digest(bytes))
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", Self::PREFIX, self.hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Builds a digest from parts. Each part is written as its byte length (u64,
+/// big-endian) then its bytes, so no two different part lists collide by
+/// concatenation.
+#[derive(Clone, Default)]
+pub struct Hasher(Sha256);
+
+impl Hasher {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A hasher whose first part is a format tag such as `soil-hash/1`.
+    pub fn tagged(tag: &str) -> Self {
+        let mut hasher = Self::new();
+        hasher.part(tag.as_bytes());
+        hasher
+    }
+
+    pub fn part(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.update((bytes.len() as u64).to_be_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    pub fn finish(self) -> Digest {
+        Digest(self.0.finalize().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_text_round_trips() {
+        let digest = Digest::of(b"abc");
+        let text = digest.to_string();
+        assert_eq!(
+            text,
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(Digest::parse(&text), Ok(digest));
+    }
+
+    #[test]
+    fn malformed_digests_are_refused() {
+        for bad in ["", "sha256:", "sha1:00", "sha256:ABC", &format!("sha256:{}", "A".repeat(64))] {
+            assert!(Digest::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn parts_are_length_prefixed() {
+        let mut ab_c = Hasher::new();
+        ab_c.part(b"ab").part(b"c");
+        let mut a_bc = Hasher::new();
+        a_bc.part(b"a").part(b"bc");
+        assert_ne!(ab_c.finish(), a_bc.finish());
+    }
+}
