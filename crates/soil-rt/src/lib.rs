@@ -1,1 +1,23 @@
-//! `soil-rt`: Soil runtime values, the canonical JSON codec and the F64 total order.
+//! `soil-rt` owns what a running Soil program is made of: the compact runtime
+//! [`Value`] (Rc-shared, O(1) list views, unboxed scalars), the runtime type
+//! descriptors ([`RtType`], [`TypeEnv`]) that give records and sums their names,
+//! the F64 total order and the structural [`compare`] behind `==`, `<`, sorting
+//! and map keys, and the ONE canonical JSON codec ([`encode`], [`decode`]).
+//! It depends only on `trellis-diag`: never on the parser, the checker or the
+//! interpreter. Function values are opaque here ([`Function`]); the interpreter
+//! defines what they are, so this crate never calls back into it.
+
+mod codes;
+mod json;
+mod order;
+mod types;
+mod value;
+
+pub use codes::{ALL_CODES, JsonCode};
+pub use json::{decode, decode_with_path, encode, encode_into, format_f64, parse_f64_text};
+pub use order::{compare, f64_total_cmp};
+pub use types::{
+    FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv,
+    TypeId, VariantDecl, prelude,
+};
+pub use value::{Function, Key, List, MapValue, Value};

@@ -1,0 +1,305 @@
+//! A small strict JSON reader (RFC 8259) producing a tree that keeps each
+//! number's text (so integers decode exactly and floats parse correctly
+//! rounded) and each node's byte offset (so errors carry a span).
+
+use crate::codes::JsonCode;
+
+/// Documents nested deeper than this are refused rather than risking the stack.
+pub(crate) const MAX_DEPTH: usize = 512;
+
+pub(crate) struct Node<'a> {
+    pub at: u32,
+    pub kind: Kind<'a>,
+}
+
+pub(crate) enum Kind<'a> {
+    Null,
+    Bool(bool),
+    Number(&'a str),
+    String(String),
+    Array(Vec<Node<'a>>),
+    /// Members in document order: key, the key's offset, value.
+    Object(Vec<(String, u32, Node<'a>)>),
+}
+
+impl Kind<'_> {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool(_) => "a boolean",
+            Kind::Number(_) => "a number",
+            Kind::String(_) => "a string",
+            Kind::Array(_) => "an array",
+            Kind::Object(_) => "an object",
+        }
+    }
+}
+
+pub(crate) struct SyntaxError {
+    pub at: u32,
+    pub message: String,
+}
+
+pub(crate) fn parse(text: &str) -> Result<Node<'_>, SyntaxError> {
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    reader.skip_ws();
+    let node = reader.value()?;
+    reader.skip_ws();
+    if reader.pos < reader.bytes.len() {
+        return Err(reader.error("unexpected text after the JSON value"));
+    }
+    Ok(node)
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn error(&self, message: &str) -> SyntaxError {
+        SyntaxError {
+            at: self.pos as u32,
+            message: message.to_owned(),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect_word(&mut self, word: &str) -> Result<(), SyntaxError> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.error("invalid literal"))
+        }
+    }
+
+    fn value(&mut self) -> Result<Node<'a>, SyntaxError> {
+        let at = self.pos as u32;
+        let kind = match self.peek() {
+            None => return Err(self.error("unexpected end of input")),
+            Some(b'n') => {
+                self.expect_word("null")?;
+                Kind::Null
+            }
+            Some(b't') => {
+                self.expect_word("true")?;
+                Kind::Bool(true)
+            }
+            Some(b'f') => {
+                self.expect_word("false")?;
+                Kind::Bool(false)
+            }
+            Some(b'"') => Kind::String(self.string()?),
+            Some(b'[') => self.nested(Reader::array)?,
+            Some(b'{') => self.nested(Reader::object)?,
+            Some(b'-' | b'0'..=b'9') => Kind::Number(self.number()?),
+            Some(_) => return Err(self.error("expected a JSON value")),
+        };
+        Ok(Node { at, kind })
+    }
+
+    fn nested(
+        &mut self,
+        body: fn(&mut Reader<'a>) -> Result<Kind<'a>, SyntaxError>,
+    ) -> Result<Kind<'a>, SyntaxError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error("JSON nested too deeply"));
+        }
+        self.depth += 1;
+        let kind = body(self);
+        self.depth -= 1;
+        kind
+    }
+
+    fn array(&mut self) -> Result<Kind<'a>, SyntaxError> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Kind::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            items.push(self.value()?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Kind::Array(items));
+                }
+                _ => return Err(self.error("expected `,` or `]`")),
+            }
+        }
+    }
+
+    fn object(&mut self) -> Result<Kind<'a>, SyntaxError> {
+        self.pos += 1;
+        let mut members = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Kind::Object(members));
+        }
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'"') {
+                return Err(self.error("expected a string key"));
+            }
+            let key_at = self.pos as u32;
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error("expected `:`"));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.value()?;
+            members.push((key, key_at, value));
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Kind::Object(members));
+                }
+                _ => return Err(self.error("expected `,` or `}`")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<&'a str, SyntaxError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(self.error("invalid number")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("invalid number: digits must follow `.`"));
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("invalid number: digits must follow the exponent"));
+            }
+            self.digits();
+        }
+        Ok(&self.text[start..self.pos])
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn string(&mut self) -> Result<String, SyntaxError> {
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            let run_start = self.pos;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            // The run ends at an ASCII byte, so it is on a character boundary.
+            out.push_str(&self.text[run_start..self.pos]);
+            match self.peek() {
+                None => return Err(self.error("unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    self.escape(&mut out)?;
+                }
+                Some(_) => return Err(self.error("control character in string")),
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), SyntaxError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error("unterminated escape"));
+        };
+        self.pos += 1;
+        match b {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let high = self.hex4()?;
+                let scalar = if (0xD800..0xDC00).contains(&high) {
+                    if !self.bytes[self.pos..].starts_with(b"\\u") {
+                        return Err(self.error("unpaired surrogate escape"));
+                    }
+                    self.pos += 2;
+                    let low = self.hex4()?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return Err(self.error("unpaired surrogate escape"));
+                    }
+                    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                } else {
+                    high
+                };
+                match char::from_u32(scalar) {
+                    Some(c) => out.push(c),
+                    None => return Err(self.error("unpaired surrogate escape")),
+                }
+            }
+            _ => return Err(self.error("invalid escape")),
+        }
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, SyntaxError> {
+        let digits = self
+            .text
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error("truncated \\u escape"))?;
+        let value =
+            u32::from_str_radix(digits, 16).map_err(|_| self.error("invalid \\u escape"))?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(self.error("invalid \\u escape"));
+        }
+        self.pos += 4;
+        Ok(value)
+    }
+}

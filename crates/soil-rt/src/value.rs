@@ -1,0 +1,300 @@
+//! Runtime values: small scalars unboxed, everything else shared behind `Rc`.
+
+use std::any::Any;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::order::compare;
+use crate::types::{ShapeId, TypeId};
+
+/// A function value. The interpreter decides what a function is (closure,
+/// partial application, builtin); this crate only stores and compares them.
+pub trait Function: Any {
+    fn as_any(&self) -> &dyn Any;
+    /// A short human description for panic messages and `show`.
+    fn describe(&self) -> String;
+}
+
+/// Map storage: keys ordered by the total order ([`Key`]).
+pub type MapValue = BTreeMap<Key, Value>;
+
+/// One Soil value. 24 bytes: every variant is a scalar or one `Rc`.
+///
+/// Records and variants carry the id of their shape / declaration so a value is
+/// self-describing: `show` and [`crate::encode`] need no static type.
+#[derive(Clone)]
+pub enum Value {
+    Unit,
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Str(Rc<str>),
+    List(List),
+    Tuple(Rc<[Value]>),
+    /// A nominal record or an inline-record variant payload: the shape names
+    /// the fields, the slice holds them in declaration order.
+    Record(ShapeId, Rc<[Value]>),
+    /// A sum value: its declaration, the variant's declaration index, and the
+    /// payload (positional value, or a `Record` for inline-record variants).
+    Variant {
+        ty: TypeId,
+        tag: u32,
+        payload: Option<Rc<Value>>,
+    },
+    Map(Rc<MapValue>),
+    Func(Rc<dyn Function>),
+}
+
+impl Value {
+    pub fn str(text: &str) -> Value {
+        Value::Str(Rc::from(text))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(List::from_vec(items))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::from(items))
+    }
+
+    pub fn variant(ty: TypeId, tag: u32, payload: Option<Value>) -> Value {
+        Value::Variant {
+            ty,
+            tag,
+            payload: payload.map(Rc::new),
+        }
+    }
+
+    /// The kind name used in runtime error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Unit => "Unit",
+            Value::Bool(_) => "Bool",
+            Value::I64(_) => "I64",
+            Value::U64(_) => "U64",
+            Value::F64(_) => "F64",
+            Value::Str(_) => "Utf8",
+            Value::List(_) => "List",
+            Value::Tuple(_) => "tuple",
+            Value::Record(..) => "record",
+            Value::Variant { .. } => "variant",
+            Value::Map(_) => "Map",
+            Value::Func(_) => "function",
+        }
+    }
+}
+
+impl PartialEq for Value {
+    /// Structural equality under the total order (`nan == nan`, `-0.0 != 0.0`).
+    fn eq(&self, other: &Value) -> bool {
+        compare(self, other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Unit => write!(f, "()"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::I64(n) => write!(f, "{n}"),
+            Value::U64(n) => write!(f, "{n}u"),
+            Value::F64(x) => write!(f, "{}", crate::json::format_f64(*x)),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::List(l) => f.debug_list().entries(l.as_slice()).finish(),
+            Value::Tuple(items) => {
+                let mut t = f.debug_tuple("");
+                for item in items.iter() {
+                    t.field(item);
+                }
+                t.finish()
+            }
+            Value::Record(shape, fields) => write!(f, "#{shape}{fields:?}"),
+            Value::Variant { ty, tag, payload } => match payload {
+                Some(p) => write!(f, "%{ty}.{tag}({p:?})"),
+                None => write!(f, "%{ty}.{tag}"),
+            },
+            Value::Map(m) => f
+                .debug_map()
+                .entries(m.iter().map(|(k, v)| (&k.0, v)))
+                .finish(),
+            Value::Func(func) => write!(f, "<{}>", func.describe()),
+        }
+    }
+}
+
+/// A map key: a value ordered by [`compare`].
+#[derive(Clone, Debug)]
+pub struct Key(pub Value);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        compare(&self.0, &other.0) == Ordering::Equal
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> Ordering {
+        compare(&self.0, &other.0)
+    }
+}
+
+/// An immutable list: a shared vector plus a `[start, end)` view, so length,
+/// indexing, `drop`, `take`, `slice` and `[x, ..rest]` never copy elements.
+#[derive(Clone)]
+pub struct List {
+    items: Rc<Vec<Value>>,
+    start: u32,
+    end: u32,
+}
+
+impl List {
+    pub fn empty() -> List {
+        List::from_vec(Vec::new())
+    }
+
+    pub fn from_vec(items: Vec<Value>) -> List {
+        let end = u32::try_from(items.len()).unwrap_or(u32::MAX);
+        List {
+            items: Rc::new(items),
+            start: 0,
+            end,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    pub fn as_slice(&self) -> &[Value] {
+        &self.items[self.start as usize..self.end as usize]
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Value> {
+        self.as_slice().get(index)
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Value> {
+        self.as_slice().iter()
+    }
+
+    /// The elements `[from, to)` of this view, clamped to its bounds.
+    pub fn slice(&self, from: usize, to: usize) -> List {
+        let len = self.len();
+        let to = to.min(len);
+        let from = from.min(to);
+        List {
+            items: Rc::clone(&self.items),
+            start: self.start + from as u32,
+            end: self.start + to as u32,
+        }
+    }
+
+    /// Everything after the first `n` elements (clamped).
+    pub fn skip(&self, n: usize) -> List {
+        self.slice(n, self.len())
+    }
+
+    /// This list with `value` appended. Appends in place when this view is the
+    /// only owner of its storage (the accumulator pattern), otherwise copies.
+    pub fn push(mut self, value: Value) -> List {
+        let whole_prefix = self.start == 0;
+        if whole_prefix && let Some(items) = Rc::get_mut(&mut self.items) {
+            items.truncate(self.end as usize);
+            items.push(value);
+            self.end = u32::try_from(items.len()).unwrap_or(u32::MAX);
+            return self;
+        }
+        let mut items = Vec::with_capacity(self.len() + 1);
+        items.extend_from_slice(self.as_slice());
+        items.push(value);
+        List::from_vec(items)
+    }
+
+    /// `self ++ other`, reusing this list's storage when it is uniquely owned.
+    pub fn concat(mut self, other: &List) -> List {
+        if other.is_empty() {
+            return self;
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
+        if self.start == 0
+            && let Some(items) = Rc::get_mut(&mut self.items)
+        {
+            items.truncate(self.end as usize);
+            items.extend_from_slice(other.as_slice());
+            self.end = u32::try_from(items.len()).unwrap_or(u32::MAX);
+            return self;
+        }
+        let mut items = Vec::with_capacity(self.len() + other.len());
+        items.extend_from_slice(self.as_slice());
+        items.extend_from_slice(other.as_slice());
+        List::from_vec(items)
+    }
+
+    /// The elements as an owned vector (clones the elements, not the values they share).
+    pub fn to_vec(&self) -> Vec<Value> {
+        self.as_slice().to_vec()
+    }
+}
+
+impl fmt::Debug for List {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_stay_compact() {
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn list_views_share_storage_and_clamp() {
+        let list = List::from_vec((0..10).map(Value::I64).collect());
+        let middle = list.slice(2, 5);
+        assert_eq!(middle.len(), 3);
+        assert_eq!(middle.get(0), Some(&Value::I64(2)));
+        let tail = middle.skip(1);
+        assert_eq!(tail.as_slice(), &[Value::I64(3), Value::I64(4)]);
+        assert_eq!(list.slice(8, 100).len(), 2);
+        assert_eq!(list.slice(7, 3).len(), 0);
+        // Pushing onto a shared view copies; the original is untouched.
+        let pushed = middle.push(Value::I64(99));
+        assert_eq!(pushed.len(), 4);
+        assert_eq!(list.len(), 10);
+        assert_eq!(list.get(5), Some(&Value::I64(5)));
+    }
+
+    #[test]
+    fn unique_push_appends_in_place() {
+        let mut acc = List::empty();
+        for i in 0..1000 {
+            acc = acc.push(Value::I64(i));
+        }
+        assert_eq!(acc.len(), 1000);
+        assert_eq!(acc.get(999), Some(&Value::I64(999)));
+    }
+}

@@ -1,0 +1,89 @@
+//! Every edit enters the database through one `Change`, applied in one place, so
+//! the CLI refresh, the daemon and a future language server all move the database
+//! the same way (an unsaved editor buffer is just another text).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use salsa::{Durability, Setter};
+
+use crate::db::RootDatabase;
+use crate::files::{SourceFile, Workspace};
+
+/// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
+/// removed (`None`), keyed by root-relative path.
+#[derive(Clone, Debug, Default)]
+pub struct Change {
+    pub config_text: Option<String>,
+    pub files: BTreeMap<Utf8PathBuf, Option<String>>,
+}
+
+impl Change {
+    pub fn set_config(&mut self, text: impl Into<String>) -> &mut Self {
+        self.config_text = Some(text.into());
+        self
+    }
+
+    pub fn set_file(&mut self, path: impl Into<Utf8PathBuf>, text: impl Into<String>) -> &mut Self {
+        self.files.insert(path.into(), Some(text.into()));
+        self
+    }
+
+    pub fn remove_file(&mut self, path: impl Into<Utf8PathBuf>) -> &mut Self {
+        self.files.insert(path.into(), None);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.config_text.is_none() && self.files.is_empty()
+    }
+
+    /// Applies the change, creating the workspace on first use. Unchanged texts are
+    /// not set again, so a refresh that finds nothing new does not start a revision.
+    pub fn apply(self, db: &mut RootDatabase, workspace: Option<Workspace>) -> Workspace {
+        let workspace = match workspace {
+            Some(workspace) => workspace,
+            None => Workspace::builder(Arc::from(""), Arc::from(Vec::new()))
+                .config_text_durability(Durability::HIGH)
+                .new(db),
+        };
+        if let Some(config) = self.config_text {
+            if **workspace.config_text(db) != *config {
+                workspace.set_config_text(db).with_durability(Durability::HIGH).to(Arc::from(config));
+            }
+        }
+        if self.files.is_empty() {
+            return workspace;
+        }
+        let mut by_path: BTreeMap<Utf8PathBuf, SourceFile> = workspace
+            .files(db)
+            .iter()
+            .map(|&file| (file.path(db).clone(), file))
+            .collect();
+        let mut list_changed = false;
+        for (path, text) in self.files {
+            match (by_path.get(&path).copied(), text) {
+                (Some(file), Some(text)) => {
+                    if **file.text(db) != *text {
+                        file.set_text(db).to(Arc::from(text));
+                    }
+                }
+                (None, Some(text)) => {
+                    by_path.insert(path.clone(), SourceFile::new(db, path, Arc::from(text)));
+                    list_changed = true;
+                }
+                (Some(_), None) => {
+                    by_path.remove(&path);
+                    list_changed = true;
+                }
+                (None, None) => {}
+            }
+        }
+        if list_changed {
+            let files: Arc<[SourceFile]> = by_path.into_values().collect();
+            workspace.set_files(db).to(files);
+        }
+        workspace
+    }
+}

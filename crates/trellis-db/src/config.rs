@@ -1,0 +1,116 @@
+//! `soil.toml` (soil-toml §2): the toolchain pin, the tag vocabulary and the
+//! entrypoint. Parsing is a pure function of the text; the database memoizes it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use trellis_diag::{Diagnostic, LineIndex, TextRange};
+
+use crate::db::Db;
+use crate::files::Workspace;
+
+/// The parsed `soil.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub toolchain: Toolchain,
+    /// Tag name → description, in name order.
+    pub tags: BTreeMap<String, String>,
+    pub entrypoint: Option<String>,
+}
+
+/// The `[toolchain]` pin (soil-toml §2): the versions a root was verified with.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Toolchain {
+    pub trellis: String,
+    pub soil0_cli: String,
+    /// The skill hash (soil-toml §2.1); optional until the skill generator lands.
+    pub skill: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    entrypoint: Option<String>,
+    toolchain: RawToolchain,
+    #[serde(default)]
+    tags: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolchain {
+    trellis: String,
+    soil0_cli: String,
+    skill: Option<String>,
+}
+
+/// The file name every root has at its top.
+pub const CONFIG_FILE: &str = "soil.toml";
+
+/// Parses `soil.toml`. Errors carry the code `config-invalid` and the span the
+/// TOML reader points at.
+pub fn parse_config(text: &str) -> Result<Config, Diagnostic> {
+    let raw: RawConfig = toml::from_str(text).map_err(|error| {
+        let mut diagnostic = Diagnostic::new("config-invalid", error.message().trim().to_owned())
+            .with_file(CONFIG_FILE);
+        if let Some(range) = error.span() {
+            let range = TextRange::new(range.start as u32, range.end as u32);
+            diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, range));
+        }
+        diagnostic
+    })?;
+    for tag in raw.tags.keys() {
+        if !is_tag_name(tag) {
+            return Err(Diagnostic::new(
+                "config-invalid",
+                format!("tag `{tag}` is not a lower-case kebab-case name"),
+            )
+            .with_file(CONFIG_FILE));
+        }
+    }
+    Ok(Config {
+        toolchain: Toolchain {
+            trellis: raw.toolchain.trellis,
+            soil0_cli: raw.toolchain.soil0_cli,
+            skill: raw.toolchain.skill,
+        },
+        tags: raw.tags,
+        entrypoint: raw.entrypoint,
+    })
+}
+
+fn is_tag_name(tag: &str) -> bool {
+    !tag.is_empty()
+        && tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// The root's configuration, memoized; it changes rarely (HIGH durability).
+#[salsa::tracked(returns(ref))]
+pub fn root_config(db: &dyn Db, workspace: Workspace) -> Result<Config, Diagnostic> {
+    parse_config(workspace.config_text(db))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_v1_subset() {
+        let config = parse_config(
+            "entrypoint = \"csvstats::median\"\n[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n[tags]\nstats = \"numbers\"\n",
+        )
+        .expect("valid");
+        assert_eq!(config.toolchain.trellis, "0.1.0");
+        assert_eq!(config.tags.keys().collect::<Vec<_>>(), ["stats"]);
+        assert_eq!(config.entrypoint.as_deref(), Some("csvstats::median"));
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_a_location() {
+        let error = parse_config("[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\nnightly = true\n")
+            .expect_err("unknown key");
+        assert_eq!(error.code, "config-invalid");
+        let span = error.span.expect("span");
+        assert_eq!((span.start.line, span.start.column), (4, 1));
+    }
+}

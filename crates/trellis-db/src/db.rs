@@ -1,0 +1,73 @@
+//! The database type hosts own, and the query log tests read.
+
+use std::sync::{Arc, Mutex};
+
+/// The query surface every Trellis query is written against.
+#[salsa::db]
+pub trait Db: salsa::Database {}
+
+/// A record of which queries salsa executed (not merely revalidated), as
+/// `query_name(key)` strings in execution order. Incremental tests assert on it.
+#[derive(Clone, Default)]
+pub struct QueryLog {
+    executed: Arc<Mutex<Option<Vec<String>>>>,
+}
+
+impl QueryLog {
+    fn record(&self, event: &salsa::Event) {
+        if let salsa::EventKind::WillExecute { database_key } = event.kind {
+            if let Ok(mut guard) = self.executed.lock() {
+                if let Some(log) = guard.as_mut() {
+                    log.push(format!("{database_key:?}"));
+                }
+            }
+        }
+    }
+
+    /// Starts recording (clearing anything recorded before).
+    pub fn start(&self) {
+        if let Ok(mut guard) = self.executed.lock() {
+            *guard = Some(Vec::new());
+        }
+    }
+
+    /// What was executed since the last `start` or `take`.
+    pub fn take(&self) -> Vec<String> {
+        match self.executed.lock() {
+            Ok(mut guard) => guard.as_mut().map(std::mem::take).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// The one database implementation. Cloning is cheap and shares storage; a write
+/// waits for every clone to be dropped, so hosts never keep clones across edits.
+#[salsa::db]
+#[derive(Clone)]
+pub struct RootDatabase {
+    storage: salsa::Storage<Self>,
+    log: QueryLog,
+}
+
+impl Default for RootDatabase {
+    fn default() -> Self {
+        let log = QueryLog::default();
+        let storage = salsa::Storage::new(Some(Box::new({
+            let log = log.clone();
+            move |event| log.record(&event)
+        })));
+        Self { storage, log }
+    }
+}
+
+impl RootDatabase {
+    pub fn query_log(&self) -> &QueryLog {
+        &self.log
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for RootDatabase {}
+
+#[salsa::db]
+impl Db for RootDatabase {}

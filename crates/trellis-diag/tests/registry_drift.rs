@@ -1,0 +1,131 @@
+//! The registry drift gate: every `spec_ref` resolves to a numbered header of the
+//! named `docs/` document, and the tables in the daemon contract are exactly what the
+//! registry renders to (`UPDATE_EXPECT=1` rewrites them).
+
+use std::path::{Path, PathBuf};
+
+use trellis_diag::registry::registry;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn doc_path(slug: &str) -> Option<&'static str> {
+    Some(match slug {
+        "design" => "docs/design.md",
+        "tr-grammar" => "docs/tr-grammar.md",
+        "lock-schema" => "docs/lock-schema.md",
+        "soil-syntax-spec" => "docs/soil-syntax-spec.md",
+        "soil0-cli" => "docs/contracts/soil0-cli.md",
+        "soil-toml" => "docs/soil-toml.md",
+        "trellis-daemon" => "docs/contracts/trellis-daemon.md",
+        _ => return None,
+    })
+}
+
+/// The section numbers a Markdown document's headers print (`## 3.2 Title`,
+/// `## 3. Title`, `## §3.2 Title`), ignoring fenced code.
+fn section_numbers(text: &str) -> Vec<String> {
+    let mut numbers = Vec::new();
+    let mut fence: Option<String> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(marker) = &fence {
+            if trimmed.starts_with(marker.as_str()) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            let marker: String = trimmed.chars().take_while(|&c| c == '`' || c == '~').collect();
+            fence = Some(marker);
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('#') else { continue };
+        let rest = rest.trim_start_matches('#').trim_start();
+        let rest = rest.trim_start_matches('§').trim_start();
+        let number: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let number = number.trim_end_matches('.');
+        if !number.is_empty() {
+            numbers.push(number.to_owned());
+        }
+    }
+    numbers
+}
+
+#[test]
+fn every_spec_ref_resolves_to_a_numbered_header() {
+    let root = repo_root();
+    let mut unresolved = Vec::new();
+    for entry in &registry().codes {
+        let Some((slug, section)) = entry.spec_ref.split_once('#') else {
+            unresolved.push(format!("{}: malformed {:?}", entry.code, entry.spec_ref));
+            continue;
+        };
+        let Some(path) = doc_path(slug) else {
+            unresolved.push(format!("{}: unknown document {slug:?}", entry.code));
+            continue;
+        };
+        let text = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+        if !section_numbers(&text).iter().any(|n| n == section) {
+            unresolved.push(format!("{}: {} has no section {section}", entry.code, path));
+        }
+    }
+    assert!(unresolved.is_empty(), "unresolved spec_refs:\n{}", unresolved.join("\n"));
+}
+
+fn render_repair_classes() -> String {
+    let mut out = String::from("| repair class | meaning |\n|---|---|\n");
+    for class in &registry().repair_classes {
+        out.push_str(&format!("| `{}` | {} |\n", class.name, class.summary));
+    }
+    out
+}
+
+fn render_codes() -> String {
+    let mut out = String::from("| code | source | repair class | spec_ref |\n|---|---|---|---|\n");
+    for entry in &registry().codes {
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | `{}` |\n",
+            entry.code, entry.source, entry.repair_class, entry.spec_ref
+        ));
+    }
+    out
+}
+
+/// Replaces the text between `<!-- registry:NAME:begin -->` and its end marker.
+fn splice(doc: &str, name: &str, body: &str) -> Option<String> {
+    let begin = format!("<!-- registry:{name}:begin -->\n");
+    let end = format!("<!-- registry:{name}:end -->");
+    let start = doc.find(&begin)? + begin.len();
+    let stop = doc[start..].find(&end)? + start;
+    Some(format!("{}{}{}", &doc[..start], body, &doc[stop..]))
+}
+
+#[test]
+fn the_daemon_contract_tables_match_the_registry() {
+    let path = repo_root().join("docs/contracts/trellis-daemon.md");
+    let doc = std::fs::read_to_string(&path).expect("the daemon contract exists");
+    let rendered = splice(&doc, "repair-classes", &render_repair_classes())
+        .and_then(|doc| splice(&doc, "codes", &render_codes()))
+        .expect("the contract has both registry markers");
+    if rendered != doc {
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, rendered).expect("rewrite the contract");
+        } else {
+            panic!(
+                "docs/contracts/trellis-daemon.md is out of date with registry/diagnostics.json; \
+                 run `UPDATE_EXPECT=1 cargo test -p trellis-diag` to re-render it"
+            );
+        }
+    }
+}
+
+#[test]
+fn section_numbers_read_headers_outside_fences() {
+    let doc = "# Title\n## 1. One\n### 1.2 Sub\n```\n## 9. Not a header\n```\n## §3 Three\n";
+    assert_eq!(section_numbers(doc), ["1", "1.2", "3"]);
+}
