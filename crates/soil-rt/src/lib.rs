@@ -14,10 +14,10 @@ mod types;
 mod value;
 
 pub use codes::{ALL_CODES, JsonCode};
-pub use json::{decode, decode_with_path, encode, encode_into, format_f64, parse_f64_text};
+pub use json::{decode, decode_args, encode, encode_into, format_f64};
 pub use order::{compare, f64_total_cmp};
 pub use types::{
-    FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv,
-    TypeId, VariantDecl, prelude,
+    FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv, TypeId,
+    VariantDecl, prelude,
 };
 pub use value::{Function, Key, List, MapValue, Value};

@@ -264,7 +264,10 @@ impl TypeEnv {
     }
 
     pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, &Shape)> {
-        self.shapes.iter().enumerate().map(|(i, s)| (i as ShapeId, s))
+        self.shapes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as ShapeId, s))
     }
 
     /// The declaration and index of the variant called `name` (constructor

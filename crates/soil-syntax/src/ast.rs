@@ -210,36 +210,77 @@ pub enum ExprKind {
     /// A lower-case name: local, parameter or top-level definition.
     Var(Ident),
     /// `module::name`
-    Qualified { module: Ident, name: Ident },
+    Qualified {
+        module: Ident,
+        name: Ident,
+    },
     /// An upper-case constructor name; applied with [`ExprKind::App`].
     Constructor(Ident),
     /// `?name`
     Hole(Ident),
     /// `f x y`: one node for the whole spine, `args` non-empty.
-    App { func: Box<Expr>, args: Vec<Expr> },
+    App {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// `\x y -> body`
-    Lambda { params: Vec<Param>, body: Box<Expr> },
+    Lambda {
+        params: Vec<Param>,
+        body: Box<Expr>,
+    },
     Let(Box<LetExpr>),
-    If { cond: Box<Expr>, then_branch: Box<Expr>, else_branch: Box<Expr> },
-    Match { scrutinee: Box<Expr>, arms: Vec<MatchArm> },
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    If {
+        cond: Box<Expr>,
+        then_branch: Box<Expr>,
+        else_branch: Box<Expr>,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<MatchArm>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     /// `Row { line = 1, cells }`: a record type or inline-record variant built by name.
-    Record { name: Ident, fields: Vec<FieldInit> },
+    Record {
+        name: Ident,
+        fields: Vec<FieldInit>,
+    },
     /// `{ r with cells = [] }`
-    Update { record: Box<Expr>, fields: Vec<FieldInit> },
+    Update {
+        record: Box<Expr>,
+        fields: Vec<FieldInit>,
+    },
     /// `r.cells`
-    Field { record: Box<Expr>, field: Ident },
+    Field {
+        record: Box<Expr>,
+        field: Ident,
+    },
     /// `[a, b]`
     List(Vec<Expr>),
     /// `(a, b)`, two or more elements.
     Tuple(Vec<Expr>),
     /// `(e : T)`
-    Annot { expr: Box<Expr>, ty: Type },
+    Annot {
+        expr: Box<Expr>,
+        ty: Type,
+    },
     /// `a implies b` (predicates only, spec §11).
-    Implies { lhs: Box<Expr>, rhs: Box<Expr> },
+    Implies {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `e is Pattern` (predicates only, spec §11).
-    Is { expr: Box<Expr>, pattern: Box<Pattern> },
+    Is {
+        expr: Box<Expr>,
+        pattern: Box<Pattern>,
+    },
 }
 
 /// `let binder = value in body`.
@@ -384,13 +425,23 @@ pub enum PatternKind {
     /// `0`, `-1`, `"a"`, `true`, `()`.
     Literal(Literal),
     /// `None`, `Some p`: a variant with no payload or one positional payload.
-    Constructor { name: Ident, payload: Option<Box<Pattern>> },
+    Constructor {
+        name: Ident,
+        payload: Option<Box<Pattern>>,
+    },
     /// `BadCell { index, raw = r }`, `Row { line, .. }`.
-    Record { name: Ident, fields: Vec<FieldPattern>, rest: bool },
+    Record {
+        name: Ident,
+        fields: Vec<FieldPattern>,
+        rest: bool,
+    },
     /// `(a, b)`, two or more elements.
     Tuple(Vec<Pattern>),
     /// `[]`, `[x, y]`, `[x, ..rest]`, `[x, ..]`.
-    List { elements: Vec<Pattern>, rest: Option<ListRest> },
+    List {
+        elements: Vec<Pattern>,
+        rest: Option<ListRest>,
+    },
 }
 
 /// `field = pattern`, or the pun `field` (`pattern: None`, binding `field`).
@@ -594,7 +645,11 @@ impl Spanned for Expr {
                 let_expr.value.for_each_span_mut(f);
                 let_expr.body.for_each_span_mut(f);
             }
-            ExprKind::If { cond, then_branch, else_branch } => {
+            ExprKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
                 cond.for_each_span_mut(f);
                 then_branch.for_each_span_mut(f);
                 else_branch.for_each_span_mut(f);
@@ -620,9 +675,7 @@ impl Spanned for Expr {
                 record.for_each_span_mut(f);
                 field.for_each_span_mut(f);
             }
-            ExprKind::List(elements) | ExprKind::Tuple(elements) => {
-                elements.for_each_span_mut(f)
-            }
+            ExprKind::List(elements) | ExprKind::Tuple(elements) => elements.for_each_span_mut(f),
             ExprKind::Annot { expr, ty } => {
                 expr.for_each_span_mut(f);
                 ty.for_each_span_mut(f);

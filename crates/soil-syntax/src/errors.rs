@@ -15,7 +15,11 @@ pub struct SyntaxError {
 
 impl SyntaxError {
     pub fn new(code: SyntaxCode, range: TextRange, message: impl Into<String>) -> Self {
-        Self { code, range, message: message.into() }
+        Self {
+            code,
+            range,
+            message: message.into(),
+        }
     }
 
     /// This error moved right by `delta` bytes (fragment to file coordinates).
@@ -37,5 +41,8 @@ pub fn to_diagnostics(text: &str, errors: &[SyntaxError]) -> Vec<Diagnostic> {
         return Vec::new();
     }
     let index = LineIndex::new(text);
-    errors.iter().map(|error| error.to_diagnostic(text, &index)).collect()
+    errors
+        .iter()
+        .map(|error| error.to_diagnostic(text, &index))
+        .collect()
 }

@@ -169,7 +169,13 @@ fn is_ident_continue(byte: u8) -> bool {
 /// `errors`. Lexing always completes: a bad character is reported and skipped, an
 /// unterminated string ends at the end of its line.
 pub fn lex(text: &str, errors: &mut Vec<SyntaxError>) -> Vec<Token> {
-    let mut lexer = Lexer { bytes: text.as_bytes(), text, pos: 0, errors, tokens: Vec::new() };
+    let mut lexer = Lexer {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+        errors,
+        tokens: Vec::new(),
+    };
     lexer.tokens.reserve(text.len() / 4 + 1);
     lexer.run();
     lexer.tokens
@@ -189,11 +195,19 @@ impl Lexer<'_, '_> {
     }
 
     fn push(&mut self, kind: TokenKind, start: usize) {
-        self.tokens.push(Token { kind, start: start as u32, end: self.pos as u32 });
+        self.tokens.push(Token {
+            kind,
+            start: start as u32,
+            end: self.pos as u32,
+        });
     }
 
     fn error(&mut self, code: SyntaxCode, start: usize, end: usize, message: String) {
-        self.errors.push(SyntaxError::new(code, TextRange::new(start as u32, end as u32), message));
+        self.errors.push(SyntaxError::new(
+            code,
+            TextRange::new(start as u32, end as u32),
+            message,
+        ));
     }
 
     fn run(&mut self) {
@@ -230,8 +244,7 @@ impl Lexer<'_, '_> {
                 b'?' => {
                     self.pos += 1;
                     if matches!(self.peek_at(0), b'a'..=b'z' | b'_') {
-                        while self.pos < self.bytes.len()
-                            && is_ident_continue(self.bytes[self.pos])
+                        while self.pos < self.bytes.len() && is_ident_continue(self.bytes[self.pos])
                         {
                             self.pos += 1;
                         }
@@ -292,7 +305,11 @@ impl Lexer<'_, '_> {
             self.push(kind, start);
         }
         let end = self.bytes.len();
-        self.tokens.push(Token { kind: Eof, start: end as u32, end: end as u32 });
+        self.tokens.push(Token {
+            kind: Eof,
+            start: end as u32,
+            end: end as u32,
+        });
     }
 
     fn punctuation(&self, byte: u8) -> Option<(TokenKind, usize)> {
@@ -356,7 +373,11 @@ impl Lexer<'_, '_> {
                 is_float = true;
             }
         }
-        let mut kind = if is_float { TokenKind::Float } else { TokenKind::Int };
+        let mut kind = if is_float {
+            TokenKind::Float
+        } else {
+            TokenKind::Int
+        };
         if self.peek_at(0) == b'u' && !is_ident_continue(self.peek_at(1)) {
             self.pos += 1;
             if is_float {
@@ -459,7 +480,10 @@ impl Lexer<'_, '_> {
         }
         self.pos += 1;
         (1..=6).contains(&digits.len())
-            && u32::from_str_radix(digits, 16).ok().and_then(char::from_u32).is_some()
+            && u32::from_str_radix(digits, 16)
+                .ok()
+                .and_then(char::from_u32)
+                .is_some()
     }
 }
 
@@ -490,7 +514,10 @@ pub fn decode_string(token_text: &str) -> String {
                     .strip_prefix('{')
                     .and_then(|r| r.split_once('}'))
                     .and_then(|(hex, _)| {
-                        u32::from_str_radix(hex, 16).ok().and_then(char::from_u32).map(|c| (c, hex.len() + 2))
+                        u32::from_str_radix(hex, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .map(|c| (c, hex.len() + 2))
                     });
                 match decoded {
                     Some((c, consumed)) => {

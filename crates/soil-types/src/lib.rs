@@ -1,1 +1,31 @@
-//! `soil-types`: Soil name resolution, type and effect-row checking, holes and check facts.
+//! `soil-types` owns Soil's static semantics: the builtin prelude's types (as Soil
+//! text, [`PRELUDE`]), name resolution, Hindley–Milner inference anchored on
+//! declared signatures, nominal records and sums, operator constraints, effect rows
+//! with subsumption, match exhaustiveness and redundancy, termination (structural
+//! recursion or an `allow` escape hatch), typed holes, and the check facts of
+//! soil0-cli §8.4; plus the decoding of env.json and program.json into its input.
+//! It depends on `soil-syntax` (trees, printing) and `trellis-diag` only: never on
+//! the runtime, the interpreter, files or the database, and it does no I/O.
+
+mod check;
+mod codes;
+mod env;
+mod error;
+mod exhaustive;
+mod infer;
+mod json;
+mod prelude;
+mod program;
+mod termination;
+mod ty;
+mod unify;
+
+pub use check::check_program;
+pub use codes::Code;
+pub use env::EFFECT_LABELS;
+pub use json::{check_document, decode_env, decode_program, facts_json};
+pub use prelude::{PRELUDE, prelude_names};
+pub use program::{
+    Allow, CheckFacts, CheckReport, Clause, ClauseFact, ClauseKind, Definition, DefinitionReport,
+    Env, HoleFact, Located, NONSTRUCTURAL_RECURSION, Program, ScopeEntry, SourceText,
+};

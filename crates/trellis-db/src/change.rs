@@ -41,8 +41,8 @@ impl Change {
 
     /// Applies the change, creating the workspace on first use. Unchanged texts are
     /// not set again, so a refresh that finds nothing new does not start a revision.
-    pub fn apply(self, db: &mut RootDatabase, workspace: Option<Workspace>) -> Workspace {
-        let workspace = match workspace {
+    pub fn apply(self, db: &mut RootDatabase) -> Workspace {
+        let workspace = match Workspace::try_get(db) {
             Some(workspace) => workspace,
             None => Workspace::builder(Arc::from(""), Arc::from(Vec::new()))
                 .config_text_durability(Durability::HIGH)
@@ -50,7 +50,10 @@ impl Change {
         };
         if let Some(config) = self.config_text {
             if **workspace.config_text(db) != *config {
-                workspace.set_config_text(db).with_durability(Durability::HIGH).to(Arc::from(config));
+                workspace
+                    .set_config_text(db)
+                    .with_durability(Durability::HIGH)
+                    .to(Arc::from(config));
             }
         }
         if self.files.is_empty() {

@@ -81,7 +81,9 @@ pub fn parse_config(text: &str) -> Result<Config, Diagnostic> {
 
 fn is_tag_name(tag: &str) -> bool {
     !tag.is_empty()
-        && tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 /// The root's configuration, memoized; it changes rarely (HIGH durability).
@@ -107,8 +109,10 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_with_a_location() {
-        let error = parse_config("[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\nnightly = true\n")
-            .expect_err("unknown key");
+        let error = parse_config(
+            "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\nnightly = true\n",
+        )
+        .expect_err("unknown key");
         assert_eq!(error.code, "config-invalid");
         let span = error.span.expect("span");
         assert_eq!((span.start.line, span.start.column), (4, 1));

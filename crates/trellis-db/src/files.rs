@@ -18,8 +18,9 @@ pub struct SourceFile {
 }
 
 /// The root: its `soil.toml` text and its files, sorted by path. Adding or
-/// removing a file changes `files`; editing one changes only that file's text.
-#[salsa::input(debug)]
+/// removing a file changes `files`; editing one changes only that file's text. A
+/// database holds exactly one root, so this input is a singleton.
+#[salsa::input(singleton, debug)]
 pub struct Workspace {
     #[returns(ref)]
     pub config_text: Arc<str>,

@@ -11,11 +11,31 @@
 mod change;
 mod config;
 mod db;
+mod decisions;
 mod files;
-
-pub use config::root_config;
+mod graph;
+mod hashing;
+mod index;
+mod prelude;
+mod refs;
+mod resolve;
+mod soil;
+mod spec;
+pub mod synthetic;
 
 pub use change::Change;
-pub use config::{Config, Toolchain, parse_config};
+pub use config::{Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
+pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use files::{FileKind, SourceFile, Workspace};
+pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
+pub use index::{ModuleFiles, RootIndex, root_index};
+pub use refs::FreeRef;
+pub use resolve::{Target, TypeIndex, type_index};
+pub use soil::{
+    Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation, parse_soil,
+};
+pub use spec::{
+    SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,
+    test_blocks, test_hash,
+};

@@ -66,11 +66,19 @@ mod tests {
     fn the_embedded_registry_is_well_formed() {
         let parsed: Registry = serde_json::from_str(REGISTRY_JSON).expect("registry parses");
         assert_eq!(parsed.registry_format, 1);
-        let classes: Vec<&str> = parsed.repair_classes.iter().map(|c| c.name.as_str()).collect();
+        let classes: Vec<&str> = parsed
+            .repair_classes
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         let mut seen = std::collections::BTreeSet::new();
         for entry in &parsed.codes {
             assert!(seen.insert(&entry.code), "duplicate code {}", entry.code);
-            assert!(is_kebab_case(&entry.code), "code {} is not kebab-case", entry.code);
+            assert!(
+                is_kebab_case(&entry.code),
+                "code {} is not kebab-case",
+                entry.code
+            );
             assert!(
                 classes.contains(&entry.repair_class.as_str()),
                 "code {} names unknown repair class {}",
@@ -98,6 +106,8 @@ mod tests {
             && !code.starts_with('-')
             && !code.ends_with('-')
             && !code.contains("--")
-            && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     }
 }

@@ -37,11 +37,16 @@ fn section_numbers(text: &str) -> Vec<String> {
             continue;
         }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            let marker: String = trimmed.chars().take_while(|&c| c == '`' || c == '~').collect();
+            let marker: String = trimmed
+                .chars()
+                .take_while(|&c| c == '`' || c == '~')
+                .collect();
             fence = Some(marker);
             continue;
         }
-        let Some(rest) = line.strip_prefix('#') else { continue };
+        let Some(rest) = line.strip_prefix('#') else {
+            continue;
+        };
         let rest = rest.trim_start_matches('#').trim_start();
         let rest = rest.trim_start_matches('§').trim_start();
         let number: String = rest
@@ -74,7 +79,11 @@ fn every_spec_ref_resolves_to_a_numbered_header() {
             unresolved.push(format!("{}: {} has no section {section}", entry.code, path));
         }
     }
-    assert!(unresolved.is_empty(), "unresolved spec_refs:\n{}", unresolved.join("\n"));
+    assert!(
+        unresolved.is_empty(),
+        "unresolved spec_refs:\n{}",
+        unresolved.join("\n")
+    );
 }
 
 fn render_repair_classes() -> String {

@@ -46,7 +46,11 @@ impl Digest {
         let hex = text
             .strip_prefix(Self::PREFIX)
             .ok_or_else(|| DigestParseError(format!("{text:?} does not start with `sha256:`")))?;
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
             return Err(DigestParseError(format!(
                 "{text:?} is not `sha256:` followed by 64 lowercase hex digits"
             )));
@@ -118,7 +122,13 @@ mod tests {
 
     #[test]
     fn malformed_digests_are_refused() {
-        for bad in ["", "sha256:", "sha1:00", "sha256:ABC", &format!("sha256:{}", "A".repeat(64))] {
+        for bad in [
+            "",
+            "sha256:",
+            "sha1:00",
+            "sha256:ABC",
+            &format!("sha256:{}", "A".repeat(64)),
+        ] {
             assert!(Digest::parse(bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -99,9 +99,7 @@ impl Code {
             Code::AcceptedNotGreen => "lock-schema#8.1",
             Code::HolesTested => "lock-schema#8.2",
             Code::AuthorPin | Code::AuthorFlip => "lock-schema#8.3",
-            Code::OracleMissing | Code::OracleUnused | Code::OracleNotAccepted => {
-                "lock-schema#8.4"
-            }
+            Code::OracleMissing | Code::OracleUnused | Code::OracleNotAccepted => "lock-schema#8.4",
             Code::Provenance
             | Code::NotLowered
             | Code::TestMode
@@ -125,7 +123,10 @@ mod tests {
     #[test]
     fn every_code_is_registered_with_its_section() {
         let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(trellis_diag::registry::missing_codes(codes), Vec::<&str>::new());
+        assert_eq!(
+            trellis_diag::registry::missing_codes(codes),
+            Vec::<&str>::new()
+        );
         for code in Code::ALL {
             let entry = trellis_diag::registry::lookup(code.as_str()).expect("registered");
             assert_eq!(entry.source, "trellis", "{}", code.as_str());

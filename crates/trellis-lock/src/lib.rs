@@ -1,1 +1,34 @@
-//! `trellis-lock`: Per-definition locks and soil.lock: model, canonical writer, validating reader, invariants, atomic writes.
+//! `trellis-lock` owns the lock files: the model of a per-definition lock
+//! (function, type, module and project kinds) and of the merged `soil.lock`,
+//! the canonical writer, the validating reader with located diagnostics, the
+//! schema invariants, the pure status ladder, and atomic writes through a small
+//! filesystem port. The normative text is `docs/lock-schema.md`. It depends only
+//! on `trellis-diag` and `trellis-hash`: it knows nothing of `.tr` parsing,
+//! Soil, or the database, which hand it plain hashes and results.
+
+mod codes;
+mod invariants;
+mod json;
+mod merge;
+mod model;
+mod read;
+mod status;
+mod store;
+mod vocab;
+mod write;
+
+pub use codes::Code;
+pub use invariants::{
+    Seg, Violation, check_invariants, check_transition, not_green, render_path, test_name_problem,
+    violations,
+};
+pub use merge::{check_soil_lock, merge, ownerless_helpers, qualify};
+pub use model::*;
+pub use read::{read_lock, read_lock_bytes, read_soil_lock};
+pub use status::{CurrentHashes, PRECEDENCE, StaleCause, Status, status};
+pub use store::{
+    LoadError, LockFs, SaveError, StdFs, load_lock, save_lock, save_soil_lock, temp_path,
+    write_atomic,
+};
+pub use vocab::Word;
+pub use write::{write_lock, write_soil_lock};

@@ -67,7 +67,10 @@ impl ErrorCode {
     }
 
     pub fn from_code(code: i64) -> Option<ErrorCode> {
-        ErrorCode::ALL.iter().copied().find(|known| known.code() == code)
+        ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|known| known.code() == code)
     }
 
     /// The diagnostic code carried in `data.errors` when the transport itself
@@ -171,17 +174,26 @@ mod tests {
             assert_eq!(ErrorCode::from_code(code.code()), Some(*code));
             let server_range = (-32099..=-32000).contains(&code.code());
             let standard = (-32768..=-32600).contains(&code.code());
-            assert!(server_range || standard, "{code:?} outside the reserved ranges");
+            assert!(
+                server_range || standard,
+                "{code:?} outside the reserved ranges"
+            );
         }
         assert_eq!(ErrorCode::from_code(-1), None);
     }
 
     #[test]
     fn every_diagnostic_code_is_registered() {
-        assert_eq!(trellis_diag::registry::missing_codes(diag::ALL.iter().copied()), Vec::<&str>::new());
+        assert_eq!(
+            trellis_diag::registry::missing_codes(diag::ALL.iter().copied()),
+            Vec::<&str>::new()
+        );
         for code in ErrorCode::ALL {
             if let Some(diagnostic) = code.diagnostic_code() {
-                assert!(diag::ALL.contains(&diagnostic), "{diagnostic} missing from diag::ALL");
+                assert!(
+                    diag::ALL.contains(&diagnostic),
+                    "{diagnostic} missing from diag::ALL"
+                );
             }
         }
     }

@@ -68,7 +68,7 @@ pub fn read_frame(reader: &mut impl BufRead, limit: usize) -> Result<Option<Vec<
             Some(newline) => {
                 let fits = frame.len() + newline <= limit;
                 if fits {
-                    frame.extend_from_slice(&available[..newline]);
+                    extend_within(&mut frame, &available[..newline], limit);
                 }
                 reader.consume(newline + 1);
                 return if fits {
@@ -89,11 +89,25 @@ pub fn read_frame(reader: &mut impl BufRead, limit: usize) -> Result<Option<Vec<
                         line_ended: false,
                     });
                 }
-                frame.extend_from_slice(available);
+                extend_within(&mut frame, available, limit);
                 reader.consume(chunk);
             }
         }
     }
+}
+
+/// Appends `bytes` (the caller has checked the total stays within `limit`),
+/// growing geometrically but never reserving past `limit`, so an accepted frame
+/// costs at most `limit` bytes of capacity, not the doubling's up to 2x.
+fn extend_within(frame: &mut Vec<u8>, bytes: &[u8], limit: usize) {
+    let needed = frame.len() + bytes.len();
+    if needed > frame.capacity() {
+        let target = needed
+            .max(frame.capacity().saturating_mul(2))
+            .min(limit.max(needed));
+        frame.reserve_exact(target - frame.len());
+    }
+    frame.extend_from_slice(bytes);
 }
 
 /// Discards bytes up to and including the next newline without keeping any of
@@ -123,10 +137,24 @@ pub fn discard_line(reader: &mut impl BufRead) -> io::Result<bool> {
 
 /// Serializes `message` as compact JSON, appends `\n` and flushes, in one write
 /// so a frame is never interleaved with another writer's bytes mid-line.
-pub fn write_frame<T: Serialize + ?Sized>(writer: &mut impl Write, message: &T) -> io::Result<()> {
+pub fn write_frame<W: Write + ?Sized, T: Serialize + ?Sized>(
+    writer: &mut W,
+    message: &T,
+) -> io::Result<()> {
+    write_encoded(writer, &encode_frame(message)?)
+}
+
+/// The frame for `message`: compact JSON plus `\n`. Compact JSON never contains
+/// a raw newline (strings escape it), so the newline is always the terminator.
+pub fn encode_frame<T: Serialize + ?Sized>(message: &T) -> io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec(message).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    writer.write_all(&bytes)?;
+    Ok(bytes)
+}
+
+/// Writes a frame made by [`encode_frame`] and flushes.
+pub fn write_encoded<W: Write + ?Sized>(writer: &mut W, frame: &[u8]) -> io::Result<()> {
+    writer.write_all(frame)?;
     writer.flush()
 }
 
@@ -270,6 +298,19 @@ mod tests {
             handed_out > limit && handed_out <= limit + capacity,
             "read {handed_out} bytes for a limit of {limit}"
         );
+    }
+
+    #[test]
+    fn an_accepted_frame_never_reserves_past_the_limit() {
+        let limit = 1500;
+        let mut line = vec![b'y'; limit];
+        line.push(b'\n');
+        let mut reader = BufReader::with_capacity(100, Cursor::new(line));
+        let frame = read_frame(&mut reader, limit)
+            .expect("reads")
+            .expect("a frame");
+        assert_eq!(frame.len(), limit);
+        assert!(frame.capacity() <= limit, "capacity {}", frame.capacity());
     }
 
     #[test]

@@ -199,7 +199,8 @@ impl RpcError {
     }
 
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_else(|_| json!({"code": self.code, "message": self.message}))
+        serde_json::to_value(self)
+            .unwrap_or_else(|_| json!({"code": self.code, "message": self.message}))
     }
 }
 
@@ -217,17 +218,26 @@ fn errors_data(diagnostics: &[Diagnostic]) -> Value {
 
 /// Decodes one frame as a request. An `Err` carries the response to send: its id
 /// is the request's when the frame got far enough to have one.
-pub fn decode_request(frame: &[u8]) -> Result<Request, Response> {
-    let value: Value = serde_json::from_slice(frame).map_err(|error| Response::error(None, parse_error(frame, &error)))?;
+pub fn decode_request(frame: &[u8]) -> Result<Request, Box<Response>> {
+    let value: Value = serde_json::from_slice(frame)
+        .map_err(|error| Box::new(Response::error(None, parse_error(frame, &error))))?;
     let Value::Object(mut object) = value else {
         let message = if value.is_array() {
             "batch requests are not supported: send one request per line"
         } else {
             "a request must be a JSON object"
         };
-        return Err(Response::error(None, RpcError::new(ErrorCode::InvalidRequest, message)));
+        return Err(Box::new(Response::error(
+            None,
+            RpcError::new(ErrorCode::InvalidRequest, message),
+        )));
     };
-    let invalid = |id: Option<Id>, message: &str| Response::error(id, RpcError::new(ErrorCode::InvalidRequest, message));
+    let invalid = |id: Option<Id>, message: &str| {
+        Box::new(Response::error(
+            id,
+            RpcError::new(ErrorCode::InvalidRequest, message),
+        ))
+    };
     let id = match object.remove("id") {
         None => None,
         Some(raw) => match serde_json::from_value::<Id>(raw) {
@@ -265,7 +275,8 @@ pub enum Incoming {
 /// Decodes one frame a client received; `Err` explains a frame that is neither a
 /// response nor a notification.
 pub fn decode_incoming(frame: &[u8]) -> Result<Incoming, String> {
-    let value: Value = serde_json::from_slice(frame).map_err(|error| format!("the server sent invalid JSON: {error}"))?;
+    let value: Value = serde_json::from_slice(frame)
+        .map_err(|error| format!("the server sent invalid JSON: {error}"))?;
     let Value::Object(mut object) = value else {
         return Err("the server sent a frame that is not a JSON object".to_owned());
     };
@@ -278,11 +289,15 @@ pub fn decode_incoming(frame: &[u8]) -> Result<Incoming, String> {
     }
     let id = match object.remove("id") {
         None | Some(Value::Null) => None,
-        Some(raw) => Some(serde_json::from_value::<Id>(raw).map_err(|_| "the server sent a response with a malformed id".to_owned())?),
+        Some(raw) => Some(
+            serde_json::from_value::<Id>(raw)
+                .map_err(|_| "the server sent a response with a malformed id".to_owned())?,
+        ),
     };
     let outcome = match (object.remove("result"), object.remove("error")) {
         (Some(result), None) => Ok(result),
-        (None, Some(error)) => Err(serde_json::from_value::<RpcError>(error).map_err(|error| format!("the server sent a malformed error object: {error}"))?),
+        (None, Some(error)) => Err(serde_json::from_value::<RpcError>(error)
+            .map_err(|error| format!("the server sent a malformed error object: {error}"))?),
         _ => return Err("a response must carry exactly one of `result` and `error`".to_owned()),
     };
     Ok(Incoming::Response(Response { id, outcome }))
@@ -293,10 +308,11 @@ pub fn decode_incoming(frame: &[u8]) -> Result<Incoming, String> {
 fn parse_error(frame: &[u8], error: &serde_json::Error) -> RpcError {
     let message = format!("the frame is not valid JSON: {error}");
     let mut diagnostic = Diagnostic::new(crate::codes::diag::PARSE_ERROR, message.clone());
-    if let Ok(text) = std::str::from_utf8(frame) {
-        if let Some(offset) = byte_offset(text, error.line(), error.column()) {
-            diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, TextRange::empty(offset)));
-        }
+    if let Ok(text) = std::str::from_utf8(frame)
+        && let Some(offset) = byte_offset(text, error.line(), error.column())
+    {
+        diagnostic =
+            diagnostic.with_span(LineIndex::new(text).span(text, TextRange::empty(offset)));
     }
     RpcError::new(ErrorCode::ParseError, message).with_diagnostics(&[diagnostic])
 }
@@ -306,7 +322,11 @@ fn byte_offset(text: &str, line: usize, column: usize) -> Option<u32> {
     if line == 0 {
         return None;
     }
-    let line_start: usize = text.split_inclusive('\n').take(line - 1).map(str::len).sum();
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
     let offset = (line_start + column.saturating_sub(1)).min(text.len());
     let offset = (0..=offset).rev().find(|&at| text.is_char_boundary(at))?;
     u32::try_from(offset).ok()
@@ -346,7 +366,9 @@ mod tests {
     fn malformed_json_is_a_parse_error_with_a_span() {
         check_request(
             r#"{"jsonrpc":"2.0",}"#,
-            expect![[r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the frame is not valid JSON: trailing comma at line 1 column 18","data":{"errors":[{"code":"rpc-parse-error","message":"the frame is not valid JSON: trailing comma at line 1 column 18","file":{"tag":"None"},"span":{"tag":"Some","value":{"start":{"line":1,"column":18,"offset":17},"end":{"line":1,"column":18,"offset":17}}},"notes":[],"repair_class":"fix-input","spec_ref":"design#4"}]}}}"#]],
+            expect![[
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the frame is not valid JSON: trailing comma at line 1 column 18","data":{"errors":[{"code":"rpc-parse-error","message":"the frame is not valid JSON: trailing comma at line 1 column 18","file":{"tag":"None"},"span":{"tag":"Some","value":{"start":{"line":1,"column":18,"offset":17},"end":{"line":1,"column":18,"offset":17}}},"notes":[],"repair_class":"fix-input","spec_ref":"design#4"}]}}}"#
+            ]],
         );
     }
 
@@ -391,7 +413,10 @@ mod tests {
         );
         for response in [ok, failed] {
             let frame = response.to_json().to_string();
-            assert_eq!(decode_incoming(frame.as_bytes()), Ok(Incoming::Response(response)));
+            assert_eq!(
+                decode_incoming(frame.as_bytes()),
+                Ok(Incoming::Response(response))
+            );
         }
         let note = r#"{"jsonrpc":"2.0","method":"progress","params":{"done":3}}"#;
         assert_eq!(
@@ -402,18 +427,24 @@ mod tests {
             }))
         );
         assert_eq!(
-            decode_incoming(br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#),
+            decode_incoming(
+                br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#
+            ),
             Err("a response must carry exactly one of `result` and `error`".to_owned())
         );
     }
 
     #[test]
     fn failed_requests_carry_their_diagnostics() {
-        let error = RpcError::failed(&[Diagnostic::new("config-invalid", "bad soil.toml")]).with_data_field("hint", json!("x"));
+        let error = RpcError::failed(&[Diagnostic::new("config-invalid", "bad soil.toml")])
+            .with_data_field("hint", json!("x"));
         assert_eq!(error.kind(), Some(ErrorCode::RequestFailed));
         assert_eq!(error.message, "bad soil.toml");
         assert_eq!(error.errors().len(), 1);
         assert_eq!(error.errors()[0]["code"], "config-invalid");
-        assert_eq!(error.data.as_ref().map(|d| d["hint"].clone()), Some(json!("x")));
+        assert_eq!(
+            error.data.as_ref().map(|d| d["hint"].clone()),
+            Some(json!("x"))
+        );
     }
 }

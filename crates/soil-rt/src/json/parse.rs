@@ -2,8 +2,6 @@
 //! number's text (so integers decode exactly and floats parse correctly
 //! rounded) and each node's byte offset (so errors carry a span).
 
-use crate::codes::JsonCode;
-
 /// Documents nested deeper than this are refused rather than risking the stack.
 pub(crate) const MAX_DEPTH: usize = 512;
 

@@ -1,0 +1,549 @@
+//! The prelude's values: ONE table, name → arity → implementation
+//! (prelude semantics in docs; types live in the checker's prelude).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use soil_rt::{Key, List, MapValue, Payload, Value, compare, encode, prelude as ids};
+
+use crate::codes::EvalCode;
+use crate::machine::{Machine, Res};
+use crate::world::IoFailure;
+
+/// Index of a builtin in [`BUILTINS`].
+pub type BuiltinId = u16;
+
+pub(crate) struct Builtin {
+    pub name: &'static str,
+    pub arity: u8,
+    /// Runs with the arguments at `stack[base..base + arity]`.
+    pub run: fn(&mut Machine<'_>, usize) -> Res<Value>,
+}
+
+macro_rules! builtins {
+    ($($name:literal / $arity:literal => $run:expr,)*) => {
+        pub(crate) static BUILTINS: &[Builtin] = &[
+            $(Builtin { name: $name, arity: $arity, run: $run },)*
+        ];
+    };
+}
+
+/// The largest list `range` builds; beyond it the run panics instead of
+/// exhausting memory.
+const MAX_RANGE: i64 = 100_000_000;
+
+builtins! {
+    "nan" / 0 => |_, _| Ok(Value::F64(f64::NAN)),
+    "infinity" / 0 => |_, _| Ok(Value::F64(f64::INFINITY)),
+    "panic" / 1 => |m, b| {
+        let message = m.arg_str(b, 0)?;
+        Err(m.fail(EvalCode::RuntimePanic, message.to_string()))
+    },
+    "compare" / 2 => |m, b| {
+        let tag = match compare(&m.stack[b], &m.stack[b + 1]) {
+            std::cmp::Ordering::Less => ids::LESS,
+            std::cmp::Ordering::Equal => ids::EQUAL,
+            std::cmp::Ordering::Greater => ids::GREATER,
+        };
+        Ok(Value::variant(ids::ORDERING, tag, None))
+    },
+    "min" / 2 => |m, b| {
+        let pick = if compare(&m.stack[b], &m.stack[b + 1]).is_le() { 0 } else { 1 };
+        Ok(m.take(b, pick))
+    },
+    "max" / 2 => |m, b| {
+        let pick = if compare(&m.stack[b], &m.stack[b + 1]).is_ge() { 0 } else { 1 };
+        Ok(m.take(b, pick))
+    },
+    // Lists
+    "len" / 1 => |m, b| Ok(Value::I64(m.arg_list(b, 0)?.len() as i64)),
+    "at" / 2 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let i = m.arg_i64(b, 1)?;
+        match index(&xs, i) {
+            Some(v) => Ok(v.clone()),
+            None => Err(m.fail(EvalCode::RuntimePanic, format!("index {i} out of range for a list of length {}", xs.len()))),
+        }
+    },
+    "get" / 2 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let i = m.arg_i64(b, 1)?;
+        Ok(option(index(&xs, i).cloned()))
+    },
+    "first" / 1 => |m, b| Ok(option(m.arg_list(b, 0)?.get(0).cloned())),
+    "last" / 1 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        Ok(option(xs.as_slice().last().cloned()))
+    },
+    "push" / 2 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let x = m.take(b, 1);
+        Ok(Value::List(xs.push(x)))
+    },
+    "append" / 2 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let ys = m.arg_list(b, 1)?;
+        Ok(Value::List(xs.concat(&ys)))
+    },
+    "concat" / 1 => |m, b| {
+        let xss = m.arg_list(b, 0)?;
+        let mut out = Vec::new();
+        for xs in xss.iter() {
+            match xs {
+                Value::List(xs) => out.extend_from_slice(xs.as_slice()),
+                other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
+            }
+        }
+        Ok(Value::list(out))
+    },
+    "reverse" / 1 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        Ok(Value::list(xs.iter().rev().cloned().collect()))
+    },
+    "range" / 2 => |m, b| {
+        let from = m.arg_i64(b, 0)?;
+        let to = m.arg_i64(b, 1)?;
+        if to.saturating_sub(from) > MAX_RANGE {
+            return Err(m.fail(EvalCode::RuntimePanic, format!("range {from} {to} is too large (more than {MAX_RANGE} elements)")));
+        }
+        Ok(Value::list((from..to.max(from)).map(Value::I64).collect()))
+    },
+    "take" / 2 => |m, b| {
+        let n = m.arg_i64(b, 0)?;
+        let xs = m.arg_list(b, 1)?;
+        Ok(Value::List(xs.slice(0, clamp_index(n))))
+    },
+    "drop" / 2 => |m, b| {
+        let n = m.arg_i64(b, 0)?;
+        let xs = m.arg_list(b, 1)?;
+        Ok(Value::List(xs.skip(clamp_index(n))))
+    },
+    "slice" / 3 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let from = m.arg_i64(b, 1)?;
+        let to = m.arg_i64(b, 2)?;
+        Ok(Value::List(xs.slice(clamp_index(from), clamp_index(to))))
+    },
+    "zip" / 2 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let ys = m.arg_list(b, 1)?;
+        Ok(Value::list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::tuple(vec![x.clone(), y.clone()])).collect()))
+    },
+    "enumerate" / 1 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        Ok(Value::list(xs.iter().enumerate().map(|(i, x)| Value::tuple(vec![Value::I64(i as i64), x.clone()])).collect()))
+    },
+    "map" / 2 => |m, b| {
+        let f = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        let mut out = Vec::with_capacity(xs.len());
+        for x in xs.iter() {
+            out.push(m.apply(&f, std::slice::from_ref(x))?);
+        }
+        Ok(Value::list(out))
+    },
+    "filter" / 2 => |m, b| {
+        let keep = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        let mut out = Vec::new();
+        for x in xs.iter() {
+            if m.test(&keep, x)? {
+                out.push(x.clone());
+            }
+        }
+        Ok(Value::list(out))
+    },
+    "fold" / 3 => |m, b| {
+        let step = m.take(b, 0);
+        let mut acc = m.take(b, 1);
+        let xs = m.arg_list(b, 2)?;
+        for x in xs.iter() {
+            let base = m.stack.len();
+            m.stack.push(acc);
+            m.stack.push(x.clone());
+            acc = m.call_value(&step, base)?;
+        }
+        Ok(acc)
+    },
+    "any" / 2 => |m, b| {
+        let test = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        for x in xs.iter() {
+            if m.test(&test, x)? {
+                return Ok(Value::Bool(true));
+            }
+        }
+        Ok(Value::Bool(false))
+    },
+    "all" / 2 => |m, b| {
+        let test = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        for x in xs.iter() {
+            if !m.test(&test, x)? {
+                return Ok(Value::Bool(false));
+            }
+        }
+        Ok(Value::Bool(true))
+    },
+    "find" / 2 => |m, b| {
+        let test = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        for x in xs.iter() {
+            if m.test(&test, x)? {
+                return Ok(option(Some(x.clone())));
+            }
+        }
+        Ok(option(None))
+    },
+    "minimum" / 1 => |m, b| extreme(m, b, std::cmp::Ordering::Less, "minimum"),
+    "maximum" / 1 => |m, b| extreme(m, b, std::cmp::Ordering::Greater, "maximum"),
+    "sum_i64" / 1 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let mut total: i64 = 0;
+        for x in xs.iter() {
+            match x {
+                Value::I64(n) => total = total.wrapping_add(*n),
+                other => return Err(m.type_error(format!("sum_i64 needs I64 elements, found {}", other.kind()))),
+            }
+        }
+        Ok(Value::I64(total))
+    },
+    "sum_f64" / 1 => |m, b| {
+        let xs = m.arg_list(b, 0)?;
+        let mut total = 0.0;
+        for x in xs.iter() {
+            match x {
+                Value::F64(v) => total += v,
+                other => return Err(m.type_error(format!("sum_f64 needs F64 elements, found {}", other.kind()))),
+            }
+        }
+        Ok(Value::F64(total))
+    },
+    // Strings (lengths and slices count Unicode scalar values)
+    "str_len" / 1 => |m, b| Ok(Value::I64(m.arg_str(b, 0)?.chars().count() as i64)),
+    "str_slice" / 3 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        let from = clamp_index(m.arg_i64(b, 1)?);
+        let to = clamp_index(m.arg_i64(b, 2)?);
+        let taken: String = s.chars().skip(from).take(to.saturating_sub(from)).collect();
+        Ok(Value::str(&taken))
+    },
+    "split" / 2 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        let sep = m.arg_str(b, 1)?;
+        if sep.is_empty() {
+            return Ok(Value::list(vec![Value::Str(s)]));
+        }
+        Ok(Value::list(s.split(&*sep).map(Value::str).collect()))
+    },
+    "join" / 2 => |m, b| {
+        let sep = m.arg_str(b, 0)?;
+        let parts = m.arg_list(b, 1)?;
+        let mut out = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push_str(&sep);
+            }
+            match part {
+                Value::Str(p) => out.push_str(p),
+                other => return Err(m.type_error(format!("join needs Utf8 parts, found {}", other.kind()))),
+            }
+        }
+        Ok(Value::str(&out))
+    },
+    "trim" / 1 => |m, b| Ok(Value::str(m.arg_str(b, 0)?.trim())),
+    "lines" / 1 => |m, b| Ok(Value::list(m.arg_str(b, 0)?.lines().map(Value::str).collect())),
+    "chars" / 1 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        Ok(Value::list(s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect()))
+    },
+    "str_contains" / 2 => |m, b| {
+        let (s, needle) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
+        Ok(Value::Bool(s.contains(&*needle)))
+    },
+    "starts_with" / 2 => |m, b| {
+        let (s, prefix) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
+        Ok(Value::Bool(s.starts_with(&*prefix)))
+    },
+    "ends_with" / 2 => |m, b| {
+        let (s, suffix) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
+        Ok(Value::Bool(s.ends_with(&*suffix)))
+    },
+    "replace" / 3 => |m, b| {
+        let (s, from, to) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?, m.arg_str(b, 2)?);
+        if from.is_empty() {
+            return Ok(Value::Str(s));
+        }
+        Ok(Value::str(&s.replace(&*from, &to)))
+    },
+    "to_upper" / 1 => |m, b| Ok(Value::str(&m.arg_str(b, 0)?.to_uppercase())),
+    "to_lower" / 1 => |m, b| Ok(Value::str(&m.arg_str(b, 0)?.to_lowercase())),
+    "parse_i64" / 1 => |m, b| Ok(option(m.arg_str(b, 0)?.parse::<i64>().ok().map(Value::I64))),
+    "parse_f64" / 1 => |m, b| Ok(option(m.arg_str(b, 0)?.parse::<f64>().ok().map(Value::F64))),
+    "show" / 1 => |m, b| Ok(Value::str(&encode(&m.stack[b], &m.program.types))),
+    // Numbers
+    "to_f64" / 1 => |m, b| Ok(Value::F64(m.arg_i64(b, 0)? as f64)),
+    "truncate" / 1 => |m, b| {
+        let x = m.arg_f64(b, 0)?.trunc();
+        // 2^63 is exactly representable; i64 covers [-2^63, 2^63).
+        let in_range = x >= -9_223_372_036_854_775_808.0 && x < 9_223_372_036_854_775_808.0;
+        Ok(option(in_range.then(|| Value::I64(x as i64))))
+    },
+    "to_u64" / 1 => |m, b| Ok(option(u64::try_from(m.arg_i64(b, 0)?).ok().map(Value::U64))),
+    "u64_to_i64" / 1 => |m, b| Ok(option(i64::try_from(m.arg_u64(b, 0)?).ok().map(Value::I64))),
+    "abs" / 1 => |m, b| Ok(Value::F64(m.arg_f64(b, 0)?.abs())),
+    "abs_i64" / 1 => |m, b| Ok(Value::I64(m.arg_i64(b, 0)?.wrapping_abs())),
+    "floor" / 1 => |m, b| Ok(Value::F64(m.arg_f64(b, 0)?.floor())),
+    "ceil" / 1 => |m, b| Ok(Value::F64(m.arg_f64(b, 0)?.ceil())),
+    "sqrt" / 1 => |m, b| Ok(Value::F64(m.arg_f64(b, 0)?.sqrt())),
+    "is_nan" / 1 => |m, b| Ok(Value::Bool(m.arg_f64(b, 0)?.is_nan())),
+    "is_finite" / 1 => |m, b| Ok(Value::Bool(m.arg_f64(b, 0)?.is_finite())),
+    // Maps
+    "map_empty" / 0 => |_, _| Ok(Value::Map(Rc::new(BTreeMap::new()))),
+    "map_insert" / 3 => |m, b| {
+        let key = m.take(b, 0);
+        let value = m.take(b, 1);
+        let mut map = m.arg_map(b, 2)?;
+        Rc::make_mut(&mut map).insert(Key(key), value);
+        Ok(Value::Map(map))
+    },
+    "map_get" / 2 => |m, b| {
+        let key = Key(m.take(b, 0));
+        let map = m.arg_map(b, 1)?;
+        Ok(option(map.get(&key).cloned()))
+    },
+    "map_remove" / 2 => |m, b| {
+        let key = Key(m.take(b, 0));
+        let mut map = m.arg_map(b, 1)?;
+        if map.contains_key(&key) {
+            Rc::make_mut(&mut map).remove(&key);
+        }
+        Ok(Value::Map(map))
+    },
+    "map_has" / 2 => |m, b| {
+        let key = Key(m.take(b, 0));
+        Ok(Value::Bool(m.arg_map(b, 1)?.contains_key(&key)))
+    },
+    "map_size" / 1 => |m, b| Ok(Value::I64(m.arg_map(b, 0)?.len() as i64)),
+    "map_keys" / 1 => |m, b| Ok(Value::list(m.arg_map(b, 0)?.keys().map(|k| k.0.clone()).collect())),
+    "map_values" / 1 => |m, b| Ok(Value::list(m.arg_map(b, 0)?.values().cloned().collect())),
+    "map_to_list" / 1 => |m, b| {
+        let map = m.arg_map(b, 0)?;
+        Ok(Value::list(map.iter().map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()])).collect()))
+    },
+    "map_from_list" / 1 => |m, b| {
+        let entries = m.arg_list(b, 0)?;
+        let mut map = MapValue::new();
+        for entry in entries.iter() {
+            match entry {
+                Value::Tuple(pair) if pair.len() == 2 => {
+                    map.insert(Key(pair[0].clone()), pair[1].clone());
+                }
+                other => return Err(m.type_error(format!("map_from_list needs (key, value) pairs, found {}", other.kind()))),
+            }
+        }
+        Ok(Value::Map(Rc::new(map)))
+    },
+    // Option / Result
+    "unwrap_or" / 2 => |m, b| match m.take(b, 0) {
+        Value::Variant { tag: ids::SOME, payload: Some(p), .. } => Ok((*p).clone()),
+        Value::Variant { tag: ids::NONE, .. } => Ok(m.take(b, 1)),
+        other => Err(m.type_error(format!("unwrap_or needs an Option, found {}", other.kind()))),
+    },
+    "option_map" / 2 => |m, b| {
+        let f = m.take(b, 0);
+        match m.take(b, 1) {
+            Value::Variant { tag: ids::SOME, payload: Some(p), .. } => {
+                let mapped = m.apply(&f, std::slice::from_ref(&*p))?;
+                Ok(option(Some(mapped)))
+            }
+            none @ Value::Variant { tag: ids::NONE, .. } => Ok(none),
+            other => Err(m.type_error(format!("option_map needs an Option, found {}", other.kind()))),
+        }
+    },
+    "result_map" / 2 => |m, b| {
+        let f = m.take(b, 0);
+        match m.take(b, 1) {
+            Value::Variant { tag: ids::OK, payload: Some(p), .. } => {
+                let mapped = m.apply(&f, std::slice::from_ref(&*p))?;
+                Ok(Value::variant(ids::RESULT, ids::OK, Some(mapped)))
+            }
+            err @ Value::Variant { tag: ids::ERR, .. } => Ok(err),
+            other => Err(m.type_error(format!("result_map needs a Result, found {}", other.kind()))),
+        }
+    },
+    "and_then" / 2 => |m, b| {
+        let f = m.take(b, 0);
+        match m.take(b, 1) {
+            Value::Variant { tag: ids::OK, payload: Some(p), .. } => m.apply(&f, std::slice::from_ref(&*p)),
+            err @ Value::Variant { tag: ids::ERR, .. } => Ok(err),
+            other => Err(m.type_error(format!("and_then needs a Result, found {}", other.kind()))),
+        }
+    },
+    // Capabilities: the token argument only proves the capability was granted.
+    "read_text" / 2 => |m, b| {
+        let path = m.arg_str(b, 1)?;
+        let outcome = m.world.fs.read_text(&path);
+        Ok(match outcome {
+            Ok(text) => Value::variant(ids::RESULT, ids::OK, Some(Value::str(&text))),
+            Err(failure) => io_error(m, &path, failure),
+        })
+    },
+    "write_text" / 3 => |m, b| {
+        let path = m.arg_str(b, 1)?;
+        let text = m.arg_str(b, 2)?;
+        let outcome = m.world.fs.write_text(&path, &text);
+        Ok(match outcome {
+            Ok(()) => Value::variant(ids::RESULT, ids::OK, Some(Value::Unit)),
+            Err(failure) => io_error(m, &path, failure),
+        })
+    },
+    "now_seconds" / 1 => |m, _| Ok(Value::I64(m.world.clock.now_seconds())),
+    "print_line" / 2 => |m, b| {
+        let line = m.arg_str(b, 1)?;
+        m.world.stdout.print_line(&line);
+        Ok(Value::Unit)
+    },
+}
+
+/// The names of every prelude value, in table order.
+pub fn prelude_value_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
+pub(crate) fn lookup(name: &str) -> Option<BuiltinId> {
+    BUILTINS.iter().position(|b| b.name == name).map(|i| i as BuiltinId)
+}
+
+fn option(value: Option<Value>) -> Value {
+    match value {
+        Some(v) => Value::variant(ids::OPTION, ids::SOME, Some(v)),
+        None => Value::variant(ids::OPTION, ids::NONE, None),
+    }
+}
+
+fn index(xs: &List, i: i64) -> Option<&Value> {
+    usize::try_from(i).ok().and_then(|i| xs.get(i))
+}
+
+/// A count or position clamped to `[0, usize::MAX]`.
+fn clamp_index(n: i64) -> usize {
+    usize::try_from(n.max(0)).unwrap_or(usize::MAX)
+}
+
+fn extreme(m: &mut Machine<'_>, b: usize, wanted: std::cmp::Ordering, name: &str) -> Res<Value> {
+    let xs = m.arg_list(b, 0)?;
+    let mut best: Option<&Value> = None;
+    for x in xs.iter() {
+        best = match best {
+            Some(current) if compare(x, current) != wanted => Some(current),
+            _ => Some(x),
+        };
+    }
+    match best {
+        Some(v) => Ok(v.clone()),
+        None => Err(m.fail(EvalCode::RuntimePanic, format!("{name} of an empty list"))),
+    }
+}
+
+fn io_error(m: &Machine<'_>, path: &str, failure: IoFailure) -> Value {
+    let (tag, mut fields) = match failure {
+        IoFailure::NotFound => (ids::NOT_FOUND, vec![Value::str(path)]),
+        IoFailure::PermissionDenied => (ids::PERMISSION_DENIED, vec![Value::str(path)]),
+        IoFailure::Other(message) => (ids::IO_FAILURE, vec![Value::str(path), Value::str(&message)]),
+    };
+    let shape = match m.program.types.variant_decl(ids::IO_ERROR, tag).map(|v| &v.payload) {
+        Some(Payload::Record(shape)) => *shape,
+        _ => {
+            fields.truncate(1);
+            u32::MAX
+        }
+    };
+    let error = Value::variant(ids::IO_ERROR, tag, Some(Value::Record(shape, Rc::from(fields))));
+    Value::variant(ids::RESULT, ids::ERR, Some(error))
+}
+
+/// Typed access to builtin arguments; a mismatch is a `runtime-type-error`
+/// (only an ill-typed program reaches one).
+impl Machine<'_> {
+    pub(crate) fn arg_i64(&self, base: usize, i: usize) -> Res<i64> {
+        match &self.stack[base + i] {
+            Value::I64(n) => Ok(*n),
+            other => Err(self.type_error(format!("expected I64, found {}", other.kind()))),
+        }
+    }
+
+    pub(crate) fn arg_u64(&self, base: usize, i: usize) -> Res<u64> {
+        match &self.stack[base + i] {
+            Value::U64(n) => Ok(*n),
+            other => Err(self.type_error(format!("expected U64, found {}", other.kind()))),
+        }
+    }
+
+    pub(crate) fn arg_f64(&self, base: usize, i: usize) -> Res<f64> {
+        match &self.stack[base + i] {
+            Value::F64(x) => Ok(*x),
+            other => Err(self.type_error(format!("expected F64, found {}", other.kind()))),
+        }
+    }
+
+    pub(crate) fn arg_str(&self, base: usize, i: usize) -> Res<Rc<str>> {
+        match &self.stack[base + i] {
+            Value::Str(s) => Ok(Rc::clone(s)),
+            other => Err(self.type_error(format!("expected Utf8, found {}", other.kind()))),
+        }
+    }
+
+    /// Takes a list argument (moving it, so a uniquely owned list stays unique).
+    pub(crate) fn arg_list(&mut self, base: usize, i: usize) -> Res<List> {
+        match self.take(base, i) {
+            Value::List(xs) => Ok(xs),
+            other => Err(self.type_error(format!("expected a List, found {}", other.kind()))),
+        }
+    }
+
+    pub(crate) fn arg_map(&mut self, base: usize, i: usize) -> Res<Rc<MapValue>> {
+        match self.take(base, i) {
+            Value::Map(map) => Ok(map),
+            other => Err(self.type_error(format!("expected a Map, found {}", other.kind()))),
+        }
+    }
+
+    /// Applies a predicate and insists on a Bool.
+    pub(crate) fn test(&mut self, f: &Value, x: &Value) -> Res<bool> {
+        match self.apply(f, std::slice::from_ref(x))? {
+            Value::Bool(b) => Ok(b),
+            other => Err(self.type_error(format!("a predicate returned {}, not a Bool", other.kind()))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prelude value names of the binding prelude table (the checker's
+    /// `PRELUDE` text is the other half of this cross-check).
+    const PRELUDE_VALUES: &[&str] = &[
+        "nan", "infinity", "panic", "compare", "min", "max", "len", "at", "get", "first", "last", "push",
+        "append", "concat", "reverse", "range", "take", "drop", "slice", "zip", "enumerate", "map", "filter",
+        "fold", "any", "all", "find", "minimum", "maximum", "sum_i64", "sum_f64", "str_len", "str_slice",
+        "split", "join", "trim", "lines", "chars", "str_contains", "starts_with", "ends_with", "replace",
+        "to_upper", "to_lower", "parse_i64", "parse_f64", "show", "to_f64", "truncate", "to_u64",
+        "u64_to_i64", "abs", "abs_i64", "floor", "ceil", "sqrt", "is_nan", "is_finite", "map_empty",
+        "map_insert", "map_get", "map_remove", "map_has", "map_size", "map_keys", "map_values",
+        "map_to_list", "map_from_list", "unwrap_or", "option_map", "result_map", "and_then", "read_text",
+        "write_text", "now_seconds", "print_line",
+    ];
+
+    #[test]
+    fn the_table_implements_exactly_the_prelude() {
+        let mut implemented: Vec<&str> = prelude_value_names().collect();
+        let mut expected = PRELUDE_VALUES.to_vec();
+        implemented.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(implemented, expected);
+        let unique: std::collections::BTreeSet<&str> = implemented.iter().copied().collect();
+        assert_eq!(unique.len(), implemented.len(), "a name is implemented twice");
+    }
+}

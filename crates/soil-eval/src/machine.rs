@@ -1,0 +1,703 @@
+//! The evaluator: walks the resolved IR over one value stack of slot frames,
+//! with tail calls replacing the current frame, a nested-call limit and a
+//! stack budget so deep recursion ends in a structured panic.
+
+use std::any::Any;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use soil_rt::{Function, List, Value, compare, f64_total_cmp};
+use trellis_diag::TextRange;
+
+use crate::builtins::{BUILTINS, BuiltinId};
+use crate::codes::EvalCode;
+use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, Op, Pat};
+use crate::panic::{RuntimePanic, collapse_chain};
+use crate::program::Program;
+use crate::world::World;
+
+pub(crate) type Res<T> = Result<T, Box<RuntimePanic>>;
+
+/// What a function value is. Opaque to `soil-rt`, which only stores it.
+pub(crate) enum Callable {
+    Closure { code: CodeId, captures: Box<[Value]> },
+    Global(DefId),
+    Builtin(BuiltinId),
+    /// A constructor with a positional payload, used as a function.
+    Constructor { ty: u32, tag: u32 },
+    Partial { func: Value, args: Box<[Value]> },
+}
+
+impl Function for Callable {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Callable::Closure { .. } => "closure".into(),
+            Callable::Global(_) => "definition".into(),
+            Callable::Builtin(b) => BUILTINS[*b as usize].name.into(),
+            Callable::Constructor { .. } => "constructor".into(),
+            Callable::Partial { .. } => "partial application".into(),
+        }
+    }
+}
+
+pub(crate) fn func_value(callable: Callable) -> Value {
+    Value::Func(Rc::new(callable))
+}
+
+/// How deep evaluation may go before it stops with `depth-limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Nested (non-tail) calls of Soil functions.
+    pub max_depth: u32,
+    /// Bytes of the native stack evaluation may use, measured from where the
+    /// run started. Must be below the running thread's stack size.
+    pub stack_budget: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_depth: 10_000,
+            stack_budget: crate::program::EVAL_STACK_BYTES - 16 * 1024 * 1024,
+        }
+    }
+}
+
+pub(crate) struct Machine<'a> {
+    pub(crate) program: &'a Program,
+    pub(crate) world: &'a mut World,
+    pub(crate) stack: Vec<Value>,
+    consts: Vec<Value>,
+    /// The codes being evaluated, innermost last (tail calls replace the top).
+    chain: Vec<CodeId>,
+    max_depth: u32,
+    /// Evaluation stops when the native stack pointer goes below this address.
+    stack_floor: usize,
+}
+
+/// The address of a local: where the native stack currently is.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+impl<'a> Machine<'a> {
+    pub(crate) fn new(program: &'a Program, world: &'a mut World, limits: Limits) -> Machine<'a> {
+        let consts = program
+            .consts
+            .iter()
+            .map(|c| match c {
+                Const::Str(s) => Value::str(s),
+            })
+            .collect();
+        Machine {
+            program,
+            world,
+            stack: Vec::with_capacity(1024),
+            consts,
+            chain: Vec::new(),
+            max_depth: limits.max_depth,
+            stack_floor: stack_position().saturating_sub(limits.stack_budget),
+        }
+    }
+
+    // ----- errors -------------------------------------------------------
+
+    /// A panic carrying the current chain of definitions.
+    pub(crate) fn fail(&self, code: EvalCode, message: impl Into<String>) -> Box<RuntimePanic> {
+        let mut panic = RuntimePanic::new(code, message);
+        let program = self.program;
+        panic.chain = collapse_chain(self.chain.iter().map(|c| program.codes[*c as usize].name.as_str()));
+        panic
+    }
+
+    pub(crate) fn type_error(&self, message: impl Into<String>) -> Box<RuntimePanic> {
+        self.fail(EvalCode::RuntimeTypeError, message)
+    }
+
+    /// Gives a panic without a location the span of the expression being
+    /// evaluated in the current code.
+    fn locate(&self, mut panic: Box<RuntimePanic>, span: TextRange) -> Box<RuntimePanic> {
+        if panic.span.is_none() {
+            panic.span = Some(span);
+            panic.file = self
+                .chain
+                .last()
+                .and_then(|c| self.program.code_file(*c))
+                .map(str::to_owned);
+        }
+        panic
+    }
+
+    // ----- calls ----------------------------------------------------------
+
+    fn enter(&mut self, code: CodeId) -> Res<()> {
+        if self.chain.len() >= self.max_depth as usize {
+            return Err(self.fail(
+                EvalCode::DepthLimit,
+                format!("recursion depth limit of {} nested calls exceeded", self.max_depth),
+            ));
+        }
+        if stack_position() < self.stack_floor {
+            return Err(self.fail(EvalCode::DepthLimit, "evaluation stack budget exhausted"));
+        }
+        self.chain.push(code);
+        Ok(())
+    }
+
+    /// Runs `code` on the frame at `base` whose arguments are already pushed.
+    fn invoke(&mut self, code_id: CodeId, base: usize, closure: Option<(&[Value], &Value)>) -> Res<Value> {
+        self.enter(code_id)?;
+        let program = self.program;
+        let code = &program.codes[code_id as usize];
+        self.setup_frame(code, base, closure);
+        let result = self.run(code_id, base);
+        self.chain.pop();
+        self.stack.truncate(base);
+        result
+    }
+
+    fn setup_frame(&mut self, code: &Code, base: usize, closure: Option<(&[Value], &Value)>) {
+        self.stack.resize(base + code.frame_size as usize, Value::Unit);
+        if let Some((captures, me)) = closure {
+            for (slot, value) in code.capture_slots.iter().zip(captures) {
+                self.stack[base + *slot as usize] = value.clone();
+            }
+            if let Some(slot) = code.self_slot {
+                self.stack[base + slot as usize] = me.clone();
+            }
+        }
+    }
+
+    /// Evaluates the body of the code on top of the chain, looping on tail
+    /// calls instead of recursing (the frame is replaced in place).
+    fn run(&mut self, mut code_id: CodeId, base: usize) -> Res<Value> {
+        let program: &'a Program = self.program;
+        let clauses = program.clauses_of(code_id);
+        if let Some(clauses) = clauses {
+            self.check_clauses(&clauses.requires, base, EvalCode::RequiresViolated)?;
+            let result = self.eval(&program.codes[code_id as usize].body, base)?;
+            self.stack[base + clauses.result_slot as usize] = result.clone();
+            self.check_clauses(&clauses.ensures, base, EvalCode::EnsuresViolated)?;
+            return Ok(result);
+        }
+        let mut expr = &program.codes[code_id as usize].body;
+        loop {
+            match expr {
+                Expr::If { cond, then_branch, else_branch } => {
+                    expr = match self.eval(cond, base)? {
+                        Value::Bool(true) => then_branch,
+                        Value::Bool(false) => else_branch,
+                        other => return Err(self.type_error(format!("`if` needs a Bool, found {}", other.kind()))),
+                    };
+                }
+                Expr::Let { slot, value, body } => {
+                    let v = self.eval(value, base)?;
+                    self.stack[base + *slot as usize] = v;
+                    expr = body;
+                }
+                Expr::LetPattern { pattern, value, body, span } => {
+                    let v = self.eval(value, base)?;
+                    if !self.matches(pattern, &v, base) {
+                        let error = self.type_error("a `let` pattern did not match");
+                        return Err(self.locate(error, *span));
+                    }
+                    expr = body;
+                }
+                Expr::Match { scrutinee, arms, span } => {
+                    let v = self.eval(scrutinee, base)?;
+                    expr = self.select_arm(arms, &v, base, *span)?;
+                }
+                Expr::CallGlobal { def, args, span } => {
+                    let target = program.defs[*def as usize].code;
+                    if program.clauses_of(target).is_some() {
+                        return self.eval(expr, base);
+                    }
+                    self.push_args(args, base)?;
+                    self.replace_frame(base, args.len());
+                    code_id = target;
+                    if let Err(e) = self.retarget(code_id) {
+                        return Err(self.locate(e, *span));
+                    }
+                    let code = &program.codes[code_id as usize];
+                    self.setup_frame(code, base, None);
+                    expr = &code.body;
+                }
+                Expr::Call { func, args, span } => {
+                    let f = self.eval(func, base)?;
+                    let tail_target = match &f {
+                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                            Some(Callable::Closure { code, .. })
+                                if program.codes[*code as usize].arity as usize == args.len()
+                                    && program.clauses_of(*code).is_none() =>
+                            {
+                                Some(*code)
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(target) = tail_target else {
+                        let top = self.stack.len();
+                        self.push_args(args, base)?;
+                        let result = self.call_value(&f, top);
+                        return result.map_err(|e| self.locate(e, *span));
+                    };
+                    self.push_args(args, base)?;
+                    self.replace_frame(base, args.len());
+                    code_id = target;
+                    if let Err(e) = self.retarget(code_id) {
+                        return Err(self.locate(e, *span));
+                    }
+                    let code = &program.codes[code_id as usize];
+                    let captures: &[Value] = match &f {
+                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                            Some(Callable::Closure { captures, .. }) => captures,
+                            _ => &[],
+                        },
+                        _ => &[],
+                    };
+                    self.setup_frame(code, base, Some((captures, &f)));
+                    expr = &code.body;
+                }
+                _ => return self.eval(expr, base),
+            }
+        }
+    }
+
+    /// A tail call: the current code is replaced on the chain (depth unchanged).
+    fn retarget(&mut self, code: CodeId) -> Res<()> {
+        if stack_position() < self.stack_floor {
+            return Err(self.fail(EvalCode::DepthLimit, "evaluation stack budget exhausted"));
+        }
+        if let Some(top) = self.chain.last_mut() {
+            *top = code;
+        }
+        Ok(())
+    }
+
+    fn push_args(&mut self, args: &[Expr], base: usize) -> Res<()> {
+        for arg in args {
+            let v = self.eval(arg, base)?;
+            self.stack.push(v);
+        }
+        Ok(())
+    }
+
+    /// Moves the `n` values on top of the stack down to `base`, dropping the
+    /// frame that was there.
+    fn replace_frame(&mut self, base: usize, n: usize) {
+        let top = self.stack.len() - n;
+        self.stack.drain(base..top);
+    }
+
+    fn check_clauses(&mut self, clauses: &[(CodeId, Expr)], base: usize, code: EvalCode) -> Res<()> {
+        for (clause_code, predicate) in clauses {
+            self.enter(*clause_code)?;
+            let verdict = self.eval(predicate, base);
+            let name = self.program.codes[*clause_code as usize].name.clone();
+            let outcome = match verdict {
+                Ok(Value::Bool(true)) => Ok(()),
+                Ok(Value::Bool(false)) => {
+                    let what = if code == EvalCode::RequiresViolated { "requires" } else { "ensures" };
+                    let error = self.fail(code, format!("{what} clause {name} does not hold"));
+                    let span = self.program.clause_span(*clause_code);
+                    Err(match span {
+                        Some(span) => self.locate(error, span),
+                        None => error,
+                    })
+                }
+                Ok(other) => Err(self.type_error(format!("clause {name} produced {}, not a Bool", other.kind()))),
+                Err(e) => Err(e),
+            };
+            self.chain.pop();
+            outcome?;
+        }
+        Ok(())
+    }
+
+    /// Calls a function value on the arguments at `stack[base..]`; leaves the
+    /// stack truncated to `base`.
+    pub(crate) fn call_value(&mut self, f: &Value, base: usize) -> Res<Value> {
+        let nargs = self.stack.len() - base;
+        let callable = match f {
+            Value::Func(callable) => callable.as_any().downcast_ref::<Callable>(),
+            _ => None,
+        };
+        let Some(callable) = callable else {
+            self.stack.truncate(base);
+            return Err(self.type_error(format!("applied a {}, which is not a function", f.kind())));
+        };
+        let program = self.program;
+        let arity = match callable {
+            Callable::Closure { code, .. } => program.codes[*code as usize].arity as usize,
+            Callable::Global(def) => program.codes[program.defs[*def as usize].code as usize].arity as usize,
+            Callable::Builtin(b) => BUILTINS[*b as usize].arity as usize,
+            Callable::Constructor { .. } => 1,
+            Callable::Partial { func, args } => {
+                let saved: Vec<Value> = args.to_vec();
+                self.stack.splice(base..base, saved);
+                return self.call_value(func, base);
+            }
+        };
+        if nargs < arity {
+            let args: Box<[Value]> = self.stack.drain(base..).collect();
+            return Ok(func_value(Callable::Partial { func: f.clone(), args }));
+        }
+        let extra: Vec<Value> = if nargs > arity { self.stack.drain(base + arity..).collect() } else { Vec::new() };
+        let result = match callable {
+            Callable::Closure { code, captures } => self.invoke(*code, base, Some((captures, f))),
+            Callable::Global(def) => self.invoke(program.defs[*def as usize].code, base, None),
+            Callable::Builtin(b) => self.call_builtin(*b, base),
+            Callable::Constructor { ty, tag } => {
+                let payload = self.take(base, 0);
+                self.stack.truncate(base);
+                Ok(Value::variant(*ty, *tag, Some(payload)))
+            }
+            Callable::Partial { .. } => Err(self.type_error("nested partial application")),
+        }?;
+        if extra.is_empty() {
+            return Ok(result);
+        }
+        let base = self.stack.len();
+        self.stack.extend(extra);
+        self.call_value(&result, base)
+    }
+
+    fn call_builtin(&mut self, builtin: BuiltinId, base: usize) -> Res<Value> {
+        let result = (BUILTINS[builtin as usize].run)(self, base);
+        self.stack.truncate(base);
+        result
+    }
+
+    /// Applies a function value to `args` (used by higher-order builtins).
+    pub(crate) fn apply(&mut self, f: &Value, args: &[Value]) -> Res<Value> {
+        let base = self.stack.len();
+        self.stack.extend_from_slice(args);
+        self.call_value(f, base)
+    }
+
+    /// Calls definition `def` with `args` from outside the program.
+    pub(crate) fn call_def(&mut self, def: DefId, args: Vec<Value>) -> Res<Value> {
+        let base = self.stack.len();
+        self.stack.extend(args);
+        let code = self.program.defs[def as usize].code;
+        self.invoke(code, base, None)
+    }
+
+    /// Takes argument `i` of a builtin whose arguments start at `base`.
+    pub(crate) fn take(&mut self, base: usize, i: usize) -> Value {
+        std::mem::replace(&mut self.stack[base + i], Value::Unit)
+    }
+
+    // ----- expressions --------------------------------------------------
+
+    pub(crate) fn eval(&mut self, expr: &Expr, base: usize) -> Res<Value> {
+        let program: &'a Program = self.program;
+        match expr {
+            Expr::Unit => Ok(Value::Unit),
+            Expr::Bool(b) => Ok(Value::Bool(*b)),
+            Expr::I64(n) => Ok(Value::I64(*n)),
+            Expr::U64(n) => Ok(Value::U64(*n)),
+            Expr::F64(x) => Ok(Value::F64(*x)),
+            Expr::Const(i) => Ok(self.consts[*i as usize].clone()),
+            Expr::Local(slot) => Ok(self.stack[base + *slot as usize].clone()),
+            Expr::LocalMove(slot) => Ok(std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit)),
+            Expr::Global(def) => {
+                let code = program.defs[*def as usize].code;
+                if program.codes[code as usize].arity == 0 {
+                    let base = self.stack.len();
+                    self.invoke(code, base, None)
+                } else {
+                    Ok(func_value(Callable::Global(*def)))
+                }
+            }
+            Expr::Builtin(b) => {
+                if BUILTINS[*b as usize].arity == 0 {
+                    let base = self.stack.len();
+                    self.call_builtin(*b, base)
+                } else {
+                    Ok(func_value(Callable::Builtin(*b)))
+                }
+            }
+            Expr::ConstructorFn { ty, tag } => Ok(func_value(Callable::Constructor { ty: *ty, tag: *tag })),
+            Expr::CallGlobal { def, args, span } => {
+                let new_base = self.stack.len();
+                self.push_args(args, base)?;
+                let code = program.defs[*def as usize].code;
+                self.invoke(code, new_base, None).map_err(|e| self.locate(e, *span))
+            }
+            Expr::CallBuiltin { builtin, args, span } => {
+                let new_base = self.stack.len();
+                self.push_args(args, base)?;
+                self.call_builtin(*builtin, new_base).map_err(|e| self.locate(e, *span))
+            }
+            Expr::Call { func, args, span } => {
+                let f = self.eval(func, base)?;
+                let new_base = self.stack.len();
+                self.push_args(args, base)?;
+                self.call_value(&f, new_base).map_err(|e| self.locate(e, *span))
+            }
+            Expr::Closure { code, captures } => {
+                let captured: Box<[Value]> = captures.iter().map(|s| self.stack[base + *s as usize].clone()).collect();
+                Ok(func_value(Callable::Closure { code: *code, captures: captured }))
+            }
+            Expr::Let { .. } | Expr::LetPattern { .. } | Expr::If { .. } | Expr::Match { .. } => {
+                self.eval_control(expr, base)
+            }
+            Expr::Binary { op, lhs, rhs, span } => {
+                let a = self.eval(lhs, base)?;
+                let b = self.eval(rhs, base)?;
+                self.binary(*op, a, b).map_err(|e| self.locate(e, *span))
+            }
+            Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
+                Value::Bool(false) => Ok(Value::Bool(false)),
+                Value::Bool(true) => self.eval(rhs, base),
+                other => Err(self.type_error(format!("`and` needs Bool, found {}", other.kind()))),
+            },
+            Expr::Or(lhs, rhs) => match self.eval(lhs, base)? {
+                Value::Bool(true) => Ok(Value::Bool(true)),
+                Value::Bool(false) => self.eval(rhs, base),
+                other => Err(self.type_error(format!("`or` needs Bool, found {}", other.kind()))),
+            },
+            Expr::Not(e) => match self.eval(e, base)? {
+                Value::Bool(b) => Ok(Value::Bool(!b)),
+                other => Err(self.type_error(format!("`not` needs Bool, found {}", other.kind()))),
+            },
+            Expr::Neg(e, span) => match self.eval(e, base)? {
+                Value::I64(n) => Ok(Value::I64(n.wrapping_neg())),
+                Value::F64(x) => Ok(Value::F64(-x)),
+                other => {
+                    let error = self.type_error(format!("cannot negate {}", other.kind()));
+                    Err(self.locate(error, *span))
+                }
+            },
+            Expr::Variant { ty, tag, payload } => {
+                let payload = match payload {
+                    Some(p) => Some(Rc::new(self.eval(p, base)?)),
+                    None => None,
+                };
+                Ok(Value::Variant { ty: *ty, tag: *tag, payload })
+            }
+            Expr::Record { shape, fields } => {
+                let values = self.eval_all(fields, base)?;
+                Ok(Value::Record(*shape, Rc::from(values)))
+            }
+            Expr::Field { record, candidates, name, span } => {
+                let r = self.eval(record, base)?;
+                let found = match &r {
+                    Value::Record(shape, fields) => candidates
+                        .iter()
+                        .find(|(s, _)| s == shape)
+                        .and_then(|(_, i)| fields.get(*i as usize)),
+                    _ => None,
+                };
+                match found {
+                    Some(v) => Ok(v.clone()),
+                    None => {
+                        let error = self.type_error(format!("a {} has no field `{name}`", r.kind()));
+                        Err(self.locate(error, *span))
+                    }
+                }
+            }
+            Expr::Update { record, fields, span } => {
+                let r = self.eval(record, base)?;
+                let Value::Record(shape, values) = r else {
+                    let error = self.type_error(format!("cannot update fields of a {}", r.kind()));
+                    return Err(self.locate(error, *span));
+                };
+                let mut values: Vec<Value> = values.to_vec();
+                for update in fields {
+                    let v = self.eval(&update.value, base)?;
+                    match update.candidates.iter().find(|(s, _)| *s == shape) {
+                        Some((_, i)) if (*i as usize) < values.len() => values[*i as usize] = v,
+                        _ => {
+                            let error = self.type_error(format!("this record has no field `{}`", update.name));
+                            return Err(self.locate(error, *span));
+                        }
+                    }
+                }
+                Ok(Value::Record(shape, Rc::from(values)))
+            }
+            Expr::List(items) => Ok(Value::List(List::from_vec(self.eval_all(items, base)?))),
+            Expr::Tuple(items) => Ok(Value::Tuple(Rc::from(self.eval_all(items, base)?))),
+            Expr::Is(e, pattern) => {
+                let v = self.eval(e, base)?;
+                Ok(Value::Bool(self.matches(pattern, &v, base)))
+            }
+            Expr::Hole(name, span) => {
+                let error = self.fail(EvalCode::UnfilledHole, format!("reached the unfilled hole ?{name}"));
+                Err(self.locate(error, *span))
+            }
+        }
+    }
+
+    /// `let`, `if`, `match` outside tail position.
+    fn eval_control(&mut self, expr: &Expr, base: usize) -> Res<Value> {
+        let mut expr = expr;
+        loop {
+            match expr {
+                Expr::If { cond, then_branch, else_branch } => {
+                    expr = match self.eval(cond, base)? {
+                        Value::Bool(true) => then_branch,
+                        Value::Bool(false) => else_branch,
+                        other => return Err(self.type_error(format!("`if` needs a Bool, found {}", other.kind()))),
+                    };
+                }
+                Expr::Let { slot, value, body } => {
+                    let v = self.eval(value, base)?;
+                    self.stack[base + *slot as usize] = v;
+                    expr = body;
+                }
+                Expr::LetPattern { pattern, value, body, span } => {
+                    let v = self.eval(value, base)?;
+                    if !self.matches(pattern, &v, base) {
+                        let error = self.type_error("a `let` pattern did not match");
+                        return Err(self.locate(error, *span));
+                    }
+                    expr = body;
+                }
+                Expr::Match { scrutinee, arms, span } => {
+                    let v = self.eval(scrutinee, base)?;
+                    expr = self.select_arm(arms, &v, base, *span)?;
+                }
+                _ => return self.eval(expr, base),
+            }
+        }
+    }
+
+    fn eval_all(&mut self, items: &[Expr], base: usize) -> Res<Vec<Value>> {
+        let mut values = Vec::with_capacity(items.len());
+        for item in items {
+            values.push(self.eval(item, base)?);
+        }
+        Ok(values)
+    }
+
+    fn select_arm<'e>(&mut self, arms: &'e [Arm], v: &Value, base: usize, span: TextRange) -> Res<&'e Expr> {
+        for arm in arms {
+            if !self.matches(&arm.pattern, v, base) {
+                continue;
+            }
+            if let Some(guard) = &arm.guard {
+                match self.eval(guard, base)? {
+                    Value::Bool(true) => {}
+                    Value::Bool(false) => continue,
+                    other => return Err(self.type_error(format!("a guard needs Bool, found {}", other.kind()))),
+                }
+            }
+            return Ok(&arm.body);
+        }
+        let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
+        Err(self.locate(error, span))
+    }
+
+    fn matches(&mut self, pattern: &Pat, v: &Value, base: usize) -> bool {
+        match (pattern, v) {
+            (Pat::Wild, _) => true,
+            (Pat::Bind(slot), _) => {
+                self.stack[base + *slot as usize] = v.clone();
+                true
+            }
+            (Pat::Unit, Value::Unit) => true,
+            (Pat::Bool(a), Value::Bool(b)) => a == b,
+            (Pat::I64(a), Value::I64(b)) => a == b,
+            (Pat::U64(a), Value::U64(b)) => a == b,
+            (Pat::F64(a), Value::F64(b)) => f64_total_cmp(*a, *b) == Ordering::Equal,
+            (Pat::Str(a), Value::Str(b)) => **a == **b,
+            (Pat::Variant { ty, tag, payload }, Value::Variant { ty: vt, tag: vg, payload: vp }) => {
+                tag == vg
+                    && ty == vt
+                    && match (payload, vp) {
+                        (None, _) => true,
+                        (Some(p), Some(inner)) => self.matches(p, inner, base),
+                        (Some(_), None) => false,
+                    }
+            }
+            (Pat::Record { fields }, Value::Record(_, values)) => fields.iter().all(|(i, p)| match values.get(*i as usize) {
+                Some(field) => self.matches(p, field, base),
+                None => false,
+            }),
+            (Pat::Tuple(patterns), Value::Tuple(values)) => {
+                patterns.len() == values.len() && patterns.iter().zip(values.iter()).all(|(p, x)| self.matches(p, x, base))
+            }
+            (Pat::List { elements, rest }, Value::List(list)) => {
+                let fits = match rest {
+                    None => list.len() == elements.len(),
+                    Some(_) => list.len() >= elements.len(),
+                };
+                if !fits || !elements.iter().zip(list.iter()).all(|(p, x)| self.matches(p, x, base)) {
+                    return false;
+                }
+                if let Some(Some(slot)) = rest {
+                    self.stack[base + *slot as usize] = Value::List(list.skip(elements.len()));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn binary(&self, op: Op, a: Value, b: Value) -> Res<Value> {
+        use Value::{F64, I64, U64};
+        if op == Op::Concat {
+            return match (a, b) {
+                (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(&y))),
+                (Value::Str(x), Value::Str(y)) => {
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(&x);
+                    s.push_str(&y);
+                    Ok(Value::Str(Rc::from(s)))
+                }
+                (a, b) => Err(self.type_error(format!("`++` does not apply to {} and {}", a.kind(), b.kind()))),
+            };
+        }
+        let value = match (op, &a, &b) {
+            (Op::Add, I64(x), I64(y)) => I64(x.wrapping_add(*y)),
+            (Op::Sub, I64(x), I64(y)) => I64(x.wrapping_sub(*y)),
+            (Op::Mul, I64(x), I64(y)) => I64(x.wrapping_mul(*y)),
+            (Op::Div | Op::Rem, I64(_), I64(0)) | (Op::Div | Op::Rem, U64(_), U64(0)) => {
+                return Err(self.fail(EvalCode::RuntimePanic, "division by zero"));
+            }
+            (Op::Div, I64(x), I64(y)) => I64(x.wrapping_div(*y)),
+            (Op::Rem, I64(x), I64(y)) => I64(x.wrapping_rem(*y)),
+            (Op::Add, U64(x), U64(y)) => U64(x.wrapping_add(*y)),
+            (Op::Sub, U64(x), U64(y)) => U64(x.wrapping_sub(*y)),
+            (Op::Mul, U64(x), U64(y)) => U64(x.wrapping_mul(*y)),
+            (Op::Div, U64(x), U64(y)) => U64(x / y),
+            (Op::Rem, U64(x), U64(y)) => U64(x % y),
+            (Op::Add, F64(x), F64(y)) => F64(x + y),
+            (Op::Sub, F64(x), F64(y)) => F64(x - y),
+            (Op::Mul, F64(x), F64(y)) => F64(x * y),
+            (Op::Div, F64(x), F64(y)) => F64(x / y),
+            (Op::Rem, F64(x), F64(y)) => F64(x % y),
+            (Op::Lt, F64(x), F64(y)) => Value::Bool(f64_total_cmp(*x, *y) == Ordering::Less),
+            (Op::Le, F64(x), F64(y)) => Value::Bool(f64_total_cmp(*x, *y) != Ordering::Greater),
+            (Op::Lt, I64(x), I64(y)) => Value::Bool(x < y),
+            (Op::Le, I64(x), I64(y)) => Value::Bool(x <= y),
+            (Op::Gt, I64(x), I64(y)) => Value::Bool(x > y),
+            (Op::Ge, I64(x), I64(y)) => Value::Bool(x >= y),
+            (Op::Eq, I64(x), I64(y)) => Value::Bool(x == y),
+            (Op::Ne, I64(x), I64(y)) => Value::Bool(x != y),
+            (Op::Eq, _, _) => Value::Bool(compare(&a, &b) == Ordering::Equal),
+            (Op::Ne, _, _) => Value::Bool(compare(&a, &b) != Ordering::Equal),
+            (Op::Lt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Less),
+            (Op::Le, _, _) => Value::Bool(compare(&a, &b) != Ordering::Greater),
+            (Op::Gt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Greater),
+            (Op::Ge, _, _) => Value::Bool(compare(&a, &b) != Ordering::Less),
+            _ => {
+                return Err(self.type_error(format!(
+                    "operator {op:?} does not apply to {} and {}",
+                    a.kind(),
+                    b.kind()
+                )));
+            }
+        };
+        Ok(value)
+    }
+}

@@ -1,0 +1,399 @@
+//! The substitution and unifier: types by Hindley–Milner unification with an occurs
+//! check, effect rows as sets with flexible row variables absorbing the difference.
+
+use rustc_hash::FxHashMap;
+
+use crate::ty::{Row, RowVar, Scheme, Ty};
+
+/// Why two types did not unify.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UnifyError {
+    Mismatch,
+    Infinite,
+    /// A row on one side carries a label the other side cannot absorb.
+    Effect { label: String },
+}
+
+/// All flexible type and row variables of one definition's check.
+#[derive(Default)]
+pub(crate) struct Subst {
+    tys: Vec<Option<Ty>>,
+    rows: Vec<Option<Row>>,
+}
+
+impl Subst {
+    pub(crate) fn fresh(&mut self) -> Ty {
+        self.tys.push(None);
+        Ty::Var(self.tys.len() as u32 - 1)
+    }
+
+    pub(crate) fn fresh_row_var(&mut self) -> RowVar {
+        self.rows.push(None);
+        RowVar::Flex(self.rows.len() as u32 - 1)
+    }
+
+    pub(crate) fn fresh_row(&mut self) -> Row {
+        Row::var(self.fresh_row_var())
+    }
+
+    /// The type with every bound variable replaced, recursively.
+    pub(crate) fn resolve(&self, ty: &Ty) -> Ty {
+        match ty {
+            Ty::Var(id) => match self.tys.get(*id as usize) {
+                Some(Some(bound)) => self.resolve(bound),
+                _ => ty.clone(),
+            },
+            Ty::Gen(_) | Ty::Rigid(_) => ty.clone(),
+            Ty::Con(name, args) => {
+                Ty::Con(name.clone(), args.iter().map(|arg| self.resolve(arg)).collect())
+            }
+            Ty::Tuple(elements) => Ty::Tuple(elements.iter().map(|e| self.resolve(e)).collect()),
+            Ty::Fun(param, row, result) => Ty::Fun(
+                Box::new(self.resolve(param)),
+                self.resolve_row(row),
+                Box::new(self.resolve(result)),
+            ),
+        }
+    }
+
+    /// Only the outermost variable chain followed: enough to see the head.
+    pub(crate) fn shallow(&self, ty: &Ty) -> Ty {
+        let mut current = ty.clone();
+        while let Ty::Var(id) = current {
+            match self.tys.get(id as usize) {
+                Some(Some(bound)) => current = bound.clone(),
+                _ => break,
+            }
+        }
+        current
+    }
+
+    /// The row flattened: bound row variables replaced by their rows.
+    pub(crate) fn resolve_row(&self, row: &Row) -> Row {
+        let mut out = Row {
+            labels: row.labels.clone(),
+            vars: Default::default(),
+        };
+        let mut pending: Vec<RowVar> = row.vars.iter().copied().collect();
+        let mut seen = Vec::new();
+        while let Some(var) = pending.pop() {
+            if seen.contains(&var) {
+                continue;
+            }
+            seen.push(var);
+            match var {
+                RowVar::Flex(id) => match self.rows.get(id as usize) {
+                    Some(Some(bound)) => {
+                        out.labels.extend(bound.labels.iter().cloned());
+                        pending.extend(bound.vars.iter().copied());
+                    }
+                    _ => {
+                        out.vars.insert(var);
+                    }
+                },
+                RowVar::Gen(_) => {
+                    out.vars.insert(var);
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn bind_row(&mut self, var: u32, row: Row) {
+        let mut row = self.resolve_row(&row);
+        row.vars.remove(&RowVar::Flex(var));
+        if let Some(slot) = self.rows.get_mut(var as usize) {
+            *slot = Some(row);
+        }
+    }
+
+    pub(crate) fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), UnifyError> {
+        let a = self.shallow(a);
+        let b = self.shallow(b);
+        match (&a, &b) {
+            (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
+            (Ty::Var(x), other) | (other, Ty::Var(x)) => {
+                if self.occurs(*x, other) {
+                    return Err(UnifyError::Infinite);
+                }
+                self.tys[*x as usize] = Some(other.clone());
+                Ok(())
+            }
+            (Ty::Rigid(x), Ty::Rigid(y)) if x == y => Ok(()),
+            (Ty::Gen(x), Ty::Gen(y)) if x == y => Ok(()),
+            (Ty::Con(x, xs), Ty::Con(y, ys)) if x == y && xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (Ty::Fun(p1, r1, q1), Ty::Fun(p2, r2, q2)) => {
+                self.unify(p1, p2)?;
+                self.unify_rows(r1, r2)?;
+                self.unify(q1, q2)
+            }
+            _ => Err(UnifyError::Mismatch),
+        }
+    }
+
+    fn occurs(&self, var: u32, ty: &Ty) -> bool {
+        match self.shallow(ty) {
+            Ty::Var(id) => id == var,
+            Ty::Gen(_) | Ty::Rigid(_) => false,
+            Ty::Con(_, args) | Ty::Tuple(args) => args.iter().any(|arg| self.occurs(var, arg)),
+            Ty::Fun(param, _, result) => self.occurs(var, &param) || self.occurs(var, &result),
+        }
+    }
+
+    /// Set unification: labels present on one side only must be absorbed by a
+    /// flexible variable of the other side. Variables beyond the first on a side
+    /// are treated as fixed members (a deliberate, sound simplification).
+    pub(crate) fn unify_rows(&mut self, a: &Row, b: &Row) -> Result<(), UnifyError> {
+        let a = self.resolve_row(a);
+        let b = self.resolve_row(b);
+        let only_a: Row = Row {
+            labels: a.labels.difference(&b.labels).cloned().collect(),
+            vars: a.vars.difference(&b.vars).copied().collect(),
+        };
+        let only_b: Row = Row {
+            labels: b.labels.difference(&a.labels).cloned().collect(),
+            vars: b.vars.difference(&a.vars).copied().collect(),
+        };
+        let common: Vec<u32> = a.vars.intersection(&b.vars).copied().filter_map(flex).collect();
+        let tail_a = only_a.vars.iter().copied().find_map(flex);
+        let tail_b = only_b.vars.iter().copied().find_map(flex);
+        let fixed = |row: &Row, tail: Option<u32>| Row {
+            labels: row.labels.clone(),
+            vars: row
+                .vars
+                .iter()
+                .copied()
+                .filter(|var| Some(*var) != tail.map(RowVar::Flex))
+                .collect(),
+        };
+        let fixed_a = fixed(&only_a, tail_a);
+        let fixed_b = fixed(&only_b, tail_b);
+        match (tail_a, tail_b) {
+            (Some(ta), Some(tb)) => {
+                let shared = self.fresh_row();
+                let mut for_a = fixed_b.clone();
+                for_a.union(&shared);
+                let mut for_b = fixed_a.clone();
+                for_b.union(&shared);
+                self.bind_row(ta, for_a);
+                self.bind_row(tb, for_b);
+                Ok(())
+            }
+            (Some(ta), None) => {
+                self.absorb_into_common(&fixed_a, &common)?;
+                self.bind_row(ta, fixed_b);
+                Ok(())
+            }
+            (None, Some(tb)) => {
+                self.absorb_into_common(&fixed_b, &common)?;
+                self.bind_row(tb, fixed_a);
+                Ok(())
+            }
+            (None, None) => {
+                let mut extra = fixed_a;
+                extra.union(&fixed_b);
+                self.absorb_into_common(&extra, &common)
+            }
+        }
+    }
+
+    /// Members present on one side only, with no tail on the other side to take
+    /// them, can still be covered by a variable both sides share.
+    fn absorb_into_common(&mut self, extra: &Row, common: &[u32]) -> Result<(), UnifyError> {
+        if extra.labels.is_empty() && extra.vars.is_empty() {
+            return Ok(());
+        }
+        match common.first() {
+            Some(&shared) => {
+                let mut row = extra.clone();
+                row.union(&self.fresh_row());
+                self.bind_row(shared, row);
+                Ok(())
+            }
+            None => Err(UnifyError::Effect {
+                label: extra
+                    .labels
+                    .iter()
+                    .next()
+                    .cloned()
+                    .unwrap_or_else(|| "an effect variable".to_owned()),
+            }),
+        }
+    }
+
+    /// A fresh copy of the scheme's type. Every arrow on the result spine gets a
+    /// fresh row variable added: a function with row r may be used wherever a row
+    /// containing r is expected (subsumption). Parameter positions are untouched,
+    /// which keeps the widening sound.
+    pub(crate) fn instantiate(&mut self, scheme: &Scheme) -> Ty {
+        let mut tys = FxHashMap::default();
+        let mut rows = FxHashMap::default();
+        let ty = self.copy_generic(&scheme.ty, &mut tys, &mut rows);
+        self.open_spine(ty)
+    }
+
+    pub(crate) fn open_spine(&mut self, ty: Ty) -> Ty {
+        match self.shallow(&ty) {
+            Ty::Fun(param, mut row, result) => {
+                row.vars.insert(self.fresh_row_var());
+                let result = self.open_spine(*result);
+                Ty::Fun(param, row, Box::new(result))
+            }
+            _ => ty,
+        }
+    }
+
+    fn copy_generic(
+        &mut self,
+        ty: &Ty,
+        tys: &mut FxHashMap<u32, Ty>,
+        rows: &mut FxHashMap<u32, RowVar>,
+    ) -> Ty {
+        match ty {
+            Ty::Gen(id) => tys.entry(*id).or_insert_with(|| self.fresh()).clone(),
+            Ty::Var(_) | Ty::Rigid(_) => ty.clone(),
+            Ty::Con(name, args) => Ty::Con(
+                name.clone(),
+                args.iter().map(|arg| self.copy_generic(arg, tys, rows)).collect(),
+            ),
+            Ty::Tuple(elements) => Ty::Tuple(
+                elements.iter().map(|e| self.copy_generic(e, tys, rows)).collect(),
+            ),
+            Ty::Fun(param, row, result) => {
+                let param = self.copy_generic(param, tys, rows);
+                let mut fresh_row = Row {
+                    labels: row.labels.clone(),
+                    vars: Default::default(),
+                };
+                for var in &row.vars {
+                    match var {
+                        RowVar::Gen(id) => {
+                            let var = *rows.entry(*id).or_insert_with(|| self.fresh_row_var());
+                            fresh_row.vars.insert(var);
+                        }
+                        RowVar::Flex(_) => {
+                            fresh_row.vars.insert(*var);
+                        }
+                    }
+                }
+                let result = self.copy_generic(result, tys, rows);
+                Ty::Fun(Box::new(param), fresh_row, Box::new(result))
+            }
+        }
+    }
+
+    /// Free flexible type and row variables of a resolved type.
+    pub(crate) fn free_vars(&self, ty: &Ty, tys: &mut Vec<u32>, rows: &mut Vec<u32>) {
+        collect_free(&self.resolve(ty), tys, rows);
+    }
+
+    pub(crate) fn free_row_vars(&self, row: &Row, rows: &mut Vec<u32>) {
+        for var in self.resolve_row(row).flex_vars() {
+            if !rows.contains(&var) {
+                rows.push(var);
+            }
+        }
+    }
+}
+
+fn flex(var: RowVar) -> Option<u32> {
+    match var {
+        RowVar::Flex(id) => Some(id),
+        RowVar::Gen(_) => None,
+    }
+}
+
+fn collect_free(ty: &Ty, tys: &mut Vec<u32>, rows: &mut Vec<u32>) {
+    match ty {
+        Ty::Var(id) => {
+            if !tys.contains(id) {
+                tys.push(*id);
+            }
+        }
+        Ty::Gen(_) | Ty::Rigid(_) => {}
+        Ty::Con(_, args) | Ty::Tuple(args) => {
+            for arg in args {
+                collect_free(arg, tys, rows);
+            }
+        }
+        Ty::Fun(param, row, result) => {
+            collect_free(param, tys, rows);
+            for var in row.flex_vars() {
+                if !rows.contains(&var) {
+                    rows.push(var);
+                }
+            }
+            collect_free(result, tys, rows);
+        }
+    }
+}
+
+/// Replaces the chosen flexible variables of a resolved type by `Gen` variables.
+pub(crate) fn generalize(ty: &Ty, tys: &[u32], rows: &[u32]) -> Scheme {
+    fn go(ty: &Ty, tys: &[u32], rows: &[u32]) -> Ty {
+        match ty {
+            Ty::Var(id) if tys.contains(id) => Ty::Gen(*id),
+            Ty::Var(_) | Ty::Gen(_) | Ty::Rigid(_) => ty.clone(),
+            Ty::Con(name, args) => Ty::Con(name.clone(), args.iter().map(|a| go(a, tys, rows)).collect()),
+            Ty::Tuple(elements) => Ty::Tuple(elements.iter().map(|e| go(e, tys, rows)).collect()),
+            Ty::Fun(param, row, result) => {
+                let row = Row {
+                    labels: row.labels.clone(),
+                    vars: row
+                        .vars
+                        .iter()
+                        .map(|var| match var {
+                            RowVar::Flex(id) if rows.contains(id) => RowVar::Gen(*id),
+                            other => *other,
+                        })
+                        .collect(),
+                };
+                Ty::Fun(Box::new(go(param, tys, rows)), row, Box::new(go(result, tys, rows)))
+            }
+        }
+    }
+    Scheme { ty: go(ty, tys, rows) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_rows_absorb_labels_and_closed_rows_refuse_them() {
+        let mut subst = Subst::default();
+        let open = {
+            let mut row = Row::label("Panic");
+            row.union(&subst.fresh_row());
+            row
+        };
+        let mut closed = Row::label("Panic");
+        closed.labels.insert("Fs".into());
+        subst.unify_rows(&open, &closed).expect("tail absorbs Fs");
+        assert_eq!(subst.resolve_row(&open), closed);
+        let pure = Row::empty();
+        assert_eq!(
+            subst.unify_rows(&closed, &pure),
+            Err(UnifyError::Effect { label: "Fs".into() })
+        );
+    }
+
+    #[test]
+    fn occurs_check_reports_infinite_types() {
+        let mut subst = Subst::default();
+        let var = subst.fresh();
+        let list = Ty::Con("List".into(), vec![var.clone()]);
+        assert_eq!(subst.unify(&var, &list), Err(UnifyError::Infinite));
+    }
+}

@@ -1,0 +1,91 @@
+//! Strongly connected components (Tarjan's algorithm, iterative so a deep call
+//! chain cannot overflow the stack), for definition and type cycles.
+
+use std::collections::BTreeMap;
+
+pub type Graph<N> = BTreeMap<N, Vec<N>>;
+
+/// The components of `graph`, each sorted, in no particular order. Edges to nodes
+/// that are not keys of the graph are ignored.
+pub fn strongly_connected<N: Ord + Clone>(graph: &Graph<N>) -> Vec<Vec<N>> {
+    let nodes: Vec<&N> = graph.keys().collect();
+    let position: BTreeMap<&N, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let edges: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|node| {
+            graph[*node]
+                .iter()
+                .filter_map(|t| position.get(t).copied())
+                .collect()
+        })
+        .collect();
+    let count = nodes.len();
+    let mut index = vec![usize::MAX; count];
+    let mut low = vec![0; count];
+    let mut on_stack = vec![false; count];
+    let mut stack = Vec::new();
+    let mut next = 0;
+    let mut components = Vec::new();
+    for root in 0..count {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // Each frame: (node, next edge to visit).
+        let mut frames = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (node, ref mut edge)) = frames.last_mut() {
+            if let Some(&target) = edges[node].get(*edge) {
+                *edge += 1;
+                if index[target] == usize::MAX {
+                    index[target] = next;
+                    low[target] = next;
+                    next += 1;
+                    stack.push(target);
+                    on_stack[target] = true;
+                    frames.push((target, 0));
+                } else if on_stack[target] {
+                    low[node] = low[node].min(index[target]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                let mut component = Vec::new();
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component.push(nodes[member].clone());
+                    if member == node {
+                        break;
+                    }
+                }
+                component.sort();
+                components.push(component);
+            }
+        }
+    }
+    components
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_cycles_and_singletons() {
+        let mut graph: Graph<&str> = Graph::new();
+        graph.insert("a", vec!["b"]);
+        graph.insert("b", vec!["c", "a"]);
+        graph.insert("c", vec!["c", "missing"]);
+        graph.insert("d", vec!["a"]);
+        let mut components = strongly_connected(&graph);
+        components.sort();
+        assert_eq!(components, vec![vec!["a", "b"], vec!["c"], vec!["d"]]);
+    }
+}

@@ -1,0 +1,237 @@
+//! `soil_hash` (design §6.3, impl plan §8.6): SHA-256 over `soil-hash/1`, the item's
+//! hash form, and one `name NUL referent-hash` part per free reference sorted by
+//! name — callees by their `soil_hash`, private helpers by the same recipe, types by
+//! their `formal_hash` (members of a recursive type group by the group's cycle
+//! hash), builtins by `soil0-builtin/<major>`. Definitions that call each other in a
+//! cycle share one cycle hash over all their hash forms.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use soil_syntax::ast::{TypeDeclBody, VariantPayload};
+use trellis_hash::{Digest, Hasher};
+
+use crate::config::root_config;
+use crate::db::Db;
+use crate::files::Workspace;
+use crate::graph::{Graph, strongly_connected};
+use crate::index::root_index;
+use crate::refs::{FreeRef, type_refs};
+use crate::resolve::{Target, resolve, type_index};
+use crate::soil::{Item, ItemKind, free_refs, hash_form};
+
+/// The rendered name a reference sorts and hashes under.
+fn written(reference: &FreeRef) -> String {
+    match reference {
+        FreeRef::Value(name) | FreeRef::Constructor(name) | FreeRef::Type(name) => name.clone(),
+        FreeRef::Qualified { module, name } => format!("{module}::{name}"),
+    }
+}
+
+/// Each free reference of an item with its resolution, sorted by written name.
+#[salsa::tracked(returns(ref))]
+pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, Target)> {
+    let mut resolved: BTreeMap<String, Target> = BTreeMap::new();
+    for reference in free_refs(db, item) {
+        resolved.insert(written(reference), resolve(db, item, reference));
+    }
+    resolved.into_iter().collect()
+}
+
+/// The call graph's strongly connected components over every function and helper
+/// of the root. Built from `resolved_refs`, which backdate, so a body edit that
+/// keeps its references re-executes nothing here.
+#[salsa::tracked(returns(ref))]
+pub fn call_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let mut graph: Graph<(String, String)> = Graph::new();
+    for item in all_code_items(db) {
+        let from = (item.module(db).clone(), item.name(db).clone());
+        let edges = resolved_refs(db, item)
+            .iter()
+            .filter_map(|(_, target)| match target {
+                Target::Definition(module, name) => Some((module.clone(), name.clone())),
+                _ => None,
+            });
+        graph.insert(from, edges.collect());
+    }
+    cycles_by_member(strongly_connected(&graph))
+}
+
+/// The same for type declarations referring to each other through their fields.
+#[salsa::tracked(returns(ref))]
+pub fn type_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let index = type_index(db);
+    let mut graph: Graph<(String, String)> = Graph::new();
+    for ((module, name), declaration) in &index.declarations {
+        let mut names = BTreeSet::new();
+        let mut add = |ty| names.extend(type_refs(ty));
+        match &declaration.body {
+            TypeDeclBody::Record(fields) => fields.iter().for_each(|f| add(&f.ty)),
+            TypeDeclBody::Sum(variants) => {
+                for variant in variants {
+                    match &variant.payload {
+                        VariantPayload::None => {}
+                        VariantPayload::Positional(ty) => add(ty),
+                        VariantPayload::Record(fields) => fields.iter().for_each(|f| add(&f.ty)),
+                    }
+                }
+            }
+            TypeDeclBody::Opaque => {}
+        }
+        let edges = names
+            .into_iter()
+            .filter_map(|reference| match reference {
+                FreeRef::Type(ty) => index
+                    .declarations
+                    .keys()
+                    .find(|(m, t)| *t == ty && m == module)
+                    .or_else(|| index.declarations.keys().find(|(_, t)| *t == ty))
+                    .cloned(),
+                _ => None,
+            })
+            .collect();
+        graph.insert((module.clone(), name.clone()), edges);
+    }
+    cycles_by_member(strongly_connected(&graph))
+}
+
+/// Only non-trivial components (two or more members) are cycles for hashing: a
+/// definition that calls itself hashes its self-reference as `self`.
+fn cycles_by_member(
+    components: Vec<Vec<(String, String)>>,
+) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let mut by_member = BTreeMap::new();
+    for component in components.into_iter().filter(|c| c.len() > 1) {
+        for member in &component {
+            by_member.insert(member.clone(), component.clone());
+        }
+    }
+    by_member
+}
+
+/// Every function and helper item of the root, in module then name order.
+pub fn all_code_items(db: &dyn Db) -> Vec<Item<'_>> {
+    let index = root_index(db, Workspace::get(db));
+    let mut items = Vec::new();
+    for (module, files) in &index.modules {
+        let mut names: BTreeSet<&str> = files
+            .soils
+            .keys()
+            .chain(files.specs.keys())
+            .map(String::as_str)
+            .filter(|name| ItemKind::of(name) == ItemKind::Function)
+            .collect();
+        if let Some(private) = files.private_soil {
+            names.extend(
+                crate::soil::module_helpers(db, private)
+                    .iter()
+                    .map(String::as_str),
+            );
+        }
+        items.extend(
+            names
+                .into_iter()
+                .map(|name| Item::new(db, module.clone(), name.to_owned())),
+        );
+    }
+    items
+}
+
+/// `soil0-builtin/<major>`: builtins move every hash only when soil0's major does.
+fn builtin_hash(db: &dyn Db) -> String {
+    let version = match root_config(db, Workspace::get(db)) {
+        Ok(config) => config.toolchain.soil0_cli.clone(),
+        Err(_) => String::from("0"),
+    };
+    let major = version.split('.').next().unwrap_or("0");
+    format!("soil0-builtin/{major}")
+}
+
+/// The `soil_hash` of a function or helper; `None` until it has a body.
+#[salsa::tracked(returns(copy))]
+pub fn soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
+    let key = (item.module(db).clone(), item.name(db).clone());
+    if let Some(members) = call_cycles(db).get(&key) {
+        return Some(cycle_hash(db, members));
+    }
+    let form = hash_form(db, item).as_ref()?;
+    let mut hasher = Hasher::tagged("soil-hash/1");
+    hasher.part(form.as_bytes());
+    for (name, target) in resolved_refs(db, item) {
+        let referent = referent_hash(db, &key, target);
+        hasher.part(format!("{name}\0{referent}").as_bytes());
+    }
+    Some(hasher.finish())
+}
+
+fn referent_hash(db: &dyn Db, from: &(String, String), target: &Target) -> String {
+    match target {
+        Target::Definition(module, name) if (module, name) == (&from.0, &from.1) => {
+            "self".to_owned()
+        }
+        Target::Definition(module, name) => {
+            let callee = Item::new(db, module.clone(), name.clone());
+            soil_hash(db, callee)
+                .map_or_else(|| "unlowered".to_owned(), |digest| digest.to_string())
+        }
+        Target::Type(module, name) => type_hash(db, Item::new(db, module.clone(), name.clone()))
+            .map_or_else(|| "unresolved".to_owned(), |digest| digest.to_string()),
+        Target::Builtin => builtin_hash(db),
+        Target::Unresolved => "unresolved".to_owned(),
+    }
+}
+
+/// One hash for a group of mutually recursive definitions: their hash forms and
+/// their references out of the group, member by member in name order.
+fn cycle_hash(db: &dyn Db, members: &[(String, String)]) -> Digest {
+    let mut hasher = Hasher::tagged("soil-cycle/1");
+    let mut sorted = members.to_vec();
+    sorted.sort();
+    for (module, name) in &sorted {
+        let member = Item::new(db, module.clone(), name.clone());
+        hasher.part(format!("{module}::{name}").as_bytes());
+        hasher.part(
+            hash_form(db, member)
+                .as_deref()
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        for (written, target) in resolved_refs(db, member) {
+            let inside = matches!(target, Target::Definition(m, n) if sorted.iter().any(|(sm, sn)| sm == m && sn == n));
+            let referent = if inside {
+                "cycle".to_owned()
+            } else {
+                referent_hash(db, &(module.clone(), name.clone()), target)
+            };
+            hasher.part(format!("{written}\0{referent}").as_bytes());
+        }
+    }
+    hasher.finish()
+}
+
+/// A type's referent hash: its spec's `formal_hash`, or for members of a recursive
+/// type group, the cycle hash over the members' canonical declarations.
+#[salsa::tracked(returns(copy))]
+pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
+    let key = (item.module(db).clone(), item.name(db).clone());
+    if let Some(members) = type_cycles(db).get(&key) {
+        let index = type_index(db);
+        let mut texts: Vec<(&String, String)> = members
+            .iter()
+            .filter_map(|member| {
+                index
+                    .declarations
+                    .get(member)
+                    .map(|d| (&member.1, soil_syntax::print_type_decl(d)))
+            })
+            .collect();
+        texts.sort();
+        let mut hasher = Hasher::tagged("type-cycle/1");
+        for (_, text) in texts {
+            hasher.part(text.as_bytes());
+        }
+        return Some(hasher.finish());
+    }
+    let index = root_index(db, Workspace::get(db));
+    let file = index.module(&key.0)?.specs.get(&key.1).copied()?;
+    Some(crate::spec::formal_hash(db, file))
+}

@@ -1,0 +1,80 @@
+//! The root's layout, read from the file list alone: which modules exist and which
+//! spec, Soil and lock files each holds. It re-executes only when a file is added or
+//! removed, never when one is edited.
+
+use camino::Utf8PathBuf;
+use std::collections::BTreeMap;
+
+use crate::db::Db;
+use crate::files::{FileKind, SourceFile, Workspace};
+
+/// The files of one module directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleFiles {
+    /// `_module.tr`
+    pub spec: Option<SourceFile>,
+    /// `_private.soil`
+    pub private_soil: Option<SourceFile>,
+    /// `<stem>.tr` by stem (function and type specs).
+    pub specs: BTreeMap<String, SourceFile>,
+    /// `<stem>.soil` by stem (public definitions' bodies).
+    pub soils: BTreeMap<String, SourceFile>,
+    /// `<stem>.lock` by stem (`_module` for the module's own lock).
+    pub locks: BTreeMap<String, SourceFile>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootIndex {
+    /// `_project.tr`
+    pub project: Option<SourceFile>,
+    /// `_project.lock`
+    pub project_lock: Option<SourceFile>,
+    pub modules: BTreeMap<String, ModuleFiles>,
+    /// Every file by its root-relative path (references, fixtures).
+    pub by_path: BTreeMap<Utf8PathBuf, SourceFile>,
+}
+
+impl RootIndex {
+    pub fn module(&self, name: &str) -> Option<&ModuleFiles> {
+        self.modules.get(name)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn root_index(db: &dyn Db, workspace: Workspace) -> RootIndex {
+    let mut index = RootIndex::default();
+    for &file in workspace.files(db).iter() {
+        let path = file.path(db);
+        index.by_path.insert(path.clone(), file);
+        let components: Vec<&str> = path.components().map(|c| c.as_str()).collect();
+        let (Some(stem), kind) = (path.file_stem(), FileKind::of(path)) else {
+            continue;
+        };
+        match components.as_slice() {
+            [_] => match (stem, kind) {
+                ("_project", FileKind::Spec) => index.project = Some(file),
+                ("_project", FileKind::Lock) => index.project_lock = Some(file),
+                _ => {}
+            },
+            [module, _] => {
+                let files = index.modules.entry((*module).to_owned()).or_default();
+                match (stem, kind) {
+                    ("_module", FileKind::Spec) => files.spec = Some(file),
+                    ("_private", FileKind::Soil) => files.private_soil = Some(file),
+                    (_, FileKind::Spec) => {
+                        files.specs.insert(stem.to_owned(), file);
+                    }
+                    (_, FileKind::Soil) => {
+                        files.soils.insert(stem.to_owned(), file);
+                    }
+                    (_, FileKind::Lock) => {
+                        files.locks.insert(stem.to_owned(), file);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    index
+}

@@ -1,0 +1,150 @@
+//! Resolving an item's free references to what they name: a definition of the root,
+//! a type, or a builtin. Resolution is by name only (no types): a bare name is a
+//! definition or helper of the same module, else a builtin; constructors and type
+//! names find the type spec declaring them, same module first.
+
+use std::collections::BTreeMap;
+
+use soil_syntax::ast::{TypeDecl, TypeDeclBody};
+use trellis_spec::BlockSyntax;
+
+use crate::db::Db;
+use crate::files::Workspace;
+use crate::index::root_index;
+use crate::prelude;
+use crate::refs::FreeRef;
+use crate::soil::{Item, ItemKind, module_helpers};
+use crate::spec::formal_blocks;
+
+/// What a reference names. Strings, not interned ids, so graphs built from these
+/// are plain values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// A function or private helper of the root: (module, name).
+    Definition(String, String),
+    /// A type of the root: (module, type name).
+    Type(String, String),
+    /// A prelude value, type or constructor.
+    Builtin,
+    /// Nothing by that name; the checker reports it.
+    Unresolved,
+}
+
+/// Every type spec's declaration, and which type declares each constructor.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeIndex {
+    /// (module, type name) → the declaration (spans relative to its block).
+    pub declarations: BTreeMap<(String, String), TypeDecl>,
+    /// Constructor (or record type) name → the (module, type) declaring it.
+    pub constructors: BTreeMap<String, Vec<(String, String)>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn type_index(db: &dyn Db) -> TypeIndex {
+    let mut index = TypeIndex::default();
+    for (module, files) in &root_index(db, Workspace::get(db)).modules {
+        for (stem, &file) in &files.specs {
+            if ItemKind::of(stem) != ItemKind::Type {
+                continue;
+            }
+            let declaration =
+                formal_blocks(db, file)
+                    .iter()
+                    .find_map(|block| match &block.syntax {
+                        BlockSyntax::TypeDecl(Some(declaration)) => Some(declaration.clone()),
+                        _ => None,
+                    });
+            let Some(declaration) = declaration else {
+                continue;
+            };
+            let key = (module.clone(), declaration.name.text.clone());
+            let mut declare = |constructor: &str| {
+                index
+                    .constructors
+                    .entry(constructor.to_owned())
+                    .or_default()
+                    .push(key.clone());
+            };
+            match &declaration.body {
+                TypeDeclBody::Record(_) => declare(&declaration.name.text),
+                TypeDeclBody::Sum(variants) => variants.iter().for_each(|v| declare(&v.name.text)),
+                TypeDeclBody::Opaque => {}
+            }
+            index.declarations.insert(key, declaration);
+        }
+    }
+    index
+}
+
+/// Resolves one reference made from `from` (an item of module `from.module`).
+pub fn resolve(db: &dyn Db, from: Item<'_>, reference: &FreeRef) -> Target {
+    let module = from.module(db);
+    match reference {
+        FreeRef::Value(name) => resolve_value(db, module, name),
+        FreeRef::Qualified { module, name } => match resolve_value(db, module, name) {
+            Target::Builtin => Target::Unresolved,
+            target => target,
+        },
+        FreeRef::Constructor(name) => {
+            let index = type_index(db);
+            match pick_same_module_first(index.constructors.get(name), module) {
+                Some((module, ty)) => Target::Type(module, ty),
+                None if prelude::is_constructor(name) => Target::Builtin,
+                None => Target::Unresolved,
+            }
+        }
+        FreeRef::Type(name) => {
+            let index = type_index(db);
+            let candidates: Vec<(String, String)> = index
+                .declarations
+                .keys()
+                .filter(|(_, ty)| ty == name)
+                .cloned()
+                .collect();
+            match pick_same_module_first(Some(&candidates), module) {
+                Some((module, ty)) => Target::Type(module, ty),
+                None if prelude::is_type(name) => Target::Builtin,
+                None => Target::Unresolved,
+            }
+        }
+    }
+}
+
+fn resolve_value(db: &dyn Db, module: &str, name: &str) -> Target {
+    let index = root_index(db, Workspace::get(db));
+    if let Some(files) = index.module(module) {
+        let defined = match ItemKind::of(name) {
+            ItemKind::Function => files.soils.contains_key(name) || files.specs.contains_key(name),
+            ItemKind::Helper => files
+                .private_soil
+                .is_some_and(|file| module_helpers(db, file).contains(name)),
+            ItemKind::Type => false,
+        };
+        if defined {
+            return Target::Definition(module.to_owned(), name.to_owned());
+        }
+    }
+    if prelude::is_value(name) {
+        Target::Builtin
+    } else {
+        Target::Unresolved
+    }
+}
+
+fn pick_same_module_first(
+    candidates: Option<&Vec<(String, String)>>,
+    module: &str,
+) -> Option<(String, String)> {
+    let candidates = candidates?;
+    candidates
+        .iter()
+        .find(|(m, _)| m == module)
+        .or_else(|| {
+            if candidates.len() == 1 {
+                candidates.first()
+            } else {
+                None
+            }
+        })
+        .cloned()
+}

@@ -1,0 +1,152 @@
+//! Soil-side queries: parsed `.soil` files, each item's equation, its hash form
+//! (soil-syntax-spec §9.1) and its free references. A binder rename or a reformat
+//! re-parses the file, but the hash form comes out equal, so nothing that reads it
+//! runs again.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use soil_syntax::ast::{self, Equation, Signature};
+use trellis_diag::Diagnostic;
+
+use crate::db::Db;
+use crate::files::{SourceFile, Workspace};
+use crate::index::root_index;
+use crate::refs::{FreeRef, equation_refs};
+
+/// A parsed `.soil` file and what the parser reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoilParse {
+    pub ast: ast::SourceFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
+    let (parsed, diagnostics) = soil_syntax::parse_file(file.text(db));
+    let path = file.path(db).as_str();
+    let diagnostics = diagnostics.into_iter().map(|d| d.in_file(path)).collect();
+    Arc::new(SoilParse {
+        ast: parsed,
+        diagnostics,
+    })
+}
+
+/// A Soil definition: a public function (`csvstats::median`), a private helper
+/// (`csvstats::_halfway`) or a type (`csvstats::Row`), by module and name.
+#[salsa::interned(debug)]
+pub struct Item<'db> {
+    #[returns(ref)]
+    pub module: String,
+    #[returns(ref)]
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    Function,
+    Helper,
+    Type,
+}
+
+impl ItemKind {
+    pub fn of(name: &str) -> ItemKind {
+        if name.starts_with('_') {
+            ItemKind::Helper
+        } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            ItemKind::Type
+        } else {
+            ItemKind::Function
+        }
+    }
+}
+
+impl<'db> Item<'db> {
+    pub fn kind(self, db: &'db dyn Db) -> ItemKind {
+        ItemKind::of(self.name(db))
+    }
+
+    /// `module::name`, as diagnostics and locks print it.
+    pub fn qualified(self, db: &'db dyn Db) -> String {
+        format!("{}::{}", self.module(db), self.name(db))
+    }
+}
+
+/// The `.soil` file holding an item's equation: `<module>/<name>.soil` for a public
+/// function, `<module>/_private.soil` for a helper.
+pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
+    let index = root_index(db, Workspace::get(db));
+    let module = index.module(item.module(db))?;
+    match item.kind(db) {
+        ItemKind::Function => module.soils.get(item.name(db)).copied(),
+        ItemKind::Helper => module.private_soil,
+        ItemKind::Type => None,
+    }
+}
+
+/// The item's equation, if its file has one.
+#[salsa::tracked(returns(ref))]
+pub fn item_equation<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Equation> {
+    let file = item_soil_file(db, item)?;
+    let name = item.name(db);
+    parse_soil(db, file)
+        .ast
+        .items
+        .iter()
+        .find_map(|candidate| match candidate {
+            ast::Item::Equation(equation) if &equation.name.text == name => Some(equation.clone()),
+            _ => None,
+        })
+}
+
+/// A private helper's signature item in `_private.soil`.
+#[salsa::tracked(returns(ref))]
+pub fn helper_signature<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Signature> {
+    if item.kind(db) != ItemKind::Helper {
+        return None;
+    }
+    let file = item_soil_file(db, item)?;
+    let name = item.name(db);
+    parse_soil(db, file)
+        .ast
+        .items
+        .iter()
+        .find_map(|candidate| match candidate {
+            ast::Item::Signature(signature) if &signature.name.text == name => {
+                Some(signature.clone())
+            }
+            _ => None,
+        })
+}
+
+/// The hash form of the item's equation (soil-syntax-spec §9.1).
+#[salsa::tracked(returns(ref))]
+pub fn hash_form<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<String> {
+    let equation = item_equation(db, item).as_ref()?;
+    Some(soil_syntax::hash_form_item(&ast::Item::Equation(
+        equation.clone(),
+    )))
+}
+
+/// The item's free references, read off its equation.
+#[salsa::tracked(returns(ref))]
+pub fn free_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<FreeRef> {
+    item_equation(db, item)
+        .as_ref()
+        .map(equation_refs)
+        .unwrap_or_default()
+}
+
+/// The names of the private helpers `_private.soil` defines in a module.
+#[salsa::tracked(returns(ref))]
+pub fn module_helpers(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
+    parse_soil(db, file)
+        .ast
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ast::Item::Equation(equation) => Some(equation.name.text.clone()),
+            _ => None,
+        })
+        .collect()
+}

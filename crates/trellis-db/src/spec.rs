@@ -1,0 +1,94 @@
+//! Spec-side queries: the parsed `.tr` and the hashes of its classes
+//! (tr-grammar §1). Each hash class is its own small query returning a `Digest`:
+//! after any edit all three re-execute cheaply, and salsa stops at each one whose
+//! value did not move, so a prose edit wakes nothing that reads the formal or test
+//! hash.
+
+use std::sync::Arc;
+
+use trellis_diag::Diagnostic;
+use trellis_hash::Digest;
+use trellis_spec::{Block, BlockValue, SpanClass, TrFile};
+
+use crate::db::Db;
+use crate::files::SourceFile;
+
+/// A parsed spec and what the parser reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecParse {
+    pub file: TrFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The spec's stem: `median` for `csvstats/median.tr`.
+fn stem(db: &dyn Db, file: SourceFile) -> String {
+    file.path(db).file_stem().unwrap_or_default().to_owned()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
+    let (parsed, diagnostics) = trellis_spec::parse_tr(file.text(db), &stem(db, file));
+    let path = file.path(db).as_str();
+    let diagnostics = diagnostics.into_iter().map(|d| d.in_file(path)).collect();
+    Arc::new(SpecParse {
+        file: parsed,
+        diagnostics,
+    })
+}
+
+fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &BlockValue> {
+    tr.blocks
+        .iter()
+        .map(|block: &Block| &block.value)
+        .filter(move |value| value.header.kind.class() == class)
+}
+
+/// Formal: the frontmatter name, then each formal block's (info string, content).
+#[salsa::tracked(returns(copy))]
+pub fn formal_hash(db: &dyn Db, file: SourceFile) -> Digest {
+    parse_spec(db, file).file.formal_parts().hash()
+}
+
+/// Test: each test block's (info string, content).
+#[salsa::tracked(returns(copy))]
+pub fn test_hash(db: &dyn Db, file: SourceFile) -> Digest {
+    trellis_spec::test_hash(&parse_spec(db, file).file.test_parts())
+}
+
+/// Prose: the file's bytes with the name line and every reserved fence elided.
+#[salsa::tracked(returns(copy))]
+pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
+    trellis_spec::prose_hash(&parse_spec(db, file).file.prose_bytes(file.text(db)))
+}
+
+/// The three spec hashes of a file, for status and locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpecHashes {
+    pub formal: Digest,
+    pub test: Digest,
+    pub prose: Digest,
+}
+
+pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
+    SpecHashes {
+        formal: formal_hash(db, file),
+        test: test_hash(db, file),
+        prose: prose_hash(db, file),
+    }
+}
+
+/// The position-free values of one file's blocks of a kind, in document order.
+/// Reading these instead of the parse keeps consumers asleep after edits elsewhere.
+#[salsa::tracked(returns(ref))]
+pub fn formal_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
+    blocks_of_class(&parse_spec(db, file).file, SpanClass::Formal)
+        .cloned()
+        .collect()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
+    blocks_of_class(&parse_spec(db, file).file, SpanClass::Test)
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,498 @@
+//! The invalidation table, proven by counting executions: each test computes every
+//! hash of a small root, applies one edit, computes everything again, and asserts
+//! both which hashes moved and exactly which queries salsa re-executed.
+
+use std::collections::BTreeMap;
+
+use expect_test::{Expect, expect};
+use trellis_db::{
+    Change, DecisionKey, RootDatabase, Workspace, all_code_items, decision_entries,
+    decision_entry_hash, formal_hash, prose_hash, root_index, scope_hash, soil_hash, test_hash,
+};
+
+const ROOT: &str = r#"
+//- soil.toml
+[toolchain]
+trellis = "0.1.0"
+soil0_cli = "0.1.0"
+
+[tags]
+stats = "numbers"
+//- _project.tr
+---
+name: demo
+---
+
+# Demo
+
+```decisions
+- **timestamps** — all timestamps are UTC seconds (I64)
+  rejected: local time (DST bugs)
+- **wrapping** — integer arithmetic wraps
+```
+//- m/_module.tr
+---
+name: m
+---
+
+# Module m
+
+```exports
+double, quad
+```
+
+```decisions
+- **inputs** — every definition takes one I64
+```
+//- m/double.tr
+---
+name: double
+tags: [stats]
+---
+
+# double
+
+Twice its input.
+
+```soil-sig
+double : (x : I64) -> I64
+```
+
+```ensures
+even: result % 2 == 0
+```
+
+```test basics
+double(2) -> 4
+```
+//- m/double.soil
+double x = _twice x
+//- m/_private.soil
+_twice : (n : I64) -> I64
+_twice n = n + n
+//- m/quad.tr
+---
+name: quad
+---
+
+# quad
+
+Four times its input.
+
+```soil-sig
+quad : (x : I64) -> I64
+```
+
+```test basics
+quad(1) -> 4
+```
+//- m/quad.soil
+quad x =
+  let d = double x in
+  double d
+"#;
+
+/// Splits a `//- path` fixture into files.
+fn files(fixture: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in fixture.lines() {
+        if let Some(path) = line.strip_prefix("//- ") {
+            if let Some((path, text)) = current.take() {
+                out.insert(path, text);
+            }
+            current = Some((path.trim().to_owned(), String::new()));
+        } else if let Some((_, text)) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    if let Some((path, text)) = current {
+        out.insert(path, text);
+    }
+    out
+}
+
+fn load(fixture: &str) -> RootDatabase {
+    let mut db = RootDatabase::default();
+    let mut change = Change::default();
+    for (path, text) in files(fixture) {
+        if path == "soil.toml" {
+            change.set_config(text);
+        } else {
+            change.set_file(path, text);
+        }
+    }
+    change.apply(&mut db);
+    db
+}
+
+/// Every hash of the root, by a readable key.
+fn all_hashes(db: &RootDatabase) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let index = root_index(db, Workspace::get(db)).clone();
+    let mut specs: Vec<_> = index.project.into_iter().collect();
+    for files in index.modules.values() {
+        specs.extend(files.spec);
+        specs.extend(files.specs.values().copied());
+    }
+    for file in specs {
+        let path = file.path(db).to_string();
+        out.insert(format!("{path} formal"), formal_hash(db, file).to_string());
+        out.insert(format!("{path} test"), test_hash(db, file).to_string());
+        out.insert(format!("{path} prose"), prose_hash(db, file).to_string());
+        if path.ends_with("_module.tr") || path.ends_with("_project.tr") {
+            out.insert(format!("{path} scope"), scope_hash(db, file).to_string());
+            let labels: Vec<String> = decision_entries(db, file)
+                .iter()
+                .map(|entry| entry.label.clone())
+                .collect();
+            for label in labels {
+                let key = DecisionKey::new(db, file, label.clone());
+                let hash = decision_entry_hash(db, key)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default();
+                out.insert(format!("{path} decision {label}"), hash);
+            }
+        }
+    }
+    for item in all_code_items(db) {
+        let hash = soil_hash(db, item)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "none".into());
+        out.insert(format!("{} soil_hash", item.qualified(db)), hash);
+    }
+    out
+}
+
+/// Replaces salsa ids in query-log lines with the path or name they stand for.
+fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
+    use salsa::plumbing::AsId;
+    let mut names = BTreeMap::new();
+    for &file in Workspace::get(db).files(db).iter() {
+        names.insert(format!("{:?}", file.as_id()), file.path(db).to_string());
+    }
+    for item in all_code_items(db) {
+        names.insert(format!("{:?}", item.as_id()), item.qualified(db));
+    }
+    for &file in Workspace::get(db).files(db).iter() {
+        if file.path(db).as_str().ends_with("_module.tr")
+            || file.path(db).as_str().ends_with("_project.tr")
+        {
+            for entry in decision_entries(db, file) {
+                let key = DecisionKey::new(db, file, entry.label.clone());
+                names.insert(
+                    format!("{:?}", key.as_id()),
+                    format!("{}#{}", file.path(db), entry.label),
+                );
+            }
+        }
+    }
+    log.into_iter()
+        .map(|line| {
+            let Some(open) = line.find('(') else {
+                return line;
+            };
+            let key = line[open + 1..line.len() - 1].to_owned();
+            match names.get(&key) {
+                Some(name) => format!("{}({name})", &line[..open]),
+                None => line,
+            }
+        })
+        .collect()
+}
+
+/// Applies an edit to one file's text and reports which hashes moved and which
+/// queries were re-executed while recomputing everything.
+#[track_caller]
+fn check_edit(path: &str, edit: impl FnOnce(&str) -> String, moved: Expect, executed: Expect) {
+    let original = files(ROOT);
+    let mut db = load(ROOT);
+    let before = all_hashes(&db);
+    let text = original.get(path).expect("fixture has the file");
+    let edited = edit(text);
+    assert_ne!(&edited, text, "the edit changes the file");
+    let mut change = Change::default();
+    change.set_file(path, edited);
+    change.apply(&mut db);
+    db.query_log().start();
+    let after = all_hashes(&db);
+    let log = readable(&db, db.query_log().take());
+    let moved_keys: Vec<&String> = after
+        .iter()
+        .filter(|(key, hash)| before.get(*key) != Some(hash))
+        .map(|(key, _)| key)
+        .collect();
+    moved.assert_debug_eq(&moved_keys);
+    executed.assert_debug_eq(&log);
+}
+
+#[test]
+fn hashes_are_stable_goldens() {
+    let db = load(ROOT);
+    let hashes = all_hashes(&db);
+    let rendered: String = hashes.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+    expect![[r#"
+        _project.tr decision timestamps = sha256:8b8bfc14413ee7cfface2cae6a591f5ad8ce4732d760037815e31e3d35b1cbbd
+        _project.tr decision wrapping = sha256:db438859c739d89ef991ea908a4c1deeb7e3c7a1787be1dd3f531bfe6c17fd88
+        _project.tr formal = sha256:e01e207df2331c02bbabd454b3068cc7d01013de2aa4a26f58a545a6fca6e4ea
+        _project.tr prose = sha256:f46c12fb93e95fed2b904d3c1345dfc8a39ba2f74bf61fdc950d36742ea324cf
+        _project.tr scope = sha256:94b19c248d4f6fc5ab9f56134b31d42b35f6eab763e7cbecfa0faae43ba5c9bd
+        _project.tr test = sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+        m/_module.tr decision inputs = sha256:744918925b0943d762185041feda40bb9be62e5674dd181f52d7165d81dd918c
+        m/_module.tr formal = sha256:a212037fda7976988f5ca3d25e40a30dcd3785b175cba5165b689dac6b7a4480
+        m/_module.tr prose = sha256:56b42f5f6a4bda161439b8f91716979e27d9d121c1eaab6ab2cfbca05408f84e
+        m/_module.tr scope = sha256:cb05eded26b3d7141b08535b3183de826c953203d2e2e747bf1f9e70ae8ac929
+        m/_module.tr test = sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+        m/double.tr formal = sha256:308ee6c07e94629a416ab85a3ec350d9c50c431ceb707a7e423312afccd203ff
+        m/double.tr prose = sha256:3d6657bfa671fae87da26a3afdba8ec6071419673c462c1757775fe5914c8b2e
+        m/double.tr test = sha256:c09fe5928fa3f25875d24952ea8562ad649879184bae5f4cc8cf897e0166cd49
+        m/quad.tr formal = sha256:6d69d64211d44d11a624df3a9cedee960f53116128b9741de518602f4ed2d35f
+        m/quad.tr prose = sha256:070cb2b87038e7a6444cc24a98ef60f07b0322f3fce0caee5095712a122ba1f5
+        m/quad.tr test = sha256:2345eb7b29913a29151ec75449667afd5d58b2a29382abf843f18312f5a603d9
+        m::_twice soil_hash = sha256:5a79dfb4244b281f18c1e8274f0e2213538aabbb3d4a4af65caee8803bc3271d
+        m::double soil_hash = sha256:13a7d8fbdb6774cd07553257fa147077d9788f3ea533141ed41d770c525bdf30
+        m::quad soil_hash = sha256:545901e977b08ce4c11bdbacc90b2452fd94a0a8b33578535dbd8dd5a20ab54f
+    "#]].assert_eq(&rendered);
+}
+
+#[test]
+fn prose_edit_moves_only_prose_hash() {
+    check_edit(
+        "m/double.tr",
+        |text| text.replace("Twice its input.", "Twice its input, exactly."),
+        expect![[r#"
+            [
+                "m/double.tr prose",
+            ]
+        "#]],
+        expect![[r#"
+            [
+                "parse_spec(m/double.tr)",
+                "formal_hash(m/double.tr)",
+                "test_hash(m/double.tr)",
+                "prose_hash(m/double.tr)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn test_edit_moves_only_test_hash() {
+    check_edit(
+        "m/double.tr",
+        |text| text.replace("double(2) -> 4", "double(2) -> 4\ndouble(0) -> 0"),
+        expect![[r#"
+            [
+                "m/double.tr test",
+            ]
+        "#]],
+        expect![[r#"
+            [
+                "parse_spec(m/double.tr)",
+                "formal_hash(m/double.tr)",
+                "test_hash(m/double.tr)",
+                "prose_hash(m/double.tr)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn xfail_toggle_moves_test_hash() {
+    check_edit(
+        "m/double.tr",
+        |text| text.replace("```test basics", "```test basics xfail"),
+        expect![[r#"
+        [
+            "m/double.tr test",
+        ]
+    "#]],
+        expect![[r#"
+        [
+            "parse_spec(m/double.tr)",
+            "formal_hash(m/double.tr)",
+            "test_hash(m/double.tr)",
+            "prose_hash(m/double.tr)",
+        ]
+    "#]],
+    );
+}
+
+#[test]
+fn signature_edit_moves_formal_hash() {
+    check_edit(
+        "m/double.tr",
+        |text| text.replace("double : (x : I64) -> I64", "double : (n : I64) -> I64"),
+        expect![[r#"
+            [
+                "m/double.tr formal",
+            ]
+        "#]],
+        expect![[r#"
+            [
+                "parse_spec(m/double.tr)",
+                "formal_hash(m/double.tr)",
+                "test_hash(m/double.tr)",
+                "prose_hash(m/double.tr)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn agent_marker_removal_moves_formal_hash() {
+    let root = ROOT.replace("```ensures\neven", "```ensures @agent\neven");
+    let mut db = load(&root);
+    let before = all_hashes(&db);
+    let mut change = Change::default();
+    change.set_file("m/double.tr", files(ROOT)["m/double.tr"].clone());
+    change.apply(&mut db);
+    let after = all_hashes(&db);
+    let moved: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(moved, ["m/double.tr formal"]);
+}
+
+#[test]
+fn local_rename_moves_nothing() {
+    check_edit(
+        "m/quad.soil",
+        |text| {
+            text.replace(
+                "let d = double x in\n  double d",
+                "let doubled = double x in\n  double doubled",
+            )
+        },
+        expect![[r#"
+            []
+        "#]],
+        expect![[r#"
+            [
+                "parse_soil(m/quad.soil)",
+                "item_equation(m::quad)",
+                "free_refs(m::quad)",
+                "hash_form(m::quad)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn reformat_moves_nothing() {
+    check_edit(
+        "m/quad.soil",
+        |text| {
+            text.replace(
+                "quad x =\n  let d = double x in\n  double d",
+                "quad   x =   -- four times\n let d =\n double x\n in double   d",
+            )
+        },
+        expect![[r#"
+            []
+        "#]],
+        expect![[r#"
+            [
+                "parse_soil(m/quad.soil)",
+                "item_equation(m::quad)",
+                "free_refs(m::quad)",
+                "hash_form(m::quad)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn callee_body_edit_moves_callers_soil_hash() {
+    check_edit(
+        "m/_private.soil",
+        |text| text.replace("_twice n = n + n", "_twice n = n * 2"),
+        expect![[r#"
+        [
+            "m::_twice soil_hash",
+            "m::double soil_hash",
+            "m::quad soil_hash",
+        ]
+    "#]],
+        expect![[r#"
+        [
+            "parse_soil(m/_private.soil)",
+            "module_helpers(m/_private.soil)",
+            "item_equation(m::_twice)",
+            "free_refs(m::_twice)",
+            "hash_form(m::_twice)",
+            "soil_hash(m::_twice)",
+            "soil_hash(m::double)",
+            "soil_hash(m::quad)",
+        ]
+    "#]],
+    );
+}
+
+#[test]
+fn decision_entry_edit_moves_only_that_entry() {
+    check_edit(
+        "_project.tr",
+        |text| {
+            text.replace(
+                "integer arithmetic wraps",
+                "integer arithmetic wraps on overflow",
+            )
+        },
+        expect![[r#"
+            [
+                "_project.tr decision wrapping",
+            ]
+        "#]],
+        expect![[r#"
+            [
+                "parse_spec(_project.tr)",
+                "formal_hash(_project.tr)",
+                "test_hash(_project.tr)",
+                "prose_hash(_project.tr)",
+                "decision_entries(_project.tr)",
+                "scope_hash(_project.tr)",
+                "decision_entry_hash(_project.tr#timestamps)",
+                "decision_entry_hash(_project.tr#wrapping)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn decision_entry_addition_moves_only_the_scope_hash() {
+    check_edit(
+        "m/_module.tr",
+        |text| {
+            text.replace("- **inputs** — every definition takes one I64\n", "- **inputs** — every definition takes one I64\n- **names** — definitions are verbs\n")
+        },
+        expect![[r#"
+            [
+                "m/_module.tr decision names",
+                "m/_module.tr scope",
+            ]
+        "#]],
+        expect![[r#"
+            [
+                "parse_spec(m/_module.tr)",
+                "formal_hash(m/_module.tr)",
+                "test_hash(m/_module.tr)",
+                "prose_hash(m/_module.tr)",
+                "decision_entries(m/_module.tr)",
+                "scope_hash(m/_module.tr)",
+                "decision_entry_hash(m/_module.tr#inputs)",
+                "decision_entry_hash(m/_module.tr#names)",
+            ]
+        "#]],
+    );
+}
+
+#[test]
+fn same_root_elsewhere_same_hashes() {
+    // Paths are root-relative; a second database loaded from the same bytes (as a
+    // copy of the root at another absolute path would be) hashes identically.
+    assert_eq!(all_hashes(&load(ROOT)), all_hashes(&load(ROOT)));
+}

@@ -1,0 +1,269 @@
+//! The status ladder (lock-schema §8.6): the pure comparison of current
+//! hashes with what a lock recorded. Gathering the current hashes is the
+//! database's job; this module only decides.
+
+use std::collections::BTreeMap;
+
+use trellis_hash::Digest;
+
+use crate::invariants::not_green;
+use crate::model::*;
+
+/// The hashes of the definition and its surroundings as they are now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CurrentHashes {
+    pub spec: SpecHashes,
+    /// The `.soil` file's soil_hash, or `None` when there is no `.soil`.
+    pub soil_hash: Option<Digest>,
+    /// Current hash of every callee and private helper, by the name the lock's
+    /// edges use; a name missing here was deleted.
+    pub edges: BTreeMap<String, Digest>,
+    /// Current hash of every decision entry in scope.
+    pub decisions: BTreeMap<(Scope, String), Digest>,
+    pub project_scope_hash: Digest,
+    pub module_scope_hash: Digest,
+    /// Current hash of every oracle, by its `source`.
+    pub oracles: BTreeMap<String, Digest>,
+}
+
+/// Where a definition stands. Exactly one status holds; when several causes
+/// apply, the first rung in [`Status::PRECEDENCE`] wins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    NotLowered {
+        soil_present: bool,
+    },
+    SpecChanged,
+    Partial {
+        holes: Vec<String>,
+    },
+    CalleeChanged {
+        edges: Vec<String>,
+    },
+    TestsStale {
+        causes: Vec<StaleCause>,
+    },
+    Failing {
+        failures: Vec<String>,
+    },
+    DecisionFlagged {
+        labels: Vec<String>,
+        scopes: Vec<Scope>,
+    },
+    ReviewSuggested,
+    Accepted,
+    Green,
+}
+
+/// Why recorded results no longer describe the current inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StaleCause {
+    TestBlocksChanged,
+    SoilChanged,
+    OracleChanged(String),
+    NeverRun,
+}
+
+/// The rung names, highest precedence first (lock-schema §8.6).
+pub const PRECEDENCE: [&str; 10] = [
+    "not-lowered",
+    "spec-changed",
+    "partial",
+    "callee-changed",
+    "tests-stale",
+    "failing",
+    "decision-flagged",
+    "review-suggested",
+    "accepted",
+    "green",
+];
+
+impl Status {
+    pub const PRECEDENCE: [&'static str; 10] = PRECEDENCE;
+
+    /// The rung's name as `trellis status` prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::NotLowered { .. } => "not-lowered",
+            Status::SpecChanged => "spec-changed",
+            Status::Partial { .. } => "partial",
+            Status::CalleeChanged { .. } => "callee-changed",
+            Status::TestsStale { .. } => "tests-stale",
+            Status::Failing { .. } => "failing",
+            Status::DecisionFlagged { .. } => "decision-flagged",
+            Status::ReviewSuggested => "review-suggested",
+            Status::Accepted => "accepted",
+            Status::Green => "green",
+        }
+    }
+
+    /// Green and accepted need nothing; every other rung needs a command.
+    pub fn is_settled(&self) -> bool {
+        matches!(self, Status::Accepted | Status::Green)
+    }
+
+    /// One sentence saying why the definition is in this state.
+    pub fn reason(&self) -> String {
+        match self {
+            Status::NotLowered {
+                soil_present: false,
+            } => "no Soil has been lowered for this spec yet".to_owned(),
+            Status::NotLowered { soil_present: true } => {
+                "a .soil file exists but no lowering is recorded for it".to_owned()
+            }
+            Status::SpecChanged => {
+                "the signature, clauses or another formal block changed since the lowering"
+                    .to_owned()
+            }
+            Status::Partial { holes } => {
+                format!("the lowering left typed holes open: {}", holes.join(", "))
+            }
+            Status::CalleeChanged { edges } => format!(
+                "a callee or private helper changed since the lowering was checked: {}",
+                edges.join(", ")
+            ),
+            Status::TestsStale { causes } => {
+                let causes: Vec<String> = causes
+                    .iter()
+                    .map(|c| match c {
+                        StaleCause::TestBlocksChanged => "the test blocks changed".to_owned(),
+                        StaleCause::SoilChanged => "the Soil body changed".to_owned(),
+                        StaleCause::OracleChanged(source) => format!("oracle `{source}` changed"),
+                        StaleCause::NeverRun => "the tests have not been run".to_owned(),
+                    })
+                    .collect();
+                format!("recorded results are stale: {}", causes.join("; "))
+            }
+            Status::Failing { failures } => format!("not green: {}", failures.join(", ")),
+            Status::DecisionFlagged { labels, scopes } => {
+                let mut parts: Vec<String> = labels
+                    .iter()
+                    .map(|l| format!("decision `{l}` changed or was removed"))
+                    .collect();
+                parts.extend(scopes.iter().map(|s| {
+                    format!(
+                        "an entry was added to or removed from the {} decisions",
+                        crate::vocab::Word::word(*s)
+                    )
+                }));
+                format!(
+                    "the lowering relied on decisions that moved: {}",
+                    parts.join("; ")
+                )
+            }
+            Status::ReviewSuggested => {
+                "only prose changed; review that the Soil still matches it".to_owned()
+            }
+            Status::Accepted => "green and accepted".to_owned(),
+            Status::Green => "all checks and tests pass".to_owned(),
+        }
+    }
+
+    /// The command that moves the definition off this rung, if one is needed.
+    pub fn fixing_command(&self, def: &str) -> Option<String> {
+        match self {
+            Status::NotLowered {
+                soil_present: false,
+            }
+            | Status::SpecChanged
+            | Status::Partial { .. } => Some(format!("trellis lower {def}")),
+            Status::NotLowered { soil_present: true }
+            | Status::CalleeChanged { .. }
+            | Status::TestsStale { .. } => Some(format!("trellis test {def}")),
+            Status::Failing { .. } => Some(format!("trellis lower {def}")),
+            Status::DecisionFlagged { labels, .. } => Some(match labels.first() {
+                Some(label) => format!("trellis decisions editorial {label}"),
+                None => format!("trellis lower {def}"),
+            }),
+            Status::ReviewSuggested => Some(format!("trellis review {def}")),
+            Status::Accepted | Status::Green => None,
+        }
+    }
+}
+
+/// Derives a function definition's status from the current hashes and its
+/// lock (absent when none was ever written).
+pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status {
+    let (Some(lock), Some(soil_hash)) = (lock, current.soil_hash) else {
+        return Status::NotLowered {
+            soil_present: current.soil_hash.is_some(),
+        };
+    };
+    let (Some(lowering), Some(checks)) = (&lock.lowering, &lock.checks) else {
+        return Status::NotLowered { soil_present: true };
+    };
+    let recorded = lock.spec.hashes;
+    if recorded.formal != current.spec.formal {
+        return Status::SpecChanged;
+    }
+    if !checks.holes.is_empty() {
+        return Status::Partial {
+            holes: checks.holes.clone(),
+        };
+    }
+    let moved: Vec<String> = lowering
+        .calls
+        .iter()
+        .chain(&lowering.private_helpers)
+        .filter(|edge| current.edges.get(&edge.name) != Some(&edge.hash))
+        .map(|edge| edge.name.clone())
+        .collect();
+    if !moved.is_empty() {
+        return Status::CalleeChanged { edges: moved };
+    }
+    let mut causes = Vec::new();
+    if recorded.test != current.spec.test {
+        causes.push(StaleCause::TestBlocksChanged);
+    }
+    if lowering.soil_hash != soil_hash {
+        causes.push(StaleCause::SoilChanged);
+    }
+    for oracle in &lock.oracles {
+        if current.oracles.get(&oracle.source) != Some(&oracle.hash) {
+            causes.push(StaleCause::OracleChanged(oracle.source.clone()));
+        }
+    }
+    if lock.tests.is_empty() {
+        causes.push(StaleCause::NeverRun);
+    }
+    if !causes.is_empty() {
+        return Status::TestsStale { causes };
+    }
+    if not_green(checks, &lock.tests).is_some() {
+        let mut failures: Vec<String> = lock
+            .tests
+            .iter()
+            .filter(|t| !t.result.is_green())
+            .map(|t| t.name.clone())
+            .collect();
+        if checks.signature != Verdict::Ok || checks.row != Verdict::Ok {
+            failures.insert(0, "checks".to_owned());
+        }
+        return Status::Failing { failures };
+    }
+    let labels: Vec<String> = lowering
+        .decisions
+        .applied
+        .iter()
+        .filter(|edge| current.decisions.get(&(edge.scope, edge.label.clone())) != Some(&edge.hash))
+        .map(|edge| edge.label.clone())
+        .collect();
+    let mut scopes = Vec::new();
+    if lowering.decisions.project_scope_hash != current.project_scope_hash {
+        scopes.push(Scope::Project);
+    }
+    if lowering.decisions.module_scope_hash != current.module_scope_hash {
+        scopes.push(Scope::Module);
+    }
+    if !labels.is_empty() || !scopes.is_empty() {
+        return Status::DecisionFlagged { labels, scopes };
+    }
+    if recorded.prose != current.spec.prose {
+        return Status::ReviewSuggested;
+    }
+    if lock.accepted {
+        Status::Accepted
+    } else {
+        Status::Green
+    }
+}

@@ -1,0 +1,280 @@
+//! One test per rung of the status ladder, plus the precedence between rungs
+//! when several causes hold at once (lock-schema §8.6).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::h;
+use trellis_lock::*;
+
+fn function(lock: Lock) -> DefinitionLock {
+    match lock {
+        Lock::Function(lock) => lock,
+        other => panic!("not a function lock: {other:?}"),
+    }
+}
+
+/// Exactly the hashes the lock recorded: the lock is current.
+fn current_for(lock: &DefinitionLock) -> CurrentHashes {
+    let lowering = lock.lowering.as_ref();
+    let mut edges = BTreeMap::new();
+    let mut decisions = BTreeMap::new();
+    if let Some(lowering) = lowering {
+        for edge in lowering.calls.iter().chain(&lowering.private_helpers) {
+            edges.insert(edge.name.clone(), edge.hash);
+        }
+        for edge in &lowering.decisions.applied {
+            decisions.insert((edge.scope, edge.label.clone()), edge.hash);
+        }
+    }
+    CurrentHashes {
+        spec: lock.spec.hashes,
+        soil_hash: lowering.map(|l| l.soil_hash),
+        edges,
+        decisions,
+        project_scope_hash: lowering.map_or(h("project scope"), |l| l.decisions.project_scope_hash),
+        module_scope_hash: lowering.map_or(h("module scope"), |l| l.decisions.module_scope_hash),
+        oracles: lock
+            .oracles
+            .iter()
+            .map(|o| (o.source.clone(), o.hash))
+            .collect(),
+    }
+}
+
+/// The rung name, its reason and its fixing command, as `trellis status` shows them.
+fn show(status: &Status) -> String {
+    format!(
+        "{} — {} — {}",
+        status.name(),
+        status.reason(),
+        status
+            .fixing_command("csvstats/median")
+            .unwrap_or_else(|| "-".to_owned())
+    )
+}
+
+fn median() -> DefinitionLock {
+    function(common::median())
+}
+
+#[test]
+fn accepted() {
+    let lock = median();
+    assert_eq!(
+        show(&status(&current_for(&lock), Some(&lock))),
+        "accepted — green and accepted — -"
+    );
+}
+
+#[test]
+fn green() {
+    let mut lock = median();
+    lock.accepted = false;
+    assert_eq!(
+        show(&status(&current_for(&lock), Some(&lock))),
+        "green — all checks and tests pass — -"
+    );
+}
+
+#[test]
+fn not_lowered_without_soil() {
+    let lock = function(common::mean());
+    let current = current_for(&lock);
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "not-lowered — no Soil has been lowered for this spec yet — trellis lower csvstats/median"
+    );
+    assert_eq!(status(&current, None).name(), "not-lowered");
+}
+
+#[test]
+fn not_lowered_with_hand_written_soil() {
+    let lock = function(common::mean());
+    let mut current = current_for(&lock);
+    current.soil_hash = Some(h("hand-written soil"));
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "not-lowered — a .soil file exists but no lowering is recorded for it — trellis test csvstats/median"
+    );
+}
+
+#[test]
+fn spec_changed() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.spec.formal = h("edited signature");
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "spec-changed — the signature, clauses or another formal block changed since the lowering — trellis lower csvstats/median"
+    );
+}
+
+#[test]
+fn partial() {
+    let lock = function(common::parse_row_partial());
+    assert_eq!(
+        show(&status(&current_for(&lock), Some(&lock))),
+        "partial — the lowering left typed holes open: quoted, escape — trellis lower csvstats/median"
+    );
+}
+
+#[test]
+fn callee_changed() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.edges.insert("sort".to_owned(), h("sort, edited"));
+    current.edges.remove("_halfway");
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "callee-changed — a callee or private helper changed since the lowering was checked: sort, _halfway — trellis test csvstats/median"
+    );
+}
+
+#[test]
+fn tests_stale() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.spec.test = h("edited test block");
+    current.soil_hash = Some(h("edited body"));
+    current
+        .oracles
+        .insert(common::MEDIAN_REFERENCE.to_owned(), h("edited reference"));
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "tests-stale — recorded results are stale: the test blocks changed; the Soil body changed; oracle `python: reference/stats.py::median` changed — trellis test csvstats/median"
+    );
+}
+
+#[test]
+fn tests_never_run_are_stale() {
+    let mut lock = median();
+    lock.tests.clear();
+    lock.oracles.clear();
+    lock.accepted = false;
+    assert_eq!(
+        status(&current_for(&lock), Some(&lock)),
+        Status::TestsStale {
+            causes: vec![StaleCause::NeverRun]
+        }
+    );
+}
+
+#[test]
+fn failing() {
+    let mut lock = median();
+    lock.accepted = false;
+    lock.tests[1].result = TestResult::Fail;
+    lock.tests[4].result = TestResult::Xpass;
+    assert_eq!(
+        show(&status(&current_for(&lock), Some(&lock))),
+        "failing — not green: basics#2, derived:requires:non_empty — trellis lower csvstats/median"
+    );
+}
+
+#[test]
+fn failing_checks() {
+    let mut lock = median();
+    lock.accepted = false;
+    if let Some(checks) = &mut lock.checks {
+        checks.row = Verdict::Error;
+    }
+    assert_eq!(
+        status(&current_for(&lock), Some(&lock)),
+        Status::Failing {
+            failures: vec!["checks".to_owned()]
+        }
+    );
+}
+
+#[test]
+fn decision_flagged_by_an_edited_entry() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current
+        .decisions
+        .insert((Scope::Project, "floats".to_owned()), h("floats, reworded"));
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "decision-flagged — the lowering relied on decisions that moved: decision `floats` changed or was removed — trellis decisions editorial floats"
+    );
+}
+
+#[test]
+fn decision_flagged_once_by_a_new_entry_in_scope() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.module_scope_hash = h("csvstats scope with one more label");
+    assert_eq!(
+        status(&current, Some(&lock)),
+        Status::DecisionFlagged {
+            labels: vec![],
+            scopes: vec![Scope::Module]
+        }
+    );
+}
+
+#[test]
+fn review_suggested() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.spec.prose = h("edited prose");
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "review-suggested — only prose changed; review that the Soil still matches it — trellis review csvstats/median"
+    );
+}
+
+/// With every cause present at once, each rung wins over all rungs after it.
+#[test]
+fn precedence_follows_the_ladder() {
+    let mut lock = median();
+    lock.accepted = false;
+    lock.tests[0].result = TestResult::Fail;
+    let mut current = current_for(&lock);
+    current.spec.prose = h("edited prose");
+    current.module_scope_hash = h("new label");
+    let mut seen = vec![status(&current, Some(&lock)).name()];
+    current.spec.test = h("edited tests");
+    seen.push(status(&current, Some(&lock)).name());
+    current.edges.insert("len".to_owned(), h("len, edited"));
+    seen.push(status(&current, Some(&lock)).name());
+    if let Some(checks) = &mut lock.checks {
+        checks.holes.push("gap".to_owned());
+    }
+    lock.tests.clear();
+    lock.oracles.clear();
+    seen.push(status(&current, Some(&lock)).name());
+    current.spec.formal = h("edited signature");
+    seen.push(status(&current, Some(&lock)).name());
+    current.soil_hash = None;
+    seen.push(status(&current, Some(&lock)).name());
+    seen.reverse();
+    assert_eq!(
+        seen,
+        [
+            "not-lowered",
+            "spec-changed",
+            "partial",
+            "callee-changed",
+            "tests-stale",
+            "failing"
+        ]
+    );
+    // `failing` outranks the two review rungs it was combined with above.
+    let ladder = Status::PRECEDENCE;
+    let position = |name| ladder.iter().position(|r| *r == name).expect("rung");
+    assert!(position("failing") < position("decision-flagged"));
+    assert!(position("decision-flagged") < position("review-suggested"));
+    assert!(position("review-suggested") < position("accepted"));
+}
+
+#[test]
+fn decision_flags_outrank_prose_review() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.spec.prose = h("edited prose");
+    current.project_scope_hash = h("new project label");
+    assert_eq!(status(&current, Some(&lock)).name(), "decision-flagged");
+}

@@ -1,0 +1,345 @@
+//! The Unix socket server: bind privately, check each peer's uid before serving,
+//! one thread per connection up to a cap, and a graceful shutdown.
+//!
+//! One control thread owns the bookkeeping; an accept thread feeds it new
+//! connections and connection threads report when they end, all over one
+//! channel, so there is no shared mutable state beyond the shutdown flag.
+
+use std::collections::BTreeMap;
+use std::fs::{self, Permissions};
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crate::codes::ErrorCode;
+use crate::connection::{ConnectionContext, Handler, serve_connection};
+use crate::credentials::{PeerCredentials, SocketPeerCredentials, current_uid};
+use crate::framing::{DEFAULT_FRAME_LIMIT, write_frame};
+use crate::jsonrpc::{Response, RpcError};
+use crate::socket_file::{Probe, SocketError, ensure_private_dir, path_facts, probe};
+
+/// The default cap on simultaneous connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
+/// How long a refusal frame may take to write before the peer is dropped.
+const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How the server behaves; [`ServerConfig::new`] gives the production defaults.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// This binary's version, reported by `rpc.hello`.
+    pub version: String,
+    pub frame_limit: usize,
+    pub max_connections: usize,
+    pub credentials: Arc<dyn PeerCredentials>,
+    /// The uid that must own the socket directory and every peer.
+    pub uid: u32,
+}
+
+impl ServerConfig {
+    pub fn new(version: impl Into<String>) -> Self {
+        Self {
+            version: version.into(),
+            frame_limit: DEFAULT_FRAME_LIMIT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            credentials: Arc::new(SocketPeerCredentials),
+            uid: current_uid(),
+        }
+    }
+}
+
+enum Event {
+    Accepted(UnixStream),
+    Closed(u64),
+    Shutdown,
+}
+
+/// Requests a graceful shutdown: stop accepting, let in-flight requests finish,
+/// close every connection, remove the socket. Cheap to clone; a handler keeps one
+/// to implement its stop method.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    inner: Arc<ShutdownInner>,
+}
+
+struct ShutdownInner {
+    requested: AtomicBool,
+    events: Sender<Event>,
+    path: PathBuf,
+}
+
+impl ShutdownHandle {
+    pub fn shutdown(&self) {
+        if self.inner.requested.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let _ = self.inner.events.send(Event::Shutdown);
+        // The accept thread is blocked in accept(); a connection wakes it to see
+        // the flag. If the socket file is gone the thread stays parked, but
+        // `serve` no longer waits for it.
+        let _ = UnixStream::connect(&self.inner.path);
+    }
+
+    pub fn is_requested(&self) -> bool {
+        self.inner.requested.load(Ordering::SeqCst)
+    }
+}
+
+/// A bound, not yet serving, socket server.
+pub struct Server {
+    listener: Option<UnixListener>,
+    path: PathBuf,
+    file_id: (u64, u64),
+    config: ServerConfig,
+    shutdown: ShutdownHandle,
+    events: Receiver<Event>,
+}
+
+impl Server {
+    /// Binds `path`: creates its directory with mode 0700 if absent and refuses
+    /// one that is not ours or not private, removes a stale socket of ours,
+    /// refuses a live one, binds and sets the socket to 0600.
+    pub fn bind(path: &Path, config: ServerConfig) -> Result<Server, SocketError> {
+        let dir = path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .ok_or_else(|| SocketError::Io {
+                path: path.to_owned(),
+                error: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a socket path needs a directory",
+                ),
+            })?;
+        ensure_private_dir(dir, config.uid)?;
+        match probe(path, config.uid)? {
+            Probe::Live(_) => {
+                return Err(SocketError::InUse {
+                    path: path.to_owned(),
+                });
+            }
+            Probe::Absent | Probe::StaleRemoved => {}
+            Probe::Failed(error) => {
+                return Err(SocketError::Io {
+                    path: path.to_owned(),
+                    error,
+                });
+            }
+        }
+        let listener = UnixListener::bind(path).map_err(|error| {
+            if error.kind() == io::ErrorKind::AddrInUse {
+                SocketError::InUse {
+                    path: path.to_owned(),
+                }
+            } else {
+                SocketError::Io {
+                    path: path.to_owned(),
+                    error,
+                }
+            }
+        })?;
+        // Until this chmod the socket has umask permissions, but the 0700
+        // directory already keeps every other user out.
+        fs::set_permissions(path, Permissions::from_mode(0o600)).map_err(|error| {
+            SocketError::Io {
+                path: path.to_owned(),
+                error,
+            }
+        })?;
+        let file_id = path_facts(path)?
+            .map(|facts| facts.file_id)
+            .unwrap_or_default();
+        let (sender, events) = channel();
+        let shutdown = ShutdownHandle {
+            inner: Arc::new(ShutdownInner {
+                requested: AtomicBool::new(false),
+                events: sender,
+                path: path.to_owned(),
+            }),
+        };
+        Ok(Server {
+            listener: Some(listener),
+            path: path.to_owned(),
+            file_id,
+            config,
+            shutdown,
+            events,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    /// Serves until [`ShutdownHandle::shutdown`]; then waits for in-flight
+    /// requests, closes every connection and removes the socket file.
+    pub fn serve(mut self, handler: impl Handler + 'static) -> io::Result<()> {
+        let Some(listener) = self.listener.take() else {
+            return Ok(());
+        };
+        let context = Arc::new(ConnectionContext {
+            handler: Arc::new(handler),
+            version: self.config.version.clone(),
+            frame_limit: self.config.frame_limit,
+            shutdown: self.shutdown.clone(),
+        });
+        spawn_acceptor(listener, self.shutdown.clone())?;
+        let mut live: BTreeMap<u64, (UnixStream, JoinHandle<()>)> = BTreeMap::new();
+        let mut next_id = 0u64;
+        while let Ok(event) = self.events.recv() {
+            match event {
+                Event::Accepted(stream) => {
+                    if let Some(stream) = self.admit(stream, live.len()) {
+                        next_id += 1;
+                        if let Some(entry) = self.start_connection(next_id, stream, &context) {
+                            live.insert(next_id, entry);
+                        }
+                    }
+                }
+                Event::Closed(id) => {
+                    if let Some((_, thread)) = live.remove(&id) {
+                        let _ = thread.join();
+                    }
+                }
+                Event::Shutdown => break,
+            }
+        }
+        // Closing the read side ends each connection after its current request.
+        for (stream, _) in live.values() {
+            let _ = stream.shutdown(Shutdown::Read);
+        }
+        for (_, (_, thread)) in live {
+            let _ = thread.join();
+        }
+        Ok(())
+    }
+
+    /// Checks the peer and the cap; a refused peer gets one error frame and is
+    /// closed. Returns the stream when it may be served.
+    fn admit(&self, stream: UnixStream, live: usize) -> Option<UnixStream> {
+        let uid = self.config.uid;
+        let refusal = match self.config.credentials.peer(&stream) {
+            Ok(peer) if peer.uid != uid => Some(RpcError::new(
+                ErrorCode::UnauthorizedPeer,
+                format!("peer uid {} is not the daemon's uid {uid}", peer.uid),
+            )),
+            Err(error) => Some(RpcError::new(
+                ErrorCode::UnauthorizedPeer,
+                format!("the peer's credentials could not be read: {error}"),
+            )),
+            Ok(_) if self.shutdown.is_requested() => Some(RpcError::new(
+                ErrorCode::ShuttingDown,
+                "the daemon is shutting down",
+            )),
+            Ok(_) if live >= self.config.max_connections => Some(RpcError::new(
+                ErrorCode::ServerBusy,
+                format!(
+                    "the daemon is serving its maximum of {} connections",
+                    self.config.max_connections
+                ),
+            )),
+            Ok(_) => None,
+        };
+        match refusal {
+            None => Some(stream),
+            Some(error) => {
+                refuse(stream, error);
+                None
+            }
+        }
+    }
+
+    fn start_connection(
+        &self,
+        id: u64,
+        stream: UnixStream,
+        context: &Arc<ConnectionContext>,
+    ) -> Option<(UnixStream, JoinHandle<()>)> {
+        let control = match stream.try_clone() {
+            Ok(control) => control,
+            Err(error) => {
+                refuse(
+                    stream,
+                    RpcError::new(
+                        ErrorCode::InternalError,
+                        format!("could not clone the connection: {error}"),
+                    ),
+                );
+                return None;
+            }
+        };
+        let context = Arc::clone(context);
+        let events = self.shutdown.inner.events.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("trellis-rpc-conn-{id}"))
+            .spawn(move || {
+                serve_connection(stream, &context);
+                let _ = events.send(Event::Closed(id));
+            });
+        match spawned {
+            Ok(thread) => Some((control, thread)),
+            Err(error) => {
+                refuse(
+                    control,
+                    RpcError::new(
+                        ErrorCode::ServerBusy,
+                        format!("could not start a connection thread: {error}"),
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    /// Removes the socket file, but only if it is still the one this server bound
+    /// (a successor may have replaced it).
+    fn drop(&mut self) {
+        if let Ok(Some(facts)) = path_facts(&self.path)
+            && facts.file_id == self.file_id
+        {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn spawn_acceptor(listener: UnixListener, shutdown: ShutdownHandle) -> io::Result<()> {
+    thread::Builder::new()
+        .name("trellis-rpc-accept".to_owned())
+        .spawn(move || {
+            loop {
+                let accepted = listener.accept();
+                if shutdown.is_requested() {
+                    return;
+                }
+                match accepted {
+                    Ok((stream, _)) => {
+                        if shutdown.inner.events.send(Event::Accepted(stream)).is_err() {
+                            return;
+                        }
+                    }
+                    // Out of descriptors and similar: back off instead of spinning.
+                    Err(_) => thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        })
+        .map(drop)
+}
+
+fn refuse(stream: UnixStream, error: RpcError) {
+    let mut stream = stream;
+    let _ = stream.set_write_timeout(Some(REFUSAL_WRITE_TIMEOUT));
+    let _ = write_frame(&mut stream, &Response::error(None, error).to_json());
+    let _ = stream.shutdown(Shutdown::Both);
+}

@@ -1,0 +1,72 @@
+//! Every diagnostic code this crate emits, in one place (registered in
+//! `registry/diagnostics.json` with source `trellis`, spec_ref `design#4.5`).
+
+/// A verification diagnostic code. The string form is contractual; message
+/// wording is not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    /// A differential oracle failed to produce a comparable result.
+    OracleError,
+    /// Two expect cases give the same input different expected outputs.
+    PreflightContradiction,
+    /// A requires clause that no expect-case input satisfies.
+    PreflightVacuousRequires,
+    /// An ensures clause that holds syntactically, whatever the result.
+    PreflightTrivialEnsures,
+    /// A result variant no expect case ever expects.
+    PreflightUnexercisedVariant,
+    /// A property binder whose type has no generator (functions, capabilities,
+    /// unresolved type parameters, opaque declarations).
+    TestUngenerableType,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::OracleError,
+        Code::PreflightContradiction,
+        Code::PreflightVacuousRequires,
+        Code::PreflightTrivialEnsures,
+        Code::PreflightUnexercisedVariant,
+        Code::TestUngenerableType,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::OracleError => "oracle-error",
+            Code::PreflightContradiction => "preflight-contradiction",
+            Code::PreflightVacuousRequires => "preflight-vacuous-requires",
+            Code::PreflightTrivialEnsures => "preflight-trivial-ensures",
+            Code::PreflightUnexercisedVariant => "preflight-unexercised-variant",
+            Code::TestUngenerableType => "test-ungenerable-type",
+        }
+    }
+
+    /// The registry's repair class for this code.
+    pub const fn repair_class(self) -> &'static str {
+        match self {
+            Code::OracleError => "fix-runtime",
+            _ => "fix-spec",
+        }
+    }
+
+    pub fn diagnostic(self, message: impl Into<String>) -> trellis_diag::Diagnostic {
+        trellis_diag::Diagnostic::new(self.as_str(), message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_registered_with_its_class() {
+        let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(trellis_diag::registry::missing_codes(codes), Vec::<&str>::new());
+        for code in Code::ALL {
+            let entry = trellis_diag::registry::lookup(code.as_str()).expect("registered");
+            assert_eq!(entry.source, "trellis", "{}", code.as_str());
+            assert_eq!(entry.repair_class, code.repair_class(), "{}", code.as_str());
+            assert_eq!(entry.spec_ref, "design#4.5", "{}", code.as_str());
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! `trellis-verify` owns the verification tiers' machinery below the database: the
+//! process port ([`ProcessRunner`], the one place child processes are started,
+//! timed out and reaped), the differential oracles (Python references through an
+//! embedded driver, CLI oracles by pipe, compared through soil-rt's canonical
+//! re-encode), the cram transcript runner, property generation from runtime types
+//! with SplitMix64 seeds and shrinking, and the pre-flight checks over expect
+//! cases. It builds on `soil-rt` (values, types, the one JSON codec),
+//! `soil-syntax` (predicate trees), `trellis-hash` and `trellis-diag`; it must not
+//! depend on the database, the spec parser's file handling, the interpreter or the
+//! host, and it does no I/O outside `process.rs`, `cram.rs`'s temp dirs and the
+//! real runner.
+
+mod codes;
+pub mod cram;
+pub mod generate;
+pub mod oracle;
+pub mod preflight;
+pub mod process;
+pub mod property;
+pub mod shrink;
+pub mod splitmix;
+
+pub use codes::Code;
+pub use process::{
+    Captured, Exit, FakeRunner, ProcessOutcome, ProcessRunner, ProcessSpec, RealRunner,
+};

@@ -1,0 +1,166 @@
+//! Command-line parsing, by hand (no argument-parsing crate: the surface is small
+//! and its help text is the documentation). Parsing is pure: it turns the argument
+//! list into a [`Command`] or a usage error, and never exits the process.
+
+use std::fmt;
+
+pub const USAGE: &str = "\
+trellis — spec-driven development with Soil
+
+Usage: trellis <command> [options]
+
+Commands:
+  check [DEF]                     check specs and Soil (all definitions, or one)
+  status [--json]                 what is green, what is stale, and why
+  refresh                         reload the root's files into the daemon
+  test [DEF]                      run the test tiers and record results in the locks
+  call DEF JSON-ARGS              run a definition with real capabilities
+  decisions editorial LABEL [--module M]
+                                  declare a decision edit meaning-preserving
+  toolchain update                pin soil.toml [toolchain] to this binary
+  daemon run|stop|status          manage the root's daemon
+
+Options:
+  --no-daemon   answer in this process instead of the root's daemon
+  -h, --help    print this help
+  -V, --version print the version
+
+DEF is a definition name, `module::name` (for example `csvstats::median`).
+The root is $TRELLIS_ROOT, else the nearest directory upwards holding soil.toml.
+";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Version,
+    Check { def: Option<String> },
+    Status { json: bool },
+    Refresh,
+    Test { def: Option<String> },
+    Call { def: String, args: String },
+    DecisionsEditorial { label: String, module: Option<String> },
+    ToolchainUpdate,
+    Daemon(DaemonCommand),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DaemonCommand {
+    Run,
+    Stop,
+    Status,
+}
+
+/// A parsed invocation: the command and the global flags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    pub command: Command,
+    pub no_daemon: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
+    let mut no_daemon = false;
+    let mut json = false;
+    let mut module = None;
+    let mut words = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Invocation { command: Command::Help, no_daemon }),
+            "-V" | "--version" => return Ok(Invocation { command: Command::Version, no_daemon }),
+            "--no-daemon" => no_daemon = true,
+            "--json" => json = true,
+            "--module" => match iter.next() {
+                Some(name) => module = Some(name.clone()),
+                None => return Err(UsageError("--module needs a module name".into())),
+            },
+            flag if flag.starts_with("--") => {
+                return Err(UsageError(format!("unknown option `{flag}`")));
+            }
+            word => words.push(word.to_owned()),
+        }
+    }
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let refuse_json = |name: &str| {
+        if json {
+            Err(UsageError(format!("`{name}` does not take --json")))
+        } else {
+            Ok(())
+        }
+    };
+    let command = match words.as_slice() {
+        [] => return Err(UsageError("no command given; see `trellis --help`".into())),
+        ["check"] => Command::Check { def: None },
+        ["check", def] => Command::Check { def: Some((*def).to_owned()) },
+        ["status"] => Command::Status { json },
+        ["refresh"] => Command::Refresh,
+        ["test"] => Command::Test { def: None },
+        ["test", def] => Command::Test { def: Some((*def).to_owned()) },
+        ["call", def, args] => Command::Call { def: (*def).to_owned(), args: (*args).to_owned() },
+        ["decisions", "editorial", label] => Command::DecisionsEditorial {
+            label: (*label).to_owned(),
+            module: module.take(),
+        },
+        ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
+        ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
+        ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
+        _ => {
+            return Err(UsageError(format!(
+                "unknown command or wrong arguments: `{}`; see `trellis --help`",
+                words.join(" ")
+            )));
+        }
+    };
+    if !matches!(command, Command::Status { .. }) {
+        refuse_json(words[0])?;
+    }
+    if module.is_some() {
+        return Err(UsageError("--module only applies to `decisions editorial`".into()));
+    }
+    Ok(Invocation { command, no_daemon })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_words(line: &str) -> Result<Invocation, UsageError> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(
+            parse_words("status --json").map(|i| i.command),
+            Ok(Command::Status { json: true })
+        );
+        assert_eq!(
+            parse_words("--no-daemon check csvstats::median"),
+            Ok(Invocation {
+                command: Command::Check { def: Some("csvstats::median".into()) },
+                no_daemon: true
+            })
+        );
+        assert_eq!(
+            parse_words("decisions editorial cell-errors --module csvstats").map(|i| i.command),
+            Ok(Command::DecisionsEditorial { label: "cell-errors".into(), module: Some("csvstats".into()) })
+        );
+    }
+
+    #[test]
+    fn mistakes_are_usage_errors() {
+        for line in ["", "chek", "check a b", "status --bogus", "check --json", "refresh --module m"] {
+            assert!(parse_words(line).is_err(), "{line:?} parsed");
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! What each command does on the client side: find the root, reach the daemon (or
+//! answer in-process with `--no-daemon`), render the answer. Exit codes: 0 success,
+//! 1 the command ran and found problems (or failed), 2 a usage error.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::args::{self, Command, DaemonCommand, Invocation};
+use crate::client::{self, ClientError};
+use crate::render;
+use crate::root::discover_root;
+use crate::service::Service;
+
+pub fn run(args: &[String]) -> ExitCode {
+    let invocation = match args::parse(args) {
+        Ok(invocation) => invocation,
+        Err(error) => {
+            eprintln!("trellis: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match invocation.command {
+        Command::Help => {
+            print!("{}", args::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("trellis {}", crate::identity::VERSION);
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let root = match find_root() {
+        Ok(root) => root,
+        Err(diagnostic) => {
+            render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+            return ExitCode::FAILURE;
+        }
+    };
+    match &invocation.command {
+        Command::Daemon(DaemonCommand::Run) => match crate::daemon::run(&root) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("trellis: {message}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Daemon(command) => daemon_control(&root, *command),
+        _ => request(&root, &invocation),
+    }
+}
+
+fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
+    let cwd = std::env::current_dir().map_err(|error| {
+        trellis_diag::Diagnostic::new("config-no-root", format!("no working directory: {error}"))
+    })?;
+    discover_root(std::env::var_os("TRELLIS_ROOT"), &cwd)
+}
+
+/// The method and params a command sends.
+fn method_of(command: &Command) -> (&'static str, Value) {
+    match command {
+        Command::Check { def } => ("check", json!({ "def": def })),
+        Command::Status { .. } => ("status", json!({})),
+        Command::Refresh => ("refresh", json!({})),
+        Command::Test { def } => ("test", json!({ "def": def })),
+        Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
+        Command::DecisionsEditorial { label, module } => {
+            ("decisions.editorial", json!({ "label": label, "module": module }))
+        }
+        Command::ToolchainUpdate => ("toolchain.update", json!({})),
+        Command::Help | Command::Version | Command::Daemon(_) => ("", Value::Null),
+    }
+}
+
+fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
+    let (method, params) = method_of(&invocation.command);
+    let answer = if invocation.no_daemon {
+        let mut service = Service::new(root.to_owned());
+        service.handle(method, &params).map_err(|error| {
+            if error.errors().is_empty() {
+                ClientError::Transport(error.to_string())
+            } else {
+                ClientError::Failed(error.errors().to_vec())
+            }
+        })
+    } else {
+        client::connect(root).and_then(|mut client| client::call(&mut client, method, params))
+    };
+    let stdout = &mut std::io::stdout().lock();
+    let code = match answer {
+        Ok(result) => render::answer(stdout, &invocation.command, &result),
+        Err(ClientError::Failed(errors)) => {
+            if matches!(invocation.command, Command::Status { json: true }) {
+                let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
+            } else {
+                render::diagnostics(&mut std::io::stderr(), &errors);
+            }
+            1
+        }
+        Err(ClientError::Transport(message)) => {
+            eprintln!("trellis: {message}");
+            1
+        }
+    };
+    let _ = stdout.flush();
+    ExitCode::from(code)
+}
+
+fn daemon_control(root: &std::path::Path, command: DaemonCommand) -> ExitCode {
+    let client = match client::connect_existing(root) {
+        Ok(client) => client,
+        Err(ClientError::Transport(message)) => {
+            eprintln!("trellis: {message}");
+            return ExitCode::FAILURE;
+        }
+        Err(ClientError::Failed(errors)) => {
+            render::diagnostics(&mut std::io::stderr(), &errors);
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(mut client) = client else {
+        println!("no daemon is running for {}", root.display());
+        return ExitCode::SUCCESS;
+    };
+    let method = match command {
+        DaemonCommand::Stop => "daemon.stop",
+        DaemonCommand::Status | DaemonCommand::Run => "daemon.status",
+    };
+    match client::call(&mut client, method, json!({})) {
+        Ok(answer) if command == DaemonCommand::Stop => {
+            let _ = answer;
+            println!("stopped the daemon for {}", root.display());
+            ExitCode::SUCCESS
+        }
+        Ok(answer) => {
+            println!(
+                "daemon for {}: pid {}, {}, up {} ms",
+                root.display(),
+                answer["pid"],
+                answer["version"].as_str().unwrap_or("?"),
+                answer["uptime_ms"]
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("trellis: {error:?}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The client side: find the root's daemon, start it when absent, make sure it runs
+//! this very binary (restart it otherwise), and call it.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use trellis_diag::Diagnostic;
+use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
+
+use crate::identity::binary_identity;
+
+const SPAWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a request could not be answered.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The daemon answered with diagnostics.
+    Failed(Vec<Value>),
+    /// The daemon could not be reached or misbehaved.
+    Transport(String),
+}
+
+impl ClientError {
+    fn from_call(error: CallError) -> Self {
+        match error {
+            CallError::Rpc(error) if !error.errors().is_empty() => ClientError::Failed(error.errors().to_vec()),
+            other => ClientError::Transport(other.to_string()),
+        }
+    }
+
+    fn from_socket(error: SocketError) -> Self {
+        ClientError::Failed(vec![error.to_diagnostic().to_json()])
+    }
+}
+
+/// Connects to the root's daemon, spawning it if none is there, and checks it runs
+/// this binary; a daemon from another build is stopped and replaced once.
+pub fn connect(root: &Path) -> Result<Client, ClientError> {
+    let socket = trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
+    let identity = binary_identity();
+    for attempt in 0..2 {
+        let mut client = trellis_rpc::connect_or_spawn(&socket, || spawn_daemon(root), SPAWN_TIMEOUT)
+            .map_err(ClientError::from_socket)?;
+        match client.hello(&identity).map_err(ClientError::from_call)? {
+            HelloOutcome::Match => return Ok(client),
+            HelloOutcome::Mismatch { .. } if attempt == 0 => {
+                stop_mismatched(root, &socket)?;
+            }
+            HelloOutcome::Mismatch { daemon_version } => {
+                return Err(ClientError::Transport(format!(
+                    "the daemon runs {daemon_version}, this client {identity}, and restarting it did not help"
+                )));
+            }
+        }
+    }
+    Err(ClientError::Transport("could not reach a matching daemon".to_owned()))
+}
+
+/// Connects only if a daemon is already running (for `daemon stop|status`).
+pub fn connect_existing(root: &Path) -> Result<Option<Client>, ClientError> {
+    let socket = trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
+    match Client::connect(&socket) {
+        Ok(client) => Ok(Some(client)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// A stale daemon refuses every call after a mismatched hello, except that it
+/// still honours a stop from a fresh connection that skips the hello.
+fn stop_mismatched(root: &Path, socket: &Path) -> Result<(), ClientError> {
+    if let Ok(mut stale) = Client::connect(socket) {
+        let _ = stale.call("daemon.stop", json!({}));
+    }
+    // Wait for the socket to go away so the next connect spawns a fresh daemon.
+    for _ in 0..200 {
+        if Client::connect(socket).is_err() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(ClientError::Transport(format!(
+        "the daemon for {} runs another build and did not stop",
+        root.display()
+    )))
+}
+
+/// Starts `trellis daemon run` for the root, detached, its output in
+/// `.trellis/daemon.log`.
+fn spawn_daemon(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let log_dir = root.join(".trellis");
+    std::fs::create_dir_all(&log_dir)?;
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(log_dir.join("daemon.log"))?;
+    Command::new(exe)
+        .args(["daemon", "run"])
+        .env("TRELLIS_ROOT", root)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()?;
+    Ok(())
+}
+
+/// One request to the daemon.
+pub fn call(client: &mut Client, method: &str, params: Value) -> Result<Value, ClientError> {
+    client.call(method, params).map_err(ClientError::from_call)
+}
+
+/// Diagnostics as JSON values, for a uniform error path.
+pub fn diagnostics_json(diagnostics: &[Diagnostic]) -> Vec<Value> {
+    diagnostics.iter().map(Diagnostic::to_json).collect()
+}

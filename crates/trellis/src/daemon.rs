@@ -1,0 +1,60 @@
+//! `trellis daemon run`: bind the root's socket and serve the [`Service`] until a
+//! `daemon.stop` request. One database per daemon, behind a mutex: requests are
+//! answered one at a time, each from a freshly refreshed revision.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use trellis_rpc::{Handler, RpcError, Server, ServerConfig, ShutdownHandle};
+
+use crate::identity::binary_identity;
+use crate::service::Service;
+
+struct DaemonHandler {
+    service: Mutex<Service>,
+    shutdown: ShutdownHandle,
+    started: std::time::Instant,
+}
+
+impl Handler for DaemonHandler {
+    fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "daemon.stop" => {
+                self.shutdown.shutdown();
+                Ok(json!({ "stopped": true }))
+            }
+            "daemon.status" => Ok(json!({
+                "pid": std::process::id(),
+                "version": binary_identity(),
+                "uptime_ms": self.started.elapsed().as_millis() as u64,
+            })),
+            _ => {
+                let mut service = match self.service.lock() {
+                    Ok(service) => service,
+                    // A panic while holding the lock leaves the database in a
+                    // consistent (salsa) state; keep serving.
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                service.handle(method, &params)
+            }
+        }
+    }
+}
+
+/// Serves the root until stopped. Returns a message for the user on failure.
+pub fn run(root: &Path) -> Result<(), String> {
+    let socket = trellis_rpc::socket_path_for(root).map_err(|e| format!("no socket path: {e}"))?;
+    let server = Server::bind(&socket, ServerConfig::new(binary_identity()))
+        .map_err(|e| e.to_diagnostic().message)?;
+    let mut service = Service::new(root.to_owned());
+    // Load the root before the first client asks, so its first answer is quick.
+    service.refresh();
+    let handler = DaemonHandler {
+        service: Mutex::new(service),
+        shutdown: server.shutdown_handle(),
+        started: std::time::Instant::now(),
+    };
+    eprintln!("trellis daemon for {} listening on {}", root.display(), socket.display());
+    server.serve(handler).map_err(|e| format!("the daemon stopped: {e}"))
+}

@@ -1,0 +1,15 @@
+//! `trellis` is the host: the command-line client, the daemon that holds one root's
+//! salsa database across commands, and the service both of them answer requests
+//! with. It owns all process-level I/O — reading the root's files, sockets,
+//! spawning the daemon, writing locks and `soil.toml` — and composes the lower
+//! crates; nothing depends on it.
+
+pub mod args;
+pub mod cli;
+pub mod client;
+pub mod daemon;
+pub mod identity;
+pub mod loader;
+pub mod render;
+pub mod root;
+pub mod service;

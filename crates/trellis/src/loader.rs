@@ -1,0 +1,130 @@
+//! Loading a root's files into the database. This is the host's side of "no I/O in
+//! queries": the loader walks the root, and for every file whose size or mtime moved
+//! it reads the bytes and compares their digest, so a refresh that finds nothing new
+//! produces an empty [`Change`] and the database stays in its revision.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use camino::Utf8PathBuf;
+use trellis_db::Change;
+use trellis_diag::Diagnostic;
+use trellis_hash::Digest;
+
+/// What the loader remembers of a file between refreshes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    digest: Digest,
+}
+
+/// Directories never loaded: hidden ones (`.git`, `.trellis`) and build output.
+fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || name == "target" || name == "__pycache__"
+}
+
+/// Files that are inputs: specs, Soil, locks, the configuration and references.
+fn loaded_file(name: &str) -> bool {
+    name == "soil.toml"
+        || [".tr", ".soil", ".lock", ".py"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+pub struct RootLoader {
+    root: PathBuf,
+    known: BTreeMap<Utf8PathBuf, Stamp>,
+}
+
+/// The outcome of one refresh: the edits to apply, and files that could not be
+/// loaded (unreadable, not UTF-8).
+pub struct Refresh {
+    pub change: Change,
+    pub problems: Vec<Diagnostic>,
+}
+
+impl RootLoader {
+    pub fn new(root: PathBuf) -> Self {
+        Self { root, known: BTreeMap::new() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Stats every file; reads and hashes only those whose stamp moved.
+    pub fn refresh(&mut self) -> Refresh {
+        let mut change = Change::default();
+        let mut problems = Vec::new();
+        let mut seen = BTreeMap::new();
+        let mut stack = vec![(self.root.clone(), Utf8PathBuf::new())];
+        while let Some((dir, relative)) = stack.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(error) => {
+                    problems.push(io_problem(&relative, &error.to_string()));
+                    continue;
+                }
+            };
+            for entry in entries.flatten() {
+                let Ok(name) = entry.file_name().into_string() else { continue };
+                let Ok(file_type) = entry.file_type() else { continue };
+                let path = relative.join(&name);
+                if file_type.is_dir() {
+                    if !skipped_dir(&name) {
+                        stack.push((entry.path(), path));
+                    }
+                } else if file_type.is_file() && loaded_file(&name) {
+                    let metadata = entry.metadata().ok();
+                    let modified = metadata.as_ref().and_then(|m| m.modified().ok());
+                    let len = metadata.as_ref().map_or(0, |m| m.len());
+                    seen.insert(path, (entry.path(), modified, len));
+                }
+            }
+        }
+        for (path, (absolute, modified, len)) in &seen {
+            let known = self.known.get(path).copied();
+            if let Some(stamp) = known {
+                if stamp.modified == *modified && stamp.len == *len && modified.is_some() {
+                    continue;
+                }
+            }
+            let bytes = match std::fs::read(absolute) {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    problems.push(io_problem(path, &error.to_string()));
+                    continue;
+                }
+            };
+            let digest = Digest::of(&bytes);
+            self.known.insert(path.clone(), Stamp { modified: *modified, len: *len, digest });
+            if known.is_some_and(|stamp| stamp.digest == digest) {
+                continue;
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) if path == "soil.toml" => {
+                    change.set_config(text);
+                }
+                Ok(text) => {
+                    change.set_file(path.clone(), text);
+                }
+                Err(_) => problems.push(io_problem(path, "the file is not valid UTF-8")),
+            }
+        }
+        let removed: Vec<Utf8PathBuf> =
+            self.known.keys().filter(|path| !seen.contains_key(*path)).cloned().collect();
+        for path in removed {
+            self.known.remove(&path);
+            if path != "soil.toml" {
+                change.remove_file(path);
+            }
+        }
+        Refresh { change, problems }
+    }
+}
+
+fn io_problem(path: &camino::Utf8Path, reason: &str) -> Diagnostic {
+    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}")).with_file(path.as_str())
+}

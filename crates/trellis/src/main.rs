@@ -1,0 +1,10 @@
+//! The `trellis` binary: parse the command line, then either serve (`daemon run`)
+//! or act as a client of the root's daemon. `main` only maps the outcome to an exit
+//! code; everything else lives in [`trellis::cli`].
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    trellis::cli::run(&args)
+}

@@ -1,0 +1,97 @@
+//! Human-readable output. The daemon answers in JSON; the client renders it here,
+//! so `--json` output and the human view come from the same document.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::args::Command;
+
+/// Renders diagnostics like a compiler: code, message, location, notes, and the
+/// repair class with the section stating the rule.
+pub fn diagnostics(out: &mut impl Write, errors: &[Value]) {
+    for error in errors {
+        let code = error["code"].as_str().unwrap_or("?");
+        let message = error["message"].as_str().unwrap_or("");
+        let _ = writeln!(out, "error[{code}]: {message}");
+        let file = soil_option(&error["file"]).and_then(Value::as_str);
+        let span = soil_option(&error["span"]);
+        match (file, span) {
+            (Some(file), Some(span)) => {
+                let _ = writeln!(out, "  --> {file}:{}:{}", span["start"]["line"], span["start"]["column"]);
+            }
+            (Some(file), None) => {
+                let _ = writeln!(out, "  --> {file}");
+            }
+            _ => {}
+        }
+        for note in error["notes"].as_array().into_iter().flatten() {
+            let _ = writeln!(out, "  = note: {}", note["message"].as_str().unwrap_or(""));
+        }
+        if let (Some(class), Some(spec_ref)) = (error["repair_class"].as_str(), error["spec_ref"].as_str()) {
+            if !spec_ref.is_empty() {
+                let _ = writeln!(out, "  = fix: {class} (see {spec_ref})");
+            }
+        }
+    }
+}
+
+/// The value inside a Soil-encoded `Option`, if it is `Some`.
+fn soil_option(value: &Value) -> Option<&Value> {
+    (value["tag"] == "Some").then(|| &value["value"])
+}
+
+/// Renders a successful answer; returns the exit code.
+pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
+    match command {
+        Command::Status { json: true } => {
+            let mut result = result.clone();
+            if let Value::Object(fields) = &mut result {
+                fields.remove("timings");
+            }
+            let _ = writeln!(out, "{result}");
+            0
+        }
+        Command::Status { json: false } => status_table(out, result),
+        Command::Check { .. } => check_report(out, result),
+        _ => {
+            let _ = writeln!(out, "{result}");
+            0
+        }
+    }
+}
+
+fn check_report(out: &mut impl Write, result: &Value) -> u8 {
+    let errors = result["errors"].as_array().cloned().unwrap_or_default();
+    diagnostics(out, &errors);
+    let checked = result["checked"].as_u64().unwrap_or(0);
+    if errors.is_empty() {
+        let _ = writeln!(out, "checked {checked} definitions: no problems");
+        0
+    } else {
+        let _ = writeln!(out, "checked {checked} definitions: {} problems", errors.len());
+        1
+    }
+}
+
+fn status_table(out: &mut impl Write, result: &Value) -> u8 {
+    let rows = result["definitions"].as_array().cloned().unwrap_or_default();
+    let width = rows.iter().filter_map(|row| row["name"].as_str()).map(str::len).max().unwrap_or(10);
+    let status_width =
+        rows.iter().filter_map(|row| row["status"].as_str()).map(str::len).max().unwrap_or(6);
+    for row in &rows {
+        let name = row["name"].as_str().unwrap_or("?");
+        let status = row["status"].as_str().unwrap_or("?");
+        let mut line = format!("{name:<width$}  {status:<status_width$}");
+        if let Some(reason) = row["reason"].as_str() {
+            line.push_str(&format!("  {reason}"));
+        }
+        if let Some(fix) = row["fix"].as_str() {
+            line.push_str(&format!(" → {fix}"));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let green = rows.iter().filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted"))).count();
+    let _ = writeln!(out, "{green} of {} definitions green", rows.len());
+    0
+}

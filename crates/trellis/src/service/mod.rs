@@ -1,0 +1,90 @@
+//! The service: one root's database and the methods clients call. The daemon wraps
+//! it in a mutex and serves it over the socket; `--no-daemon` calls it in-process.
+//! Every request first refreshes the inputs from disk (stat, then content hash for
+//! whatever moved), then answers from queries.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use trellis_db::RootDatabase;
+use trellis_diag::Diagnostic;
+use trellis_rpc::{ErrorCode, RpcError};
+
+use crate::loader::RootLoader;
+
+mod check;
+
+pub struct Service {
+    db: RootDatabase,
+    loader: RootLoader,
+    /// Files the last refresh could not load; reported by every command.
+    load_problems: Vec<Diagnostic>,
+}
+
+impl Service {
+    pub fn new(root: PathBuf) -> Self {
+        Self { db: RootDatabase::default(), loader: RootLoader::new(root), load_problems: Vec::new() }
+    }
+
+    pub fn root(&self) -> &std::path::Path {
+        self.loader.root()
+    }
+
+    pub fn database(&self) -> &RootDatabase {
+        &self.db
+    }
+
+    /// Brings the inputs up to date with the disk; returns how many files changed.
+    pub fn refresh(&mut self) -> usize {
+        let refresh = self.loader.refresh();
+        self.load_problems = refresh.problems;
+        let changed = refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
+        if !refresh.change.is_empty() || trellis_db::Workspace::try_get(&self.db).is_none() {
+            refresh.change.apply(&mut self.db);
+        }
+        changed
+    }
+
+    /// Answers one request, refreshing first, and reports where the time went.
+    pub fn handle(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        let started = Instant::now();
+        let changed = self.refresh();
+        let refreshed = started.elapsed();
+        let mut result = dispatch(self, method, params)?;
+        let answered = started.elapsed();
+        if let Value::Object(fields) = &mut result {
+            fields.insert(
+                "timings".to_owned(),
+                json!({
+                    "refresh_us": refreshed.as_micros() as u64,
+                    "queries_us": (answered - refreshed).as_micros() as u64,
+                    "files_changed": changed,
+                }),
+            );
+        }
+        Ok(result)
+    }
+
+    pub fn load_problems(&self) -> &[Diagnostic] {
+        &self.load_problems
+    }
+}
+
+/// A method failed with diagnostics.
+pub fn failed(diagnostics: &[Diagnostic]) -> RpcError {
+    RpcError::failed(diagnostics)
+}
+
+pub fn invalid_params(message: impl Into<String>) -> RpcError {
+    RpcError::new(ErrorCode::InvalidParams, message)
+}
+
+fn dispatch(service: &mut Service, method: &str, params: &Value) -> Result<Value, RpcError> {
+    match method {
+        "refresh" => Ok(json!({ "problems": service.load_problems() })),
+        "check" => check::check(service, params),
+        "status" => check::status(service, params),
+        _ => Err(RpcError::method_not_found(method)),
+    }
+}

@@ -1,0 +1,45 @@
+"""Reference functions for the differential-oracle tests."""
+
+import time
+
+
+def add(a, b):
+    return a + b
+
+
+def add_wrong(a, b):
+    # Off by one whenever the sum is positive.
+    return a + b + (1 if a + b > 0 else 0)
+
+
+def divide(a, b):
+    return a // b
+
+
+def as_set(a, b):
+    # A set has no JSON form.
+    return {a, b}
+
+
+def as_text(a, b):
+    return str(a + b)
+
+
+def hang(a, b):
+    time.sleep(60)
+    return a + b
+
+
+def chatty(a, b):
+    print("noise on stdout")
+    return a + b
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+class Nested:
+    @staticmethod
+    def twice(a, b):
+        return 2 * (a + b)

@@ -1,0 +1,3 @@
+"""A reference whose import fails."""
+
+raise RuntimeError("cannot load")
