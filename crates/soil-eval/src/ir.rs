@@ -22,6 +22,8 @@ pub struct Code {
     pub owner: DefId,
     /// Shown in the panic chain (the definition's name, or a clause label).
     pub name: String,
+    /// Index of the file the code's spans point into.
+    pub file: Option<u32>,
     pub arity: u32,
     /// Slots the frame needs: parameters first, then captures, self, locals.
     pub frame_size: u32,
@@ -29,7 +31,26 @@ pub struct Code {
     pub capture_slots: Box<[Slot]>,
     /// Where the closure itself goes (local recursive functions).
     pub self_slot: Option<Slot>,
+    /// Requires/ensures guards of a definition body, checked on every call.
+    pub clauses: Option<Box<Clauses>>,
     pub body: Expr,
+}
+
+/// A definition's runtime guards, evaluated in its frame.
+#[derive(Debug)]
+pub struct Clauses {
+    pub requires: Vec<ClauseIr>,
+    pub ensures: Vec<ClauseIr>,
+    /// Where the result is stored for the ensures clauses.
+    pub result_slot: Slot,
+}
+
+#[derive(Debug)]
+pub struct ClauseIr {
+    /// A placeholder code naming the clause in panic chains.
+    pub code: CodeId,
+    pub expr: Expr,
+    pub span: TextRange,
 }
 
 /// A literal that needs an allocation; materialised once per run.

@@ -11,7 +11,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, Op, Pat};
+use crate::ir::{Arm, ClauseIr, Code, CodeId, Const, DefId, Expr, Op, Pat};
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
 use crate::world::World;
@@ -178,7 +178,7 @@ impl<'a> Machine<'a> {
     /// calls instead of recursing (the frame is replaced in place).
     fn run(&mut self, mut code_id: CodeId, base: usize) -> Res<Value> {
         let program: &'a Program = self.program;
-        let clauses = program.clauses_of(code_id);
+        let clauses = program.codes[code_id as usize].clauses.as_deref();
         if let Some(clauses) = clauses {
             self.check_clauses(&clauses.requires, base, EvalCode::RequiresViolated)?;
             let result = self.eval(&program.codes[code_id as usize].body, base)?;
@@ -215,7 +215,7 @@ impl<'a> Machine<'a> {
                 }
                 Expr::CallGlobal { def, args, span } => {
                     let target = program.defs[*def as usize].code;
-                    if program.clauses_of(target).is_some() {
+                    if program.codes[target as usize].clauses.is_some() {
                         return self.eval(expr, base);
                     }
                     self.push_args(args, base)?;
@@ -234,7 +234,7 @@ impl<'a> Machine<'a> {
                         Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
                             Some(Callable::Closure { code, .. })
                                 if program.codes[*code as usize].arity as usize == args.len()
-                                    && program.clauses_of(*code).is_none() =>
+                                    && program.codes[*code as usize].clauses.is_none() =>
                             {
                                 Some(*code)
                             }
@@ -296,21 +296,17 @@ impl<'a> Machine<'a> {
         self.stack.drain(base..top);
     }
 
-    fn check_clauses(&mut self, clauses: &[(CodeId, Expr)], base: usize, code: EvalCode) -> Res<()> {
-        for (clause_code, predicate) in clauses {
-            self.enter(*clause_code)?;
-            let verdict = self.eval(predicate, base);
-            let name = self.program.codes[*clause_code as usize].name.clone();
+    fn check_clauses(&mut self, clauses: &[ClauseIr], base: usize, code: EvalCode) -> Res<()> {
+        for clause in clauses {
+            self.enter(clause.code)?;
+            let verdict = self.eval(&clause.expr, base);
+            let name = self.program.codes[clause.code as usize].name.clone();
             let outcome = match verdict {
                 Ok(Value::Bool(true)) => Ok(()),
                 Ok(Value::Bool(false)) => {
                     let what = if code == EvalCode::RequiresViolated { "requires" } else { "ensures" };
                     let error = self.fail(code, format!("{what} clause {name} does not hold"));
-                    let span = self.program.clause_span(*clause_code);
-                    Err(match span {
-                        Some(span) => self.locate(error, span),
-                        None => error,
-                    })
+                    Err(self.locate(error, clause.span))
                 }
                 Ok(other) => Err(self.type_error(format!("clause {name} produced {}, not a Bool", other.kind()))),
                 Err(e) => Err(e),

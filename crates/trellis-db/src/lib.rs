@@ -16,6 +16,7 @@ mod files;
 mod graph;
 mod hashing;
 mod index;
+mod pipeline;
 mod prelude;
 mod refs;
 mod resolve;
@@ -30,6 +31,7 @@ pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_ha
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};
+pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{

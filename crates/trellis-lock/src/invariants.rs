@@ -232,6 +232,20 @@ impl Violations {
                 );
             }
         }
+        if checks.termination == Termination::Assumed
+            && !l
+                .spec
+                .allow
+                .iter()
+                .any(|g| g.starts_with(TERMINATION_HATCH))
+        {
+            self.push(
+                Code::Assurance,
+                "termination is `assumed`, which only a `nonstructural-recursion` grant permits"
+                    .to_owned(),
+                vec![Seg::Key("checks"), Seg::Key("termination")],
+            );
+        }
         self.tests(&l.tests);
         self.oracles(l);
         self.assurances(
@@ -240,14 +254,15 @@ impl Violations {
             &l.spec,
             &[Seg::Key("checks"), Seg::Key("clauses")],
         );
-        if l.accepted && checks.holes.is_empty() {
-            if let Some(reason) = not_green(checks, &l.tests) {
-                self.push(
-                    Code::AcceptedNotGreen,
-                    format!("only a green entry can be accepted: {reason}"),
-                    vec![Seg::Key("accepted")],
-                );
-            }
+        if l.accepted
+            && checks.holes.is_empty()
+            && let Some(reason) = not_green(checks, &l.tests)
+        {
+            self.push(
+                Code::AcceptedNotGreen,
+                format!("only a green entry can be accepted: {reason}"),
+                vec![Seg::Key("accepted")],
+            );
         }
     }
 
@@ -483,6 +498,9 @@ impl Violations {
 }
 
 const DIFFERENTIAL: &str = "derived:differential:";
+
+/// The `allow` hatch that waives the termination check (tr-grammar §3.7).
+pub const TERMINATION_HATCH: &str = "nonstructural-recursion:";
 
 /// Why a lowered, hole-free entry is not green, if it is not (lock-schema §8.1).
 pub fn not_green(checks: &Checks, tests: &[TestRow]) -> Option<String> {

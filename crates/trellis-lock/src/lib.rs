@@ -19,8 +19,8 @@ mod write;
 
 pub use codes::Code;
 pub use invariants::{
-    Seg, Violation, check_invariants, check_transition, not_green, render_path, test_name_problem,
-    violations,
+    Seg, TERMINATION_HATCH, Violation, check_invariants, check_transition, not_green, render_path,
+    test_name_problem, violations,
 };
 pub use merge::{check_soil_lock, merge, ownerless_helpers, qualify};
 pub use model::*;

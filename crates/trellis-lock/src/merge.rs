@@ -43,6 +43,18 @@ pub fn merge(
             }
         }
         if let Lock::Function(DefinitionLock {
+            checks: Some(checks),
+            ..
+        }) = lock
+            && checks.termination == Termination::Assumed
+        {
+            escape_hatches.push(EscapeHatch {
+                definition: qualified.clone(),
+                kind: HatchKind::Assumed,
+                text: "termination".to_owned(),
+            });
+        }
+        if let Lock::Function(DefinitionLock {
             lowering: Some(lowering),
             ..
         }) = lock

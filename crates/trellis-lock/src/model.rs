@@ -10,6 +10,9 @@ use trellis_hash::Digest;
 pub const LOCK_FORMAT: u64 = 1;
 
 /// One sidecar lock file, by the kind of its `.tr` (lock-schema §1.3).
+// Locks are built once per write and matched often; boxing the function
+// variant would cost every match a dereference to save a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lock {
     Function(DefinitionLock),
@@ -209,6 +212,8 @@ pub enum Termination {
     NotRecursive,
     Verified,
     Unverified,
+    /// Waived by a `nonstructural-recursion` grant in the `allow` block.
+    Assumed,
 }
 
 /// One test result (lock-schema §5.1).

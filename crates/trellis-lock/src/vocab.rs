@@ -76,6 +76,7 @@ impl Word for Termination {
         ("not-recursive", Termination::NotRecursive),
         ("verified", Termination::Verified),
         ("unverified", Termination::Unverified),
+        ("assumed", Termination::Assumed),
     ];
 }
 

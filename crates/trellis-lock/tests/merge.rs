@@ -47,6 +47,20 @@ fn root() -> Vec<(String, Lock)> {
     ]
 }
 
+fn function_of<'a>(locks: &'a mut [(String, Lock)], name: &str) -> &'a mut DefinitionLock {
+    match locks.iter_mut().find(|(n, _)| n == name) {
+        Some((_, Lock::Function(lock))) => lock,
+        _ => panic!("{name} is not a function lock in the root"),
+    }
+}
+
+fn lowering_of<'a>(locks: &'a mut [(String, Lock)], name: &str) -> &'a mut Lowering {
+    function_of(locks, name)
+        .lowering
+        .as_mut()
+        .unwrap_or_else(|| panic!("{name} is lowered"))
+}
+
 fn trusted() -> BTreeMap<String, trellis_hash::Digest> {
     BTreeMap::from([("prelude".to_owned(), h("prelude package"))])
 }
@@ -95,13 +109,9 @@ fn helpers_carry_every_owner_and_ownerless_ones_are_collected() {
     // parse_row is re-lowered without its helper: the next merge drops the
     // node, and the helper left on disk is reported for collection.
     let mut relowered = root();
-    for (name, lock) in &mut relowered {
-        if let (true, Lock::Function(l)) = (name == "csvstats/parse_row", lock) {
-            if let Some(lowering) = &mut l.lowering {
-                lowering.private_helpers.clear();
-            }
-        }
-    }
+    lowering_of(&mut relowered, "csvstats/parse_row")
+        .private_helpers
+        .clear();
     let next = merge(relowered, trusted());
     assert!(
         next.soil_private
@@ -139,13 +149,7 @@ fn the_audit_view_lists_grants_and_assumed_clauses() {
 #[test]
 fn owners_disagreeing_on_a_helper_hash_are_flagged() {
     let mut locks = root();
-    for (name, lock) in &mut locks {
-        if let (true, Lock::Function(l)) = (name == "csvstats/midrange", lock) {
-            if let Some(lowering) = &mut l.lowering {
-                lowering.private_helpers[0].hash = h("an older _halfway");
-            }
-        }
-    }
+    lowering_of(&mut locks, "csvstats/midrange").private_helpers[0].hash = h("an older _halfway");
     let codes: Vec<String> = check_soil_lock(&merge(locks, trusted()))
         .into_iter()
         .map(|d| format!("{} {}", d.code, d.notes[0].message))
@@ -165,13 +169,12 @@ fn definition_oracles_must_be_accepted_at_their_formal_hash() {
     };
     let median_formal = common::median().spec().hashes.formal;
     let mut locks = root();
-    for (name, lock) in &mut locks {
-        if let (true, Lock::Function(l)) = (name == "csvstats/midrange", lock) {
-            l.oracles.push(oracle("csvstats/median", median_formal)); // accepted: fine
-            l.oracles.push(oracle("csvstats/mean", h("x"))); // not accepted
-            l.oracles.push(oracle("csvstats/gone", h("x"))); // not in the root
-        }
-    }
+    let midrange = function_of(&mut locks, "csvstats/midrange");
+    midrange
+        .oracles
+        .push(oracle("csvstats/median", median_formal)); // accepted: fine
+    midrange.oracles.push(oracle("csvstats/mean", h("x"))); // not accepted
+    midrange.oracles.push(oracle("csvstats/gone", h("x"))); // not in the root
     let found: Vec<String> = check_soil_lock(&merge(locks, trusted()))
         .into_iter()
         .map(|d| format!("{} {}", d.code, d.notes[0].message))

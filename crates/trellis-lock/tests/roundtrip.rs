@@ -243,6 +243,13 @@ fn function_lock() -> impl Strategy<Value = Lock> {
                     tests.clear();
                 }
                 honest(&mut clauses, &tests, &spec);
+                let termination = if termination == Termination::Assumed
+                    && !spec.allow.iter().any(|g| g.starts_with(TERMINATION_HATCH))
+                {
+                    Termination::Unverified
+                } else {
+                    termination
+                };
                 let mut oracles: Vec<OracleRow> = tests
                     .iter()
                     .filter_map(|t| t.name.strip_prefix("derived:differential:"))

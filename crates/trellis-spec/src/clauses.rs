@@ -12,16 +12,28 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<Clause> {
     let mut clauses: Vec<Clause> = Vec::new();
     for line in logical_lines(content) {
         let Some((label, source, source_range)) = split_label(line.text, line.range.start) else {
-            findings.push(TrCode::BadClause, first_line(line.text, line.range.start), "expected a clause `label: predicate` starting in column 1");
+            findings.push(
+                TrCode::BadClause,
+                first_line(line.text, line.range.start),
+                "expected a clause `label: predicate` starting in column 1",
+            );
             continue;
         };
         let label_range = TextRange::new(line.range.start, line.range.start + label.len() as u32);
         if clauses.iter().any(|clause| clause.label == label) {
-            findings.push(TrCode::DuplicateClauseLabel, label_range, format!("the label `{label}` is already used in this block"));
+            findings.push(
+                TrCode::DuplicateClauseLabel,
+                label_range,
+                format!("the label `{label}` is already used in this block"),
+            );
             continue;
         }
         let predicate = if source.is_empty() {
-            findings.push(TrCode::BadClause, label_range, format!("the clause `{label}` has no predicate"));
+            findings.push(
+                TrCode::BadClause,
+                label_range,
+                format!("the clause `{label}` has no predicate"),
+            );
             None
         } else {
             let (expr, diagnostics) = soil::predicate(source);

@@ -117,7 +117,10 @@ impl TrCode {
 
     /// The registry `spec_ref`: each rule has its own tr-grammar §6 subsection.
     pub fn spec_ref(self) -> String {
-        let index = TrCode::ALL.iter().position(|&code| code == self).unwrap_or(0);
+        let index = TrCode::ALL
+            .iter()
+            .position(|&code| code == self)
+            .unwrap_or(0);
         format!("tr-grammar#6.{}", index + 1)
     }
 }

@@ -15,18 +15,36 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<CramStep> {
     while i < all.len() {
         let line = all[i];
         i += 1;
-        if let Some(command) = line.text.strip_prefix("$ ").or(line.text.strip_prefix('$').filter(|r| r.trim().is_empty())) {
+        if let Some(command) = line
+            .text
+            .strip_prefix("$ ")
+            .or(line.text.strip_prefix('$').filter(|r| r.trim().is_empty()))
+        {
             finish(&mut current, &mut steps);
             if command.trim().is_empty() {
-                findings.push(TrCode::BadCram, line.range(), "`$` needs a command after it");
+                findings.push(
+                    TrCode::BadCram,
+                    line.range(),
+                    "`$` needs a command after it",
+                );
                 continuing = false;
                 continue;
             }
-            current = Some(CramCommand { command: command.to_owned(), output: String::new(), exit_code: 0, range: line.range() });
+            current = Some(CramCommand {
+                command: command.to_owned(),
+                output: String::new(),
+                exit_code: 0,
+                range: line.range(),
+            });
             continuing = true;
             continue;
         }
-        if continuing && let Some(more) = line.text.strip_prefix("> ").or(line.text.strip_prefix('>').filter(|r| r.is_empty())) {
+        if continuing
+            && let Some(more) = line
+                .text
+                .strip_prefix("> ")
+                .or(line.text.strip_prefix('>').filter(|r| r.is_empty()))
+        {
             if let Some(command) = &mut current {
                 command.command.push('\n');
                 command.command.push_str(more);
@@ -38,7 +56,11 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<CramStep> {
         if let Some(path) = line.text.strip_prefix("<<< ") {
             finish(&mut current, &mut steps);
             let Some(end) = all[i..].iter().position(|l| l.text == ">>>") else {
-                findings.push(TrCode::BadCram, line.range(), "this fixture has no closing `>>>` line");
+                findings.push(
+                    TrCode::BadCram,
+                    line.range(),
+                    "this fixture has no closing `>>>` line",
+                );
                 return steps;
             };
             let body = &all[i..i + end];
@@ -46,11 +68,19 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<CramStep> {
             i += end + 1;
             let path = path.trim();
             if !is_fixture_path(path) {
-                findings.push(TrCode::BadCram, line.range(), format!("{path:?} is not a relative `/`-separated path without `..`"));
+                findings.push(
+                    TrCode::BadCram,
+                    line.range(),
+                    format!("{path:?} is not a relative `/`-separated path without `..`"),
+                );
                 continue;
             }
             let content = body.iter().map(|l| format!("{}\n", l.text)).collect();
-            steps.push(CramStep::Fixture(CramFixture { path: path.to_owned(), content, range: line.range().cover(closing.range()) }));
+            steps.push(CramStep::Fixture(CramFixture {
+                path: path.to_owned(),
+                content,
+                range: line.range().cover(closing.range()),
+            }));
             continue;
         }
         if let Some(code) = exit_code(line.text) {
@@ -60,8 +90,16 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<CramStep> {
                     command.range = command.range.cover(line.range());
                     finish(&mut current, &mut steps);
                 }
-                (Some(_), None) => findings.push(TrCode::BadCram, line.range(), "an exit status is `[n]` with n in 0–255"),
-                (None, _) => findings.push(TrCode::BadCram, line.range(), "an exit status must follow a command's output"),
+                (Some(_), None) => findings.push(
+                    TrCode::BadCram,
+                    line.range(),
+                    "an exit status is `[n]` with n in 0–255",
+                ),
+                (None, _) => findings.push(
+                    TrCode::BadCram,
+                    line.range(),
+                    "an exit status must follow a command's output",
+                ),
             }
             continue;
         }
@@ -72,7 +110,11 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<CramStep> {
                 command.range = command.range.cover(line.range());
             }
             None if line.is_blank() => {}
-            None => findings.push(TrCode::BadCram, line.range(), "output with no command before it: commands start with `$ `"),
+            None => findings.push(
+                TrCode::BadCram,
+                line.range(),
+                "output with no command before it: commands start with `$ `",
+            ),
         }
     }
     finish(&mut current, &mut steps);
@@ -99,6 +141,7 @@ fn is_fixture_path(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
         && !path.contains('\\')
-        && path.split('/').all(|segment| !segment.is_empty() && segment != ".." && segment != ".")
+        && path
+            .split('/')
+            .all(|segment| !segment.is_empty() && segment != ".." && segment != ".")
 }
-

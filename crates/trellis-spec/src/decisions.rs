@@ -18,7 +18,11 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<DecisionEntry
             continue;
         }
         let Some((label, text)) = entry_head(line.text) else {
-            findings.push(TrCode::BadDecision, line.range(), "expected an entry `- **label** — text`");
+            findings.push(
+                TrCode::BadDecision,
+                line.range(),
+                "expected an entry `- **label** — text`",
+            );
             continue;
         };
         let label_start = line.start + 4;
@@ -30,7 +34,10 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<DecisionEntry
             bytes: String::new(),
             range: line.range(),
         };
-        while let Some(more) = all.get(i).filter(|l| l.text.starts_with("  ") && !l.is_blank()) {
+        while let Some(more) = all
+            .get(i)
+            .filter(|l| l.text.starts_with("  ") && !l.is_blank())
+        {
             i += 1;
             entry.range = entry.range.cover(more.range());
             let body = more.text.trim();
@@ -46,7 +53,11 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<DecisionEntry
         }
         entry.bytes = content[entry.range.as_usize_range()].to_owned();
         if entries.iter().any(|e| e.label == entry.label) {
-            findings.push(TrCode::DuplicateDecisionLabel, label_range, format!("the label `{label}` is already used in this scope"));
+            findings.push(
+                TrCode::DuplicateDecisionLabel,
+                label_range,
+                format!("the label `{label}` is already used in this scope"),
+            );
             continue;
         }
         entries.push(entry);
@@ -63,6 +74,8 @@ fn entry_head(text: &str) -> Option<(&str, &str)> {
         |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
         |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-',
     );
-    let rest = rest.strip_prefix("— ").or_else(|| rest.strip_prefix("-- "))?;
+    let rest = rest
+        .strip_prefix("— ")
+        .or_else(|| rest.strip_prefix("-- "))?;
     (label_ok && !rest.trim().is_empty()).then_some((label, rest))
 }

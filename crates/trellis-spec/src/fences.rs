@@ -18,12 +18,19 @@ pub(crate) struct RawFence {
 }
 
 /// Every reserved fence in `text[body_start..]`, in document order.
-pub(crate) fn reserved_fences(text: &str, body_start: u32, findings: &mut Findings) -> Vec<RawFence> {
+pub(crate) fn reserved_fences(
+    text: &str,
+    body_start: u32,
+    findings: &mut Findings,
+) -> Vec<RawFence> {
     let body = &text[body_start as usize..];
     let mut out = Vec::new();
     let mut open: Option<Open> = None;
     for (event, range) in Parser::new_ext(body, Options::empty()).into_offset_iter() {
-        let range = TextRange::new(range.start as u32 + body_start, range.end as u32 + body_start);
+        let range = TextRange::new(
+            range.start as u32 + body_start,
+            range.end as u32 + body_start,
+        );
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                 open = Some(Open {
@@ -40,8 +47,16 @@ pub(crate) fn reserved_fences(text: &str, body_start: u32, findings: &mut Findin
                     let source = &text[range.as_usize_range()];
                     // A tab partly consumed by container indentation comes back as
                     // spaces the file does not hold; map such a piece to its start.
-                    let len = if source == &*piece { piece.len() as u32 } else { 0 };
-                    block.segments.push(Segment { content_start, file_start: range.start, len });
+                    let len = if source == &*piece {
+                        piece.len() as u32
+                    } else {
+                        0
+                    };
+                    block.segments.push(Segment {
+                        content_start,
+                        file_start: range.start,
+                        len,
+                    });
                     block.content.push_str(&piece);
                     block.content_range = Some(match block.content_range {
                         Some(seen) => seen.cover(range),
@@ -76,8 +91,12 @@ impl Open {
         let kind = BlockKind::from_word(words.next()?)?;
         let opening_line = opening_line(text, self.fence);
         let header = parse_info(kind, words.collect(), opening_line, findings);
-        let content_range = self.content_range.unwrap_or(TextRange::empty(opening_line.end));
-        let after_content = text.get(content_range.end as usize..self.fence.end as usize).unwrap_or("");
+        let content_range = self
+            .content_range
+            .unwrap_or(TextRange::empty(opening_line.end));
+        let after_content = text
+            .get(content_range.end as usize..self.fence.end as usize)
+            .unwrap_or("");
         let fence_char = text[self.fence.as_usize_range()]
             .chars()
             .find(|c| matches!(c, '`' | '~'))
@@ -87,7 +106,10 @@ impl Open {
             findings.push(
                 TrCode::UnclosedFence,
                 opening_line,
-                format!("this `{}` block has no closing fence; it runs to the end of its container", kind.word()),
+                format!(
+                    "this `{}` block has no closing fence; it runs to the end of its container",
+                    kind.word()
+                ),
             );
         }
         Some(RawFence {
@@ -111,8 +133,18 @@ pub(crate) fn opening_line(text: &str, fence: TextRange) -> TextRange {
     TextRange::new(fence.start, fence.start + end as u32)
 }
 
-fn parse_info(kind: BlockKind, rest: Vec<&str>, at: TextRange, findings: &mut Findings) -> BlockHeader {
-    let mut header = BlockHeader { kind, name: None, xfail: false, agent: false };
+fn parse_info(
+    kind: BlockKind,
+    rest: Vec<&str>,
+    at: TextRange,
+    findings: &mut Findings,
+) -> BlockHeader {
+    let mut header = BlockHeader {
+        kind,
+        name: None,
+        xfail: false,
+        agent: false,
+    };
     // The order is fixed: name, then xfail, then @agent; `stage` is how far we are.
     let mut stage = 0;
     let mut bad = false;
@@ -131,8 +163,13 @@ fn parse_info(kind: BlockKind, rest: Vec<&str>, at: TextRange, findings: &mut Fi
         if !ok {
             bad = true;
             let why = match word_stage {
-                2 => format!("`xfail` is allowed only on `test`, `property` and `cram`, not `{}`", kind.word()),
-                _ if kind.is_named_test() => format!("`{word}` is not a block name (`[A-Za-z_][A-Za-z0-9_-]*`)"),
+                2 => format!(
+                    "`xfail` is allowed only on `test`, `property` and `cram`, not `{}`",
+                    kind.word()
+                ),
+                _ if kind.is_named_test() => {
+                    format!("`{word}` is not a block name (`[A-Za-z_][A-Za-z0-9_-]*`)")
+                }
                 _ => format!("a `{}` block takes no name; found `{word}`", kind.word()),
             };
             findings.push(TrCode::BadInfoString, at, why);
@@ -145,7 +182,15 @@ fn parse_info(kind: BlockKind, rest: Vec<&str>, at: TextRange, findings: &mut Fi
         }
     }
     if kind.is_named_test() && header.name.is_none() && !bad {
-        findings.push(TrCode::MissingBlockName, at, format!("a `{}` block needs a name: `{} NAME`", kind.word(), kind.word()));
+        findings.push(
+            TrCode::MissingBlockName,
+            at,
+            format!(
+                "a `{}` block needs a name: `{} NAME`",
+                kind.word(),
+                kind.word()
+            ),
+        );
     }
     header
 }

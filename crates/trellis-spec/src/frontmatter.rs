@@ -23,7 +23,11 @@ pub(crate) fn parse(text: &str, findings: &mut Findings) -> Parsed {
         body_start: 0,
     };
     let Some(first) = all.first() else {
-        findings.push(TrCode::MissingName, TextRange::empty(0), "the file is empty: it needs a frontmatter with `name:`");
+        findings.push(
+            TrCode::MissingName,
+            TextRange::empty(0),
+            "the file is empty: it needs a frontmatter with `name:`",
+        );
         return parsed;
     };
     if first.text != "---" {
@@ -35,7 +39,11 @@ pub(crate) fn parse(text: &str, findings: &mut Findings) -> Parsed {
         return parsed;
     }
     let Some(close_index) = all.iter().skip(1).position(|line| line.text == "---") else {
-        findings.push(TrCode::BadFrontmatter, first.range(), "the frontmatter has no closing `---` line");
+        findings.push(
+            TrCode::BadFrontmatter,
+            first.range(),
+            "the frontmatter has no closing `---` line",
+        );
         return parsed;
     };
     let close_index = close_index + 1;
@@ -44,7 +52,11 @@ pub(crate) fn parse(text: &str, findings: &mut Findings) -> Parsed {
     parsed.location.range = TextRange::new(0, close.next);
     read_entries(&all[1..close_index], &mut parsed, findings);
     if parsed.frontmatter.name.is_none() {
-        findings.push(TrCode::MissingName, first.range(), "the frontmatter has no `name:` entry");
+        findings.push(
+            TrCode::MissingName,
+            first.range(),
+            "the frontmatter has no `name:` entry",
+        );
     }
     parsed
 }
@@ -59,7 +71,11 @@ fn read_entries(entries: &[Line<'_>], parsed: &mut Parsed, findings: &mut Findin
             continue;
         }
         let Some((key, rest)) = line.text.split_once(':') else {
-            findings.push(TrCode::BadFrontmatter, line.range(), "expected `key: value`");
+            findings.push(
+                TrCode::BadFrontmatter,
+                line.range(),
+                "expected `key: value`",
+            );
             continue;
         };
         let key_range = TextRange::new(line.start, line.start + key.len() as u32);
@@ -79,7 +95,11 @@ fn read_entries(entries: &[Line<'_>], parsed: &mut Parsed, findings: &mut Findin
                     }
                     None => findings.push(
                         TrCode::BadFrontmatter,
-                        if value.is_empty() { line.range() } else { range },
+                        if value.is_empty() {
+                            line.range()
+                        } else {
+                            range
+                        },
                         "`name` takes one plain word or a double-quoted string",
                     ),
                 }
@@ -96,15 +116,23 @@ fn read_entries(entries: &[Line<'_>], parsed: &mut Parsed, findings: &mut Findin
                     while i < entries.len() {
                         let item = entries[i];
                         let body = item.text.trim_start();
-                        let Some(tag) = body.strip_prefix('-') else { break };
+                        let Some(tag) = body.strip_prefix('-') else {
+                            break;
+                        };
                         i += 1;
                         let base = item.start + (item.text.len() - tag.len()) as u32;
                         tags.push(trimmed(tag, base));
                     }
                     if tags.is_empty() {
-                        findings.push(TrCode::BadFrontmatter, line.range(), "`tags:` needs `[a, b]` or `- tag` lines below it");
+                        findings.push(
+                            TrCode::BadFrontmatter,
+                            line.range(),
+                            "`tags:` needs `[a, b]` or `- tag` lines below it",
+                        );
                     }
-                } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                } else if let Some(inner) =
+                    value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
+                {
                     if !inner.trim().is_empty() {
                         let mut base = range.start + 1;
                         for piece in inner.split(',') {
@@ -113,13 +141,25 @@ fn read_entries(entries: &[Line<'_>], parsed: &mut Parsed, findings: &mut Findin
                         }
                     }
                 } else {
-                    findings.push(TrCode::BadFrontmatter, range, "tags are written `[a, b]` or as `- tag` lines");
+                    findings.push(
+                        TrCode::BadFrontmatter,
+                        range,
+                        "tags are written `[a, b]` or as `- tag` lines",
+                    );
                 }
                 for (tag, range) in tags {
                     if !is_plain(tag) {
-                        findings.push(TrCode::BadFrontmatter, range, format!("{tag:?} is not a plain word"));
+                        findings.push(
+                            TrCode::BadFrontmatter,
+                            range,
+                            format!("{tag:?} is not a plain word"),
+                        );
                     } else if parsed.frontmatter.tags.iter().any(|t| t == tag) {
-                        findings.push(TrCode::BadFrontmatter, range, format!("tag `{tag}` is given twice"));
+                        findings.push(
+                            TrCode::BadFrontmatter,
+                            range,
+                            format!("tag `{tag}` is given twice"),
+                        );
                     } else {
                         parsed.frontmatter.tags.push(tag.to_owned());
                         parsed.location.tags.push(range);
@@ -131,7 +171,11 @@ fn read_entries(entries: &[Line<'_>], parsed: &mut Parsed, findings: &mut Findin
                 key_range,
                 format!("unknown frontmatter key `{key}`: only `name` and `tags` exist"),
             ),
-            _ => findings.push(TrCode::BadFrontmatter, line.range(), "expected `name:` or `tags:`"),
+            _ => findings.push(
+                TrCode::BadFrontmatter,
+                line.range(),
+                "expected `name:` or `tags:`",
+            ),
         }
     }
 }
@@ -146,7 +190,7 @@ fn scalar(value: &str) -> Option<&str> {
 
 fn is_plain(word: &str) -> bool {
     !word.is_empty()
-        && !word
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '#' | ':' | '[' | ']' | ',' | '"' | '\'' | '{' | '}'))
+        && !word.chars().any(|c| {
+            c.is_whitespace() || matches!(c, '#' | ':' | '[' | ']' | ',' | '"' | '\'' | '{' | '}')
+        })
 }

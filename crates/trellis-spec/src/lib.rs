@@ -45,16 +45,23 @@ pub fn parse_tr(text: &str, file_stem: &str) -> (TrFile, Vec<Diagnostic>) {
     let mut file_findings = Findings::default();
 
     let front = frontmatter::parse(text, &mut file_findings);
-    let spec_name = front.frontmatter.name.clone().or_else(|| {
-        (!file_stem.starts_with('_')).then(|| file_stem.to_owned())
-    });
+    let spec_name = front
+        .frontmatter
+        .name
+        .clone()
+        .or_else(|| (!file_stem.starts_with('_')).then(|| file_stem.to_owned()));
     let mut blocks = Vec::new();
     for raw in fences::reserved_fences(text, front.body_start, &mut file_findings) {
         let mut findings = Findings::default();
         let kind = raw.header.kind;
-        let (syntax, empty) = blocks::parse(kind, &raw.content, spec_name.as_deref(), &mut findings);
+        let (syntax, empty) =
+            blocks::parse(kind, &raw.content, spec_name.as_deref(), &mut findings);
         if empty && raw.closed {
-            blocks::empty_block(&mut file_findings, kind, fences::opening_line(text, raw.location.fence));
+            blocks::empty_block(
+                &mut file_findings,
+                kind,
+                fences::opening_line(text, raw.location.fence),
+            );
         }
         // An unclosed fence swallowed whatever follows it; only that is reported.
         if raw.closed {
@@ -95,7 +102,9 @@ pub(crate) fn sort(diagnostics: &mut [Diagnostic]) {
 impl TrFile {
     /// The blocks of one kind, in document order.
     pub fn blocks_of(&self, kind: BlockKind) -> impl Iterator<Item = &Block> {
-        self.blocks.iter().filter(move |b| b.value.header.kind == kind)
+        self.blocks
+            .iter()
+            .filter(move |b| b.value.header.kind == kind)
     }
 
     /// The parsed signature of a function spec.

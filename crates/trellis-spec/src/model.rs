@@ -88,7 +88,10 @@ impl BlockKind {
     }
 
     pub fn from_word(word: &str) -> Option<BlockKind> {
-        BlockKind::ALL.iter().copied().find(|kind| kind.word() == word)
+        BlockKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.word() == word)
     }
 
     pub fn class(self) -> SpanClass {
@@ -109,7 +112,10 @@ impl BlockKind {
 
     /// `test`, `property` and `cram` take a name and may be `xfail`.
     pub fn is_named_test(self) -> bool {
-        matches!(self, BlockKind::Test | BlockKind::Property | BlockKind::Cram)
+        matches!(
+            self,
+            BlockKind::Test | BlockKind::Property | BlockKind::Cram
+        )
     }
 }
 

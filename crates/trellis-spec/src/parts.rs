@@ -32,7 +32,9 @@ impl FormalParts {
         let mut hasher = Hasher::new();
         hasher.part(self.name.as_bytes());
         for block in &self.blocks {
-            hasher.part(block.info.as_bytes()).part(block.content.as_bytes());
+            hasher
+                .part(block.info.as_bytes())
+                .part(block.content.as_bytes());
         }
         hasher.finish()
     }
@@ -42,7 +44,9 @@ impl FormalParts {
 pub fn test_hash(parts: &[BlockPart]) -> Digest {
     let mut hasher = Hasher::new();
     for block in parts {
-        hasher.part(block.info.as_bytes()).part(block.content.as_bytes());
+        hasher
+            .part(block.info.as_bytes())
+            .part(block.content.as_bytes());
     }
     hasher.finish()
 }

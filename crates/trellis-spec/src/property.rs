@@ -12,26 +12,55 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> 
     let (text, range) = trimmed(content, 0);
     let base = range.start as usize;
     let whole = range;
-    let Some(after_forall) = text.strip_prefix("forall").filter(|r| r.starts_with(char::is_whitespace) || r.starts_with('(')) else {
-        findings.push(TrCode::BadProperty, first_line_of(text, base), "a property is `forall (x : T) ... . predicate`");
+    let Some(after_forall) = text
+        .strip_prefix("forall")
+        .filter(|r| r.starts_with(char::is_whitespace) || r.starts_with('('))
+    else {
+        findings.push(
+            TrCode::BadProperty,
+            first_line_of(text, base),
+            "a property is `forall (x : T) ... . predicate`",
+        );
         return None;
     };
-    if let Some(second) = lines(content).iter().skip_while(|l| l.start < range.start).skip(1).find(|l| l.text.starts_with("forall")) {
-        findings.push(TrCode::BadProperty, second.range(), "a property block holds exactly one `forall` statement");
+    if let Some(second) = lines(content)
+        .iter()
+        .skip_while(|l| l.start < range.start)
+        .skip(1)
+        .find(|l| l.text.starts_with("forall"))
+    {
+        findings.push(
+            TrCode::BadProperty,
+            second.range(),
+            "a property block holds exactly one `forall` statement",
+        );
         return None;
     }
     let mut at = skip_space(text, text.len() - after_forall.len());
     let mut binders: Vec<Binder> = Vec::new();
     while text[at..].starts_with('(') {
         let Some(close) = matching_paren(text, at) else {
-            findings.push(TrCode::BadProperty, span(base, at, text.len()), "this binder has no closing `)`");
+            findings.push(
+                TrCode::BadProperty,
+                span(base, at, text.len()),
+                "this binder has no closing `)`",
+            );
             return None;
         };
-        binders.push(binder(&text[at + 1..close], base + at + 1, &binders, findings)?);
+        binders.push(binder(
+            &text[at + 1..close],
+            base + at + 1,
+            &binders,
+            findings,
+        )?);
         at = skip_space(text, close + 1);
     }
     if binders.is_empty() {
-        findings.push(TrCode::BadProperty, span(base, 0, at.max(6)), "`forall` needs at least one binder `(x : T)`");
+        findings.push(
+            TrCode::BadProperty,
+            span(base, 0, at.max(6)),
+            "`forall` needs at least one binder `(x : T)`",
+        );
         return None;
     }
     let mut where_range = None;
@@ -47,43 +76,81 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> 
         at = end;
     }
     if !text[at..].starts_with('.') {
-        findings.push(TrCode::BadProperty, span(base, at, (at + 1).min(text.len())), "expected `.` after the binders");
+        findings.push(
+            TrCode::BadProperty,
+            span(base, at, (at + 1).min(text.len())),
+            "expected `.` after the binders",
+        );
         return None;
     }
     let (body_source, body_range) = trimmed(&text[at + 1..], (base + at + 1) as u32);
     if body_source.is_empty() {
-        findings.push(TrCode::BadProperty, whole, "the property has no predicate after `.`");
+        findings.push(
+            TrCode::BadProperty,
+            whole,
+            "the property has no predicate after `.`",
+        );
         return None;
     }
     let (body, diagnostics) = soil::predicate(body_source);
     findings.soil(diagnostics, body_range.start);
-    Some(Property { binders, where_range, body_source: body_source.to_owned(), body_range, body })
+    Some(Property {
+        binders,
+        where_range,
+        body_source: body_source.to_owned(),
+        body_range,
+        body,
+    })
 }
 
 /// `name : Type` inside a binder's parentheses, at content offset `base`.
 fn binder(inner: &str, base: usize, earlier: &[Binder], findings: &mut Findings) -> Option<Binder> {
-    let colon = inner.find(':').filter(|&i| !inner[i + 1..].starts_with(':'));
+    let colon = inner
+        .find(':')
+        .filter(|&i| !inner[i + 1..].starts_with(':'));
     let Some(colon) = colon else {
-        findings.push(TrCode::BadProperty, span(base, 0, inner.len()), "a binder is `(name : Type)`");
+        findings.push(
+            TrCode::BadProperty,
+            span(base, 0, inner.len()),
+            "a binder is `(name : Type)`",
+        );
         return None;
     };
     let (name, name_range) = trimmed(&inner[..colon], base as u32);
     if !is_lower_ident(name) {
-        findings.push(TrCode::BadProperty, span(base, 0, colon), "a binder names one variable: a lower identifier");
+        findings.push(
+            TrCode::BadProperty,
+            span(base, 0, colon),
+            "a binder names one variable: a lower identifier",
+        );
         return None;
     }
     if earlier.iter().any(|b| b.name == name) {
-        findings.push(TrCode::BadProperty, name_range, format!("`{name}` is bound twice"));
+        findings.push(
+            TrCode::BadProperty,
+            name_range,
+            format!("`{name}` is bound twice"),
+        );
         return None;
     }
     let (type_source, type_range) = trimmed(&inner[colon + 1..], (base + colon + 1) as u32);
     if type_source.is_empty() {
-        findings.push(TrCode::BadProperty, span(base, 0, inner.len()), format!("the binder `{name}` has no type"));
+        findings.push(
+            TrCode::BadProperty,
+            span(base, 0, inner.len()),
+            format!("the binder `{name}` has no type"),
+        );
         return None;
     }
     let (ty, diagnostics) = soil::ty(type_source);
     findings.soil(diagnostics, type_range.start);
-    Some(Binder { name: name.to_owned(), name_range, type_source: type_source.to_owned(), type_range, ty })
+    Some(Binder {
+        name: name.to_owned(),
+        name_range,
+        type_source: type_source.to_owned(),
+        type_range,
+        ty,
+    })
 }
 
 /// The index of the `)` matching the `(` at `open`.
@@ -116,7 +183,9 @@ fn statement_dot(text: &str, from: usize) -> Option<usize> {
             _ if in_string => {}
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'.' if depth == 0 && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) => return Some(i),
+            b'.' if depth == 0 && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) => {
+                return Some(i);
+            }
             _ => {}
         }
     }

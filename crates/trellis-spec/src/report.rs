@@ -23,7 +23,11 @@ struct Finding {
 
 impl Findings {
     pub(crate) fn push(&mut self, code: TrCode, range: TextRange, message: impl Into<String>) {
-        self.items.push(Finding { code: code.as_str(), message: message.into(), range });
+        self.items.push(Finding {
+            code: code.as_str(),
+            message: message.into(),
+            range,
+        });
     }
 
     /// Soil syntax errors over a fragment that starts `shift` bytes into the unit.
@@ -46,7 +50,10 @@ pub(crate) struct Renderer<'a> {
 
 impl<'a> Renderer<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        Self { text, index: LineIndex::new(text) }
+        Self {
+            text,
+            index: LineIndex::new(text),
+        }
     }
 
     /// Findings whose ranges are already file offsets.
@@ -55,11 +62,21 @@ impl<'a> Renderer<'a> {
     }
 
     /// Findings whose ranges are offsets into a block's content.
-    pub(crate) fn in_block(&self, findings: Findings, location: &BlockLocation, out: &mut Vec<Diagnostic>) {
+    pub(crate) fn in_block(
+        &self,
+        findings: Findings,
+        location: &BlockLocation,
+        out: &mut Vec<Diagnostic>,
+    ) {
         self.render(findings, &|range| location.file_range(range), out);
     }
 
-    fn render(&self, findings: Findings, to_file: &dyn Fn(TextRange) -> TextRange, out: &mut Vec<Diagnostic>) {
+    fn render(
+        &self,
+        findings: Findings,
+        to_file: &dyn Fn(TextRange) -> TextRange,
+        out: &mut Vec<Diagnostic>,
+    ) {
         for finding in findings.items {
             let span = self.index.span(self.text, to_file(finding.range));
             out.push(Diagnostic::new(finding.code, finding.message).with_span(span));

@@ -24,25 +24,46 @@ pub struct RootContext<'a> {
 /// `text` is the text `file` was parsed from.
 pub fn check_in_root(file: &TrFile, text: &str, context: &RootContext<'_>) -> Vec<Diagnostic> {
     let mut findings = Findings::default();
-    for (tag, &range) in file.frontmatter.tags.iter().zip(&file.frontmatter_location.tags) {
+    for (tag, &range) in file
+        .frontmatter
+        .tags
+        .iter()
+        .zip(&file.frontmatter_location.tags)
+    {
         if !context.tags.iter().any(|t| t == tag) {
-            findings.push(TrCode::UndeclaredTag, range, format!("the tag `{tag}` is not declared in soil.toml [tags]"));
+            findings.push(
+                TrCode::UndeclaredTag,
+                range,
+                format!("the tag `{tag}` is not declared in soil.toml [tags]"),
+            );
         }
     }
     if file.kind == FileKind::Module {
-        if let (Some(dir), Some(name), Some(at)) =
-            (context.module_dir, &file.frontmatter.name, file.frontmatter_location.name_value)
-            && dir != name
+        if let (Some(dir), Some(name), Some(at)) = (
+            context.module_dir,
+            &file.frontmatter.name,
+            file.frontmatter_location.name_value,
+        ) && dir != name
         {
-            findings.push(TrCode::NameMismatch, at, format!("the module is named `{name}` but lives in `{dir}/`"));
+            findings.push(
+                TrCode::NameMismatch,
+                at,
+                format!("the module is named `{name}` but lives in `{dir}/`"),
+            );
         }
         if let Some(definitions) = context.module_definitions {
             for block in file.blocks_of(BlockKind::Exports) {
-                let BlockSyntax::Exports(exports) = &block.value.syntax else { continue };
+                let BlockSyntax::Exports(exports) = &block.value.syntax else {
+                    continue;
+                };
                 for export in exports {
-                    if !definitions.iter().any(|d| *d == export.name) {
+                    if !definitions.contains(&export.name) {
                         let at = block.location.file_range(export.range);
-                        findings.push(TrCode::UnknownExport, at, format!("`{}` has no spec in this module", export.name));
+                        findings.push(
+                            TrCode::UnknownExport,
+                            at,
+                            format!("`{}` has no spec in this module", export.name),
+                        );
                     }
                 }
             }
@@ -56,9 +77,14 @@ pub fn check_in_root(file: &TrFile, text: &str, context: &RootContext<'_>) -> Ve
 pub fn invariant_property_refusals(file: &TrFile, text: &str) -> Vec<Diagnostic> {
     let mut findings = Findings::default();
     for block in file.blocks_of(BlockKind::Invariant) {
-        let BlockSyntax::Clauses(clauses) = &block.value.syntax else { continue };
+        let BlockSyntax::Clauses(clauses) = &block.value.syntax else {
+            continue;
+        };
         for clause in clauses {
-            let at = block.location.file_range(TextRange::new(clause.label_range.start, clause.source_range.end));
+            let at = block.location.file_range(TextRange::new(
+                clause.label_range.start,
+                clause.source_range.end,
+            ));
             findings.push(
                 TrCode::UnsupportedInvariantProperty,
                 at,

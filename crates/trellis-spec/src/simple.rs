@@ -15,7 +15,11 @@ pub const ESCAPE_HATCHES: &[&str] = &["nonstructural-recursion"];
 pub(crate) fn reference(content: &str, findings: &mut Findings) -> Option<Reference> {
     let lines = logical_lines(content);
     if let Some(extra) = lines.get(1) {
-        findings.push(TrCode::BadReference, first_line(extra.text, extra.range.start), "a `reference` block holds exactly one line");
+        findings.push(
+            TrCode::BadReference,
+            first_line(extra.text, extra.range.start),
+            "a `reference` block holds exactly one line",
+        );
         return None;
     }
     let line = lines.first()?;
@@ -23,25 +27,48 @@ pub(crate) fn reference(content: &str, findings: &mut Findings) -> Option<Refere
     if let Some(rest) = line.text.strip_prefix("python:") {
         let target = rest.trim();
         let Some((path, symbol)) = target.rsplit_once("::") else {
-            findings.push(TrCode::BadReference, at, "a Python reference is `python: path.py::symbol`");
+            findings.push(
+                TrCode::BadReference,
+                at,
+                "a Python reference is `python: path.py::symbol`",
+            );
             return None;
         };
         let path_ok = path.ends_with(".py")
             && !path.starts_with('/')
             && !path.contains('\\')
-            && path.split('/').all(|s| !s.is_empty() && s != ".." && s != ".");
+            && path
+                .split('/')
+                .all(|s| !s.is_empty() && s != ".." && s != ".");
         if !path_ok {
-            findings.push(TrCode::BadReference, at, format!("{path:?} is not a relative `/`-separated path to a `.py` file without `..`"));
+            findings.push(
+                TrCode::BadReference,
+                at,
+                format!(
+                    "{path:?} is not a relative `/`-separated path to a `.py` file without `..`"
+                ),
+            );
             return None;
         }
         let symbol_ok = symbol.split('.').all(|part| {
-            is_word(part, |c| c.is_ascii_alphabetic() || c == '_', |c| c.is_ascii_alphanumeric() || c == '_')
+            is_word(
+                part,
+                |c| c.is_ascii_alphabetic() || c == '_',
+                |c| c.is_ascii_alphanumeric() || c == '_',
+            )
         });
         if !symbol_ok {
-            findings.push(TrCode::BadReference, at, format!("{symbol:?} is not a Python identifier"));
+            findings.push(
+                TrCode::BadReference,
+                at,
+                format!("{symbol:?} is not a Python identifier"),
+            );
             return None;
         }
-        return Some(Reference::Python { path: path.to_owned(), symbol: symbol.to_owned() });
+        return Some(Reference::Python {
+            path: path.to_owned(),
+            symbol: symbol.to_owned(),
+        });
     }
     if let Some(rest) = line.text.strip_prefix("cli:") {
         let command = rest.trim();
@@ -49,9 +76,15 @@ pub(crate) fn reference(content: &str, findings: &mut Findings) -> Option<Refere
             findings.push(TrCode::BadReference, at, "`cli:` needs a command");
             return None;
         }
-        return Some(Reference::Cli { command: command.to_owned() });
+        return Some(Reference::Cli {
+            command: command.to_owned(),
+        });
     }
-    findings.push(TrCode::BadReference, at, "a reference is `python: path.py::symbol` or `cli: command`");
+    findings.push(
+        TrCode::BadReference,
+        at,
+        "a reference is `python: path.py::symbol` or `cli: command`",
+    );
     None
 }
 
@@ -64,26 +97,53 @@ pub(crate) fn allow(content: &str, findings: &mut Findings) -> Vec<Grant> {
             continue;
         };
         let hatch_range = TextRange::new(line.range.start, line.range.start + hatch.len() as u32);
-        let hatch_ok = is_word(hatch, |c| c.is_ascii_lowercase(), |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        let hatch_ok = is_word(
+            hatch,
+            |c| c.is_ascii_lowercase(),
+            |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-',
+        );
         if !hatch_ok {
-            findings.push(TrCode::BadAllow, at, "a grant is `hatch: reason`, the hatch in kebab-case");
+            findings.push(
+                TrCode::BadAllow,
+                at,
+                "a grant is `hatch: reason`, the hatch in kebab-case",
+            );
             continue;
         }
         let (reason, _) = trimmed(reason, 0);
         if reason.is_empty() {
-            findings.push(TrCode::BadAllow, at, format!("the grant `{hatch}` needs a reason: it is audited"));
+            findings.push(
+                TrCode::BadAllow,
+                at,
+                format!("the grant `{hatch}` needs a reason: it is audited"),
+            );
             continue;
         }
         if !ESCAPE_HATCHES.contains(&hatch) {
-            findings.push(TrCode::UnknownEscapeHatch, hatch_range, format!("unknown escape hatch `{hatch}`; v1 has: {}", ESCAPE_HATCHES.join(", ")));
+            findings.push(
+                TrCode::UnknownEscapeHatch,
+                hatch_range,
+                format!(
+                    "unknown escape hatch `{hatch}`; v1 has: {}",
+                    ESCAPE_HATCHES.join(", ")
+                ),
+            );
             continue;
         }
         if grants.iter().any(|g| g.hatch == hatch) {
-            findings.push(TrCode::BadAllow, hatch_range, format!("`{hatch}` is granted twice"));
+            findings.push(
+                TrCode::BadAllow,
+                hatch_range,
+                format!("`{hatch}` is granted twice"),
+            );
             continue;
         }
         let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
-        grants.push(Grant { hatch: hatch.to_owned(), reason, range: line.range });
+        grants.push(Grant {
+            hatch: hatch.to_owned(),
+            reason,
+            range: line.range,
+        });
     }
     grants
 }
@@ -99,13 +159,25 @@ pub(crate) fn exports(content: &str, findings: &mut Findings) -> Vec<Export> {
                 continue;
             }
             let range = TextRange::new(start, start + piece.len() as u32);
-            let is_name = (is_lower_ident(piece) && !piece.starts_with('_')) || is_upper_ident(piece);
+            let is_name =
+                (is_lower_ident(piece) && !piece.starts_with('_')) || is_upper_ident(piece);
             if !is_name {
-                findings.push(TrCode::BadExports, range, format!("{piece:?} is not a definition name"));
+                findings.push(
+                    TrCode::BadExports,
+                    range,
+                    format!("{piece:?} is not a definition name"),
+                );
             } else if exports.iter().any(|e| e.name == piece) {
-                findings.push(TrCode::BadExports, range, format!("`{piece}` is exported twice"));
+                findings.push(
+                    TrCode::BadExports,
+                    range,
+                    format!("`{piece}` is exported twice"),
+                );
             } else {
-                exports.push(Export { name: piece.to_owned(), range });
+                exports.push(Export {
+                    name: piece.to_owned(),
+                    range,
+                });
             }
         }
     }

@@ -9,13 +9,21 @@ use crate::model::{Expected, JsonText, TestCase, TestLine, WithBinding};
 use crate::report::Findings;
 
 /// `spec_name` is the name every case must call (`None` when the file has none).
-pub(crate) fn parse(content: &str, spec_name: Option<&str>, findings: &mut Findings) -> Vec<TestLine> {
+pub(crate) fn parse(
+    content: &str,
+    spec_name: Option<&str>,
+    findings: &mut Findings,
+) -> Vec<TestLine> {
     let mut out = Vec::new();
     let mut fakes: Vec<(String, JsonText)> = Vec::new();
     for line in logical_lines(content) {
         let base = line.range.start;
         let head = first_line(line.text, base);
-        if let Some(rest) = line.text.strip_prefix("with").filter(|r| r.starts_with([' ', '\t'])) {
+        if let Some(rest) = line
+            .text
+            .strip_prefix("with")
+            .filter(|r| r.starts_with([' ', '\t']))
+        {
             if let Some(binding) = parse_with(rest, base + 4, head, findings) {
                 fakes.retain(|(param, _)| *param != binding.param);
                 fakes.push((binding.param.clone(), binding.value.clone()));
@@ -31,18 +39,40 @@ pub(crate) fn parse(content: &str, spec_name: Option<&str>, findings: &mut Findi
     out
 }
 
-fn parse_with(rest: &str, base: u32, head: TextRange, findings: &mut Findings) -> Option<WithBinding> {
+fn parse_with(
+    rest: &str,
+    base: u32,
+    head: TextRange,
+    findings: &mut Findings,
+) -> Option<WithBinding> {
     let Some((param, value)) = rest.split_once('=') else {
-        findings.push(TrCode::BadTestCase, head, "a `with` line is `with param = json`");
+        findings.push(
+            TrCode::BadTestCase,
+            head,
+            "a `with` line is `with param = json`",
+        );
         return None;
     };
     let (param, param_range) = trimmed(param, base);
     if !is_lower_ident(param) {
-        findings.push(TrCode::BadTestCase, if param.is_empty() { head } else { param_range }, "a `with` line binds a parameter name: `with param = json`");
+        findings.push(
+            TrCode::BadTestCase,
+            if param.is_empty() { head } else { param_range },
+            "a `with` line binds a parameter name: `with param = json`",
+        );
         return None;
     }
-    let value = json(value, base + rest.find('=').map_or(0, |i| i as u32 + 1), head, findings)?;
-    Some(WithBinding { param: param.to_owned(), value, range: head })
+    let value = json(
+        value,
+        base + rest.find('=').map_or(0, |i| i as u32 + 1),
+        head,
+        findings,
+    )?;
+    Some(WithBinding {
+        param: param.to_owned(),
+        value,
+        range: head,
+    })
 }
 
 fn parse_case(
@@ -55,7 +85,11 @@ fn parse_case(
     let open = text.find('(');
     let callee = open.map(|i| text[..i].trim_end()).unwrap_or("");
     if open.is_none() || !is_lower_ident(callee) {
-        findings.push(TrCode::BadTestCase, head, "expected a case `name(json, ...) -> json` or `-> panic`, or a `with` line");
+        findings.push(
+            TrCode::BadTestCase,
+            head,
+            "expected a case `name(json, ...) -> json` or `-> panic`, or a `with` line",
+        );
         return None;
     }
     let open = open.unwrap_or(0);
@@ -63,23 +97,40 @@ fn parse_case(
     if let Some(name) = spec_name
         && callee != name
     {
-        findings.push(TrCode::BadTestCase, callee_range, format!("a case calls the spec's own definition `{name}`, not `{callee}`"));
+        findings.push(
+            TrCode::BadTestCase,
+            callee_range,
+            format!("a case calls the spec's own definition `{name}`, not `{callee}`"),
+        );
         return None;
     }
     let Some((pieces, close)) = split_args(text, open + 1) else {
-        findings.push(TrCode::BadTestCase, head, "the argument list has no closing `)`");
+        findings.push(
+            TrCode::BadTestCase,
+            head,
+            "the argument list has no closing `)`",
+        );
         return None;
     };
     let mut args = Vec::new();
     let no_args = pieces.len() == 1 && text[pieces[0].0..pieces[0].1].trim().is_empty();
     if !no_args {
         for (start, end) in pieces {
-            args.push(json(&text[start..end], base + start as u32, head, findings)?);
+            args.push(json(
+                &text[start..end],
+                base + start as u32,
+                head,
+                findings,
+            )?);
         }
     }
     let after = skip_space(text, close + 1);
     let Some(outcome) = text[after..].strip_prefix("->") else {
-        findings.push(TrCode::BadTestCase, head, "expected `->` after the arguments");
+        findings.push(
+            TrCode::BadTestCase,
+            head,
+            "expected `->` after the arguments",
+        );
         return None;
     };
     let outcome_base = base + after as u32 + 2;
@@ -87,7 +138,11 @@ fn parse_case(
     let expected = if word == "panic" {
         Expected::Panic(word_range)
     } else if word.is_empty() {
-        findings.push(TrCode::BadTestCase, head, "expected a JSON result or `panic` after `->`");
+        findings.push(
+            TrCode::BadTestCase,
+            head,
+            "expected a JSON result or `panic` after `->`",
+        );
         return None;
     } else {
         Expected::Value(json(outcome, outcome_base, head, findings)?)
@@ -109,9 +164,17 @@ fn json(text: &str, base: u32, head: TextRange, findings: &mut Findings) -> Opti
         return None;
     }
     match serde_json::from_str::<serde_json::Value>(body) {
-        Ok(value) => Some(JsonText { text: body.to_owned(), value, range }),
+        Ok(value) => Some(JsonText {
+            text: body.to_owned(),
+            value,
+            range,
+        }),
         Err(error) => {
-            findings.push(TrCode::BadJson, range, format!("not one JSON value: {error}"));
+            findings.push(
+                TrCode::BadJson,
+                range,
+                format!("not one JSON value: {error}"),
+            );
             None
         }
     }

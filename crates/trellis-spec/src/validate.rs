@@ -26,7 +26,9 @@ fn allowed(file: FileKind, block: BlockKind) -> Allowed {
     use FileKind as F;
     match (file, block) {
         (F::Unknown, _) => Allowed::Any,
-        (F::Function, B::SoilSig | B::Requires | B::Ensures | B::Allow | B::Reference) => Allowed::AtMostOne,
+        (F::Function, B::SoilSig | B::Requires | B::Ensures | B::Allow | B::Reference) => {
+            Allowed::AtMostOne
+        }
         (F::Function, B::Test | B::Property | B::Cram) => Allowed::Any,
         (F::Type, B::SoilType | B::Invariant) => Allowed::AtMostOne,
         (F::Module, B::Exports | B::Decisions) => Allowed::AtMostOne,
@@ -35,7 +37,12 @@ fn allowed(file: FileKind, block: BlockKind) -> Allowed {
     }
 }
 
-pub(crate) fn infer_kind(file_stem: &str, blocks: &[Block], text: &str, findings: &mut Findings) -> FileKind {
+pub(crate) fn infer_kind(
+    file_stem: &str,
+    blocks: &[Block],
+    text: &str,
+    findings: &mut Findings,
+) -> FileKind {
     match file_stem {
         MODULE_STEM => return FileKind::Module,
         PROJECT_STEM => return FileKind::Project,
@@ -46,8 +53,16 @@ pub(crate) fn infer_kind(file_stem: &str, blocks: &[Block], text: &str, findings
         (Some(_), None) => FileKind::Function,
         (None, Some(_)) => FileKind::Type,
         (Some(sig), Some(ty)) => {
-            let later = if sig.location.fence.start > ty.location.fence.start { sig } else { ty };
-            findings.push(TrCode::KindConflict, opening_line(text, later.location.fence), "a spec is a function (`soil-sig`) or a type (`soil-type`), not both");
+            let later = if sig.location.fence.start > ty.location.fence.start {
+                sig
+            } else {
+                ty
+            };
+            findings.push(
+                TrCode::KindConflict,
+                opening_line(text, later.location.fence),
+                "a spec is a function (`soil-sig`) or a type (`soil-type`), not both",
+            );
             FileKind::Unknown
         }
         (None, None) => {
@@ -69,8 +84,20 @@ fn placement(file: &TrFile, text: &str, findings: &mut Findings) {
         let kind = block.value.header.kind;
         let at = opening_line(text, block.location.fence);
         match allowed(file.kind, kind) {
-            Allowed::No => findings.push(TrCode::BlockNotAllowed, at, format!("a {} spec has no `{}` block", file.kind.as_str(), kind.word())),
-            Allowed::AtMostOne if seen.contains(&kind) => findings.push(TrCode::DuplicateBlock, at, format!("a spec has at most one `{}` block", kind.word())),
+            Allowed::No => findings.push(
+                TrCode::BlockNotAllowed,
+                at,
+                format!(
+                    "a {} spec has no `{}` block",
+                    file.kind.as_str(),
+                    kind.word()
+                ),
+            ),
+            Allowed::AtMostOne if seen.contains(&kind) => findings.push(
+                TrCode::DuplicateBlock,
+                at,
+                format!("a spec has at most one `{}` block", kind.word()),
+            ),
             _ => {}
         }
         seen.push(kind);
@@ -78,7 +105,8 @@ fn placement(file: &TrFile, text: &str, findings: &mut Findings) {
 }
 
 fn names(file: &TrFile, findings: &mut Findings) {
-    let (Some(name), Some(at)) = (&file.frontmatter.name, file.frontmatter_location.name_value) else {
+    let (Some(name), Some(at)) = (&file.frontmatter.name, file.frontmatter_location.name_value)
+    else {
         return;
     };
     let shape_ok = match file.kind {
@@ -92,11 +120,22 @@ fn names(file: &TrFile, findings: &mut Findings) {
             FileKind::Type => "an upper-case identifier",
             _ => "a lower-case identifier not starting with `_`",
         };
-        findings.push(TrCode::BadName, at, format!("a {} name is {want}; `{name}` is not", file.kind.as_str()));
+        findings.push(
+            TrCode::BadName,
+            at,
+            format!("a {} name is {want}; `{name}` is not", file.kind.as_str()),
+        );
     }
     let stem_is_name = !matches!(file.kind, FileKind::Module | FileKind::Project);
     if stem_is_name && file.file_stem != *name {
-        findings.push(TrCode::NameMismatch, at, format!("the name `{name}` differs from the file name `{}.tr`", file.file_stem));
+        findings.push(
+            TrCode::NameMismatch,
+            at,
+            format!(
+                "the name `{name}` differs from the file name `{}.tr`",
+                file.file_stem
+            ),
+        );
     }
     for block in &file.blocks {
         // With the kind unknown the two declarations compete; that is reported.
@@ -109,7 +148,10 @@ fn names(file: &TrFile, findings: &mut Findings) {
             findings.push(
                 TrCode::DefinitionNameMismatch,
                 block.location.file_range(declared.span),
-                format!("the block declares `{}`, but the spec's name is `{name}`", declared.text),
+                format!(
+                    "the block declares `{}`, but the spec's name is `{name}`",
+                    declared.text
+                ),
             );
         }
     }
@@ -121,7 +163,11 @@ fn tests(file: &TrFile, text: &str, findings: &mut Findings) {
         let header = &block.value.header;
         if let Some(name) = &header.name {
             if names.contains(&name.as_str()) {
-                findings.push(TrCode::DuplicateTestName, opening_line(text, block.location.fence), format!("another test block is already named `{name}`"));
+                findings.push(
+                    TrCode::DuplicateTestName,
+                    opening_line(text, block.location.fence),
+                    format!("another test block is already named `{name}`"),
+                );
             }
             names.push(name);
         }
@@ -129,10 +175,20 @@ fn tests(file: &TrFile, text: &str, findings: &mut Findings) {
     if file.kind != FileKind::Function {
         return;
     }
-    let has_tests = file.blocks.iter().any(|b| b.value.header.kind.is_named_test());
-    let signature_block = file.blocks.iter().find(|b| b.value.header.kind == BlockKind::SoilSig);
+    let has_tests = file
+        .blocks
+        .iter()
+        .any(|b| b.value.header.kind.is_named_test());
+    let signature_block = file
+        .blocks
+        .iter()
+        .find(|b| b.value.header.kind == BlockKind::SoilSig);
     if !has_tests && let Some(sig) = signature_block {
-        findings.push(TrCode::MissingTestBlock, opening_line(text, sig.location.fence), "a function spec needs at least one `test`, `property` or `cram` block");
+        findings.push(
+            TrCode::MissingTestBlock,
+            opening_line(text, sig.location.fence),
+            "a function spec needs at least one `test`, `property` or `cram` block",
+        );
     }
     let row_has_panic = signature_block.and_then(|b| match &b.value.syntax {
         BlockSyntax::Signature(Some(signature)) => Some(final_row_has(&signature.ty, "Panic")),
@@ -142,12 +198,18 @@ fn tests(file: &TrFile, text: &str, findings: &mut Findings) {
         return;
     }
     for block in &file.blocks {
-        let BlockSyntax::Test(lines) = &block.value.syntax else { continue };
+        let BlockSyntax::Test(lines) = &block.value.syntax else {
+            continue;
+        };
         for line in lines {
             if let TestLine::Case(case) = line
                 && let Expected::Panic(at) = case.expected
             {
-                findings.push(TrCode::PanicWithoutRow, block.location.file_range(at), "this case expects a panic, but the signature's effect row has no `Panic`");
+                findings.push(
+                    TrCode::PanicWithoutRow,
+                    block.location.file_range(at),
+                    "this case expects a panic, but the signature's effect row has no `Panic`",
+                );
             }
         }
     }

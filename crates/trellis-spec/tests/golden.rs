@@ -12,7 +12,9 @@ fn workspace() -> PathBuf {
 }
 
 fn tr_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for path in entries {
@@ -40,9 +42,15 @@ fn tags(root: &Path) -> Vec<String> {
 /// The parse tree, the diagnostics and the hashes of one file.
 fn golden_text(root: &Path, path: &Path) -> String {
     let text = std::fs::read_to_string(path).expect("readable");
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
     let (file, mut diagnostics) = parse_tr(&text, stem);
-    let dir = path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str());
+    let dir = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str());
     let mut definitions = Vec::new();
     if let Some(parent) = path.parent() {
         let mut siblings = Vec::new();
@@ -54,11 +62,18 @@ fn golden_text(root: &Path, path: &Path) -> String {
             .collect();
     }
     let vocabulary = tags(root);
-    let context = RootContext { tags: &vocabulary, module_dir: dir, module_definitions: Some(&definitions) };
+    let context = RootContext {
+        tags: &vocabulary,
+        module_dir: dir,
+        module_definitions: Some(&definitions),
+    };
     diagnostics.extend(check_in_root(&file, &text, &context));
     let mut out = render(&file, &text);
     for d in &diagnostics {
-        let at = d.span.map(|s| format!("{}:{}", s.start.line, s.start.column)).unwrap_or_default();
+        let at = d
+            .span
+            .map(|s| format!("{}:{}", s.start.line, s.start.column))
+            .unwrap_or_default();
         let _ = writeln!(out, "error {} at {at}: {}", d.code, d.message);
     }
     let _ = writeln!(out, "formal {}", file.formal_parts().hash());
@@ -75,12 +90,18 @@ fn goldens_match() {
     let workspace = workspace();
     let golden_dir = workspace.join("test-data/tr/golden");
     let mut expected_goldens = Vec::new();
-    for (root, prefix) in [(workspace.join("examples"), "examples"), (workspace.join("test-data/tr/accept"), "accept")] {
+    for (root, prefix) in [
+        (workspace.join("examples"), "examples"),
+        (workspace.join("test-data/tr/accept"), "accept"),
+    ] {
         let mut files = Vec::new();
         tr_files(&root, &mut files);
         for path in files {
             let relative = path.strip_prefix(&root).expect("under root");
-            let name = format!("{prefix}__{}.txt", relative.to_string_lossy().replace('/', "__"));
+            let name = format!(
+                "{prefix}__{}.txt",
+                relative.to_string_lossy().replace('/', "__")
+            );
             let golden = golden_dir.join(&name);
             expect_file![golden].assert_eq(&golden_text(&root, &path));
             expected_goldens.push(name);

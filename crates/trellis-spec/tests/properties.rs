@@ -8,14 +8,58 @@ use trellis_spec::{SpanClass, parse_tr};
 /// block words, containers, JSON and cram fragments.
 fn tr_like() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "---\n", "name: f\n", "tags: [a, b]\n", "tags:\n  - a\n", "```", "~~~", "````", "   ```",
-        "> ", "- ", "  ", "\n", "soil-sig", "soil-type", "requires", "ensures", "invariant", "test t",
-        "property p", "cram c", "reference", "allow", "exports", "decisions", " xfail", " @agent",
-        "f : (x : I64) -> I64\n", "f(1, [2, {\"a\": \"b)\"}]) -> 3\n", "f(0) -> panic\n",
-        "with fs = {}\n", "lbl: x > 0\n", "  and y\n", "forall (x : I64). x == x\n",
-        "forall (x : I64) where x > 0. x\n", "$ echo hi\n", "> more\n", "[1]\n", "<<< a.txt\n",
-        ">>>\n", "python: r.py::f\n", "cli: cat\n", "- **a** — text\n", "  rejected: b\n",
-        "nonstructural-recursion: ok\n", "é", "\t", "\r\n", "--", "(", ")", "\"", ":",
+        "---\n",
+        "name: f\n",
+        "tags: [a, b]\n",
+        "tags:\n  - a\n",
+        "```",
+        "~~~",
+        "````",
+        "   ```",
+        "> ",
+        "- ",
+        "  ",
+        "\n",
+        "soil-sig",
+        "soil-type",
+        "requires",
+        "ensures",
+        "invariant",
+        "test t",
+        "property p",
+        "cram c",
+        "reference",
+        "allow",
+        "exports",
+        "decisions",
+        " xfail",
+        " @agent",
+        "f : (x : I64) -> I64\n",
+        "f(1, [2, {\"a\": \"b)\"}]) -> 3\n",
+        "f(0) -> panic\n",
+        "with fs = {}\n",
+        "lbl: x > 0\n",
+        "  and y\n",
+        "forall (x : I64). x == x\n",
+        "forall (x : I64) where x > 0. x\n",
+        "$ echo hi\n",
+        "> more\n",
+        "[1]\n",
+        "<<< a.txt\n",
+        ">>>\n",
+        "python: r.py::f\n",
+        "cli: cat\n",
+        "- **a** — text\n",
+        "  rejected: b\n",
+        "nonstructural-recursion: ok\n",
+        "é",
+        "\t",
+        "\r\n",
+        "--",
+        "(",
+        ")",
+        "\"",
+        ":",
     ]);
     prop::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
 }
@@ -25,7 +69,10 @@ fn check_partition(text: &str) {
     let spans = file.partition();
     let mut at = 0;
     for (_, range) in &spans {
-        assert_eq!(range.start, at, "spans are contiguous and in order: {spans:?}");
+        assert_eq!(
+            range.start, at,
+            "spans are contiguous and in order: {spans:?}"
+        );
         assert!(range.end > range.start, "no empty spans: {spans:?}");
         at = range.end;
     }
@@ -33,11 +80,17 @@ fn check_partition(text: &str) {
     for block in &file.blocks {
         let class = block.value.header.kind.class();
         assert!(
-            spans.iter().any(|(c, r)| *c == class && *r == block.location.fence),
+            spans
+                .iter()
+                .any(|(c, r)| *c == class && *r == block.location.fence),
             "every block's fence is one span of its class"
         );
     }
-    let prose: usize = spans.iter().filter(|(c, _)| *c == SpanClass::Prose).map(|(_, r)| r.len() as usize).sum();
+    let prose: usize = spans
+        .iter()
+        .filter(|(c, _)| *c == SpanClass::Prose)
+        .map(|(_, r)| r.len() as usize)
+        .sum();
     assert_eq!(file.prose_bytes(text).len(), prose);
 }
 

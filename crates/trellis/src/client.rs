@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
 
@@ -46,7 +46,8 @@ pub fn connect(root: &Path) -> Result<Client, ClientError> {
         match client.hello(&identity).map_err(ClientError::from_call)? {
             HelloOutcome::Match => return Ok(client),
             HelloOutcome::Mismatch { .. } if attempt == 0 => {
-                stop_mismatched(root, &socket)?;
+                // `rpc.shutdown` is honoured whatever version the client announced.
+                client.shutdown_daemon(&socket, SPAWN_TIMEOUT).map_err(ClientError::from_call)?;
             }
             HelloOutcome::Mismatch { daemon_version } => {
                 return Err(ClientError::Transport(format!(
@@ -65,25 +66,6 @@ pub fn connect_existing(root: &Path) -> Result<Option<Client>, ClientError> {
         Ok(client) => Ok(Some(client)),
         Err(_) => Ok(None),
     }
-}
-
-/// A stale daemon refuses every call after a mismatched hello, except that it
-/// still honours a stop from a fresh connection that skips the hello.
-fn stop_mismatched(root: &Path, socket: &Path) -> Result<(), ClientError> {
-    if let Ok(mut stale) = Client::connect(socket) {
-        let _ = stale.call("daemon.stop", json!({}));
-    }
-    // Wait for the socket to go away so the next connect spawns a fresh daemon.
-    for _ in 0..200 {
-        if Client::connect(socket).is_err() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Err(ClientError::Transport(format!(
-        "the daemon for {} runs another build and did not stop",
-        root.display()
-    )))
 }
 
 /// Starts `trellis daemon run` for the root, detached, its output in
