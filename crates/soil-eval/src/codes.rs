@@ -67,6 +67,9 @@ mod tests {
     #[test]
     fn every_code_is_registered() {
         let codes = EvalCode::ALL.iter().map(|c| c.code());
-        assert_eq!(trellis_diag::registry::missing_codes(codes), Vec::<&str>::new());
+        assert_eq!(
+            trellis_diag::registry::missing_codes(codes),
+            Vec::<&str>::new()
+        );
     }
 }

@@ -5,10 +5,11 @@
 //! cannot be resolved becomes a diagnostic.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use soil_rt::{Payload, ShapeId, TypeBody, TypeEnv, TypeId};
 use soil_syntax::ast;
-use trellis_diag::{Diagnostic, TextRange};
+use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
@@ -57,7 +58,10 @@ impl<'a> Globals<'a> {
         let mut fields: HashMap<String, Vec<(ShapeId, u32)>> = HashMap::new();
         for (shape_id, shape) in env.shapes() {
             for (i, field) in shape.fields.iter().enumerate() {
-                fields.entry(field.name.clone()).or_default().push((shape_id, i as u32));
+                fields
+                    .entry(field.name.clone())
+                    .or_default()
+                    .push((shape_id, i as u32));
             }
         }
         Globals {
@@ -78,14 +82,15 @@ pub(crate) struct Output {
     pub errors: Vec<Diagnostic>,
 }
 
+/// A file the spans of some syntax point into: its index, name and text.
+pub(crate) type FileRef = Option<(u32, String, Option<Arc<str>>)>;
+
 /// Compiles one definition (or clause) body.
 pub(crate) struct DefCompiler<'g, 'o> {
     globals: &'g Globals<'g>,
     out: &'o mut Output,
-    def: DefId,
     module: Option<String>,
-    file: Option<u32>,
-    file_name: Option<String>,
+    file: FileRef,
     def_name: String,
     scopes: Vec<Scope>,
     pub holes: Vec<(String, TextRange)>,
@@ -96,22 +101,15 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
     pub fn new(
         globals: &'g Globals<'g>,
         out: &'o mut Output,
-        def: DefId,
         def_name: &str,
         module: Option<String>,
-        file: Option<(u32, String)>,
+        file: FileRef,
     ) -> Self {
-        let (file, file_name) = match file {
-            Some((index, name)) => (Some(index), Some(name)),
-            None => (None, None),
-        };
         DefCompiler {
             globals,
             out,
-            def,
             module,
             file,
-            file_name,
             def_name: def_name.to_owned(),
             scopes: Vec::new(),
             holes: Vec::new(),
@@ -121,9 +119,12 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
 
     fn error(&mut self, code: EvalCode, span: TextRange, message: String) {
         let mut diagnostic = Diagnostic::new(code.code(), message)
-            .with_note(format!("in definition {} (bytes {}..{})", self.def_name, span.start, span.end));
-        if let Some(file) = &self.file_name {
-            diagnostic = diagnostic.with_file(file.clone());
+            .with_note(format!("in definition {}", self.def_name));
+        if let Some((_, name, text)) = &self.file {
+            diagnostic = diagnostic.with_file(name.clone());
+            if let Some(text) = text {
+                diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, span));
+            }
         }
         self.out.errors.push(diagnostic);
     }
@@ -154,9 +155,8 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let mut live = vec![false; scope.next_slot as usize];
         mark_moves(&mut body, &mut live);
         let code = Code {
-            owner: self.def,
             name: name.to_owned(),
-            file: self.file,
+            file: self.file_index(),
             arity: params.len() as u32,
             frame_size: scope.next_slot,
             capture_slots: scope.captures.iter().map(|(_, inner)| *inner).collect(),
@@ -176,8 +176,8 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         &mut self,
         params: &[ast::Param],
         body: &ast::Expr,
-        requires: &[(String, &ast::Expr, Option<(u32, String)>)],
-        ensures: &[(String, &ast::Expr, Option<(u32, String)>)],
+        requires: &[(String, &ast::Expr, FileRef)],
+        ensures: &[(String, &ast::Expr, FileRef)],
     ) -> CodeId {
         let mut scope = Scope::default();
         for param in params {
@@ -208,9 +208,8 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         }
         let scope = self.scopes.pop().unwrap_or_default();
         self.out.codes.push(Code {
-            owner: self.def,
             name: self.def_name.clone(),
-            file: self.file,
+            file: self.file_index(),
             arity: params.len() as u32,
             frame_size: scope.next_slot,
             capture_slots: Box::new([]),
@@ -226,18 +225,13 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         label: &str,
         kind: &str,
         predicate: &ast::Expr,
-        file: Option<(u32, String)>,
+        file: FileRef,
     ) -> crate::ir::ClauseIr {
-        let saved = (self.file, self.file_name.clone());
-        if let Some((index, name)) = file {
-            self.file = Some(index);
-            self.file_name = Some(name);
-        }
+        let saved = std::mem::replace(&mut self.file, file);
         let expr = self.expr(predicate);
         self.out.codes.push(Code {
-            owner: self.def,
             name: format!("{} {kind} {label}", self.def_name),
-            file: self.file,
+            file: self.file_index(),
             arity: 0,
             frame_size: 0,
             capture_slots: Box::new([]),
@@ -245,12 +239,16 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             clauses: None,
             body: Expr::Unit,
         });
-        (self.file, self.file_name) = saved;
+        self.file = saved;
         crate::ir::ClauseIr {
             code: (self.out.codes.len() - 1) as CodeId,
             expr,
             span: predicate.span,
         }
+    }
+
+    fn file_index(&self) -> Option<u32> {
+        self.file.as_ref().map(|(index, _, _)| *index)
     }
 
     // ----- names ----------------------------------------------------------
@@ -297,7 +295,11 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
     }
 
     fn resolve_qualified(&mut self, module: &str, name: &str) -> Option<Target> {
-        let def = self.globals.defs.get(&format!("{module}::{name}")).copied()?;
+        let def = self
+            .globals
+            .defs
+            .get(&format!("{module}::{name}"))
+            .copied()?;
         self.refs.push(def);
         Some(Target::Def(def))
     }
@@ -349,7 +351,8 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         match &e.kind {
             K::Literal(literal) => self.literal(literal),
             K::Var(ident) => self.variable(ident),
-            K::Qualified { module, name } => match self.resolve_qualified(&module.text, &name.text) {
+            K::Qualified { module, name } => match self.resolve_qualified(&module.text, &name.text)
+            {
                 Some(target) => self.target_value(target),
                 None => {
                     let message = format!("`{}::{}` is not defined", module.text, name.text);
@@ -364,7 +367,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             }
             K::App { func, args } => self.application(func, args, e.span),
             K::Lambda { params, body } => {
-                let name = self.def_name.clone();
+                let name = format!("{} (lambda)", self.def_name);
                 let (code, captures) = self.function(&name, params, None, body);
                 Expr::Closure {
                     code,
@@ -449,7 +452,9 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             K::List(items) => Expr::List(self.exprs(items)),
             K::Tuple(items) => Expr::Tuple(self.exprs(items)),
             K::Annot { expr, .. } => self.expr(expr),
-            K::Implies { lhs, rhs } => Expr::Or(Box::new(Expr::Not(self.boxed(lhs))), self.boxed(rhs)),
+            K::Implies { lhs, rhs } => {
+                Expr::Or(Box::new(Expr::Not(self.boxed(lhs))), self.boxed(rhs))
+            }
             K::Is { expr, pattern } => {
                 let value = self.boxed(expr);
                 let mark = self.names_len();
@@ -497,10 +502,17 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             return Expr::Unit;
         };
         match self.globals.env.variant_decl(ty, tag).map(|v| &v.payload) {
-            Some(Payload::None) => Expr::Variant { ty, tag, payload: None },
+            Some(Payload::None) => Expr::Variant {
+                ty,
+                tag,
+                payload: None,
+            },
             Some(Payload::Positional(_)) => Expr::ConstructorFn { ty, tag },
             _ => {
-                let message = format!("constructor `{}` needs its fields: `{} {{ ... }}`", ident.text, ident.text);
+                let message = format!(
+                    "constructor `{}` needs its fields: `{} {{ ... }}`",
+                    ident.text, ident.text
+                );
                 self.error(EvalCode::InvalidProgram, ident.span, message);
                 Expr::Unit
             }
@@ -510,10 +522,13 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
     fn application(&mut self, func: &ast::Expr, args: &[ast::Expr], span: TextRange) -> Expr {
         let target = match &func.kind {
             ast::ExprKind::Var(ident) => self.resolve(&ident.text),
-            ast::ExprKind::Qualified { module, name } => self.resolve_qualified(&module.text, &name.text),
+            ast::ExprKind::Qualified { module, name } => {
+                self.resolve_qualified(&module.text, &name.text)
+            }
             ast::ExprKind::Constructor(ident) => {
                 if let Some((ty, tag)) = self.globals.env.variant(&ident.text)
-                    && let Some(Payload::Positional(_)) = self.globals.env.variant_decl(ty, tag).map(|v| &v.payload)
+                    && let Some(Payload::Positional(_)) =
+                        self.globals.env.variant_decl(ty, tag).map(|v| &v.payload)
                     && args.len() == 1
                 {
                     let payload = self.boxed(&args[0]);
@@ -528,14 +543,18 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             _ => None,
         };
         match target {
-            Some(Target::Def(def)) if self.globals.arities.get(def as usize) == Some(&(args.len() as u32)) => {
+            Some(Target::Def(def))
+                if self.globals.arities.get(def as usize) == Some(&(args.len() as u32)) =>
+            {
                 Expr::CallGlobal {
                     def,
                     args: self.exprs(args),
                     span,
                 }
             }
-            Some(Target::Builtin(builtin)) if builtins::BUILTINS[builtin as usize].arity as usize == args.len() => {
+            Some(Target::Builtin(builtin))
+                if builtins::BUILTINS[builtin as usize].arity as usize == args.len() =>
+            {
                 Expr::CallBuiltin {
                     builtin,
                     args: self.exprs(args),
@@ -570,11 +589,8 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             }
             ast::LetBinder::Function { name, params } => {
                 let label = format!("{}.{}", self.def_name, name.text);
-                let (code, captures) = self.function(&label, params, Some(&name.text), &let_expr.value);
-                if let Some(code) = self.out.codes.get_mut(code as usize) {
-                    // Chains name definitions; a local function reports its owner.
-                    code.name = self.def_name.clone();
-                }
+                let (code, captures) =
+                    self.function(&label, params, Some(&name.text), &let_expr.value);
                 let value = Box::new(Expr::Closure {
                     code,
                     captures: captures.into(),
@@ -607,7 +623,11 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let guard = arm.guard.as_ref().map(|g| self.expr(g));
         let body = self.expr(&arm.body);
         self.truncate_names(mark);
-        Arm { pattern, guard, body }
+        Arm {
+            pattern,
+            guard,
+            body,
+        }
     }
 
     fn field_candidates(&mut self, field: &ast::Ident) -> Box<[(ShapeId, u32)]> {
@@ -642,7 +662,10 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         {
             return Some((*shape, Some((ty, tag))));
         }
-        let message = format!("`{}` is neither a record type nor a variant with fields", name.text);
+        let message = format!(
+            "`{}` is neither a record type nor a variant with fields",
+            name.text
+        );
         self.error(EvalCode::UnresolvedName, name.span, message);
         None
     }
@@ -717,7 +740,9 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                 let env = self.globals.env;
                 let mut compiled = Vec::with_capacity(fields.len());
                 for field in fields {
-                    let index = env.shape(shape_id).and_then(|s| s.field_index(&field.name.text));
+                    let index = env
+                        .shape(shape_id)
+                        .and_then(|s| s.field_index(&field.name.text));
                     let Some(index) = index else {
                         let message = format!("`{}` has no field `{}`", name.text, field.name.text);
                         self.error(EvalCode::InvalidProgram, field.span, message);
@@ -744,9 +769,9 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             P::Tuple(items) => Pat::Tuple(items.iter().map(|i| self.pattern(i)).collect()),
             P::List { elements, rest } => {
                 let elements = elements.iter().map(|i| self.pattern(i)).collect();
-                let rest = rest.as_ref().map(|r| {
-                    r.binder.as_ref().map(|b| self.bind(&b.text))
-                });
+                let rest = rest
+                    .as_ref()
+                    .map(|r| r.binder.as_ref().map(|b| self.bind(&b.text)));
                 Pat::List { elements, rest }
             }
         }

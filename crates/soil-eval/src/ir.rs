@@ -18,8 +18,6 @@ pub type Slot = u32;
 /// One function body (or a clause evaluated in its definition's frame).
 #[derive(Debug)]
 pub struct Code {
-    /// The definition this code belongs to (named in panic chains).
-    pub owner: DefId,
     /// Shown in the panic chain (the definition's name, or a clause label).
     pub name: String,
     /// Index of the file the code's spans point into.
@@ -76,25 +74,81 @@ pub enum Expr {
     /// A builtin used as a value (arity-0 builtins are evaluated).
     Builtin(BuiltinId),
     /// A constructor with a positional payload used as a function value.
-    ConstructorFn { ty: TypeId, tag: u32 },
-    CallGlobal { def: DefId, args: Box<[Expr]>, span: TextRange },
-    CallBuiltin { builtin: BuiltinId, args: Box<[Expr]>, span: TextRange },
-    Call { func: Box<Expr>, args: Box<[Expr]>, span: TextRange },
-    Closure { code: CodeId, captures: Box<[Slot]> },
-    Let { slot: Slot, value: Box<Expr>, body: Box<Expr> },
-    LetPattern { pattern: Pat, value: Box<Expr>, body: Box<Expr>, span: TextRange },
-    If { cond: Box<Expr>, then_branch: Box<Expr>, else_branch: Box<Expr> },
-    Match { scrutinee: Box<Expr>, arms: Box<[Arm]>, span: TextRange },
-    Binary { op: Op, lhs: Box<Expr>, rhs: Box<Expr>, span: TextRange },
+    ConstructorFn {
+        ty: TypeId,
+        tag: u32,
+    },
+    CallGlobal {
+        def: DefId,
+        args: Box<[Expr]>,
+        span: TextRange,
+    },
+    CallBuiltin {
+        builtin: BuiltinId,
+        args: Box<[Expr]>,
+        span: TextRange,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Box<[Expr]>,
+        span: TextRange,
+    },
+    Closure {
+        code: CodeId,
+        captures: Box<[Slot]>,
+    },
+    Let {
+        slot: Slot,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
+    LetPattern {
+        pattern: Pat,
+        value: Box<Expr>,
+        body: Box<Expr>,
+        span: TextRange,
+    },
+    If {
+        cond: Box<Expr>,
+        then_branch: Box<Expr>,
+        else_branch: Box<Expr>,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Box<[Arm]>,
+        span: TextRange,
+    },
+    Binary {
+        op: Op,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        span: TextRange,
+    },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
     Neg(Box<Expr>, TextRange),
-    Variant { ty: TypeId, tag: u32, payload: Option<Box<Expr>> },
-    Record { shape: ShapeId, fields: Box<[Expr]> },
+    Variant {
+        ty: TypeId,
+        tag: u32,
+        payload: Option<Box<Expr>>,
+    },
+    Record {
+        shape: ShapeId,
+        fields: Box<[Expr]>,
+    },
     /// `r.name`: the index is found by the record's shape among the candidates.
-    Field { record: Box<Expr>, candidates: Box<[(ShapeId, u32)]>, name: Box<str>, span: TextRange },
-    Update { record: Box<Expr>, fields: Box<[FieldUpdate]>, span: TextRange },
+    Field {
+        record: Box<Expr>,
+        candidates: Box<[(ShapeId, u32)]>,
+        name: Box<str>,
+        span: TextRange,
+    },
+    Update {
+        record: Box<Expr>,
+        fields: Box<[FieldUpdate]>,
+        span: TextRange,
+    },
     List(Box<[Expr]>),
     Tuple(Box<[Expr]>),
     /// `e is Pattern` (predicates).
@@ -143,10 +197,19 @@ pub enum Pat {
     U64(u64),
     F64(f64),
     Str(Box<str>),
-    Variant { ty: TypeId, tag: u32, payload: Option<Box<Pat>> },
+    Variant {
+        ty: TypeId,
+        tag: u32,
+        payload: Option<Box<Pat>>,
+    },
     /// A record (or inline-record payload) pattern: `(field index, pattern)`.
-    Record { fields: Box<[(u32, Pat)]> },
+    Record {
+        fields: Box<[(u32, Pat)]>,
+    },
     Tuple(Box<[Pat]>),
     /// `[p1, p2]` (`rest: None`), `[p1, ..]` (`Some(None)`), `[p1, ..rest]` (`Some(Some(slot))`).
-    List { elements: Box<[Pat]>, rest: Option<Option<Slot>> },
+    List {
+        elements: Box<[Pat]>,
+        rest: Option<Option<Slot>>,
+    },
 }

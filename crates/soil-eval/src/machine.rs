@@ -20,12 +20,21 @@ pub(crate) type Res<T> = Result<T, Box<RuntimePanic>>;
 
 /// What a function value is. Opaque to `soil-rt`, which only stores it.
 pub(crate) enum Callable {
-    Closure { code: CodeId, captures: Box<[Value]> },
+    Closure {
+        code: CodeId,
+        captures: Box<[Value]>,
+    },
     Global(DefId),
     Builtin(BuiltinId),
     /// A constructor with a positional payload, used as a function.
-    Constructor { ty: u32, tag: u32 },
-    Partial { func: Value, args: Box<[Value]> },
+    Constructor {
+        ty: u32,
+        tag: u32,
+    },
+    Partial {
+        func: Value,
+        args: Box<[Value]>,
+    },
 }
 
 impl Function for Callable {
@@ -48,25 +57,6 @@ pub(crate) fn func_value(callable: Callable) -> Value {
     Value::Func(Rc::new(callable))
 }
 
-/// How deep evaluation may go before it stops with `depth-limit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Nested (non-tail) calls of Soil functions.
-    pub max_depth: u32,
-    /// Bytes of the native stack evaluation may use, measured from where the
-    /// run started. Must be below the running thread's stack size.
-    pub stack_budget: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_depth: 10_000,
-            stack_budget: crate::program::EVAL_STACK_BYTES - 16 * 1024 * 1024,
-        }
-    }
-}
-
 pub(crate) struct Machine<'a> {
     pub(crate) program: &'a Program,
     pub(crate) world: &'a mut World,
@@ -87,7 +77,7 @@ fn stack_position() -> usize {
 }
 
 impl<'a> Machine<'a> {
-    pub(crate) fn new(program: &'a Program, world: &'a mut World, limits: Limits) -> Machine<'a> {
+    pub(crate) fn new(program: &'a Program, world: &'a mut World) -> Machine<'a> {
         let consts = program
             .consts
             .iter()
@@ -101,8 +91,8 @@ impl<'a> Machine<'a> {
             stack: Vec::with_capacity(1024),
             consts,
             chain: Vec::new(),
-            max_depth: limits.max_depth,
-            stack_floor: stack_position().saturating_sub(limits.stack_budget),
+            max_depth: program.max_depth,
+            stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
 
@@ -112,7 +102,11 @@ impl<'a> Machine<'a> {
     pub(crate) fn fail(&self, code: EvalCode, message: impl Into<String>) -> Box<RuntimePanic> {
         let mut panic = RuntimePanic::new(code, message);
         let program = self.program;
-        panic.chain = collapse_chain(self.chain.iter().map(|c| program.codes[*c as usize].name.as_str()));
+        panic.chain = collapse_chain(
+            self.chain
+                .iter()
+                .map(|c| program.codes[*c as usize].name.as_str()),
+        );
         panic
     }
 
@@ -134,13 +128,31 @@ impl<'a> Machine<'a> {
         panic
     }
 
+    /// [`Self::locate`] for a span in the file of code `code`.
+    fn locate_in(
+        &self,
+        mut panic: Box<RuntimePanic>,
+        span: TextRange,
+        code: CodeId,
+    ) -> Box<RuntimePanic> {
+        if panic.span.is_none() {
+            panic.span = Some(span);
+            panic.file = self.program.code_file(code).map(str::to_owned);
+        }
+        panic
+    }
+
     // ----- calls ----------------------------------------------------------
 
+    #[inline]
     fn enter(&mut self, code: CodeId) -> Res<()> {
         if self.chain.len() >= self.max_depth as usize {
             return Err(self.fail(
                 EvalCode::DepthLimit,
-                format!("recursion depth limit of {} nested calls exceeded", self.max_depth),
+                format!(
+                    "recursion depth limit of {} nested calls exceeded",
+                    self.max_depth
+                ),
             ));
         }
         if stack_position() < self.stack_floor {
@@ -151,7 +163,12 @@ impl<'a> Machine<'a> {
     }
 
     /// Runs `code` on the frame at `base` whose arguments are already pushed.
-    fn invoke(&mut self, code_id: CodeId, base: usize, closure: Option<(&[Value], &Value)>) -> Res<Value> {
+    fn invoke(
+        &mut self,
+        code_id: CodeId,
+        base: usize,
+        closure: Option<(&[Value], &Value)>,
+    ) -> Res<Value> {
         self.enter(code_id)?;
         let program = self.program;
         let code = &program.codes[code_id as usize];
@@ -162,8 +179,10 @@ impl<'a> Machine<'a> {
         result
     }
 
+    #[inline]
     fn setup_frame(&mut self, code: &Code, base: usize, closure: Option<(&[Value], &Value)>) {
-        self.stack.resize(base + code.frame_size as usize, Value::Unit);
+        self.stack
+            .resize(base + code.frame_size as usize, Value::Unit);
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
                 self.stack[base + *slot as usize] = value.clone();
@@ -189,11 +208,15 @@ impl<'a> Machine<'a> {
         let mut expr = &program.codes[code_id as usize].body;
         loop {
             match expr {
-                Expr::If { cond, then_branch, else_branch } => {
-                    expr = match self.eval(cond, base)? {
-                        Value::Bool(true) => then_branch,
-                        Value::Bool(false) => else_branch,
-                        other => return Err(self.type_error(format!("`if` needs a Bool, found {}", other.kind()))),
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => {
+                    expr = if self.condition(cond, base)? {
+                        then_branch
+                    } else {
+                        else_branch
                     };
                 }
                 Expr::Let { slot, value, body } => {
@@ -201,7 +224,12 @@ impl<'a> Machine<'a> {
                     self.stack[base + *slot as usize] = v;
                     expr = body;
                 }
-                Expr::LetPattern { pattern, value, body, span } => {
+                Expr::LetPattern {
+                    pattern,
+                    value,
+                    body,
+                    span,
+                } => {
                     let v = self.eval(value, base)?;
                     if !self.matches(pattern, &v, base) {
                         let error = self.type_error("a `let` pattern did not match");
@@ -209,9 +237,12 @@ impl<'a> Machine<'a> {
                     }
                     expr = body;
                 }
-                Expr::Match { scrutinee, arms, span } => {
-                    let v = self.eval(scrutinee, base)?;
-                    expr = self.select_arm(arms, &v, base, *span)?;
+                Expr::Match {
+                    scrutinee,
+                    arms,
+                    span,
+                } => {
+                    expr = self.scrutinize(scrutinee, arms, base, *span)?;
                 }
                 Expr::CallGlobal { def, args, span } => {
                     let target = program.defs[*def as usize].code;
@@ -231,7 +262,8 @@ impl<'a> Machine<'a> {
                 Expr::Call { func, args, span } => {
                     let f = self.eval(func, base)?;
                     let tail_target = match &f {
-                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>()
+                        {
                             Some(Callable::Closure { code, .. })
                                 if program.codes[*code as usize].arity as usize == args.len()
                                     && program.codes[*code as usize].clauses.is_none() =>
@@ -256,7 +288,8 @@ impl<'a> Machine<'a> {
                     }
                     let code = &program.codes[code_id as usize];
                     let captures: &[Value] = match &f {
-                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                        Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>()
+                        {
                             Some(Callable::Closure { captures, .. }) => captures,
                             _ => &[],
                         },
@@ -283,7 +316,7 @@ impl<'a> Machine<'a> {
 
     fn push_args(&mut self, args: &[Expr], base: usize) -> Res<()> {
         for arg in args {
-            let v = self.eval(arg, base)?;
+            let v = self.operand(arg, base)?;
             self.stack.push(v);
         }
         Ok(())
@@ -298,21 +331,24 @@ impl<'a> Machine<'a> {
 
     fn check_clauses(&mut self, clauses: &[ClauseIr], base: usize, code: EvalCode) -> Res<()> {
         for clause in clauses {
+            // The clause is on the chain while it runs (a panic inside it names
+            // it), and off it when its verdict is reported.
             self.enter(clause.code)?;
             let verdict = self.eval(&clause.expr, base);
-            let name = self.program.codes[clause.code as usize].name.clone();
-            let outcome = match verdict {
-                Ok(Value::Bool(true)) => Ok(()),
-                Ok(Value::Bool(false)) => {
-                    let what = if code == EvalCode::RequiresViolated { "requires" } else { "ensures" };
-                    let error = self.fail(code, format!("{what} clause {name} does not hold"));
-                    Err(self.locate(error, clause.span))
-                }
-                Ok(other) => Err(self.type_error(format!("clause {name} produced {}, not a Bool", other.kind()))),
-                Err(e) => Err(e),
-            };
             self.chain.pop();
-            outcome?;
+            let name = &self.program.codes[clause.code as usize].name;
+            match verdict? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => {
+                    let error = self.fail(code, format!("{name} does not hold"));
+                    return Err(self.locate_in(error, clause.span, clause.code));
+                }
+                other => {
+                    return Err(
+                        self.type_error(format!("{name} produced {}, not a Bool", other.kind()))
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -332,7 +368,9 @@ impl<'a> Machine<'a> {
         let program = self.program;
         let arity = match callable {
             Callable::Closure { code, .. } => program.codes[*code as usize].arity as usize,
-            Callable::Global(def) => program.codes[program.defs[*def as usize].code as usize].arity as usize,
+            Callable::Global(def) => {
+                program.codes[program.defs[*def as usize].code as usize].arity as usize
+            }
             Callable::Builtin(b) => BUILTINS[*b as usize].arity as usize,
             Callable::Constructor { .. } => 1,
             Callable::Partial { func, args } => {
@@ -343,9 +381,16 @@ impl<'a> Machine<'a> {
         };
         if nargs < arity {
             let args: Box<[Value]> = self.stack.drain(base..).collect();
-            return Ok(func_value(Callable::Partial { func: f.clone(), args }));
+            return Ok(func_value(Callable::Partial {
+                func: f.clone(),
+                args,
+            }));
         }
-        let extra: Vec<Value> = if nargs > arity { self.stack.drain(base + arity..).collect() } else { Vec::new() };
+        let extra: Vec<Value> = if nargs > arity {
+            self.stack.drain(base + arity..).collect()
+        } else {
+            Vec::new()
+        };
         let result = match callable {
             Callable::Closure { code, captures } => self.invoke(*code, base, Some((captures, f))),
             Callable::Global(def) => self.invoke(program.defs[*def as usize].code, base, None),
@@ -393,6 +438,62 @@ impl<'a> Machine<'a> {
 
     // ----- expressions --------------------------------------------------
 
+    /// A Bool-valued expression: comparisons of integers and floats, `and`,
+    /// `or`, `not` decided without building intermediate values.
+    fn condition(&mut self, expr: &Expr, base: usize) -> Res<bool> {
+        match expr {
+            Expr::Binary { op, lhs, rhs, .. }
+                if !matches!(
+                    op,
+                    Op::Concat | Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem
+                ) =>
+            {
+                let a = self.operand(lhs, base)?;
+                let b = self.operand(rhs, base)?;
+                let order = match (&a, &b) {
+                    (Value::I64(x), Value::I64(y)) => x.cmp(y),
+                    (Value::F64(x), Value::F64(y)) => f64_total_cmp(*x, *y),
+                    _ => compare(&a, &b),
+                };
+                Ok(match op {
+                    Op::Eq => order == Ordering::Equal,
+                    Op::Ne => order != Ordering::Equal,
+                    Op::Lt => order == Ordering::Less,
+                    Op::Le => order != Ordering::Greater,
+                    Op::Gt => order == Ordering::Greater,
+                    _ => order != Ordering::Less,
+                })
+            }
+            Expr::And(lhs, rhs) => Ok(self.condition(lhs, base)? && self.condition(rhs, base)?),
+            Expr::Or(lhs, rhs) => Ok(self.condition(lhs, base)? || self.condition(rhs, base)?),
+            Expr::Not(inner) => Ok(!self.condition(inner, base)?),
+            _ => {
+                match self.operand(expr, base)? {
+                    Value::Bool(b) => Ok(b),
+                    other => Err(self
+                        .type_error(format!("expected a Bool condition, found {}", other.kind()))),
+                }
+            }
+        }
+    }
+
+    /// [`Self::eval`] with the leaves (locals, literals) handled inline: most
+    /// operands and arguments are leaves, and a recursive call per leaf would
+    /// dominate small functions.
+    #[inline(always)]
+    fn operand(&mut self, expr: &Expr, base: usize) -> Res<Value> {
+        match expr {
+            Expr::Local(slot) => Ok(self.stack[base + *slot as usize].clone()),
+            Expr::LocalMove(slot) => Ok(std::mem::replace(
+                &mut self.stack[base + *slot as usize],
+                Value::Unit,
+            )),
+            Expr::I64(n) => Ok(Value::I64(*n)),
+            Expr::F64(x) => Ok(Value::F64(*x)),
+            _ => self.eval(expr, base),
+        }
+    }
+
     pub(crate) fn eval(&mut self, expr: &Expr, base: usize) -> Res<Value> {
         let program: &'a Program = self.program;
         match expr {
@@ -403,7 +504,10 @@ impl<'a> Machine<'a> {
             Expr::F64(x) => Ok(Value::F64(*x)),
             Expr::Const(i) => Ok(self.consts[*i as usize].clone()),
             Expr::Local(slot) => Ok(self.stack[base + *slot as usize].clone()),
-            Expr::LocalMove(slot) => Ok(std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit)),
+            Expr::LocalMove(slot) => Ok(std::mem::replace(
+                &mut self.stack[base + *slot as usize],
+                Value::Unit,
+            )),
             Expr::Global(def) => {
                 let code = program.defs[*def as usize].code;
                 if program.codes[code as usize].arity == 0 {
@@ -421,34 +525,65 @@ impl<'a> Machine<'a> {
                     Ok(func_value(Callable::Builtin(*b)))
                 }
             }
-            Expr::ConstructorFn { ty, tag } => Ok(func_value(Callable::Constructor { ty: *ty, tag: *tag })),
+            Expr::ConstructorFn { ty, tag } => {
+                Ok(func_value(Callable::Constructor { ty: *ty, tag: *tag }))
+            }
             Expr::CallGlobal { def, args, span } => {
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
                 let code = program.defs[*def as usize].code;
-                self.invoke(code, new_base, None).map_err(|e| self.locate(e, *span))
+                self.invoke(code, new_base, None)
+                    .map_err(|e| self.locate(e, *span))
             }
-            Expr::CallBuiltin { builtin, args, span } => {
+            Expr::CallBuiltin {
+                builtin,
+                args,
+                span,
+            } => {
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
-                self.call_builtin(*builtin, new_base).map_err(|e| self.locate(e, *span))
+                self.call_builtin(*builtin, new_base)
+                    .map_err(|e| self.locate(e, *span))
             }
             Expr::Call { func, args, span } => {
                 let f = self.eval(func, base)?;
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
-                self.call_value(&f, new_base).map_err(|e| self.locate(e, *span))
+                self.call_value(&f, new_base)
+                    .map_err(|e| self.locate(e, *span))
             }
             Expr::Closure { code, captures } => {
-                let captured: Box<[Value]> = captures.iter().map(|s| self.stack[base + *s as usize].clone()).collect();
-                Ok(func_value(Callable::Closure { code: *code, captures: captured }))
+                let captured: Box<[Value]> = captures
+                    .iter()
+                    .map(|s| self.stack[base + *s as usize].clone())
+                    .collect();
+                Ok(func_value(Callable::Closure {
+                    code: *code,
+                    captures: captured,
+                }))
             }
             Expr::Let { .. } | Expr::LetPattern { .. } | Expr::If { .. } | Expr::Match { .. } => {
                 self.eval_control(expr, base)
             }
             Expr::Binary { op, lhs, rhs, span } => {
-                let a = self.eval(lhs, base)?;
-                let b = self.eval(rhs, base)?;
+                let a = self.operand(lhs, base)?;
+                let b = self.operand(rhs, base)?;
+                // Integer and float arithmetic and comparisons without the
+                // general dispatch.
+                match (op, &a, &b) {
+                    (Op::Add, Value::I64(x), Value::I64(y)) => {
+                        return Ok(Value::I64(x.wrapping_add(*y)));
+                    }
+                    (Op::Sub, Value::I64(x), Value::I64(y)) => {
+                        return Ok(Value::I64(x.wrapping_sub(*y)));
+                    }
+                    (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
+                    (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
+                    (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
+                    (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
+                    (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
+                    _ => {}
+                }
                 self.binary(*op, a, b).map_err(|e| self.locate(e, *span))
             }
             Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
@@ -478,13 +613,22 @@ impl<'a> Machine<'a> {
                     Some(p) => Some(Rc::new(self.eval(p, base)?)),
                     None => None,
                 };
-                Ok(Value::Variant { ty: *ty, tag: *tag, payload })
+                Ok(Value::Variant {
+                    ty: *ty,
+                    tag: *tag,
+                    payload,
+                })
             }
             Expr::Record { shape, fields } => {
                 let values = self.eval_all(fields, base)?;
                 Ok(Value::Record(*shape, Rc::from(values)))
             }
-            Expr::Field { record, candidates, name, span } => {
+            Expr::Field {
+                record,
+                candidates,
+                name,
+                span,
+            } => {
                 let r = self.eval(record, base)?;
                 let found = match &r {
                     Value::Record(shape, fields) => candidates
@@ -496,12 +640,17 @@ impl<'a> Machine<'a> {
                 match found {
                     Some(v) => Ok(v.clone()),
                     None => {
-                        let error = self.type_error(format!("a {} has no field `{name}`", r.kind()));
+                        let error =
+                            self.type_error(format!("a {} has no field `{name}`", r.kind()));
                         Err(self.locate(error, *span))
                     }
                 }
             }
-            Expr::Update { record, fields, span } => {
+            Expr::Update {
+                record,
+                fields,
+                span,
+            } => {
                 let r = self.eval(record, base)?;
                 let Value::Record(shape, values) = r else {
                     let error = self.type_error(format!("cannot update fields of a {}", r.kind()));
@@ -513,7 +662,8 @@ impl<'a> Machine<'a> {
                     match update.candidates.iter().find(|(s, _)| *s == shape) {
                         Some((_, i)) if (*i as usize) < values.len() => values[*i as usize] = v,
                         _ => {
-                            let error = self.type_error(format!("this record has no field `{}`", update.name));
+                            let error = self
+                                .type_error(format!("this record has no field `{}`", update.name));
                             return Err(self.locate(error, *span));
                         }
                     }
@@ -521,13 +671,16 @@ impl<'a> Machine<'a> {
                 Ok(Value::Record(shape, Rc::from(values)))
             }
             Expr::List(items) => Ok(Value::List(List::from_vec(self.eval_all(items, base)?))),
-            Expr::Tuple(items) => Ok(Value::Tuple(Rc::from(self.eval_all(items, base)?))),
+            Expr::Tuple(items) => Ok(Value::Tuple(self.build_tuple(items, base)?)),
             Expr::Is(e, pattern) => {
                 let v = self.eval(e, base)?;
                 Ok(Value::Bool(self.matches(pattern, &v, base)))
             }
             Expr::Hole(name, span) => {
-                let error = self.fail(EvalCode::UnfilledHole, format!("reached the unfilled hole ?{name}"));
+                let error = self.fail(
+                    EvalCode::UnfilledHole,
+                    format!("reached the unfilled hole ?{name}"),
+                );
                 Err(self.locate(error, *span))
             }
         }
@@ -538,11 +691,15 @@ impl<'a> Machine<'a> {
         let mut expr = expr;
         loop {
             match expr {
-                Expr::If { cond, then_branch, else_branch } => {
-                    expr = match self.eval(cond, base)? {
-                        Value::Bool(true) => then_branch,
-                        Value::Bool(false) => else_branch,
-                        other => return Err(self.type_error(format!("`if` needs a Bool, found {}", other.kind()))),
+                Expr::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => {
+                    expr = if self.condition(cond, base)? {
+                        then_branch
+                    } else {
+                        else_branch
                     };
                 }
                 Expr::Let { slot, value, body } => {
@@ -550,7 +707,12 @@ impl<'a> Machine<'a> {
                     self.stack[base + *slot as usize] = v;
                     expr = body;
                 }
-                Expr::LetPattern { pattern, value, body, span } => {
+                Expr::LetPattern {
+                    pattern,
+                    value,
+                    body,
+                    span,
+                } => {
                     let v = self.eval(value, base)?;
                     if !self.matches(pattern, &v, base) {
                         let error = self.type_error("a `let` pattern did not match");
@@ -558,9 +720,12 @@ impl<'a> Machine<'a> {
                     }
                     expr = body;
                 }
-                Expr::Match { scrutinee, arms, span } => {
-                    let v = self.eval(scrutinee, base)?;
-                    expr = self.select_arm(arms, &v, base, *span)?;
+                Expr::Match {
+                    scrutinee,
+                    arms,
+                    span,
+                } => {
+                    expr = self.scrutinize(scrutinee, arms, base, *span)?;
                 }
                 _ => return self.eval(expr, base),
             }
@@ -570,24 +735,91 @@ impl<'a> Machine<'a> {
     fn eval_all(&mut self, items: &[Expr], base: usize) -> Res<Vec<Value>> {
         let mut values = Vec::with_capacity(items.len());
         for item in items {
-            values.push(self.eval(item, base)?);
+            values.push(self.operand(item, base)?);
         }
         Ok(values)
     }
 
-    fn select_arm<'e>(&mut self, arms: &'e [Arm], v: &Value, base: usize, span: TextRange) -> Res<&'e Expr> {
-        for arm in arms {
-            if !self.matches(&arm.pattern, v, base) {
-                continue;
+    /// A tuple in one allocation for the common small sizes.
+    fn build_tuple(&mut self, items: &[Expr], base: usize) -> Res<Rc<[Value]>> {
+        Ok(match items {
+            [a, b] => {
+                let a = self.operand(a, base)?;
+                let b = self.operand(b, base)?;
+                Rc::new([a, b])
             }
-            if let Some(guard) = &arm.guard {
-                match self.eval(guard, base)? {
-                    Value::Bool(true) => {}
-                    Value::Bool(false) => continue,
-                    other => return Err(self.type_error(format!("a guard needs Bool, found {}", other.kind()))),
+            [a, b, c] => {
+                let a = self.operand(a, base)?;
+                let b = self.operand(b, base)?;
+                let c = self.operand(c, base)?;
+                Rc::new([a, b, c])
+            }
+            _ => Rc::from(self.eval_all(items, base)?),
+        })
+    }
+
+    /// Evaluates a `match` scrutinee and selects the arm. A pair literal
+    /// matched only by pair patterns (`match (a, b) with | (p, q) -> ...`) is
+    /// never built: its two values are matched directly.
+    fn scrutinize<'e>(
+        &mut self,
+        scrutinee: &Expr,
+        arms: &'e [Arm],
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        let pairs_only = |arm: &Arm| match &arm.pattern {
+            Pat::Tuple(patterns) => patterns.len() == 2,
+            Pat::Wild => true,
+            _ => false,
+        };
+        if let Expr::Tuple(items) = scrutinee
+            && let [first, second] = &items[..]
+            && arms.iter().all(pairs_only)
+        {
+            let a = self.operand(first, base)?;
+            let b = self.operand(second, base)?;
+            for arm in arms {
+                let fits = match &arm.pattern {
+                    Pat::Tuple(ps) => {
+                        self.matches(&ps[0], &a, base) && self.matches(&ps[1], &b, base)
+                    }
+                    _ => true,
+                };
+                if fits && self.guard_passes(arm, base)? {
+                    return Ok(&arm.body);
                 }
             }
-            return Ok(&arm.body);
+            let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
+            return Err(self.locate(error, span));
+        }
+        let v = self.eval(scrutinee, base)?;
+        self.select_arm(arms, &v, base, span)
+    }
+
+    fn guard_passes(&mut self, arm: &Arm, base: usize) -> Res<bool> {
+        match &arm.guard {
+            None => Ok(true),
+            Some(guard) => match self.eval(guard, base)? {
+                Value::Bool(b) => Ok(b),
+                other => {
+                    Err(self.type_error(format!("a guard needs Bool, found {}", other.kind())))
+                }
+            },
+        }
+    }
+
+    fn select_arm<'e>(
+        &mut self,
+        arms: &'e [Arm],
+        v: &Value,
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        for arm in arms {
+            if self.matches(&arm.pattern, v, base) && self.guard_passes(arm, base)? {
+                return Ok(&arm.body);
+            }
         }
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
@@ -606,7 +838,14 @@ impl<'a> Machine<'a> {
             (Pat::U64(a), Value::U64(b)) => a == b,
             (Pat::F64(a), Value::F64(b)) => f64_total_cmp(*a, *b) == Ordering::Equal,
             (Pat::Str(a), Value::Str(b)) => **a == **b,
-            (Pat::Variant { ty, tag, payload }, Value::Variant { ty: vt, tag: vg, payload: vp }) => {
+            (
+                Pat::Variant { ty, tag, payload },
+                Value::Variant {
+                    ty: vt,
+                    tag: vg,
+                    payload: vp,
+                },
+            ) => {
                 tag == vg
                     && ty == vt
                     && match (payload, vp) {
@@ -615,19 +854,30 @@ impl<'a> Machine<'a> {
                         (Some(_), None) => false,
                     }
             }
-            (Pat::Record { fields }, Value::Record(_, values)) => fields.iter().all(|(i, p)| match values.get(*i as usize) {
-                Some(field) => self.matches(p, field, base),
-                None => false,
-            }),
+            (Pat::Record { fields }, Value::Record(_, values)) => {
+                fields.iter().all(|(i, p)| match values.get(*i as usize) {
+                    Some(field) => self.matches(p, field, base),
+                    None => false,
+                })
+            }
             (Pat::Tuple(patterns), Value::Tuple(values)) => {
-                patterns.len() == values.len() && patterns.iter().zip(values.iter()).all(|(p, x)| self.matches(p, x, base))
+                patterns.len() == values.len()
+                    && patterns
+                        .iter()
+                        .zip(values.iter())
+                        .all(|(p, x)| self.matches(p, x, base))
             }
             (Pat::List { elements, rest }, Value::List(list)) => {
                 let fits = match rest {
                     None => list.len() == elements.len(),
                     Some(_) => list.len() >= elements.len(),
                 };
-                if !fits || !elements.iter().zip(list.iter()).all(|(p, x)| self.matches(p, x, base)) {
+                if !fits
+                    || !elements
+                        .iter()
+                        .zip(list.iter())
+                        .all(|(p, x)| self.matches(p, x, base))
+                {
                     return false;
                 }
                 if let Some(Some(slot)) = rest {
@@ -650,7 +900,11 @@ impl<'a> Machine<'a> {
                     s.push_str(&y);
                     Ok(Value::Str(Rc::from(s)))
                 }
-                (a, b) => Err(self.type_error(format!("`++` does not apply to {} and {}", a.kind(), b.kind()))),
+                (a, b) => Err(self.type_error(format!(
+                    "`++` does not apply to {} and {}",
+                    a.kind(),
+                    b.kind()
+                ))),
             };
         }
         let value = match (op, &a, &b) {

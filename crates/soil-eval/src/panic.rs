@@ -54,7 +54,16 @@ impl fmt::Display for RuntimePanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code.code(), self.message)?;
         if let Some(span) = self.span {
-            write!(f, " at {}{}..{}", self.file.as_deref().map(|f| format!("{f}:")).unwrap_or_default(), span.start, span.end)?;
+            write!(
+                f,
+                " at {}{}..{}",
+                self.file
+                    .as_deref()
+                    .map(|f| format!("{f}:"))
+                    .unwrap_or_default(),
+                span.start,
+                span.end
+            )?;
         }
         if !self.chain.is_empty() {
             write!(f, " in {}", self.chain.join(" > "))?;
@@ -73,6 +82,12 @@ pub(crate) fn collapse_chain<'a>(names: impl Iterator<Item = &'a str>) -> Vec<St
         }
     }
     out.into_iter()
-        .map(|(name, count)| if count == 1 { name } else { format!("{name} (×{count})") })
+        .map(|(name, count)| {
+            if count == 1 {
+                name
+            } else {
+                format!("{name} (×{count})")
+            }
+        })
         .collect()
 }

@@ -1,6 +1,8 @@
 //! The World: the capability ports a program's `Fs`, `Clock` and `Stdout`
 //! parameters act through, with real implementations and JSON-built fakes.
 //! This is the only place the interpreter touches files, clocks or stdout.
+// Errors are the cold path and the workspace shares one `Diagnostic` type.
+#![allow(clippy::result_large_err)]
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -118,9 +120,9 @@ impl FakeFs {
             .ok_or_else(|| fake_error("Fs", "expected {\"files\":{path: text, ...}}"))?;
         let mut out = BTreeMap::new();
         for (path, content) in files {
-            let content = content
-                .as_str()
-                .ok_or_else(|| fake_error("Fs", &format!("the content of {path:?} must be a string")))?;
+            let content = content.as_str().ok_or_else(|| {
+                fake_error("Fs", &format!("the content of {path:?} must be a string"))
+            })?;
             out.insert(path.clone(), content.to_owned());
         }
         if value.as_object().is_some_and(|o| o.len() != 1) {
@@ -193,7 +195,10 @@ fn parse_fake(text: &str, what: &str) -> Result<serde_json::Value, Diagnostic> {
 }
 
 fn fake_error(what: &str, message: &str) -> Diagnostic {
-    Diagnostic::new(EvalCode::BadArguments.code(), format!("invalid {what} fake: {message}"))
+    Diagnostic::new(
+        EvalCode::BadArguments.code(),
+        format!("invalid {what} fake: {message}"),
+    )
 }
 
 #[cfg(test)]

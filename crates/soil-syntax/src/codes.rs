@@ -66,6 +66,32 @@ impl SyntaxCode {
         }
     }
 
+    /// What the code means, in one line (for rendered code tables).
+    pub fn summary(self) -> &'static str {
+        match self {
+            SyntaxCode::DuplicateField => {
+                "a field is written twice in one record type, construction, update or pattern"
+            }
+            SyntaxCode::DuplicateVariant => "two variants of one sum declaration share a name",
+            SyntaxCode::ExpectedItem => "a token that cannot begin an item where one should begin",
+            SyntaxCode::FloatPattern => "a floating-point literal used as a pattern",
+            SyntaxCode::InvalidEscape => "an unknown or malformed escape in a string literal",
+            SyntaxCode::InvalidHole => "`?` not directly followed by a lower-case hole name",
+            SyntaxCode::InvalidNamedParameter => "a named parameter `(x : T)` not followed by `->`",
+            SyntaxCode::InvalidNumber => "a malformed or out-of-range numeric literal",
+            SyntaxCode::MissingEnd => "a `match` not closed by `end`",
+            SyntaxCode::NestingTooDeep => "expressions, types or patterns nested too deeply",
+            SyntaxCode::NonAssociativeOperator => "chained comparisons such as `a < b < c`",
+            SyntaxCode::PredicateOnlyOperator => "`implies` or `is` outside a predicate",
+            SyntaxCode::UnclosedDelimiter => "a bracket still open at the end of the input",
+            SyntaxCode::UnexpectedCharacter => "a character that belongs to no token",
+            SyntaxCode::UnexpectedToken => {
+                "a token that cannot continue the construct being parsed"
+            }
+            SyntaxCode::UnterminatedString => "a string literal not closed on its line",
+        }
+    }
+
     /// The docs/soil-syntax-spec.md section that states the rule (the registry's
     /// `spec_ref`).
     pub fn spec_ref(self) -> &'static str {

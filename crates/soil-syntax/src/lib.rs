@@ -16,6 +16,7 @@ mod hash_form;
 pub mod lexer;
 mod parser;
 mod printer;
+mod spans;
 
 pub use codes::SyntaxCode;
 pub use errors::{SyntaxError, to_diagnostics};
@@ -96,7 +97,8 @@ pub fn parse_predicate_errors(text: &str) -> (Option<Expr>, Vec<SyntaxError>) {
 /// The canonical text of a file (spec §9): items separated by one blank line, a
 /// trailing newline, no comments. The empty file prints as the empty string.
 pub fn print_file(file: &SourceFile) -> String {
-    let mut printer = Printer::canonical();
+    // The source length is a good estimate of the canonical text's length.
+    let mut printer = Printer::with_capacity(file.span.len() as usize + 64);
     printer.file(file);
     printer.finish()
 }

@@ -36,6 +36,14 @@ impl Printer {
         }
     }
 
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            out: String::with_capacity(capacity),
+            indent: 0,
+            binders: None,
+        }
+    }
+
     pub(crate) fn hash_form() -> Self {
         Self {
             out: String::new(),
@@ -713,7 +721,9 @@ impl Printer {
 
     fn pattern_binder(&mut self, name: &Ident, bound: &mut Vec<(String, u32)>) {
         let number = self.number(name);
-        bound.push((name.text.clone(), number));
+        if self.binders.is_some() {
+            bound.push((name.text.clone(), number));
+        }
     }
 
     /// A variable occurrence: its binder's number if local, else its name.

@@ -9,13 +9,19 @@ use soil_syntax::{hash_form_item, parse_file, print_file};
 
 fn golden_path(name: &str, kind: &str) -> std::path::PathBuf {
     let flat = name.replace('/', "__");
-    common::workspace_root().join("test-data/soil-syntax/golden").join(format!("{flat}.{kind}"))
+    common::workspace_root()
+        .join("test-data/soil-syntax/golden")
+        .join(format!("{flat}.{kind}"))
 }
 
 #[test]
 fn canonical_and_hash_form_goldens() {
     let corpus = common::corpus();
-    assert!(corpus.len() >= 2, "corpus discovery found too little: {}", corpus.len());
+    assert!(
+        corpus.len() >= 2,
+        "corpus discovery found too little: {}",
+        corpus.len()
+    );
     let mut expected_goldens = std::collections::BTreeSet::new();
     for (name, text) in &corpus {
         let file = common::parse_clean(name, text);
@@ -30,7 +36,11 @@ fn canonical_and_hash_form_goldens() {
     // A golden whose source is gone is stale.
     let dir = common::workspace_root().join("test-data/soil-syntax/golden");
     for entry in std::fs::read_dir(dir).expect("golden dir").flatten() {
-        assert!(expected_goldens.contains(&entry.path()), "stale golden {}", entry.path().display());
+        assert!(
+            expected_goldens.contains(&entry.path()),
+            "stale golden {}",
+            entry.path().display()
+        );
     }
 }
 
@@ -40,8 +50,16 @@ fn print_is_a_fixpoint_over_the_corpus() {
         let file = common::parse_clean(&name, &text);
         let printed = print_file(&file);
         let reparsed = common::parse_clean(&name, &printed);
-        assert_eq!(file.without_spans(), reparsed.without_spans(), "{name}: tree changed by printing");
-        assert_eq!(print_file(&reparsed), printed, "{name}: printing is not a fixpoint");
+        assert_eq!(
+            file.without_spans(),
+            reparsed.without_spans(),
+            "{name}: tree changed by printing"
+        );
+        assert_eq!(
+            print_file(&reparsed),
+            printed,
+            "{name}: printing is not a fixpoint"
+        );
     }
 }
 
@@ -53,8 +71,15 @@ fn reformatting_preserves_tree_and_hash_form() {
         for seed in 0..4 {
             let relaid = common::relayout(&canonical, seed);
             let (other, diagnostics) = parse_file(&relaid);
-            assert!(diagnostics.is_empty(), "{name} seed {seed}: {diagnostics:#?}\n{relaid}");
-            assert_eq!(file.without_spans(), other.without_spans(), "{name} seed {seed}");
+            assert!(
+                diagnostics.is_empty(),
+                "{name} seed {seed}: {diagnostics:#?}\n{relaid}"
+            );
+            assert_eq!(
+                file.without_spans(),
+                other.without_spans(),
+                "{name} seed {seed}"
+            );
             assert_eq!(print_file(&other), canonical, "{name} seed {seed}");
             for (a, b) in file.items.iter().zip(&other.items) {
                 assert_eq!(hash_form_item(a), hash_form_item(b), "{name} seed {seed}");
@@ -73,7 +98,11 @@ fn renaming_local_binders_preserves_hash_form() {
             let printed = soil_syntax::print_item(&renamed);
             let (reparsed, diagnostics) = parse_file(&printed);
             assert!(diagnostics.is_empty(), "{name}: {diagnostics:#?}");
-            assert_eq!(hash_form_item(&item), hash_form_item(&reparsed.items[0]), "{name}:\n{printed}");
+            assert_eq!(
+                hash_form_item(&item),
+                hash_form_item(&reparsed.items[0]),
+                "{name}:\n{printed}"
+            );
             if soil_syntax::print_item(&item) != printed {
                 renamed_some = true;
             }
@@ -126,17 +155,26 @@ fn changing_a_literal_callee_or_constructor_changes_hash_form() {
             });
             for (slot, edited) in [literal, callee, constructor].into_iter().enumerate() {
                 if let Some(edited) = edited {
-                    assert_ne!(hash_form_item(&edited), original, "{name}: edit {slot} did not move the hash form");
+                    assert_ne!(
+                        hash_form_item(&edited),
+                        original,
+                        "{name}: edit {slot} did not move the hash form"
+                    );
                     checked[slot] += 1;
                 }
             }
         }
     }
-    assert!(checked.iter().all(|&n| n > 0), "some edit kind never applied: {checked:?}");
+    assert!(
+        checked.iter().all(|&n| n > 0),
+        "some edit kind never applied: {checked:?}"
+    );
 }
 
 /// Whether `ident` printed as a local number in the hash form (so renaming it is
 /// not a callee change). Globals keep their names in the hash form.
 fn hash_form_names_local(hash_form: &str, ident: &soil_syntax::ast::Ident) -> bool {
-    !hash_form.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| word == ident.text)
+    !hash_form
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == ident.text)
 }

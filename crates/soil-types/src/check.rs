@@ -15,7 +15,7 @@ use crate::program::{
     NONSTRUCTURAL_RECURSION, Program, ScopeEntry,
 };
 use crate::termination;
-use crate::ty::{Row, Scheme, Ty, VarNames, print_ty};
+use crate::ty::{Row, RowVar, Scheme, Ty, VarNames, print_ty};
 use crate::unify::generalize;
 
 /// Checks every definition of `program` against `env` and the prelude.
@@ -28,7 +28,11 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
         env_errors.extend(errors.iter().map(|e| located.source.diagnostic(e)));
     }
 
-    let mut states: Vec<DefState> = program.definitions.iter().map(|_| DefState::default()).collect();
+    let mut states: Vec<DefState> = program
+        .definitions
+        .iter()
+        .map(|_| DefState::default())
+        .collect();
     let mut globals: FxHashMap<String, GlobalDef> = FxHashMap::default();
     for (index, definition) in program.definitions.iter().enumerate() {
         if globals.contains_key(&definition.name) {
@@ -44,7 +48,11 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
             Some(signature) => {
                 let mut errors = Vec::new();
                 let scheme = scheme_of(&type_env, &signature.node.ty, &mut errors);
-                if errors.is_empty() { GlobalDef::Ready(scheme) } else { GlobalDef::Ready(poison()) }
+                if errors.is_empty() {
+                    GlobalDef::Ready(scheme)
+                } else {
+                    GlobalDef::Ready(poison())
+                }
             }
             None => GlobalDef::Pending,
         };
@@ -78,7 +86,10 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
             },
         })
         .collect();
-    CheckReport { env_errors, definitions }
+    CheckReport {
+        env_errors,
+        definitions,
+    }
 }
 
 /// A scheme that unifies with anything, standing in for a broken callee so its
@@ -113,14 +124,21 @@ fn check_definition(
     let equation = &definition.equation.node;
     let mut checker = Checker::new(env, globals, prelude_values, module);
     let fail = |checker: Checker| Outcome {
-        state: DefState { facts: None, errors: checker.errors, references: checker.references },
+        state: DefState {
+            facts: None,
+            errors: checker.errors,
+            references: checker.references,
+        },
         inferred: None,
     };
 
     if equation.name.text != short {
         checker.error(
             Code::SignatureMismatch,
-            format!("the equation defines `{}` but the definition is `{}`", equation.name.text, definition.name),
+            format!(
+                "the equation defines `{}` but the definition is `{}`",
+                equation.name.text, definition.name
+            ),
             equation.name.span,
         );
     }
@@ -132,7 +150,10 @@ fn check_definition(
             if signature.node.name.text != short {
                 checker.error(
                     Code::SignatureMismatch,
-                    format!("the signature names `{}` but the definition is `{}`", signature.node.name.text, short),
+                    format!(
+                        "the signature names `{}` but the definition is `{}`",
+                        signature.node.name.text, short
+                    ),
                     signature.node.name.span,
                 );
             }
@@ -226,11 +247,24 @@ fn check_definition(
         .as_ref()
         .map(|s| signature_param_names(&s.node.ty))
         .unwrap_or_default();
+    // Named signature parameters beyond the equation's (`f x = \y -> …`) are in
+    // scope too, and `result` is then the type after them.
+    let mut clause_params = param_tys.clone();
+    let mut clause_result = result_ty.clone();
+    while clause_params.len() < signature_names.len()
+        && signature_names[clause_params.len()].is_some()
+    {
+        let Ty::Fun(param, _, result) = checker.subst.shallow(&clause_result) else {
+            break;
+        };
+        clause_params.push(*param);
+        clause_result = *result;
+    }
     let mut clause_effects = Vec::new();
     for (index, clause) in definition.clauses.iter().enumerate() {
         checker.origin = Origin::Clause(index);
         let mut bindings: Vec<(String, Ty)> = Vec::new();
-        for (position, param_ty) in param_tys.iter().enumerate() {
+        for (position, param_ty) in clause_params.iter().enumerate() {
             if let Some(Some(name)) = signature_names.get(position) {
                 bindings.push((name.clone(), param_ty.clone()));
             }
@@ -239,7 +273,7 @@ fn check_definition(
             }
         }
         if clause.kind == ClauseKind::Ensures {
-            bindings.push(("result".to_owned(), result_ty.clone()));
+            bindings.push(("result".to_owned(), clause_result.clone()));
         }
         let effects = checker.check_predicate(&clause.predicate.node, bindings);
         clause_effects.push(effects);
@@ -259,7 +293,13 @@ fn check_definition(
         .allow
         .iter()
         .find(|a| a.hatch == NONSTRUCTURAL_RECURSION)
-        .map(|a| if a.reason.is_empty() { a.hatch.clone() } else { a.reason.clone() });
+        .map(|a| {
+            if a.reason.is_empty() {
+                a.hatch.clone()
+            } else {
+                a.reason.clone()
+            }
+        });
     let termination = if !recursion.recursive {
         "non-recursive".to_owned()
     } else if recursion.nonstructural.is_empty() {
@@ -274,7 +314,9 @@ fn check_definition(
                     "this recursive call is not on a structurally smaller argument",
                     *span,
                 )
-                .note(format!("grant `allow: {NONSTRUCTURAL_RECURSION}` in the spec if it terminates")),
+                .note(format!(
+                    "grant `allow: {NONSTRUCTURAL_RECURSION}` in the spec if it terminates"
+                )),
             );
         }
         String::new()
@@ -288,14 +330,16 @@ fn check_definition(
     let inferred = if declared.is_none() {
         let mut tys = Vec::new();
         let mut row_vars = Vec::new();
-        checker.subst.free_vars(&resolved_whole, &mut tys, &mut row_vars);
+        checker
+            .subst
+            .free_vars(&resolved_whole, &mut tys, &mut row_vars);
         Some(generalize(&resolved_whole, &tys, &row_vars))
     } else {
         None
     };
     let signature = match (&definition.signature, &inferred) {
         (Some(signature), _) => soil_syntax::print_type(&signature.node.ty),
-        (None, Some(scheme)) => print_ty(&scheme.ty, &mut VarNames::default()),
+        (None, Some(scheme)) => print_ty(&drop_lone_row_vars(&scheme.ty), &mut VarNames::letters()),
         (None, None) => String::new(),
     };
     let mut row = Vec::new();
@@ -317,7 +361,11 @@ fn check_definition(
                     ty: print_ty(&checker.subst.resolve(&scheme.ty), &mut names),
                 })
                 .collect();
-            HoleFact { name: hole.name.clone(), goal, scope }
+            HoleFact {
+                name: hole.name.clone(),
+                goal,
+                scope,
+            }
         })
         .collect();
     let clauses = definition
@@ -338,9 +386,54 @@ fn check_definition(
         holes,
     };
     Outcome {
-        state: DefState { facts: Some(facts), errors: Vec::new(), references: checker.references },
+        state: DefState {
+            facts: Some(facts),
+            errors: Vec::new(),
+            references: checker.references,
+        },
         inferred,
     }
+}
+
+/// A quantified row variable occurring once constrains nothing ("and possibly
+/// more effects"); inferred signatures omit it so they read like declared ones.
+fn drop_lone_row_vars(ty: &Ty) -> Ty {
+    fn count(ty: &Ty, counts: &mut FxHashMap<u32, usize>) {
+        match ty {
+            Ty::Con(_, args) | Ty::Tuple(args) => args.iter().for_each(|a| count(a, counts)),
+            Ty::Fun(param, row, result) => {
+                for var in &row.vars {
+                    if let RowVar::Gen(id) = var {
+                        *counts.entry(*id).or_default() += 1;
+                    }
+                }
+                count(param, counts);
+                count(result, counts);
+            }
+            Ty::Var(_) | Ty::Gen(_) | Ty::Rigid(_) => {}
+        }
+    }
+    fn strip(ty: &Ty, counts: &FxHashMap<u32, usize>) -> Ty {
+        match ty {
+            Ty::Con(name, args) => Ty::Con(
+                name.clone(),
+                args.iter().map(|a| strip(a, counts)).collect(),
+            ),
+            Ty::Tuple(args) => Ty::Tuple(args.iter().map(|a| strip(a, counts)).collect()),
+            Ty::Fun(param, row, result) => {
+                let mut row = row.clone();
+                row.vars.retain(|var| match var {
+                    RowVar::Gen(id) => counts.get(id).copied().unwrap_or(0) > 1,
+                    RowVar::Flex(_) => true,
+                });
+                Ty::fun(strip(param, counts), row, strip(result, counts))
+            }
+            other => other.clone(),
+        }
+    }
+    let mut counts = FxHashMap::default();
+    count(ty, &mut counts);
+    strip(ty, &counts)
 }
 
 fn signature_param_names(ty: &ast::Type) -> Vec<Option<String>> {
@@ -384,13 +477,23 @@ fn mark_mutual_recursion(program: &Program, states: &mut [DefState]) {
         })
         .collect();
     for (index, definition) in program.definitions.iter().enumerate() {
-        let closing = edges[index].iter().find(|(to, _, _)| reaches(&edges, *to, index));
-        let Some((_, span, origin)) = closing else { continue };
+        let closing = edges[index]
+            .iter()
+            .find(|(to, _, _)| reaches(&edges, *to, index));
+        let Some((_, span, origin)) = closing else {
+            continue;
+        };
         let allowed = definition
             .allow
             .iter()
             .find(|a| a.hatch == NONSTRUCTURAL_RECURSION)
-            .map(|a| if a.reason.is_empty() { a.hatch.clone() } else { a.reason.clone() });
+            .map(|a| {
+                if a.reason.is_empty() {
+                    a.hatch.clone()
+                } else {
+                    a.reason.clone()
+                }
+            });
         match allowed {
             Some(reason) => {
                 if let Some(facts) = &mut states[index].facts {
@@ -400,10 +503,15 @@ fn mark_mutual_recursion(program: &Program, states: &mut [DefState]) {
             None => {
                 let mut error = TypeError::new(
                     Code::NonstructuralRecursion,
-                    format!("`{}` is mutually recursive with another definition", definition.name),
+                    format!(
+                        "`{}` is mutually recursive with another definition",
+                        definition.name
+                    ),
                     *span,
                 )
-                .note(format!("grant `allow: {NONSTRUCTURAL_RECURSION}` in the spec if it terminates"));
+                .note(format!(
+                    "grant `allow: {NONSTRUCTURAL_RECURSION}` in the spec if it terminates"
+                ));
                 error.origin = *origin;
                 states[index].errors.push(error);
             }
@@ -466,9 +574,13 @@ impl Checker<'_> {
         if self.subst.unify(&Ty::con("Bool"), &ty).is_err() {
             let shown = self.show(&ty);
             self.push(
-                TypeError::new(Code::PredicateNotBool, format!("a predicate must be Bool, found `{shown}`"), predicate.span)
-                    .note("expected: Bool")
-                    .note(format!("found: {shown}")),
+                TypeError::new(
+                    Code::PredicateNotBool,
+                    format!("a predicate must be Bool, found `{shown}`"),
+                    predicate.span,
+                )
+                .note("expected: Bool")
+                .note(format!("found: {shown}")),
             );
         }
         let effects = self.pop_effects();

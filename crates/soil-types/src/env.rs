@@ -89,7 +89,9 @@ impl TypeEnv {
         let (type_name, index) = self.ctors.get(name)?;
         let info = self.types.get(type_name)?;
         match &info.body {
-            TypeBody::Sum(variants) => Some((type_name.as_str(), *index, info, variants.get(*index)?)),
+            TypeBody::Sum(variants) => {
+                Some((type_name.as_str(), *index, info, variants.get(*index)?))
+            }
             _ => None,
         }
     }
@@ -142,7 +144,13 @@ impl TypeEnv {
                 }
                 params.push(param.text.clone());
             }
-            self.types.insert(name.clone(), TypeInfo { params, body: TypeBody::Opaque });
+            self.types.insert(
+                name.clone(),
+                TypeInfo {
+                    params,
+                    body: TypeBody::Opaque,
+                },
+            );
             accepted[index] = true;
         }
         for (index, decl) in decls.iter().enumerate() {
@@ -164,7 +172,12 @@ impl TypeEnv {
         params: &[String],
         errors: &mut Vec<TypeError>,
     ) -> TypeBody {
-        let mut vars = |name: &str| params.iter().position(|p| p == name).map(|i| Ty::Gen(i as u32));
+        let mut vars = |name: &str| {
+            params
+                .iter()
+                .position(|p| p == name)
+                .map(|i| Ty::Gen(i as u32))
+        };
         let mut rows = |_: &str| None;
         match &decl.body {
             ast::TypeDeclBody::Opaque => TypeBody::Opaque,
@@ -173,7 +186,7 @@ impl TypeEnv {
             }
             ast::TypeDeclBody::Sum(variants) => {
                 let mut infos = Vec::new();
-                for (index, variant) in variants.iter().enumerate() {
+                for variant in variants {
                     let name = &variant.name.text;
                     if self.ctors.contains_key(name) {
                         errors.push(TypeError::new(
@@ -192,9 +205,12 @@ impl TypeEnv {
                             Payload::Record(self.lower_fields(fields, &mut vars, &mut rows, errors))
                         }
                     };
-                    self.ctors.insert(name.clone(), (decl.name.text.clone(), infos.len()));
-                    let _ = index;
-                    infos.push(VariantInfo { name: name.clone(), payload });
+                    self.ctors
+                        .insert(name.clone(), (decl.name.text.clone(), infos.len()));
+                    infos.push(VariantInfo {
+                        name: name.clone(),
+                        payload,
+                    });
                 }
                 TypeBody::Sum(infos)
             }
@@ -246,7 +262,10 @@ impl TypeEnv {
             ast::TypeKind::Named(head) => self.lower_app(head, &[], ty, vars, rows, errors),
             ast::TypeKind::App { head, args } => self.lower_app(head, args, ty, vars, rows, errors),
             ast::TypeKind::Tuple(elements) => Ty::Tuple(
-                elements.iter().map(|e| self.lower(e, vars, rows, errors)).collect(),
+                elements
+                    .iter()
+                    .map(|e| self.lower(e, vars, rows, errors))
+                    .collect(),
             ),
             ast::TypeKind::Function(function) => {
                 let param = self.lower(&function.param, vars, rows, errors);
@@ -266,7 +285,10 @@ impl TypeEnv {
         rows: &mut dyn FnMut(&str) -> Option<RowMember>,
         errors: &mut Vec<TypeError>,
     ) -> Ty {
-        let lowered: Vec<Ty> = args.iter().map(|a| self.lower(a, vars, rows, errors)).collect();
+        let lowered: Vec<Ty> = args
+            .iter()
+            .map(|a| self.lower(a, vars, rows, errors))
+            .collect();
         match self.types.get(&head.text) {
             None => {
                 errors.push(TypeError::new(
@@ -339,14 +361,21 @@ impl TypeEnv {
 /// Instantiates a declaration's `Gen(i)` parameters with `args`.
 pub(crate) fn substitute_params(ty: &Ty, args: &[Ty]) -> Ty {
     match ty {
-        Ty::Gen(index) => args.get(*index as usize).cloned().unwrap_or_else(|| ty.clone()),
+        Ty::Gen(index) => args
+            .get(*index as usize)
+            .cloned()
+            .unwrap_or_else(|| ty.clone()),
         Ty::Var(_) | Ty::Rigid(_) => ty.clone(),
-        Ty::Con(name, inner) => {
-            Ty::Con(name.clone(), inner.iter().map(|t| substitute_params(t, args)).collect())
-        }
-        Ty::Tuple(elements) => {
-            Ty::Tuple(elements.iter().map(|t| substitute_params(t, args)).collect())
-        }
+        Ty::Con(name, inner) => Ty::Con(
+            name.clone(),
+            inner.iter().map(|t| substitute_params(t, args)).collect(),
+        ),
+        Ty::Tuple(elements) => Ty::Tuple(
+            elements
+                .iter()
+                .map(|t| substitute_params(t, args))
+                .collect(),
+        ),
         Ty::Fun(param, row, result) => Ty::fun(
             substitute_params(param, args),
             row.clone(),

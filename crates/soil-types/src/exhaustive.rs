@@ -14,8 +14,13 @@ pub(crate) enum Pat {
 /// inline-record variant) has its fields as arguments in declaration order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Ctor {
-    Variant { ty: String, index: usize },
-    Record { ty: String },
+    Variant {
+        ty: String,
+        index: usize,
+    },
+    Record {
+        ty: String,
+    },
     Tuple(usize),
     Nil,
     Cons,
@@ -32,14 +37,16 @@ pub(crate) struct Matrix<'a> {
 impl Matrix<'_> {
     fn arity(&self, ctor: &Ctor) -> usize {
         match ctor {
-            Ctor::Variant { ty, index } => match self.env.variants(ty).and_then(|v| v.get(*index)) {
-                Some(variant) => match &variant.payload {
-                    Payload::None => 0,
-                    Payload::Positional(_) => 1,
-                    Payload::Record(fields) => fields.len(),
-                },
-                None => 0,
-            },
+            Ctor::Variant { ty, index } => {
+                match self.env.variants(ty).and_then(|v| v.get(*index)) {
+                    Some(variant) => match &variant.payload {
+                        Payload::None => 0,
+                        Payload::Positional(_) => 1,
+                        Payload::Record(fields) => fields.len(),
+                    },
+                    None => 0,
+                }
+            }
             Ctor::Record { ty } => match self.env.get(ty).map(|info| &info.body) {
                 Some(TypeBody::Record(fields)) => fields.len(),
                 _ => 0,
@@ -55,7 +62,10 @@ impl Matrix<'_> {
         match sample {
             Ctor::Variant { ty, .. } => Some(
                 (0..self.env.variants(ty)?.len())
-                    .map(|index| Ctor::Variant { ty: ty.clone(), index })
+                    .map(|index| Ctor::Variant {
+                        ty: ty.clone(),
+                        index,
+                    })
                     .collect(),
             ),
             Ctor::Record { .. } | Ctor::Tuple(_) | Ctor::Unit => Some(vec![sample.clone()]),
@@ -68,7 +78,11 @@ impl Matrix<'_> {
     /// A value vector matched by `q` and by no row of `rows`, if there is one.
     pub(crate) fn useful(&self, rows: &[Vec<Pat>], q: &[Pat]) -> Option<Vec<Pat>> {
         let Some((head, rest)) = q.split_first() else {
-            return if rows.is_empty() { Some(Vec::new()) } else { None };
+            return if rows.is_empty() {
+                Some(Vec::new())
+            } else {
+                None
+            };
         };
         match head {
             Pat::Ctor(ctor, args) => {
@@ -81,10 +95,10 @@ impl Matrix<'_> {
             Pat::Wild => {
                 let mut present: Vec<Ctor> = Vec::new();
                 for row in rows {
-                    if let Some(Pat::Ctor(ctor, _)) = row.first() {
-                        if !present.contains(ctor) {
-                            present.push(ctor.clone());
-                        }
+                    if let Some(Pat::Ctor(ctor, _)) = row.first()
+                        && !present.contains(ctor)
+                    {
+                        present.push(ctor.clone());
                     }
                 }
                 let all = present.first().and_then(|sample| self.all_ctors(sample));
@@ -158,7 +172,8 @@ impl Matrix<'_> {
                     match &variant.payload {
                         Payload::None => variant.name.clone(),
                         Payload::Positional(_) => {
-                            let inner = args.first().map(|a| self.print_atom(a)).unwrap_or_default();
+                            let inner =
+                                args.first().map(|a| self.print_atom(a)).unwrap_or_default();
                             format!("{} {inner}", variant.name)
                         }
                         Payload::Record(fields) => {
@@ -169,7 +184,9 @@ impl Matrix<'_> {
                 }
                 Ctor::Record { ty } => {
                     let names: Vec<&str> = match self.env.get(ty).map(|info| &info.body) {
-                        Some(TypeBody::Record(fields)) => fields.iter().map(|(n, _)| n.as_str()).collect(),
+                        Some(TypeBody::Record(fields)) => {
+                            fields.iter().map(|(n, _)| n.as_str()).collect()
+                        }
                         _ => Vec::new(),
                     };
                     format!("{ty} {}", self.print_fields(&names, args))
@@ -207,8 +224,10 @@ impl Matrix<'_> {
 
     fn print_atom(&self, pat: &Pat) -> String {
         let text = self.print(pat);
-        let compound = matches!(pat, Pat::Ctor(Ctor::Variant { .. } | Ctor::Record { .. }, _))
-            && text.contains(' ');
+        let compound = matches!(
+            pat,
+            Pat::Ctor(Ctor::Variant { .. } | Ctor::Record { .. }, _)
+        ) && text.contains(' ');
         if compound { format!("({text})") } else { text }
     }
 

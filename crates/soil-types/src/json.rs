@@ -12,11 +12,21 @@ use crate::program::{
 
 /// Decodes env.json (soil0-cli §6). `file` names the document in diagnostics.
 pub fn decode_env(text: &str, file: &str) -> Result<Env, Vec<Diagnostic>> {
-    let reader = Reader { file, code: Code::BadEnv };
+    let reader = Reader {
+        file,
+        code: Code::BadEnv,
+    };
     let root: Value = serde_json::from_str(text)
-        .map_err(|e| vec![reader.error("$", format!("not JSON: {e}"))])?;
-    let root_obj = reader.object(&root, "$", &["types"]).map_err(|d| vec![d])?;
-    let types = reader.array(reader.field(root_obj, "types", "$").map_err(|d| vec![d])?, "$.types").map_err(|d| vec![d])?;
+        .map_err(|e| vec![*reader.error("$", format!("not JSON: {e}"))])?;
+    let root_obj = reader
+        .object(&root, "$", &["types"])
+        .map_err(|d| vec![*d])?;
+    let types = reader
+        .array(
+            reader.field(root_obj, "types", "$").map_err(|d| vec![*d])?,
+            "$.types",
+        )
+        .map_err(|d| vec![*d])?;
     let mut env = Env::default();
     let mut errors = Vec::new();
     for (index, value) in types.iter().enumerate() {
@@ -26,23 +36,37 @@ pub fn decode_env(text: &str, file: &str) -> Result<Env, Vec<Diagnostic>> {
                 node: decl,
                 source: SourceText::unlocated(Some(file.to_owned())),
             }),
-            Err(error) => errors.push(error),
+            Err(error) => errors.push(*error),
         }
     }
-    if errors.is_empty() { Ok(env) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(env)
+    } else {
+        Err(errors)
+    }
 }
 
 /// Decodes program.json (soil0-cli §7). Syntax errors in the embedded Soil texts
 /// are returned as the parser's diagnostics, located in that text and naming the
 /// definition's `file` (or `program.json` when it has none).
 pub fn decode_program(text: &str, file: &str) -> Result<Program, Vec<Diagnostic>> {
-    let reader = Reader { file, code: Code::BadProgram };
+    let reader = Reader {
+        file,
+        code: Code::BadProgram,
+    };
     let root: Value = serde_json::from_str(text)
-        .map_err(|e| vec![reader.error("$", format!("not JSON: {e}"))])?;
-    let root_obj = reader.object(&root, "$", &["definitions"]).map_err(|d| vec![d])?;
+        .map_err(|e| vec![*reader.error("$", format!("not JSON: {e}"))])?;
+    let root_obj = reader
+        .object(&root, "$", &["definitions"])
+        .map_err(|d| vec![*d])?;
     let definitions = reader
-        .array(reader.field(root_obj, "definitions", "$").map_err(|d| vec![d])?, "$.definitions")
-        .map_err(|d| vec![d])?;
+        .array(
+            reader
+                .field(root_obj, "definitions", "$")
+                .map_err(|d| vec![*d])?,
+            "$.definitions",
+        )
+        .map_err(|d| vec![*d])?;
     let mut program = Program::default();
     let mut errors = Vec::new();
     for (index, value) in definitions.iter().enumerate() {
@@ -52,7 +76,11 @@ pub fn decode_program(text: &str, file: &str) -> Result<Program, Vec<Diagnostic>
             Err(mut found) => errors.append(&mut found),
         }
     }
-    if errors.is_empty() { Ok(program) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(program)
+    } else {
+        Err(errors)
+    }
 }
 
 /// One definition's §8.4 document.
@@ -86,37 +114,95 @@ pub fn check_document(facts: &[CheckFacts]) -> String {
     value.to_string()
 }
 
+/// `soil0 check` as one call (soil0-cli §8.2): decodes both documents, checks,
+/// and returns the output document — the §8.4 `CheckFacts` of `definition`, or
+/// `{"definitions":[…]}` for the whole program — or every diagnostic.
+pub fn check_json(
+    env_json: &str,
+    env_file: &str,
+    program_json: &str,
+    program_file: &str,
+    definition: Option<&str>,
+) -> Result<String, Vec<Diagnostic>> {
+    let env = decode_env(env_json, env_file);
+    let program = decode_program(program_json, program_file);
+    let (env, program) = match (env, program) {
+        (Ok(env), Ok(program)) => (env, program),
+        (env, program) => {
+            let mut errors = env.err().unwrap_or_default();
+            errors.extend(program.err().unwrap_or_default());
+            return Err(errors);
+        }
+    };
+    let report = crate::check_program(&env, &program);
+    match definition {
+        Some(name) => match report.for_definition(name) {
+            Some(outcome) => outcome.map(|facts| facts_json(&facts).to_string()),
+            None => Err(vec![
+                Diagnostic::new(
+                    Code::UnknownDefinition.as_str(),
+                    format!("the program has no definition `{name}`"),
+                )
+                .with_file(program_file.to_owned()),
+            ]),
+        },
+        None => report.into_result().map(|facts| check_document(&facts)),
+    }
+}
+
 struct Reader<'a> {
     file: &'a str,
     code: Code,
 }
 
-type Decoded<T> = Result<T, Diagnostic>;
+/// Internal results box the diagnostic: it is large and errors are rare.
+type Decoded<T> = Result<T, Box<Diagnostic>>;
 
 impl Reader<'_> {
-    fn error(&self, path: &str, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(self.code.as_str(), format!("{path}: {}", message.into()))
-            .with_file(self.file.to_owned())
+    fn error(&self, path: &str, message: impl Into<String>) -> Box<Diagnostic> {
+        Box::new(
+            Diagnostic::new(self.code.as_str(), format!("{path}: {}", message.into()))
+                .with_file(self.file.to_owned()),
+        )
     }
 
-    fn object<'v>(&self, value: &'v Value, path: &str, keys: &[&str]) -> Decoded<&'v Map<String, Value>> {
-        let object = value.as_object().ok_or_else(|| self.error(path, "expected an object"))?;
+    fn object<'v>(
+        &self,
+        value: &'v Value,
+        path: &str,
+        keys: &[&str],
+    ) -> Decoded<&'v Map<String, Value>> {
+        let object = value
+            .as_object()
+            .ok_or_else(|| self.error(path, "expected an object"))?;
         if let Some(extra) = object.keys().find(|key| !keys.contains(&key.as_str())) {
             return Err(self.error(path, format!("unknown field `{extra}`")));
         }
         Ok(object)
     }
 
-    fn field<'v>(&self, object: &'v Map<String, Value>, key: &str, path: &str) -> Decoded<&'v Value> {
-        object.get(key).ok_or_else(|| self.error(path, format!("missing field `{key}`")))
+    fn field<'v>(
+        &self,
+        object: &'v Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Decoded<&'v Value> {
+        object
+            .get(key)
+            .ok_or_else(|| self.error(path, format!("missing field `{key}`")))
     }
 
     fn string(&self, value: &Value, path: &str) -> Decoded<String> {
-        value.as_str().map(str::to_owned).ok_or_else(|| self.error(path, "expected a string"))
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.error(path, "expected a string"))
     }
 
     fn array<'v>(&self, value: &'v Value, path: &str) -> Decoded<&'v Vec<Value>> {
-        value.as_array().ok_or_else(|| self.error(path, "expected an array"))
+        value
+            .as_array()
+            .ok_or_else(|| self.error(path, "expected an array"))
     }
 
     fn string_field(&self, object: &Map<String, Value>, key: &str, path: &str) -> Decoded<String> {
@@ -139,15 +225,21 @@ impl Reader<'_> {
         let (ty, diagnostics) = soil_syntax::parse_type(text);
         match (ty, diagnostics.first()) {
             (Some(ty), None) => Ok(ty),
-            (_, Some(first)) => Err(self
-                .error(path, format!("`{text}` is not a type: {}", first.message))
-                .with_note(format!("syntax code: {}", first.code))),
+            (_, Some(first)) => {
+                let error = self.error(path, format!("`{text}` is not a type: {}", first.message));
+                Err(Box::new(
+                    error.with_note(format!("syntax code: {}", first.code)),
+                ))
+            }
             (None, None) => Err(self.error(path, format!("`{text}` is not a type"))),
         }
     }
 
     fn ident(&self, text: String) -> ast::Ident {
-        ast::Ident { text, span: TextRange::default() }
+        ast::Ident {
+            text,
+            span: TextRange::default(),
+        }
     }
 
     fn fields(&self, value: &Value, path: &str) -> Decoded<Vec<ast::FieldDecl>> {
@@ -158,7 +250,11 @@ impl Reader<'_> {
             let name = self.string_field(object, "name", &field_path)?;
             let ty_text = self.string_field(object, "ty", &field_path)?;
             let ty = self.parse_type(&ty_text, &format!("{field_path}.ty"))?;
-            out.push(ast::FieldDecl { name: self.ident(name), ty, span: TextRange::default() });
+            out.push(ast::FieldDecl {
+                name: self.ident(name),
+                ty,
+                span: TextRange::default(),
+            });
         }
         Ok(out)
     }
@@ -167,26 +263,40 @@ impl Reader<'_> {
         let object = self.object(value, path, &["name", "params", "body"])?;
         let name = self.string_field(object, "name", path)?;
         let params = self
-            .array(self.field(object, "params", path)?, &format!("{path}.params"))?
+            .array(
+                self.field(object, "params", path)?,
+                &format!("{path}.params"),
+            )?
             .iter()
             .enumerate()
-            .map(|(i, p)| self.string(p, &format!("{path}.params[{i}]")).map(|t| self.ident(t)))
+            .map(|(i, p)| {
+                self.string(p, &format!("{path}.params[{i}]"))
+                    .map(|t| self.ident(t))
+            })
             .collect::<Decoded<Vec<_>>>()?;
         let body_path = format!("{path}.body");
         let body_value = self.field(object, "body", path)?;
-        let body_object = body_value.as_object().ok_or_else(|| self.error(&body_path, "expected an object"))?;
+        let body_object = body_value
+            .as_object()
+            .ok_or_else(|| self.error(&body_path, "expected an object"))?;
         let tag = self.string_field(body_object, "tag", &body_path)?;
         let body = match tag.as_str() {
             "Record" => {
                 let body_object = self.object(body_value, &body_path, &["tag", "fields"])?;
-                ast::TypeDeclBody::Record(self.fields(self.field(body_object, "fields", &body_path)?, &format!("{body_path}.fields"))?)
+                ast::TypeDeclBody::Record(self.fields(
+                    self.field(body_object, "fields", &body_path)?,
+                    &format!("{body_path}.fields"),
+                )?)
             }
             "Sum" => {
                 let body_object = self.object(body_value, &body_path, &["tag", "variants"])?;
                 let variants_path = format!("{body_path}.variants");
                 let mut variants = Vec::new();
                 for (index, variant) in self
-                    .array(self.field(body_object, "variants", &body_path)?, &variants_path)?
+                    .array(
+                        self.field(body_object, "variants", &body_path)?,
+                        &variants_path,
+                    )?
                     .iter()
                     .enumerate()
                 {
@@ -198,9 +308,19 @@ impl Reader<'_> {
                 self.object(body_value, &body_path, &["tag"])?;
                 ast::TypeDeclBody::Opaque
             }
-            other => return Err(self.error(&format!("{body_path}.tag"), format!("unknown tag `{other}`"))),
+            other => {
+                return Err(self.error(
+                    &format!("{body_path}.tag"),
+                    format!("unknown tag `{other}`"),
+                ));
+            }
         };
-        Ok(ast::TypeDecl { name: self.ident(name), params, body, span: TextRange::default() })
+        Ok(ast::TypeDecl {
+            name: self.ident(name),
+            params,
+            body,
+            span: TextRange::default(),
+        })
     }
 
     /// `VariantD = { name, payload : Option Utf8, fields : Option (List FieldD) }`;
@@ -232,28 +352,56 @@ impl Reader<'_> {
                 return Err(self.error(path, "`payload` and `fields` are mutually exclusive"));
             }
         };
-        Ok(ast::Variant { name: self.ident(name), payload, span: TextRange::default() })
+        Ok(ast::Variant {
+            name: self.ident(name),
+            payload,
+            span: TextRange::default(),
+        })
     }
 
     fn definition(&self, value: &Value, path: &str) -> Result<Definition, Vec<Diagnostic>> {
-        let one = |d: Diagnostic| vec![d];
+        let one = |d: Box<Diagnostic>| vec![*d];
         let object = self
-            .object(value, path, &["name", "file", "signature", "equation", "clauses", "allow"])
+            .object(
+                value,
+                path,
+                &["name", "file", "signature", "equation", "clauses", "allow"],
+            )
             .map_err(one)?;
         let name = self.string_field(object, "name", path).map_err(one)?;
-        let file = match self.option(self.field(object, "file", path).map_err(one)?, &format!("{path}.file")).map_err(one)? {
-            Some(value) => Some(self.string(value, &format!("{path}.file.value")).map_err(one)?),
+        let file = match self
+            .option(
+                self.field(object, "file", path).map_err(one)?,
+                &format!("{path}.file"),
+            )
+            .map_err(one)?
+        {
+            Some(value) => Some(
+                self.string(value, &format!("{path}.file.value"))
+                    .map_err(one)?,
+            ),
             None => None,
         };
         let source_file = file.clone().unwrap_or_else(|| self.file.to_owned());
         let signature_path = format!("{path}.signature");
-        let signature = match self.option(self.field(object, "signature", path).map_err(one)?, &signature_path).map_err(one)? {
+        let signature = match self
+            .option(
+                self.field(object, "signature", path).map_err(one)?,
+                &signature_path,
+            )
+            .map_err(one)?
+        {
             Some(value) => {
-                let text = self.string(value, &format!("{signature_path}.value")).map_err(one)?;
+                let text = self
+                    .string(value, &format!("{signature_path}.value"))
+                    .map_err(one)?;
                 let (signature, diagnostics) = soil_syntax::parse_signature(&text);
                 let source = SourceText::new(Some(source_file.clone()), &text);
                 match signature {
-                    Some(signature) if diagnostics.is_empty() => Some(Located { node: signature, source }),
+                    Some(signature) if diagnostics.is_empty() => Some(Located {
+                        node: signature,
+                        source,
+                    }),
                     _ => return Err(in_file(diagnostics, &source_file, &signature_path, self)),
                 }
             }
@@ -268,7 +416,9 @@ impl Reader<'_> {
         let equation = match parsed.items.as_slice() {
             [ast::Item::Equation(equation)] => equation.clone(),
             _ => {
-                return Err(vec![self.error(&equation_path, "expected exactly one equation item")]);
+                return Err(vec![
+                    *self.error(&equation_path, "expected exactly one equation item"),
+                ]);
             }
         };
         let equation = Located {
@@ -278,36 +428,57 @@ impl Reader<'_> {
         let mut clauses = Vec::new();
         let clauses_path = format!("{path}.clauses");
         for (index, clause) in self
-            .array(self.field(object, "clauses", path).map_err(one)?, &clauses_path)
+            .array(
+                self.field(object, "clauses", path).map_err(one)?,
+                &clauses_path,
+            )
             .map_err(one)?
             .iter()
             .enumerate()
         {
             let clause_path = format!("{clauses_path}[{index}]");
-            let clause_object = self.object(clause, &clause_path, &["kind", "label", "predicate"]).map_err(one)?;
-            let kind = match self.string_field(clause_object, "kind", &clause_path).map_err(one)?.as_str() {
+            let clause_object = self
+                .object(clause, &clause_path, &["kind", "label", "predicate"])
+                .map_err(one)?;
+            let kind = match self
+                .string_field(clause_object, "kind", &clause_path)
+                .map_err(one)?
+                .as_str()
+            {
                 "requires" => ClauseKind::Requires,
                 "ensures" => ClauseKind::Ensures,
                 other => {
-                    return Err(vec![self.error(
+                    return Err(vec![*self.error(
                         &format!("{clause_path}.kind"),
                         format!("expected \"requires\" or \"ensures\", found {other:?}"),
                     )]);
                 }
             };
-            let label = self.string_field(clause_object, "label", &clause_path).map_err(one)?;
-            let text = self.string_field(clause_object, "predicate", &clause_path).map_err(one)?;
+            let label = self
+                .string_field(clause_object, "label", &clause_path)
+                .map_err(one)?;
+            let text = self
+                .string_field(clause_object, "predicate", &clause_path)
+                .map_err(one)?;
             let (predicate, diagnostics) = soil_syntax::parse_predicate(&text);
             let predicate = match predicate {
                 Some(predicate) if diagnostics.is_empty() => predicate,
                 _ => {
-                    return Err(in_file(diagnostics, &source_file, &format!("{clause_path}.predicate"), self));
+                    return Err(in_file(
+                        diagnostics,
+                        &source_file,
+                        &format!("{clause_path}.predicate"),
+                        self,
+                    ));
                 }
             };
             clauses.push(Clause {
                 kind,
                 label,
-                predicate: Located { node: predicate, source: SourceText::new(Some(source_file.clone()), &text) },
+                predicate: Located {
+                    node: predicate,
+                    source: SourceText::new(Some(source_file.clone()), &text),
+                },
             });
         }
         let mut allow = Vec::new();
@@ -319,23 +490,43 @@ impl Reader<'_> {
             .enumerate()
         {
             let entry_path = format!("{allow_path}[{index}]");
-            let entry_object = self.object(entry, &entry_path, &["hatch", "reason"]).map_err(one)?;
+            let entry_object = self
+                .object(entry, &entry_path, &["hatch", "reason"])
+                .map_err(one)?;
             allow.push(Allow {
-                hatch: self.string_field(entry_object, "hatch", &entry_path).map_err(one)?,
-                reason: self.string_field(entry_object, "reason", &entry_path).map_err(one)?,
+                hatch: self
+                    .string_field(entry_object, "hatch", &entry_path)
+                    .map_err(one)?,
+                reason: self
+                    .string_field(entry_object, "reason", &entry_path)
+                    .map_err(one)?,
             });
         }
-        Ok(Definition { name, signature, equation, clauses, allow })
+        Ok(Definition {
+            name,
+            signature,
+            equation,
+            clauses,
+            allow,
+        })
     }
 }
 
 /// Syntax diagnostics of an embedded text, naming where it came from.
-fn in_file(diagnostics: Vec<Diagnostic>, file: &str, path: &str, reader: &Reader) -> Vec<Diagnostic> {
+fn in_file(
+    diagnostics: Vec<Diagnostic>,
+    file: &str,
+    path: &str,
+    reader: &Reader,
+) -> Vec<Diagnostic> {
     if diagnostics.is_empty() {
-        return vec![reader.error(path, "could not be parsed")];
+        return vec![*reader.error(path, "could not be parsed")];
     }
     diagnostics
         .into_iter()
-        .map(|d| d.in_file(file).with_note(format!("in program.json at {path}")))
+        .map(|d| {
+            d.in_file(file)
+                .with_note(format!("in program.json at {path}"))
+        })
         .collect()
 }

@@ -6,6 +6,13 @@
 //! soil0-cli §8.4; plus the decoding of env.json and program.json into its input.
 //! It depends on `soil-syntax` (trees, printing) and `trellis-diag` only: never on
 //! the runtime, the interpreter, files or the database, and it does no I/O.
+//!
+//! Entry points: [`check_program`] (an [`Env`] and a callee-first [`Program`] in,
+//! a [`CheckReport`] of [`CheckFacts`] or diagnostics per definition out);
+//! [`decode_env`] / [`decode_program`] (the soil0-cli §6/§7 documents);
+//! [`check_json`] (`soil0 check` in one call: documents in, output document out);
+//! [`facts_json`] / [`check_document`] (the §8.4 output); [`PRELUDE`] and
+//! [`prelude_names`]; [`Code`] (every diagnostic code, `Code::ALL`).
 
 mod check;
 mod codes;
@@ -23,7 +30,7 @@ mod unify;
 pub use check::check_program;
 pub use codes::Code;
 pub use env::EFFECT_LABELS;
-pub use json::{check_document, decode_env, decode_program, facts_json};
+pub use json::{check_document, check_json, decode_env, decode_program, facts_json};
 pub use prelude::{PRELUDE, prelude_names};
 pub use program::{
     Allow, CheckFacts, CheckReport, Clause, ClauseFact, ClauseKind, Definition, DefinitionReport,

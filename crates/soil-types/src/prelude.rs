@@ -186,13 +186,11 @@ pub(crate) struct Prelude {
     pub env: TypeEnv,
     pub values: FxHashMap<String, Scheme>,
     pub names: Vec<String>,
-    /// Parse or lowering problems (a broken prelude is a bug; tests keep it empty).
-    pub problems: Vec<String>,
 }
 
 pub(crate) fn prelude() -> &'static Prelude {
     static PRELUDE_CACHE: OnceLock<Prelude> = OnceLock::new();
-    PRELUDE_CACHE.get_or_init(build)
+    PRELUDE_CACHE.get_or_init(|| build().0)
 }
 
 /// The names of every prelude value, in declaration order.
@@ -200,10 +198,14 @@ pub fn prelude_names() -> Vec<String> {
     prelude().names.clone()
 }
 
-fn build() -> Prelude {
+/// The prelude and any parse or lowering problems (a broken prelude is a bug; the
+/// tests keep the list empty).
+fn build() -> (Prelude, Vec<String>) {
     let (file, diagnostics) = soil_syntax::parse_file(PRELUDE);
-    let mut problems: Vec<String> =
-        diagnostics.iter().map(|d| format!("{}: {}", d.code, d.message)).collect();
+    let mut problems: Vec<String> = diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.code, d.message))
+        .collect();
     let mut env = TypeEnv::with_builtins();
     let decls: Vec<&ast::TypeDecl> = file
         .items
@@ -227,7 +229,7 @@ fn build() -> Prelude {
             values.insert(signature.name.text.clone(), scheme);
         }
     }
-    Prelude { env, values, names, problems }
+    (Prelude { env, values, names }, problems)
 }
 
 /// The scheme of a declared type: every type and row variable quantified.
@@ -248,7 +250,9 @@ pub(crate) fn scheme_of(env: &TypeEnv, ty: &ast::Type, errors: &mut Vec<TypeErro
         });
         Some(RowMember::Flex(RowVar::Gen(index as u32)))
     };
-    Scheme { ty: env.lower(ty, &mut vars, &mut rows, errors) }
+    Scheme {
+        ty: env.lower(ty, &mut vars, &mut rows, errors),
+    }
 }
 
 #[cfg(test)]
@@ -257,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_prelude_parses_and_lowers_cleanly() {
-        assert_eq!(prelude().problems, Vec::<String>::new());
+        assert_eq!(build().1, Vec::<String>::new());
         assert_eq!(prelude().names.len(), prelude().values.len());
         assert!(prelude().names.iter().any(|n| n == "print_line"));
     }

@@ -138,7 +138,11 @@ impl CheckReport {
                 Err(d) => errors.extend(d),
             }
         }
-        if errors.is_empty() { Ok(facts) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(facts)
+        } else {
+            Err(errors)
+        }
     }
 
     /// The facts of one definition, or the diagnostics that prevent them: the

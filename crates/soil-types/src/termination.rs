@@ -54,7 +54,9 @@ pub(crate) fn analyse(module: &str, equation: &ast::Equation) -> Recursion {
     };
     for (index, param) in equation.params.iter().enumerate() {
         if let ast::Param::Named(ident) = param {
-            walker.scope.push((ident.text.clone(), Kind::Param(0, index)));
+            walker
+                .scope
+                .push((ident.text.clone(), Kind::Param(0, index)));
         }
     }
     walker.expr(&equation.body);
@@ -63,7 +65,11 @@ pub(crate) fn analyse(module: &str, equation: &ast::Equation) -> Recursion {
 
 impl Walker<'_> {
     fn lookup(&self, name: &str) -> Option<&Kind> {
-        self.scope.iter().rev().find(|(n, _)| n == name).map(|(_, k)| k)
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, k)| k)
     }
 
     /// The recursive function a callee expression names, if any.
@@ -123,7 +129,11 @@ impl Walker<'_> {
                 self.scope.truncate(mark);
             }
             ExprKind::Let(let_expr) => self.let_in(let_expr),
-            ExprKind::If { cond, then_branch, else_branch } => {
+            ExprKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
                 self.expr(cond);
                 let mark = self.positive.len();
                 let mut facts = Vec::new();
@@ -200,10 +210,12 @@ impl Walker<'_> {
             LetBinder::Function { name, params } => {
                 let id = self.next_function;
                 self.next_function += 1;
-                self.scope.push((name.text.clone(), Kind::Function(id, params.len())));
+                self.scope
+                    .push((name.text.clone(), Kind::Function(id, params.len())));
                 for (index, param) in params.iter().enumerate() {
                     if let ast::Param::Named(ident) = param {
-                        self.scope.push((ident.text.clone(), Kind::Param(id, index)));
+                        self.scope
+                            .push((ident.text.clone(), Kind::Param(id, index)));
                     }
                 }
                 let outer_facts = std::mem::take(&mut self.positive);
@@ -234,7 +246,9 @@ impl Walker<'_> {
 
     fn bind_match(&mut self, scrutinee: &Expr, pattern: &Pattern) {
         match (&scrutinee.kind, &pattern.kind) {
-            (ExprKind::Tuple(parts), PatternKind::Tuple(patterns)) if parts.len() == patterns.len() => {
+            (ExprKind::Tuple(parts), PatternKind::Tuple(patterns))
+                if parts.len() == patterns.len() =>
+            {
                 for (part, pattern) in parts.iter().zip(patterns) {
                     let kind = self.kind_of(part);
                     self.bind_pattern(pattern, &kind, false);
@@ -255,7 +269,11 @@ impl Walker<'_> {
             Kind::Subterm(origins) => Kind::Subterm(origins.clone()),
             _ => Kind::Plain,
         };
-        let bound = if strict { inner_kind(kind) } else { kind.clone() };
+        let bound = if strict {
+            inner_kind(kind)
+        } else {
+            kind.clone()
+        };
         match &pattern.kind {
             PatternKind::Wildcard | PatternKind::Literal(_) => {}
             PatternKind::Var(ident) => self.scope.push((ident.text.clone(), bound)),
@@ -272,17 +290,28 @@ impl Walker<'_> {
                     }
                 }
             }
+            // A component of a sub-term is a sub-term; a component of the value
+            // itself has another type, so it relates to nothing.
             PatternKind::Tuple(elements) => {
+                let component = if strict { kind.clone() } else { Kind::Plain };
                 for element in elements {
-                    self.bind_pattern(element, &Kind::Plain, false);
+                    self.bind_pattern(element, &component, strict);
                 }
             }
             PatternKind::List { elements, rest } => {
                 for element in elements {
                     self.bind_pattern(element, kind, true);
                 }
-                if let Some(ast::ListRest { binder: Some(ident), .. }) = rest {
-                    let tail_kind = if elements.is_empty() { bound.clone() } else { inner_kind(kind) };
+                if let Some(ast::ListRest {
+                    binder: Some(ident),
+                    ..
+                }) = rest
+                {
+                    let tail_kind = if elements.is_empty() {
+                        bound.clone()
+                    } else {
+                        inner_kind(kind)
+                    };
                     self.scope.push((ident.text.clone(), tail_kind));
                 }
             }
@@ -296,9 +325,16 @@ impl Walker<'_> {
                 Some(Kind::Subterm(origins)) if origins.contains(&(function, index))
             ),
             ExprKind::Annot { expr, .. } => self.decreases(function, index, expr),
-            ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => {
-                let ExprKind::Var(ident) = &lhs.kind else { return false };
-                let positive_literal = matches!(rhs.kind, ExprKind::Literal(ast::Literal::Int(k)) if k > 0);
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                let ExprKind::Var(ident) = &lhs.kind else {
+                    return false;
+                };
+                let positive_literal =
+                    matches!(rhs.kind, ExprKind::Literal(ast::Literal::Int(k)) if k > 0);
                 positive_literal
                     && self.lookup(&ident.text) == Some(&Kind::Param(function, index))
                     && self.positive.contains(&ident.text)
@@ -311,15 +347,26 @@ impl Walker<'_> {
 /// Variables known to be positive (≥ 1) when `cond` evaluates to `truth`.
 fn positive_facts(cond: &Expr, truth: bool, out: &mut Vec<String>) {
     match &cond.kind {
-        ExprKind::Binary { op: BinOp::And, lhs, rhs } if truth => {
+        ExprKind::Binary {
+            op: BinOp::And,
+            lhs,
+            rhs,
+        } if truth => {
             positive_facts(lhs, true, out);
             positive_facts(rhs, true, out);
         }
-        ExprKind::Binary { op: BinOp::Or, lhs, rhs } if !truth => {
+        ExprKind::Binary {
+            op: BinOp::Or,
+            lhs,
+            rhs,
+        } if !truth => {
             positive_facts(lhs, false, out);
             positive_facts(rhs, false, out);
         }
-        ExprKind::Unary { op: UnaryOp::Not, operand } => positive_facts(operand, !truth, out),
+        ExprKind::Unary {
+            op: UnaryOp::Not,
+            operand,
+        } => positive_facts(operand, !truth, out),
         ExprKind::Binary { op, lhs, rhs } => {
             let (var, op, literal) = match (&lhs.kind, &rhs.kind) {
                 (ExprKind::Var(v), ExprKind::Literal(ast::Literal::Int(k))) => (v, *op, *k),

@@ -98,20 +98,54 @@ impl Scheme {
     }
 }
 
-/// Gives unnamed variables stable printable names (`_1`, `_2`, ... in order of
-/// first appearance) so one hole's goal and scope read consistently.
+/// Gives unnamed variables stable printable names in order of first appearance:
+/// `_1`, `_2`, ... by default (they cannot clash with declared variables), or
+/// `a`, `b`, ... for quantified variables and `e`, `e1`, ... for quantified row
+/// variables when printing a whole inferred signature.
 #[derive(Default)]
 pub(crate) struct VarNames {
-    names: BTreeMap<(bool, u32), String>,
+    names: BTreeMap<(u8, u32), String>,
+    letters: bool,
+    types_named: usize,
+    rows_named: usize,
 }
 
 impl VarNames {
-    fn name(&mut self, generic: bool, id: u32) -> String {
-        let next = self.names.len() + 1;
-        self.names
-            .entry((generic, id))
-            .or_insert_with(|| format!("_{next}"))
-            .clone()
+    pub(crate) fn letters() -> VarNames {
+        VarNames {
+            letters: true,
+            ..VarNames::default()
+        }
+    }
+
+    fn name(&mut self, kind: u8, id: u32) -> String {
+        if let Some(name) = self.names.get(&(kind, id)) {
+            return name.clone();
+        }
+        let name = match (self.letters, kind) {
+            (true, 1) => {
+                let n = self.types_named;
+                self.types_named += 1;
+                let letter = (b'a' + (n % 26) as u8) as char;
+                if n < 26 {
+                    letter.to_string()
+                } else {
+                    format!("{letter}{}", n / 26)
+                }
+            }
+            (true, 2) => {
+                let n = self.rows_named;
+                self.rows_named += 1;
+                if n == 0 {
+                    "e".to_owned()
+                } else {
+                    format!("e{n}")
+                }
+            }
+            _ => format!("_{}", self.names.len() + 1),
+        };
+        self.names.insert((kind, id), name.clone());
+        name
     }
 }
 
@@ -125,8 +159,8 @@ pub(crate) fn print_ty(ty: &Ty, names: &mut VarNames) -> String {
 
 fn write_ty(ty: &Ty, names: &mut VarNames, out: &mut String) {
     match ty {
-        Ty::Var(id) => out.push_str(&names.name(false, *id)),
-        Ty::Gen(id) => out.push_str(&names.name(true, *id)),
+        Ty::Var(id) => out.push_str(&names.name(0, *id)),
+        Ty::Gen(id) => out.push_str(&names.name(1, *id)),
         Ty::Rigid(name) => out.push_str(name),
         Ty::Con(name, args) => {
             out.push_str(name);
@@ -154,7 +188,12 @@ fn write_ty(ty: &Ty, names: &mut VarNames, out: &mut String) {
                 write_ty(param, names, out);
             }
             out.push_str(" ->");
-            let shown: Vec<&str> = row.labels.iter().map(String::as_str).collect();
+            let mut shown: Vec<String> = row.labels.iter().cloned().collect();
+            for var in &row.vars {
+                if let RowVar::Gen(id) = var {
+                    shown.push(names.name(2, *id));
+                }
+            }
             if !shown.is_empty() {
                 out.push('{');
                 out.push_str(&shown.join(", "));
@@ -195,7 +234,10 @@ mod tests {
             Ty::fun(
                 list_f64,
                 Row::label("Panic"),
-                Ty::Con("Option".into(), vec![Ty::Tuple(vec![Ty::Var(7), Ty::Rigid("a".into())])]),
+                Ty::Con(
+                    "Option".into(),
+                    vec![Ty::Tuple(vec![Ty::Var(7), Ty::Rigid("a".into())])],
+                ),
             ),
         );
         assert_eq!(

@@ -11,7 +11,9 @@ pub(crate) enum UnifyError {
     Mismatch,
     Infinite,
     /// A row on one side carries a label the other side cannot absorb.
-    Effect { label: String },
+    Effect {
+        label: String,
+    },
 }
 
 /// All flexible type and row variables of one definition's check.
@@ -44,9 +46,10 @@ impl Subst {
                 _ => ty.clone(),
             },
             Ty::Gen(_) | Ty::Rigid(_) => ty.clone(),
-            Ty::Con(name, args) => {
-                Ty::Con(name.clone(), args.iter().map(|arg| self.resolve(arg)).collect())
-            }
+            Ty::Con(name, args) => Ty::Con(
+                name.clone(),
+                args.iter().map(|arg| self.resolve(arg)).collect(),
+            ),
             Ty::Tuple(elements) => Ty::Tuple(elements.iter().map(|e| self.resolve(e)).collect()),
             Ty::Fun(param, row, result) => Ty::Fun(
                 Box::new(self.resolve(param)),
@@ -151,23 +154,27 @@ impl Subst {
         }
     }
 
-    /// Set unification: labels present on one side only must be absorbed by a
-    /// flexible variable of the other side. Variables beyond the first on a side
-    /// are treated as fixed members (a deliberate, sound simplification).
+    /// Set unification: members present on one side only must be absorbed by a
+    /// flexible variable of the other side. When only one side has flexible
+    /// variables, the first takes the other side's extra members and the rest
+    /// become empty.
     pub(crate) fn unify_rows(&mut self, a: &Row, b: &Row) -> Result<(), UnifyError> {
         let a = self.resolve_row(a);
         let b = self.resolve_row(b);
-        let only_a: Row = Row {
-            labels: a.labels.difference(&b.labels).cloned().collect(),
-            vars: a.vars.difference(&b.vars).copied().collect(),
+        let only = |x: &Row, y: &Row| Row {
+            labels: x.labels.difference(&y.labels).cloned().collect(),
+            vars: x.vars.difference(&y.vars).copied().collect(),
         };
-        let only_b: Row = Row {
-            labels: b.labels.difference(&a.labels).cloned().collect(),
-            vars: b.vars.difference(&a.vars).copied().collect(),
-        };
-        let common: Vec<u32> = a.vars.intersection(&b.vars).copied().filter_map(flex).collect();
-        let tail_a = only_a.vars.iter().copied().find_map(flex);
-        let tail_b = only_b.vars.iter().copied().find_map(flex);
+        let only_a = only(&a, &b);
+        let only_b = only(&b, &a);
+        let common: Vec<u32> = a
+            .vars
+            .intersection(&b.vars)
+            .copied()
+            .filter_map(flex)
+            .collect();
+        let flex_a: Vec<u32> = only_a.vars.iter().copied().filter_map(flex).collect();
+        let flex_b: Vec<u32> = only_b.vars.iter().copied().filter_map(flex).collect();
         let fixed = |row: &Row, tail: Option<u32>| Row {
             labels: row.labels.clone(),
             vars: row
@@ -177,32 +184,45 @@ impl Subst {
                 .filter(|var| Some(*var) != tail.map(RowVar::Flex))
                 .collect(),
         };
-        let fixed_a = fixed(&only_a, tail_a);
-        let fixed_b = fixed(&only_b, tail_b);
-        match (tail_a, tail_b) {
+        let rigid_part = |row: &Row| Row {
+            labels: row.labels.clone(),
+            vars: row
+                .vars
+                .iter()
+                .copied()
+                .filter(|var| matches!(var, RowVar::Gen(_)))
+                .collect(),
+        };
+        match (flex_a.first().copied(), flex_b.first().copied()) {
             (Some(ta), Some(tb)) => {
                 let shared = self.fresh_row();
-                let mut for_a = fixed_b.clone();
+                let mut for_a = fixed(&only_b, Some(tb));
                 for_a.union(&shared);
-                let mut for_b = fixed_a.clone();
+                let mut for_b = fixed(&only_a, Some(ta));
                 for_b.union(&shared);
                 self.bind_row(ta, for_a);
                 self.bind_row(tb, for_b);
                 Ok(())
             }
             (Some(ta), None) => {
-                self.absorb_into_common(&fixed_a, &common)?;
-                self.bind_row(ta, fixed_b);
+                self.absorb_into_common(&rigid_part(&only_a), &common)?;
+                for extra in &flex_a[1..] {
+                    self.bind_row(*extra, Row::empty());
+                }
+                self.bind_row(ta, only_b);
                 Ok(())
             }
             (None, Some(tb)) => {
-                self.absorb_into_common(&fixed_b, &common)?;
-                self.bind_row(tb, fixed_a);
+                self.absorb_into_common(&rigid_part(&only_b), &common)?;
+                for extra in &flex_b[1..] {
+                    self.bind_row(*extra, Row::empty());
+                }
+                self.bind_row(tb, only_a);
                 Ok(())
             }
             (None, None) => {
-                let mut extra = fixed_a;
-                extra.union(&fixed_b);
+                let mut extra = only_a;
+                extra.union(&only_b);
                 self.absorb_into_common(&extra, &common)
             }
         }
@@ -265,10 +285,15 @@ impl Subst {
             Ty::Var(_) | Ty::Rigid(_) => ty.clone(),
             Ty::Con(name, args) => Ty::Con(
                 name.clone(),
-                args.iter().map(|arg| self.copy_generic(arg, tys, rows)).collect(),
+                args.iter()
+                    .map(|arg| self.copy_generic(arg, tys, rows))
+                    .collect(),
             ),
             Ty::Tuple(elements) => Ty::Tuple(
-                elements.iter().map(|e| self.copy_generic(e, tys, rows)).collect(),
+                elements
+                    .iter()
+                    .map(|e| self.copy_generic(e, tys, rows))
+                    .collect(),
             ),
             Ty::Fun(param, row, result) => {
                 let param = self.copy_generic(param, tys, rows);
@@ -345,7 +370,10 @@ pub(crate) fn generalize(ty: &Ty, tys: &[u32], rows: &[u32]) -> Scheme {
         match ty {
             Ty::Var(id) if tys.contains(id) => Ty::Gen(*id),
             Ty::Var(_) | Ty::Gen(_) | Ty::Rigid(_) => ty.clone(),
-            Ty::Con(name, args) => Ty::Con(name.clone(), args.iter().map(|a| go(a, tys, rows)).collect()),
+            Ty::Con(name, args) => Ty::Con(
+                name.clone(),
+                args.iter().map(|a| go(a, tys, rows)).collect(),
+            ),
             Ty::Tuple(elements) => Ty::Tuple(elements.iter().map(|e| go(e, tys, rows)).collect()),
             Ty::Fun(param, row, result) => {
                 let row = Row {
@@ -359,11 +387,17 @@ pub(crate) fn generalize(ty: &Ty, tys: &[u32], rows: &[u32]) -> Scheme {
                         })
                         .collect(),
                 };
-                Ty::Fun(Box::new(go(param, tys, rows)), row, Box::new(go(result, tys, rows)))
+                Ty::Fun(
+                    Box::new(go(param, tys, rows)),
+                    row,
+                    Box::new(go(result, tys, rows)),
+                )
             }
         }
     }
-    Scheme { ty: go(ty, tys, rows) }
+    Scheme {
+        ty: go(ty, tys, rows),
+    }
 }
 
 #[cfg(test)]

@@ -190,8 +190,8 @@ pred x = x
     );
     expect![[r#"
         type-mismatch 5:17 expected `I64`, found `F64` [expected: I64] [found: F64]
-        effect-not-declared 8:17 effect `Panic` is not declared [declared row: {}]
-        effect-not-declared 11:15 effect `Panic` is not declared [declared row: {}]
+        effect-not-declared 8:17 effect `Panic` is not declared (performed by `at`) [declared row: {}]
+        effect-not-declared 11:15 effect `Panic` is not declared (performed by integer `/`) [declared row: {}]
         non-exhaustive-match 14:13 this match does not cover `None` [not matched: None]
         redundant-pattern 21:5 this arm can never match: earlier arms cover it
         missing-field 25:16 `Row` is missing field(s) `cells`
@@ -202,5 +202,269 @@ pred x = x
         nonstructural-recursion 34:88 this recursive call is not on a structurally smaller argument [grant `allow: nonstructural-recursion` in the spec if it terminates]
         {"definition":"m::merge_sort_allowed","signature":"(xs : List I64) -> List I64","row":[],"checks":{"clauses":[],"termination":"allowed: nonstructural-recursion","holes":[]}}
         predicate-not-bool 1:1 a predicate must be Bool, found `I64` [expected: Bool] [found: I64]
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn effects_cannot_hide_behind_callbacks_or_lets() {
+    let out = check(
+        r#"
+apply_pure : (f : I64 -> I64) -> (x : I64) -> I64
+apply_pure f x = f x
+
+lambda_in_map : (xs : List I64) -> List I64
+lambda_in_map xs = map (\i -> at xs i) xs
+
+lambda_to_pure_param : (xs : List I64) -> I64
+lambda_to_pure_param xs = apply_pure (\i -> at xs i) 0
+
+let_bound : (n : I64) -> I64
+let_bound n = let boom = \x -> panic "no" in boom n
+
+late_division : (x : I64) -> I64
+late_division x = let d = \a b -> a / b in d x x
+
+float_division_is_pure : (x : F64) -> F64
+float_division_is_pure x = let d = \a b -> a / b in d x x
+
+declared_var : (f : I64 ->{e} I64) -> (x : I64) -> I64
+declared_var f x = f x
+
+returns_effectful : (xs : List I64) -> I64 ->{Panic} I64
+returns_effectful xs = \i -> at xs i
+
+returns_undeclared : (xs : List I64) -> I64 -> I64
+returns_undeclared xs = \i -> at xs i
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::apply_pure","signature":"(f : I64 -> I64) -> (x : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        effect-not-declared 6:20 effect `Panic` is not declared (performed by `map`) [declared row: {}]
+        effect-not-declared 9:45 effect `Panic` is not declared (performed by `at`) [declared row: {}]
+        effect-not-declared 12:46 effect `Panic` is not declared (performed by `boom`) [declared row: {}]
+        effect-not-declared 15:44 effect `Panic` is not declared (performed by `d`) [declared row: {}]
+        {"definition":"m::float_division_is_pure","signature":"(x : F64) -> F64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        effect-not-declared 21:20 effect `e` is not declared (performed by `f`) [declared row: {}]
+        {"definition":"m::returns_effectful","signature":"(xs : List I64) -> I64 ->{Panic} I64","row":["Panic"],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        effect-not-declared 27:31 effect `Panic` is not declared (performed by `at`) [declared row: {}]
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn unsigned_definitions_are_inferred_and_callers_follow() {
+    let out = check(
+        r#"
+twice f x = f (f x)
+
+double : (n : I64) -> I64
+double n = twice (\m -> m * 2) n
+
+early : (n : I64) -> I64
+early n = later (n + 0)
+
+later n = n + 1
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::twice","signature":"(a ->{e, e1} a) -> a ->{e, e1} a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"m::double","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        callee-order 8:11 `m::later` has no signature and is not checked yet
+        {"definition":"m::later","signature":"I64 -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn predicates_see_params_result_is_and_implies() {
+    let out = check(
+        r#"
+-- requires non_empty: len xs > 0 and all (\x -> is_finite x) xs
+-- ensures in_range: unwrap_or result 0.0 <= maximum xs
+-- ensures found: result is Some _ implies len xs > 0
+pick : (xs : List F64) ->{Panic} Option F64
+pick xs = first xs
+
+-- ensures positive: result > 0
+adder : (x : I64) -> (y : I64) -> I64
+adder x = \y -> x + y
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::pick","signature":"(xs : List F64) ->{Panic} Option F64","row":["Panic"],"checks":{"clauses":[{"kind":"requires","label":"non_empty","assurance":"runtime"},{"kind":"ensures","label":"in_range","assurance":"runtime"},{"kind":"ensures","label":"found","assurance":"runtime"}],"termination":"non-recursive","holes":[]}}
+        {"definition":"m::adder","signature":"(x : I64) -> (y : I64) -> I64","row":[],"checks":{"clauses":[{"kind":"ensures","label":"positive","assurance":"runtime"}],"termination":"non-recursive","holes":[]}}
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn termination_recognises_descent_and_rejects_the_rest() {
+    let out = check(
+        r#"
+type Rose = Rose { label : I64, children : List Rose }
+
+fact : (n : I64) -> I64
+fact n = if n > 0 then n * fact (n - 1) else 1
+
+fact_guard : (n : I64) -> I64
+fact_guard n = match n with
+  | _ if 0 < n and n < 100 -> fact_guard (n - 2)
+  | _ -> 1
+  end
+
+unguarded : (n : I64) -> I64
+unguarded n = if n == 0 then 0 else unguarded (n - 1)
+
+zip_sum : (xs : List I64) -> (ys : List I64) -> I64
+zip_sum xs ys = match (xs, ys) with
+  | ([x, ..xt], [y, ..yt]) -> x + y + zip_sum xt yt
+  | _ -> 0
+  end
+
+rose_size : (r : Rose) -> I64
+rose_size r = match r with
+  | Rose { children, .. } -> 1 + sum_i64 (map rose_size children)
+  end
+
+even : (n : I64) -> Bool
+even n = if n <= 0 then true else odd (n - 1)
+
+odd : (n : I64) -> Bool
+odd n = if n <= 0 then false else even (n - 1)
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::fact","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
+        {"definition":"m::fact_guard","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
+        nonstructural-recursion 14:37 this recursive call is not on a structurally smaller argument [grant `allow: nonstructural-recursion` in the spec if it terminates]
+        {"definition":"m::zip_sum","signature":"(xs : List I64) -> (ys : List I64) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
+        nonstructural-recursion 24:47 this recursive call is not on a structurally smaller argument [grant `allow: nonstructural-recursion` in the spec if it terminates]
+        nonstructural-recursion 28:35 `m::even` is mutually recursive with another definition [grant `allow: nonstructural-recursion` in the spec if it terminates]
+        nonstructural-recursion 31:35 `m::odd` is mutually recursive with another definition [grant `allow: nonstructural-recursion` in the spec if it terminates]
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn annotations_use_signature_variables_and_fix_ambiguity() {
+    let out = check(
+        r#"
+keep : (xs : List a) -> List a
+keep xs = let ys = (xs : List a) in ys
+
+sum_pairs : (n : I64) -> F64
+sum_pairs n = let add = \a b -> (a : F64) + b in add 1.0 2.0
+
+wrong : (xs : List a) -> List b
+wrong xs = (xs : List b)
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::keep","signature":"(xs : List a) -> List a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"m::sum_pairs","signature":"(n : I64) -> F64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        type-mismatch 9:13 expected `List b`, found `List a` [expected: List b] [found: List a]
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn missing_patterns_are_named_in_soil_syntax() {
+    let out = check(
+        r#"
+type E = BadCell { index : I64, raw : Utf8 } | EmptyLine | BadArity I64
+
+lists : (xs : List I64) -> I64
+lists xs = match xs with
+  | [] -> 0
+  | [_] -> 1
+  end
+
+records : (e : E) -> I64
+records e = match e with
+  | EmptyLine -> 0
+  | BadArity _ -> 1
+  end
+
+pairs : (p : (Bool, Option I64)) -> I64
+pairs p = match p with
+  | (true, _) -> 0
+  | (false, None) -> 1
+  end
+
+guarded : (n : I64) -> I64
+guarded n = match n with
+  | 0 -> 0
+  | m if m > 0 -> 1
+  end
+
+nested : (o : Option (Option Bool)) -> I64
+nested o = match o with
+  | None -> 0
+  | Some None -> 1
+  | Some (Some true) -> 2
+  end
+
+strings : (s : Utf8) -> I64
+strings s = match s with
+  | "a" -> 1
+  | "a" -> 2
+  | _ -> 3
+  end
+"#,
+    );
+    expect![[r#"
+        non-exhaustive-match 5:12 this match does not cover `[_, _, ..]` [not matched: [_, _, ..]]
+        non-exhaustive-match 11:13 this match does not cover `BadCell { .. }` [not matched: BadCell { .. }]
+        non-exhaustive-match 17:11 this match does not cover `(false, Some _)` [not matched: (false, Some _)]
+        non-exhaustive-match 23:13 this match does not cover `_` [not matched: _]
+        non-exhaustive-match 29:12 this match does not cover `Some (Some false)` [not matched: Some (Some false)]
+        redundant-pattern 38:5 this arm can never match: earlier arms cover it
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn local_recursion_carries_its_effects() {
+    let out = check(
+        r#"
+pure_loop : (xs : List I64) -> I64
+pure_loop xs =
+  let go ys = match ys with
+    | [] -> 0
+    | [y, ..rest] -> at xs y + go rest
+    end
+  in go xs
+
+panicky_loop : (xs : List I64) ->{Panic} I64
+panicky_loop xs =
+  let go ys = match ys with
+    | [] -> 0
+    | [y, ..rest] -> at xs y + go rest
+    end
+  in go xs
+"#,
+    );
+    expect![[r#"
+        effect-not-declared 8:6 effect `Panic` is not declared (performed by `go`) [declared row: {}]
+        {"definition":"m::panicky_loop","signature":"(xs : List I64) ->{Panic} I64","row":["Panic"],"checks":{"clauses":[],"termination":"structural","holes":[]}}
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn tuple_components_of_list_elements_are_subterms() {
+    let out = check(
+        r#"
+type Tree = Tip | Fork (Tree, Tree)
+
+keys : (entries : List (Tree, I64)) -> I64
+keys entries = match entries with
+  | [] -> 0
+  | [(tree, n), ..rest] -> n + depth tree + keys rest
+  end
+
+depth : (t : Tree) -> I64
+depth t = match t with
+  | Tip -> 0
+  | Fork (left, right) -> 1 + max (depth left) (depth right)
+  end
+"#,
+    );
+    expect![[r#"
+        {"definition":"m::keys","signature":"(entries : List (Tree, I64)) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
+        {"definition":"m::depth","signature":"(t : Tree) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
     "#]].assert_eq(&out);
 }

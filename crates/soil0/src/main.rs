@@ -35,7 +35,7 @@ fn main() -> ExitCode {
             // The hook has printed the error document; drop unflushed output so it
             // stays the only document.
             let _ = out.into_parts();
-            ExitCode::from(soil0::cli::EXIT_PROBLEMS)
+            ExitCode::from(soil0::cli::EXIT_INTERNAL)
         }
     }
 }

@@ -16,7 +16,8 @@ use crate::files::{SourceFile, Workspace};
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub config_text: Option<String>,
-    pub files: BTreeMap<Utf8PathBuf, Option<String>>,
+    /// Keyed by the path's text (`/`-separated, root-relative).
+    pub files: BTreeMap<String, Option<String>>,
 }
 
 impl Change {
@@ -26,12 +27,12 @@ impl Change {
     }
 
     pub fn set_file(&mut self, path: impl Into<Utf8PathBuf>, text: impl Into<String>) -> &mut Self {
-        self.files.insert(path.into(), Some(text.into()));
+        self.files.insert(path.into().into_string(), Some(text.into()));
         self
     }
 
     pub fn remove_file(&mut self, path: impl Into<Utf8PathBuf>) -> &mut Self {
-        self.files.insert(path.into(), None);
+        self.files.insert(path.into().into_string(), None);
         self
     }
 
@@ -59,10 +60,12 @@ impl Change {
         if self.files.is_empty() {
             return workspace;
         }
-        let mut by_path: BTreeMap<Utf8PathBuf, SourceFile> = workspace
+        // Keyed by the path's text: comparing `Path`s component by component is
+        // several times slower, and this map holds every file of the root.
+        let mut by_path: BTreeMap<String, SourceFile> = workspace
             .files(db)
             .iter()
-            .map(|&file| (file.path(db).clone(), file))
+            .map(|&file| (file.path(db).as_str().to_owned(), file))
             .collect();
         let mut list_changed = false;
         for (path, text) in self.files {
@@ -73,7 +76,8 @@ impl Change {
                     }
                 }
                 (None, Some(text)) => {
-                    by_path.insert(path.clone(), SourceFile::new(db, path, Arc::from(text)));
+                    let file = SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
+                    by_path.insert(path, file);
                     list_changed = true;
                 }
                 (Some(_), None) => {

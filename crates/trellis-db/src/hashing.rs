@@ -43,7 +43,7 @@ pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, Targ
 #[salsa::tracked(returns(ref))]
 pub fn call_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
     let mut graph: Graph<(String, String)> = Graph::new();
-    for item in all_code_items(db) {
+    for &item in all_code_items(db) {
         let from = (item.module(db).clone(), item.name(db).clone());
         let edges = resolved_refs(db, item)
             .iter()
@@ -109,6 +109,7 @@ fn cycles_by_member(
 }
 
 /// Every function and helper item of the root, in module then name order.
+#[salsa::tracked(returns(ref))]
 pub fn all_code_items(db: &dyn Db) -> Vec<Item<'_>> {
     let index = root_index(db, Workspace::get(db));
     let mut items = Vec::new();

@@ -31,7 +31,7 @@ pub struct RootIndex {
     pub project_lock: Option<SourceFile>,
     pub modules: BTreeMap<String, ModuleFiles>,
     /// Every file by its root-relative path (references, fixtures).
-    pub by_path: BTreeMap<Utf8PathBuf, SourceFile>,
+    pub by_path: BTreeMap<String, SourceFile>,
 }
 
 impl RootIndex {
@@ -45,7 +45,7 @@ pub fn root_index(db: &dyn Db, workspace: Workspace) -> RootIndex {
     let mut index = RootIndex::default();
     for &file in workspace.files(db).iter() {
         let path = file.path(db);
-        index.by_path.insert(path.clone(), file);
+        index.by_path.insert(path.as_str().to_owned(), file);
         let components: Vec<&str> = path.components().map(|c| c.as_str()).collect();
         let (Some(stem), kind) = (path.file_stem(), FileKind::of(path)) else {
             continue;

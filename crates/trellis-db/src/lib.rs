@@ -18,6 +18,7 @@ mod hashing;
 mod index;
 mod pipeline;
 mod prelude;
+mod assembly;
 mod refs;
 mod resolve;
 mod soil;
@@ -32,6 +33,7 @@ pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};
 pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
+pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order};
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 fn value_names() -> &'static BTreeSet<String> {
     static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
-    NAMES.get_or_init(|| Vec::<String>::new().into_iter().collect())
+    NAMES.get_or_init(|| soil_types::prelude_names().into_iter().collect())
 }
 
 pub fn is_value(name: &str) -> bool {

@@ -1,12 +1,19 @@
 //! A deterministic synthetic root for benchmarks and scale tests: `n` function
-//! definitions spread over modules of fifty, each with a full spec (prose, signature,
-//! an expect test) and a Soil body calling up to three earlier definitions,
-//! a third of those calls crossing into other modules. Same `n`, same bytes.
+//! definitions in modules of fifty, each with a full spec (prose, signature, an
+//! expect test) and a Soil body. The call graph is layered like real code: in each
+//! module the first ten definitions are leaves (they call nothing), the next thirty
+//! call leaves of their own module or of the two modules before it, and the last
+//! ten call definitions of their own module. So a definition's dependents stay
+//! bounded as the root grows, and an edit's true blast radius does not depend on
+//! `n`. Same `n`, same bytes.
+
+const PER_MODULE: usize = 50;
+const LEAVES: usize = 10;
+const TOPS: usize = 10;
 
 /// The files of a synthetic root as (root-relative path, text), `soil.toml` first.
 pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
-    const PER_MODULE: usize = 50;
-    let mut rng = SplitMix(0x5EED_0000 ^ definitions as u64);
+    let mut rng = SplitMix(0x5EED_0000);
     let mut files = vec![
         (
             "soil.toml".to_owned(),
@@ -19,8 +26,6 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
                 .to_owned(),
         ),
     ];
-    let module_of = |index: usize| format!("m{:03}", index / PER_MODULE);
-    let name_of = |index: usize| format!("f{index:05}");
     for index in 0..definitions {
         let module = module_of(index);
         if index % PER_MODULE == 0 {
@@ -31,29 +36,9 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
                 ),
             ));
         }
+        let calls = callees(index, definitions, &mut rng);
         let name = name_of(index);
-        let mut calls = Vec::new();
-        if index > 0 {
-            for _ in 0..rng.below(4) {
-                let callee = if rng.below(3) == 0 {
-                    rng.below(index as u64) as usize
-                } else {
-                    let start = index - index % PER_MODULE;
-                    if start == index {
-                        continue;
-                    }
-                    start + rng.below((index - start) as u64) as usize
-                };
-                if !calls.contains(&callee) {
-                    calls.push(callee);
-                }
-            }
-        }
-        let mut body = format!(
-            "{name} x =\n  let base = x * {} + {} in\n",
-            rng.below(7) + 1,
-            rng.below(100)
-        );
+        let mut body = format!("{name} x =\n  let base = x * {} + {} in\n", rng.below(7) + 1, rng.below(100));
         let mut sum = String::from("base");
         for (k, &callee) in calls.iter().enumerate() {
             let reference = if module_of(callee) == module {
@@ -75,6 +60,50 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
         ));
     }
     files
+}
+
+/// The path of definition `index`'s Soil body, e.g. for editing a leaf.
+pub fn soil_path(index: usize) -> String {
+    format!("{}/{}.soil", module_of(index), name_of(index))
+}
+
+/// The path of definition `index`'s spec.
+pub fn spec_path(index: usize) -> String {
+    format!("{}/{}.tr", module_of(index), name_of(index))
+}
+
+fn module_of(index: usize) -> String {
+    format!("m{:03}", index / PER_MODULE)
+}
+
+fn name_of(index: usize) -> String {
+    format!("f{index:05}")
+}
+
+/// Up to three distinct callees for definition `index`, by its layer.
+fn callees(index: usize, definitions: usize, rng: &mut SplitMix) -> Vec<usize> {
+    let module_start = index - index % PER_MODULE;
+    let position = index % PER_MODULE;
+    let mut calls = Vec::new();
+    if position < LEAVES {
+        return calls;
+    }
+    for _ in 0..=rng.below(3) {
+        let callee = if position >= PER_MODULE - TOPS {
+            // A top definition calls a middle definition of its module.
+            let middles = (PER_MODULE - TOPS - LEAVES) as u64;
+            module_start + LEAVES + rng.below(middles) as usize
+        } else {
+            // A middle definition calls a leaf of this module or the two before it.
+            let back = rng.below(3) as usize * PER_MODULE;
+            let start = module_start.saturating_sub(back);
+            start + rng.below(LEAVES as u64) as usize
+        };
+        if callee < definitions && callee != index && !calls.contains(&callee) {
+            calls.push(callee);
+        }
+    }
+    calls
 }
 
 /// SplitMix64: small, deterministic, good enough to shape a call graph.

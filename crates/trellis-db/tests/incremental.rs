@@ -114,7 +114,7 @@ fn files(fixture: &str) -> BTreeMap<String, String> {
 }
 
 fn load(fixture: &str) -> RootDatabase {
-    let mut db = RootDatabase::default();
+    let mut db = RootDatabase::with_query_log();
     let mut change = Change::default();
     for (path, text) in files(fixture) {
         if path == "soil.toml" {
@@ -156,7 +156,7 @@ fn all_hashes(db: &RootDatabase) -> BTreeMap<String, String> {
             }
         }
     }
-    for item in all_code_items(db) {
+    for &item in all_code_items(db) {
         let hash = soil_hash(db, item)
             .map(|d| d.to_string())
             .unwrap_or_else(|| "none".into());
@@ -172,7 +172,7 @@ fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
     for &file in Workspace::get(db).files(db).iter() {
         names.insert(format!("{:?}", file.as_id()), file.path(db).to_string());
     }
-    for item in all_code_items(db) {
+    for &item in all_code_items(db) {
         names.insert(format!("{:?}", item.as_id()), item.qualified(db));
     }
     for &file in Workspace::get(db).files(db).iter() {

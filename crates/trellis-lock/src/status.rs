@@ -65,7 +65,7 @@ pub enum StaleCause {
 }
 
 /// The rung names, highest precedence first (lock-schema §8.6).
-pub const PRECEDENCE: [&str; 10] = [
+const PRECEDENCE: [&str; 10] = [
     "not-lowered",
     "spec-changed",
     "partial",
@@ -79,6 +79,7 @@ pub const PRECEDENCE: [&str; 10] = [
 ];
 
 impl Status {
+    /// The rung names, highest precedence first (lock-schema §8.6).
     pub const PRECEDENCE: [&'static str; 10] = PRECEDENCE;
 
     /// The rung's name as `trellis status` prints it.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use trellis_diag::Diagnostic;
 
-use crate::invariants::check_invariants;
+use crate::invariants::{check_invariants, check_transition};
 use crate::model::{Lock, SoilLock};
 use crate::read::read_lock_bytes;
 use crate::write::{write_lock, write_soil_lock};
@@ -92,9 +92,18 @@ pub enum SaveError {
     Io(io::Error),
 }
 
-/// Checks the invariants, then writes the canonical text atomically.
+/// Checks the invariants — including, against the lock currently at `target`,
+/// that no human-authored block became agent-authored — then writes the
+/// canonical text atomically. An unreadable previous lock is simply replaced.
 pub fn save_lock(port: &impl LockFs, target: &Path, lock: &Lock) -> Result<(), SaveError> {
-    let problems = check_invariants(lock);
+    let mut problems = check_invariants(lock);
+    if let Some(previous) = port
+        .read(target)
+        .map_err(SaveError::Io)?
+        .and_then(|bytes| read_lock_bytes(&bytes).ok())
+    {
+        problems.extend(check_transition(&previous, lock));
+    }
     if !problems.is_empty() {
         let file = target.to_string_lossy();
         return Err(SaveError::Invariants(

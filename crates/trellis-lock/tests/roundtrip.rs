@@ -46,7 +46,10 @@ fn spec() -> impl Strategy<Value = SpecRecord> {
             0..5,
         ),
         any::<bool>(),
-        prop::collection::vec(text(), 0..3),
+        prop::collection::vec(
+            prop_oneof![text(), Just("nonstructural-recursion: halves".to_owned())],
+            0..3,
+        ),
     )
         .prop_map(|((formal, test, prose), blocks, pinned, allow)| {
             let mut seen = BTreeSet::new();

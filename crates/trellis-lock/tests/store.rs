@@ -178,3 +178,23 @@ fn an_unreadable_lock_on_disk_reports_the_file() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+#[test]
+fn saving_over_a_human_block_as_agent_is_refused() {
+    let dir = TempDir::new();
+    let target = dir.0.join("median.lock");
+    save_lock(&StdFs, &target, &common::median()).expect("first write");
+    let before = std::fs::read(&target).expect("bytes");
+    let Lock::Function(mut taken) = common::median() else {
+        panic!("median is a function lock")
+    };
+    taken.spec.blocks[3].author = Author::Agent;
+    match save_lock(&StdFs, &target, &Lock::Function(taken)) {
+        Err(SaveError::Invariants(diagnostics)) => {
+            let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+            assert_eq!(codes, ["lock-invariant-author-flip"]);
+        }
+        other => panic!("expected an author-flip refusal, got {other:?}"),
+    }
+    assert_eq!(std::fs::read(&target).expect("bytes"), before);
+}

@@ -22,14 +22,14 @@ pub(crate) fn parse(
             None
         } else {
             let (signature, diagnostics) = soil::signature(content);
-            findings.soil(diagnostics, 0);
+            findings.soil(diagnostics);
             signature
         }),
         BlockKind::SoilType => BlockSyntax::TypeDecl(if empty {
             None
         } else {
             let (decl, diagnostics) = soil::type_decl(content);
-            findings.soil(diagnostics, 0);
+            findings.soil(diagnostics);
             decl
         }),
         BlockKind::Requires | BlockKind::Ensures | BlockKind::Invariant => {

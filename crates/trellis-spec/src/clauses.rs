@@ -20,11 +20,12 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<Clause> {
             continue;
         };
         let label_range = TextRange::new(line.range.start, line.range.start + label.len() as u32);
-        if clauses.iter().any(|clause| clause.label == label) {
-            findings.push(
+        if let Some(first) = clauses.iter().find(|clause| clause.label == label) {
+            findings.duplicate(
                 TrCode::DuplicateClauseLabel,
                 label_range,
                 format!("the label `{label}` is already used in this block"),
+                first.label_range,
             );
             continue;
         }
@@ -36,8 +37,8 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<Clause> {
             );
             None
         } else {
-            let (expr, diagnostics) = soil::predicate(source);
-            findings.soil(diagnostics, source_range.start);
+            let (expr, errors) = soil::predicate(content, source_range);
+            findings.soil(errors);
             expr
         };
         clauses.push(Clause {

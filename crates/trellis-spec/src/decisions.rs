@@ -52,11 +52,12 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Vec<DecisionEntry
             }
         }
         entry.bytes = content[entry.range.as_usize_range()].to_owned();
-        if entries.iter().any(|e| e.label == entry.label) {
-            findings.push(
+        if let Some(first) = entries.iter().find(|e| e.label == entry.label) {
+            findings.duplicate(
                 TrCode::DuplicateDecisionLabel,
                 label_range,
                 format!("the label `{label}` is already used in this scope"),
+                first.range,
             );
             continue;
         }

@@ -25,12 +25,15 @@ mod simple;
 mod soil;
 mod test_block;
 mod validate;
+mod writeback;
 
 pub use codes::TrCode;
 pub use model::*;
 pub use parts::{BlockPart, DecisionEntryPart, FormalParts, prose_hash, scope_hash, test_hash};
 pub use root::{RootContext, check_in_root, invariant_property_refusals};
 pub use simple::ESCAPE_HATCHES;
+pub use validate::CAPABILITY_TYPES;
+pub use writeback::{append_clarification, append_decision};
 
 use trellis_diag::Diagnostic;
 
@@ -105,6 +108,16 @@ impl TrFile {
         self.blocks
             .iter()
             .filter(move |b| b.value.header.kind == kind)
+    }
+
+    /// The position-free values of one class's blocks, in document order: what a
+    /// query that must not re-run after a prose edit should depend on.
+    pub fn block_values(&self, class: SpanClass) -> Vec<BlockValue> {
+        self.blocks
+            .iter()
+            .filter(|b| b.value.header.kind.class() == class)
+            .map(|b| b.value.clone())
+            .collect()
     }
 
     /// The parsed signature of a function spec.

@@ -63,9 +63,9 @@ pub(crate) struct LogicalLine<'a> {
 }
 
 /// The logical lines of a block's content. Comment lines (`--` in column 1) start
-/// nothing and end the logical line before them; indented lines with no logical
-/// line to continue are returned as logical lines of their own so the block's
-/// grammar can refuse them.
+/// nothing and end the logical line before them. An indented line with no logical
+/// line to continue is returned as one of its own, indentation kept, so the
+/// block's grammar refuses it.
 pub(crate) fn logical_lines<'a>(text: &'a str) -> Vec<LogicalLine<'a>> {
     let mut out = Vec::new();
     let mut current: Option<(u32, u32)> = None;
@@ -92,12 +92,7 @@ pub(crate) fn logical_lines<'a>(text: &'a str) -> Vec<LogicalLine<'a>> {
             (Some((_, end)), true) => *end = line_end,
             _ => {
                 flush(&mut current, &mut out);
-                let start = if line.is_indented() {
-                    line.start + (line.text.len() - line.text.trim_start().len()) as u32
-                } else {
-                    line.start
-                };
-                current = Some((start, line_end));
+                current = Some((line.start, line_end));
             }
         }
     }

@@ -215,7 +215,7 @@ pub enum BlockSyntax {
     Test(Vec<TestLine>),
     Property(Option<Property>),
     Cram(Vec<CramStep>),
-    Reference(Option<Reference>),
+    Reference(Option<ReferenceLine>),
     Allow(Vec<Grant>),
     Exports(Vec<Export>),
     Decisions(Vec<DecisionEntry>),
@@ -321,6 +321,14 @@ pub struct CramCommand {
     pub range: TextRange,
 }
 
+/// The `reference` block's one line: verbatim (the differential test is named
+/// `derived:differential:<line>`, lock-schema §5.2) and parsed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReferenceLine {
+    pub line: String,
+    pub reference: Reference,
+}
+
 /// The differential oracle (tr-grammar §3.6).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Reference {
@@ -332,7 +340,10 @@ pub enum Reference {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Grant {
     pub hatch: String,
+    /// The reason, whitespace runs collapsed to single spaces.
     pub reason: String,
+    /// The grant as written (its logical line): what the audit view lists.
+    pub line: String,
     pub range: TextRange,
 }
 

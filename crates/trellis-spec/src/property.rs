@@ -9,7 +9,13 @@ use crate::report::Findings;
 use crate::soil;
 
 pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> {
-    let (text, range) = trimmed(content, 0);
+    // Leading comment lines are skipped; later ones are Soil comments inside the
+    // predicate, which the Soil parser reads.
+    let start = lines(content)
+        .iter()
+        .find(|l| !l.is_blank() && !l.is_comment())
+        .map_or(content.len(), |l| l.start as usize);
+    let (text, range) = trimmed(&content[start..], start as u32);
     let base = range.start as usize;
     let whole = range;
     let Some(after_forall) = text
@@ -48,6 +54,7 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> 
             return None;
         };
         binders.push(binder(
+            content,
             &text[at + 1..close],
             base + at + 1,
             &binders,
@@ -92,8 +99,8 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> 
         );
         return None;
     }
-    let (body, diagnostics) = soil::predicate(body_source);
-    findings.soil(diagnostics, body_range.start);
+    let (body, errors) = soil::predicate(content, body_range);
+    findings.soil(errors);
     Some(Property {
         binders,
         where_range,
@@ -104,7 +111,14 @@ pub(crate) fn parse(content: &str, findings: &mut Findings) -> Option<Property> 
 }
 
 /// `name : Type` inside a binder's parentheses, at content offset `base`.
-fn binder(inner: &str, base: usize, earlier: &[Binder], findings: &mut Findings) -> Option<Binder> {
+/// `content` is the whole block, for the Soil parser's coordinates.
+fn binder(
+    content: &str,
+    inner: &str,
+    base: usize,
+    earlier: &[Binder],
+    findings: &mut Findings,
+) -> Option<Binder> {
     let colon = inner
         .find(':')
         .filter(|&i| !inner[i + 1..].starts_with(':'));
@@ -142,8 +156,8 @@ fn binder(inner: &str, base: usize, earlier: &[Binder], findings: &mut Findings)
         );
         return None;
     }
-    let (ty, diagnostics) = soil::ty(type_source);
-    findings.soil(diagnostics, type_range.start);
+    let (ty, errors) = soil::ty(content, type_range);
+    findings.soil(errors);
     Some(Binder {
         name: name.to_owned(),
         name_range,

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use trellis_diag::LineIndex;
 
-use crate::model::{BlockSyntax, CramStep, Expected, JsonText, Reference, TestLine, TrFile};
+use crate::model::{
+    BlockSyntax, CramStep, Expected, JsonText, Reference, ReferenceLine, TestLine, TrFile,
+};
 
 /// One line per node, indented by depth; Soil fragments are shown as written with
 /// `✓` when the Soil parser produced a tree and `✗` when it did not.
@@ -147,10 +149,14 @@ fn render_syntax(syntax: &BlockSyntax, out: &mut String) {
         }
         BlockSyntax::Reference(reference) => match reference {
             None => line(1, "reference ✗".to_owned()),
-            Some(Reference::Python { path, symbol }) => {
-                line(1, format!("python {path} :: {symbol}"))
-            }
-            Some(Reference::Cli { command }) => line(1, format!("cli {command}")),
+            Some(ReferenceLine {
+                reference: Reference::Python { path, symbol },
+                ..
+            }) => line(1, format!("python {path} :: {symbol}")),
+            Some(ReferenceLine {
+                reference: Reference::Cli { command },
+                ..
+            }) => line(1, format!("cli {command}")),
         },
         BlockSyntax::Allow(grants) => {
             for grant in grants {

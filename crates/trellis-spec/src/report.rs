@@ -19,6 +19,8 @@ struct Finding {
     code: &'static str,
     message: String,
     range: TextRange,
+    /// A second place worth seeing: the first occurrence of a duplicate.
+    note: Option<(String, TextRange)>,
 }
 
 impl Findings {
@@ -27,16 +29,34 @@ impl Findings {
             code: code.as_str(),
             message: message.into(),
             range,
+            note: None,
         });
     }
 
-    /// Soil syntax errors over a fragment that starts `shift` bytes into the unit.
-    pub(crate) fn soil(&mut self, errors: Vec<SyntaxError>, shift: u32) {
+    /// A duplicate, with a note pointing at the first occurrence.
+    pub(crate) fn duplicate(
+        &mut self,
+        code: TrCode,
+        range: TextRange,
+        message: impl Into<String>,
+        first: TextRange,
+    ) {
+        self.items.push(Finding {
+            code: code.as_str(),
+            message: message.into(),
+            range,
+            note: Some(("first used here".to_owned(), first)),
+        });
+    }
+
+    /// Soil syntax errors, already in the unit's coordinates.
+    pub(crate) fn soil(&mut self, errors: Vec<SyntaxError>) {
         for error in errors {
             self.items.push(Finding {
                 code: error.code.as_str(),
                 message: error.message,
-                range: error.range.shifted(shift),
+                range: error.range,
+                note: None,
             });
         }
     }
@@ -79,7 +99,12 @@ impl<'a> Renderer<'a> {
     ) {
         for finding in findings.items {
             let span = self.index.span(self.text, to_file(finding.range));
-            out.push(Diagnostic::new(finding.code, finding.message).with_span(span));
+            let mut diagnostic = Diagnostic::new(finding.code, finding.message).with_span(span);
+            if let Some((message, range)) = finding.note {
+                diagnostic =
+                    diagnostic.with_note_at(message, self.index.span(self.text, to_file(range)));
+            }
+            out.push(diagnostic);
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::model::{BlockKind, BlockSyntax, FileKind, TrFile};
 use crate::report::{Findings, Renderer};
 
 /// What the root knows about a file's surroundings.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RootContext<'a> {
     /// `soil.toml [tags]` keys.
     pub tags: &'a [String],

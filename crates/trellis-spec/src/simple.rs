@@ -6,13 +6,20 @@ use trellis_diag::TextRange;
 use crate::clauses::first_line;
 use crate::codes::TrCode;
 use crate::lines::{is_lower_ident, is_upper_ident, is_word, logical_lines, trimmed};
-use crate::model::{Export, Grant, Reference};
+use crate::model::{Export, Grant, Reference, ReferenceLine};
 use crate::report::Findings;
 
 /// The v1 escape-hatch vocabulary (tr-grammar §3.7).
 pub const ESCAPE_HATCHES: &[&str] = &["nonstructural-recursion"];
 
-pub(crate) fn reference(content: &str, findings: &mut Findings) -> Option<Reference> {
+pub(crate) fn reference(content: &str, findings: &mut Findings) -> Option<ReferenceLine> {
+    let lines = logical_lines(content);
+    let line = lines.first()?.text.trim().to_owned();
+    let reference = oracle(content, findings)?;
+    Some(ReferenceLine { line, reference })
+}
+
+fn oracle(content: &str, findings: &mut Findings) -> Option<Reference> {
     let lines = logical_lines(content);
     if let Some(extra) = lines.get(1) {
         findings.push(
@@ -142,6 +149,7 @@ pub(crate) fn allow(content: &str, findings: &mut Findings) -> Vec<Grant> {
         grants.push(Grant {
             hatch: hatch.to_owned(),
             reason,
+            line: line.text.to_owned(),
             range: line.range,
         });
     }

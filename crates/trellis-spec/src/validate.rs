@@ -79,7 +79,7 @@ pub(crate) fn check(file: &TrFile, text: &str, findings: &mut Findings) {
 }
 
 fn placement(file: &TrFile, text: &str, findings: &mut Findings) {
-    let mut seen: Vec<BlockKind> = Vec::new();
+    let mut seen: Vec<(BlockKind, TextRange)> = Vec::new();
     for block in &file.blocks {
         let kind = block.value.header.kind;
         let at = opening_line(text, block.location.fence);
@@ -93,14 +93,19 @@ fn placement(file: &TrFile, text: &str, findings: &mut Findings) {
                     kind.word()
                 ),
             ),
-            Allowed::AtMostOne if seen.contains(&kind) => findings.push(
-                TrCode::DuplicateBlock,
-                at,
-                format!("a spec has at most one `{}` block", kind.word()),
-            ),
-            _ => {}
+            Allowed::AtMostOne => {
+                if let Some(&(_, first)) = seen.iter().find(|(k, _)| *k == kind) {
+                    findings.duplicate(
+                        TrCode::DuplicateBlock,
+                        at,
+                        format!("a spec has at most one `{}` block", kind.word()),
+                        first,
+                    );
+                }
+            }
+            Allowed::Any => {}
         }
-        seen.push(kind);
+        seen.push((kind, at));
     }
 }
 
@@ -158,18 +163,20 @@ fn names(file: &TrFile, findings: &mut Findings) {
 }
 
 fn tests(file: &TrFile, text: &str, findings: &mut Findings) {
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<(&str, TextRange)> = Vec::new();
     for block in &file.blocks {
         let header = &block.value.header;
         if let Some(name) = &header.name {
-            if names.contains(&name.as_str()) {
-                findings.push(
+            let at = opening_line(text, block.location.fence);
+            if let Some(&(_, first)) = names.iter().find(|(n, _)| n == name) {
+                findings.duplicate(
                     TrCode::DuplicateTestName,
-                    opening_line(text, block.location.fence),
+                    at,
                     format!("another test block is already named `{name}`"),
+                    first,
                 );
             }
-            names.push(name);
+            names.push((name, at));
         }
     }
     if file.kind != FileKind::Function {
@@ -190,29 +197,82 @@ fn tests(file: &TrFile, text: &str, findings: &mut Findings) {
             "a function spec needs at least one `test`, `property` or `cram` block",
         );
     }
-    let row_has_panic = signature_block.and_then(|b| match &b.value.syntax {
-        BlockSyntax::Signature(Some(signature)) => Some(final_row_has(&signature.ty, "Panic")),
-        _ => None,
-    });
-    if row_has_panic != Some(false) {
+    let Some(signature) = file.signature() else {
         return;
-    }
-    for block in &file.blocks {
+    };
+    let row_has_panic = final_row_has(&signature.ty, "Panic");
+    let params = parameters(&signature.ty);
+    let arity = params.iter().filter(|p| !p.capability).count();
+    for block in file.blocks_of(BlockKind::Test) {
         let BlockSyntax::Test(lines) = &block.value.syntax else {
             continue;
         };
         for line in lines {
-            if let TestLine::Case(case) = line
-                && let Expected::Panic(at) = case.expected
-            {
-                findings.push(
-                    TrCode::PanicWithoutRow,
-                    block.location.file_range(at),
-                    "this case expects a panic, but the signature's effect row has no `Panic`",
-                );
+            match line {
+                TestLine::With(binding) => {
+                    let known = params
+                        .iter()
+                        .any(|p| p.capability && p.name == Some(binding.param.as_str()));
+                    if !known {
+                        findings.push(
+                            TrCode::BadTestCase,
+                            block.location.file_range(binding.range),
+                            format!(
+                                "`{}` is not a capability parameter of the signature",
+                                binding.param
+                            ),
+                        );
+                    }
+                }
+                TestLine::Case(case) => {
+                    if case.args.len() != arity {
+                        findings.push(
+                            TrCode::BadTestCase,
+                            block.location.file_range(case.range),
+                            format!(
+                                "the call passes {} argument(s); the signature takes {arity} non-capability parameter(s)",
+                                case.args.len()
+                            ),
+                        );
+                    }
+                    if let Expected::Panic(at) = case.expected
+                        && !row_has_panic
+                    {
+                        findings.push(
+                            TrCode::PanicWithoutRow,
+                            block.location.file_range(at),
+                            "this case expects a panic, but the signature's effect row has no `Panic`",
+                        );
+                    }
+                }
             }
         }
     }
+}
+
+/// The capability types: parameters of these types are supplied by `with` lines,
+/// never written in a call (tr-grammar §3.3).
+pub const CAPABILITY_TYPES: &[&str] = &["Fs", "Clock", "Stdout"];
+
+struct Parameter<'a> {
+    name: Option<&'a str>,
+    capability: bool,
+}
+
+/// The parameters along a curried signature's spine.
+fn parameters(ty: &Type) -> Vec<Parameter<'_>> {
+    let mut out = Vec::new();
+    let mut ty = ty;
+    while let TypeKind::Function(function) = &ty.kind {
+        let capability = matches!(
+            &function.param.kind,
+            TypeKind::Named(name) if CAPABILITY_TYPES.contains(&name.text.as_str())
+        );
+        let name = function.param_name.as_ref().map(|n| n.text.as_str());
+        out.push(Parameter { name, capability });
+        ty = &function.result;
+    }
+    out
 }
 
 /// Whether an arrow of a curried signature's spine carries `label` in its row.

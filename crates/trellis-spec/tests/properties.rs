@@ -120,3 +120,39 @@ proptest! {
         check_partition(&text);
     }
 }
+
+#[test]
+fn pathological_nesting_is_survived() {
+    let deep_quotes = format!(
+        "---\nname: f\n---\n{}```test t\nf(1) -> 1\n```\n",
+        "> ".repeat(50_000)
+    );
+    let deep_lists = format!(
+        "---\nname: f\n---\n{}",
+        (0..2_000)
+            .map(|i| format!("{}- x\n", "  ".repeat(i)))
+            .collect::<String>()
+    );
+    let deep_json = format!(
+        "---\nname: f\n---\n```test t\nf({}) -> 1\n```\n",
+        "[".repeat(100_000)
+    );
+    let deep_predicate = format!(
+        "---\nname: f\n---\n```ensures\nok: {}x\n```\n",
+        "(".repeat(100_000)
+    );
+    let deep_property = format!(
+        "---\nname: f\n---\n```property p\nforall {}\n```\n",
+        "(".repeat(100_000)
+    );
+    for text in [
+        deep_quotes,
+        deep_lists,
+        deep_json,
+        deep_predicate,
+        deep_property,
+    ] {
+        let (file, _) = parse_tr(&text, "f");
+        assert_eq!(file.len as usize, text.len());
+    }
+}

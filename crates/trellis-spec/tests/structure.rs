@@ -2,7 +2,9 @@
 //! kind of edit moves (tr-grammar §1).
 
 use expect_test::expect;
-use trellis_spec::{BlockKind, BlockSyntax, TestLine, TrFile, parse_tr, prose_hash, test_hash};
+use trellis_spec::{
+    BlockKind, BlockSyntax, SpanClass, TestLine, TrFile, parse_tr, prose_hash, test_hash,
+};
 
 const SPEC: &str = "---
 name: f
@@ -110,6 +112,14 @@ fn a_prose_edit_leaves_block_values_equal() {
             .collect::<Vec<_>>()
     };
     assert_eq!(values(&before), values(&after));
+    assert_eq!(
+        before.block_values(SpanClass::Formal),
+        after.block_values(SpanClass::Formal)
+    );
+    assert_eq!(
+        before.block_values(SpanClass::Test),
+        after.block_values(SpanClass::Test)
+    );
     assert_eq!(before.formal_parts(), after.formal_parts());
     assert_eq!(before.test_parts(), after.test_parts());
     assert_ne!(before.blocks[0].location, after.blocks[0].location);
@@ -225,5 +235,86 @@ fn decision_entries_are_exact_bytes() {
     assert_eq!(
         trellis_spec::scope_hash(entries.iter().map(|e| e.label.as_str())),
         trellis_spec::scope_hash(after.iter().map(|e| e.label.as_str()))
+    );
+}
+
+#[test]
+fn an_indented_fence_span_starts_at_its_marker() {
+    let text = "---\nname: f\n---\n\n   ```soil-sig\n   f : (x : I64) -> I64\n   ```\n\n```test t\nf(1) -> 1\n```\n";
+    let file = parse(text);
+    let fence = file.blocks[0].location.fence;
+    // The indentation before the opening marker is prose (tr-grammar §1).
+    assert_eq!(
+        &text[fence.as_usize_range()],
+        "```soil-sig\n   f : (x : I64) -> I64\n   ```"
+    );
+    assert_eq!(file.blocks[0].value.content, "f : (x : I64) -> I64\n");
+}
+
+#[test]
+fn a_property_may_open_with_comment_lines() {
+    let text = "---\nname: f\n---\n\n```soil-sig\nf : (x : I64) -> I64\n```\n\n```property p\n-- identity on all inputs\nforall (x : I64). f x == x\n```\n";
+    let (file, diagnostics) = parse_tr(text, "f");
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let BlockSyntax::Property(Some(property)) = &file.blocks[1].value.syntax else {
+        panic!("a property: {:?}", file.blocks[1].value.syntax)
+    };
+    assert_eq!(property.binders[0].name, "x");
+    assert_eq!(
+        &file.blocks[1].value.content[property.body_range.as_usize_range()],
+        "f x == x"
+    );
+}
+
+#[test]
+fn the_grammar_docs_opening_example_is_a_valid_spec() {
+    let doc = include_str!("../../../docs/tr-grammar.md");
+    let start = doc.find("````markdown\n").expect("the example opens") + "````markdown\n".len();
+    let end = start + doc[start..].find("\n````").expect("the example closes") + 1;
+    let (file, diagnostics) = parse_tr(&doc[start..end], "median");
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let kinds: Vec<&str> = file
+        .blocks
+        .iter()
+        .map(|b| b.value.header.kind.word())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "soil-sig",
+            "requires",
+            "ensures",
+            "test",
+            "property",
+            "reference"
+        ]
+    );
+}
+
+#[test]
+fn soil_trees_carry_content_relative_spans() {
+    let file = parse(SPEC);
+    let ensures = file.blocks_of(BlockKind::Ensures).next().expect("ensures");
+    let BlockSyntax::Clauses(clauses) = &ensures.value.syntax else {
+        panic!("clauses")
+    };
+    let predicate = clauses[0].predicate.as_ref().expect("parsed");
+    assert_eq!(
+        &ensures.value.content[predicate.span.as_usize_range()],
+        "result > 0"
+    );
+    let file_range = ensures.location.file_range(predicate.span);
+    assert_eq!(&SPEC[file_range.as_usize_range()], "result > 0");
+}
+
+#[test]
+fn a_duplicate_points_at_the_first_occurrence() {
+    let text = "---\nname: f\n---\n\n```soil-sig\nf : (x : I64) -> I64\n```\n\n```test t\nf(1) -> 1\n```\n\n```test t\nf(2) -> 2\n```\n";
+    let (_, diagnostics) = parse_tr(text, "f");
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let note = diagnostics[0].notes[0].span.expect("located note");
+    assert_eq!(
+        (diagnostics[0].code.as_str(), note.start.line),
+        ("tr-duplicate-test-name", 9)
     );
 }

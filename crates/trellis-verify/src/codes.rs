@@ -61,7 +61,10 @@ mod tests {
     #[test]
     fn every_code_is_registered_with_its_class() {
         let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(trellis_diag::registry::missing_codes(codes), Vec::<&str>::new());
+        assert_eq!(
+            trellis_diag::registry::missing_codes(codes),
+            Vec::<&str>::new()
+        );
         for code in Code::ALL {
             let entry = trellis_diag::registry::lookup(code.as_str()).expect("registered");
             assert_eq!(entry.source, "trellis", "{}", code.as_str());

@@ -30,7 +30,11 @@ pub struct CramConfig {
 }
 
 impl CramConfig {
-    pub fn new(tool_dir: impl Into<PathBuf>, base_path: impl Into<String>, root: impl Into<PathBuf>) -> Self {
+    pub fn new(
+        tool_dir: impl Into<PathBuf>,
+        base_path: impl Into<String>,
+        root: impl Into<PathBuf>,
+    ) -> Self {
         CramConfig {
             tool_dir: tool_dir.into(),
             base_path: base_path.into(),
@@ -70,7 +74,9 @@ pub enum Verdict {
         exit: Option<ExitMismatch>,
     },
     /// The block's timeout fired while this command ran; it was killed.
-    Timeout { partial_output: String },
+    Timeout {
+        partial_output: String,
+    },
     /// An earlier command timed out or ended the session.
     NotRun,
 }
@@ -277,13 +283,20 @@ impl BlockDir {
     /// that follows it in the transcript.
     fn stage(&self, steps: &[CramStep], marker: &str) -> Result<(), String> {
         let mut script = String::from("exec 2>&1\n");
-        let _ = writeln!(script, "cd {} || exit 125", quote(&self.work().to_string_lossy()));
+        let _ = writeln!(
+            script,
+            "cd {} || exit 125",
+            quote(&self.work().to_string_lossy())
+        );
         let mut command_index = 0usize;
         for (step_index, step) in steps.iter().enumerate() {
             match step {
                 CramStep::Fixture(fixture) => {
                     if !is_safe_relative(&fixture.path) {
-                        return Err(format!("fixture path {:?} is not a plain relative path", fixture.path));
+                        return Err(format!(
+                            "fixture path {:?} is not a plain relative path",
+                            fixture.path
+                        ));
                     }
                     let staged = self.path.join("fixtures").join(step_index.to_string());
                     std::fs::write(&staged, fixture.content.as_bytes())
@@ -301,7 +314,10 @@ impl BlockDir {
                 CramStep::Command(command) => {
                     script.push_str(&command.command);
                     script.push('\n');
-                    let _ = writeln!(script, "printf '\\n%s %d %d\\n' '{marker}' {command_index} \"$?\"");
+                    let _ = writeln!(
+                        script,
+                        "printf '\\n%s %d %d\\n' '{marker}' {command_index} \"$?\""
+                    );
                     command_index += 1;
                 }
             }
@@ -320,7 +336,9 @@ impl Drop for BlockDir {
 fn is_safe_relative(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
-        && path.split('/').all(|seg| !seg.is_empty() && seg != ".." && seg != ".")
+        && path
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != ".." && seg != ".")
 }
 
 /// Single-quoted for `sh`.
@@ -412,14 +430,17 @@ mod tests {
 
     impl Scratch {
         fn new(name: &str) -> Scratch {
-            let path = std::env::temp_dir().join(format!("trellis-verify-test-{name}-{}", std::process::id()));
+            let path = std::env::temp_dir()
+                .join(format!("trellis-verify-test-{name}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&path);
             std::fs::create_dir_all(&path).expect("scratch dir");
             Scratch(path)
         }
 
         fn is_empty(&self) -> bool {
-            std::fs::read_dir(&self.0).map(|mut d| d.next().is_none()).unwrap_or(false)
+            std::fs::read_dir(&self.0)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false)
         }
     }
 
@@ -450,7 +471,11 @@ mod tests {
                 Verdict::Mismatch { output, exit } => {
                     let _ = writeln!(out, "$ {}: mismatch", c.command);
                     if let Some(exit) = exit {
-                        let _ = writeln!(out, "  exit: expected {} got {}", exit.expected, exit.actual);
+                        let _ = writeln!(
+                            out,
+                            "  exit: expected {} got {}",
+                            exit.expected, exit.actual
+                        );
                     }
                     if let Some(output) = output {
                         out.push_str(&output.diff);
@@ -473,11 +498,23 @@ mod tests {
         let steps = [
             fixture("data.csv", "1.0,2.0\n3.5\n"),
             command("cat data.csv", "1.0,2.0\n3.5\n", 0),
-            command("cat missing.csv", "cat: missing.csv: No such file or directory\n", 1),
+            command(
+                "cat missing.csv",
+                "cat: missing.csv: No such file or directory\n",
+                1,
+            ),
             fixture("sub/dir/more.txt", "more\n"),
             command("cd sub/dir\nx=$(cat more.txt)", "", 0),
-            command("echo \"$x in $(basename \"$PWD\")\"; ls ../..", "more in dir\ndata.csv\nsub\n", 0),
-            command("echo \"$TRELLIS_ROOT\"; trellis call f '[1]'", "/the/root\ncalled: call f [1]\n", 0),
+            command(
+                "echo \"$x in $(basename \"$PWD\")\"; ls ../..",
+                "more in dir\ndata.csv\nsub\n",
+                0,
+            ),
+            command(
+                "echo \"$TRELLIS_ROOT\"; trellis call f '[1]'",
+                "/the/root\ncalled: call f [1]\n",
+                0,
+            ),
             command("printf 'no newline'", "no newline", 0),
             command("exit 3", "", 3),
         ];
@@ -544,7 +581,11 @@ mod tests {
         ];
         let started = Instant::now();
         let result = run_cram(&RealRunner, &config(&scratch, 500), &steps);
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         expect_test::expect![[r#"
             $ echo before: pass
             $ echo partial; sleep 30: timeout after "partial\n"
@@ -552,6 +593,33 @@ mod tests {
         "#]]
         .assert_eq(&render(&result));
         assert!(scratch.is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_diff_keeps_both_sides(
+            expected in proptest::collection::vec("[ab]{0,2}", 0..6),
+            actual in proptest::collection::vec("[ab]{0,2}", 0..6),
+        ) {
+            let expected = expected.iter().map(|l| format!("{l}\n")).collect::<String>();
+            let actual = actual.iter().map(|l| format!("{l}\n")).collect::<String>();
+            let diff = line_diff(&expected, &actual);
+            let side = |keep: char| {
+                diff.lines()
+                    .skip(2)
+                    .filter(|l| l.starts_with(' ') || l.starts_with(keep))
+                    .map(|l| format!("{}\n", &l[1..]))
+                    .collect::<String>()
+            };
+            proptest::prop_assert_eq!(side('-'), expected);
+            proptest::prop_assert_eq!(side('+'), actual);
+        }
+
+        #[test]
+        fn marker_parsing_never_panics(text in "\\PC*", index in 0usize..3) {
+            let mut rest = text.as_str();
+            let _ = take_until_marker(&mut rest, "@@M@@", index);
+        }
     }
 
     #[test]

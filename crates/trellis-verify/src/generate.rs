@@ -23,9 +23,26 @@ const HARD_DEPTH: usize = 64;
 /// Characters strings are drawn from: mostly ASCII, with JSON escapes, controls,
 /// multi-byte scalars, a combining mark and an astral-plane emoji.
 const ALPHABET: &[char] = &[
-    'a', 'b', 'c', 'x', 'y', 'z', 'A', 'Z', '0', '1', '9', ' ', ',', '.', '-', '_', '/', ':',
-    '"', '\\', '\n', '\t', '\u{0}', '\u{7f}', 'é', 'ß', 'λ', 'Ж', '中', '\u{301}', '😀',
+    'a', 'b', 'c', 'x', 'y', 'z', 'A', 'Z', '0', '1', '9', ' ', ',', '.', '-', '_', '/', ':', '"',
+    '\\', '\n', '\t', '\u{0}', '\u{7f}', 'é', 'ß', 'λ', 'Ж', '中', '\u{301}', '😀',
 ];
+
+/// A type with no generator, and why (`test-ungenerable-type`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ungenerable {
+    /// The offending type, displayed.
+    pub ty: String,
+    pub why: &'static str,
+}
+
+impl Ungenerable {
+    pub fn diagnostic(&self) -> Diagnostic {
+        Code::TestUngenerableType.diagnostic(format!(
+            "cannot generate values of `{}`: {}",
+            self.ty, self.why
+        ))
+    }
+}
 
 /// Generates values of runtime types in one [`TypeEnv`].
 #[derive(Clone, Copy, Debug)]
@@ -49,7 +66,11 @@ impl<'e> Generator<'e> {
 
     /// One value per type, in order (a property's binders). Every type is
     /// checked first, so an ungenerable binder is refused whatever the seed.
-    pub fn inputs(&self, rng: &mut SplitMix64, types: &[RtType]) -> Result<Vec<Value>, Diagnostic> {
+    pub fn inputs(
+        &self,
+        rng: &mut SplitMix64,
+        types: &[RtType],
+    ) -> Result<Vec<Value>, Ungenerable> {
         for ty in types {
             self.check(ty)?;
         }
@@ -58,12 +79,12 @@ impl<'e> Generator<'e> {
 
     /// Whether every type reachable from `ty` has a generator (no functions,
     /// capabilities, opaque declarations or unresolved variables).
-    pub fn check(&self, ty: &RtType) -> Result<(), Diagnostic> {
+    pub fn check(&self, ty: &RtType) -> Result<(), Ungenerable> {
         let mut seen = Vec::new();
         self.check_in(ty, &mut seen)
     }
 
-    fn check_in(&self, ty: &RtType, seen: &mut Vec<RtType>) -> Result<(), Diagnostic> {
+    fn check_in(&self, ty: &RtType, seen: &mut Vec<RtType>) -> Result<(), Ungenerable> {
         match ty {
             RtType::List(t) => self.check_in(t, seen),
             RtType::Map(k, v) => {
@@ -82,12 +103,19 @@ impl<'e> Generator<'e> {
                 let field_types = |shape: u32| {
                     self.env
                         .shape(shape)
-                        .map(|s| s.fields.iter().map(|f| f.ty.subst(args)).collect::<Vec<_>>())
+                        .map(|s| {
+                            s.fields
+                                .iter()
+                                .map(|f| f.ty.subst(args))
+                                .collect::<Vec<_>>()
+                        })
                         .unwrap_or_default()
                 };
                 let parts: Vec<RtType> = match &decl.body {
                     TypeBody::Opaque => {
-                        return Err(self.ungenerable(ty, "it is opaque (a capability or undefined type)"));
+                        return Err(
+                            self.ungenerable(ty, "it is opaque (a capability or undefined type)")
+                        );
                     }
                     TypeBody::Record(shape) => field_types(*shape),
                     TypeBody::Sum(variants) => variants
@@ -107,11 +135,11 @@ impl<'e> Generator<'e> {
         }
     }
 
-    pub fn value(&self, rng: &mut SplitMix64, ty: &RtType) -> Result<Value, Diagnostic> {
+    pub fn value(&self, rng: &mut SplitMix64, ty: &RtType) -> Result<Value, Ungenerable> {
         self.at(rng, ty, 0)
     }
 
-    fn at(&self, rng: &mut SplitMix64, ty: &RtType, depth: usize) -> Result<Value, Diagnostic> {
+    fn at(&self, rng: &mut SplitMix64, ty: &RtType, depth: usize) -> Result<Value, Ungenerable> {
         if depth > HARD_DEPTH {
             return Err(self.ungenerable(ty, "it has no finite value (every variant recurses)"));
         }
@@ -154,7 +182,9 @@ impl<'e> Generator<'e> {
                 Value::tuple(values)
             }
             RtType::Named(id, args) => self.named(rng, ty, *id, args, depth)?,
-            RtType::Param(_) => return Err(self.ungenerable(ty, "it is an unresolved type variable")),
+            RtType::Param(_) => {
+                return Err(self.ungenerable(ty, "it is an unresolved type variable"));
+            }
             RtType::Func => return Err(self.ungenerable(ty, "functions cannot be generated")),
         })
     }
@@ -166,12 +196,14 @@ impl<'e> Generator<'e> {
         id: TypeId,
         args: &[RtType],
         depth: usize,
-    ) -> Result<Value, Diagnostic> {
+    ) -> Result<Value, Ungenerable> {
         let Some(decl) = self.env.decl(id) else {
             return Err(self.ungenerable(ty, "it names no declaration"));
         };
         match &decl.body {
-            TypeBody::Opaque => Err(self.ungenerable(ty, "it is opaque (a capability or undefined type)")),
+            TypeBody::Opaque => {
+                Err(self.ungenerable(ty, "it is opaque (a capability or undefined type)"))
+            }
             TypeBody::Record(shape) => self.record(rng, *shape, args, depth),
             TypeBody::Sum(variants) => {
                 let eligible: Vec<u32> = if depth >= self.max_depth {
@@ -205,8 +237,12 @@ impl<'e> Generator<'e> {
         shape: u32,
         args: &[RtType],
         depth: usize,
-    ) -> Result<Value, Diagnostic> {
-        let fields = self.env.shape(shape).map(|s| s.fields.clone()).unwrap_or_default();
+    ) -> Result<Value, Ungenerable> {
+        let fields = self
+            .env
+            .shape(shape)
+            .map(|s| s.fields.clone())
+            .unwrap_or_default();
         let mut values = Vec::with_capacity(fields.len());
         for field in &fields {
             values.push(self.at(rng, &field.ty.subst(args), depth + 1)?);
@@ -239,11 +275,11 @@ impl<'e> Generator<'e> {
         len
     }
 
-    fn ungenerable(&self, ty: &RtType, why: &str) -> Diagnostic {
-        Code::TestUngenerableType.diagnostic(format!(
-            "cannot generate values of `{}`: {why}",
-            self.env.display(ty)
-        ))
+    fn ungenerable(&self, ty: &RtType, why: &'static str) -> Ungenerable {
+        Ungenerable {
+            ty: self.env.display(ty),
+            why,
+        }
     }
 }
 
@@ -301,7 +337,9 @@ fn gen_f64(rng: &mut SplitMix64) -> f64 {
 }
 
 fn gen_string(rng: &mut SplitMix64, len: usize) -> String {
-    (0..len).map(|_| *rng.pick(ALPHABET).unwrap_or(&'a')).collect()
+    (0..len)
+        .map(|_| *rng.pick(ALPHABET).unwrap_or(&'a'))
+        .collect()
 }
 
 #[cfg(test)]
@@ -389,13 +427,20 @@ pub(crate) mod tests {
             let mut rng = SplitMix64::new(7);
             let mut deepest_tree = 0;
             for _ in 0..300 {
-                let t = generator.value(&mut rng, &tree).expect("trees are generable");
+                let t = generator
+                    .value(&mut rng, &tree)
+                    .expect("trees are generable");
                 deepest_tree = deepest_tree.max(depth(&t));
-                let l = generator.value(&mut rng, &nested).expect("lists are generable");
+                let l = generator
+                    .value(&mut rng, &nested)
+                    .expect("lists are generable");
                 assert!(depth(&l) <= cap + 1, "cap {cap}: list depth {}", depth(&l));
             }
             // A node adds two levels (variant, record); leaves below the cap.
-            assert!(deepest_tree <= 2 * cap + 1, "cap {cap}: tree depth {deepest_tree}");
+            assert!(
+                deepest_tree <= 2 * cap + 1,
+                "cap {cap}: tree depth {deepest_tree}"
+            );
         }
         // Below a generous cap, trees do branch.
         let generator = Generator::new(&env).with_max_depth(4);
@@ -435,7 +480,7 @@ pub(crate) mod tests {
             })
             .collect();
         assert!(floats.iter().any(|x| x.is_nan()));
-        assert!(floats.iter().any(|x| *x == f64::NEG_INFINITY));
+        assert!(floats.contains(&f64::NEG_INFINITY));
         assert!(floats.iter().any(|x| *x == 0.0 && x.is_sign_negative()));
         assert!(floats.iter().any(|x| x.is_subnormal()));
         let text: String = (0..200)
@@ -444,7 +489,7 @@ pub(crate) mod tests {
                 _ => None,
             })
             .collect();
-        assert!(text.chars().any(|c| !c.is_ascii()));
+        assert!(!text.is_ascii());
         let ints: Vec<i64> = (0..500)
             .filter_map(|_| match generator.value(&mut rng, &RtType::I64) {
                 Ok(Value::I64(n)) => Some(n),
@@ -470,21 +515,27 @@ pub(crate) mod tests {
             let d = generator
                 .inputs(&mut rng, &[RtType::I64, ty])
                 .expect_err("refused before any draw");
-            assert_eq!(d.code, "test-ungenerable-type");
+            assert_eq!(d.diagnostic().code, "test-ungenerable-type");
         }
-        let d = generator.check(&RtType::List(Box::new(RtType::Func))).expect_err("refused");
+        let d = generator
+            .check(&RtType::List(Box::new(RtType::Func)))
+            .expect_err("refused")
+            .diagnostic();
         expect_test::expect!["cannot generate values of `function`: functions cannot be generated"]
             .assert_eq(&d.message);
         let mut env = TypeEnv::new();
         let endless = env.declare("Endless", &[]);
         env.define_sum(
             endless,
-            vec![("More".into(), PayloadDecl::Positional(RtType::Named(endless, vec![])))],
+            vec![(
+                "More".into(),
+                PayloadDecl::Positional(RtType::Named(endless, vec![])),
+            )],
         );
         let generator = Generator::new(&env);
         let d = generator
             .value(&mut rng, &RtType::Named(endless, vec![]))
             .expect_err("no finite value");
-        assert_eq!(d.code, "test-ungenerable-type");
+        assert_eq!(d.diagnostic().code, "test-ungenerable-type");
     }
 }

@@ -307,10 +307,14 @@ mod tests {
     use super::*;
 
     fn sh(script: &str, timeout_ms: u64) -> ProcessSpec {
-        ProcessSpec::new("/bin/sh", std::env::temp_dir(), Duration::from_millis(timeout_ms))
-            .arg("-c")
-            .arg(script)
-            .env("PATH", "/usr/bin:/bin")
+        ProcessSpec::new(
+            "/bin/sh",
+            std::env::temp_dir(),
+            Duration::from_millis(timeout_ms),
+        )
+        .arg("-c")
+        .arg(script)
+        .env("PATH", "/usr/bin:/bin")
     }
 
     #[test]
@@ -340,7 +344,11 @@ mod tests {
         let outcome = RealRunner.run(&spec);
         assert!(outcome.timed_out);
         assert_eq!(outcome.exit, Exit::Signal(libc::SIGKILL));
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(outcome.stdout.text(), "");
     }
 
@@ -356,8 +364,11 @@ mod tests {
 
     #[test]
     fn chatty_children_do_not_deadlock_and_capture_is_bounded() {
-        let mut spec = sh("head -c 300000 /dev/zero; head -c 300000 /dev/zero >&2", 10_000)
-            .stdin(vec![b'x'; 300_000]);
+        let mut spec = sh(
+            "head -c 300000 /dev/zero; head -c 300000 /dev/zero >&2",
+            10_000,
+        )
+        .stdin(vec![b'x'; 300_000]);
         spec.capture_limit = 1000;
         let outcome = RealRunner.run(&spec);
         assert_eq!(outcome.exit, Exit::Code(0));
@@ -370,7 +381,11 @@ mod tests {
     fn a_missing_program_is_an_outcome_not_a_panic() {
         let spec = ProcessSpec::new("/nonexistent/program", "/", Duration::from_secs(1));
         let outcome = RealRunner.run(&spec);
-        assert!(matches!(outcome.exit, Exit::NotStarted(_)), "{:?}", outcome.exit);
+        assert!(
+            matches!(outcome.exit, Exit::NotStarted(_)),
+            "{:?}",
+            outcome.exit
+        );
     }
 
     #[test]

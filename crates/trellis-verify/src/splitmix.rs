@@ -1,8 +1,7 @@
 //! SplitMix64 (Steele, Lea and Flood; the reference algorithm exactly), the one
-//! random source of property generation: seeded from a test hash so runs are
-//! reproducible and re-seed exactly when the tests change (impl plan §8.12).
-
-use trellis_hash::Digest;
+//! random source of property generation: seeded from a test hash
+//! ([`crate::property::seed_for`]) so runs are reproducible and re-seed exactly
+//! when the tests change (impl plan §8.12).
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitMix64 {
@@ -14,11 +13,6 @@ impl SplitMix64 {
 
     pub fn new(seed: u64) -> Self {
         SplitMix64 { state: seed }
-    }
-
-    /// Seeded from the first eight bytes of `test_hash` (big-endian).
-    pub fn from_digest(test_hash: &Digest) -> Self {
-        Self::new(test_hash.prefix_u64())
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -74,15 +68,12 @@ mod tests {
         let first: Vec<u64> = (0..3).map(|_| other.next_u64()).collect();
         assert_eq!(
             first,
-            [6457827717110365317, 3203168211198807973, 9817491932198370423]
+            [
+                6457827717110365317,
+                3203168211198807973,
+                9817491932198370423
+            ]
         );
-    }
-
-    #[test]
-    fn digest_seeding_uses_the_first_eight_bytes() {
-        let digest = Digest::of(b"abc");
-        // sha256("abc") starts ba7816bf8f01cfea.
-        assert_eq!(SplitMix64::from_digest(&digest), SplitMix64::new(0xba78_16bf_8f01_cfea));
     }
 
     #[test]

@@ -43,3 +43,11 @@ class Nested:
     @staticmethod
     def twice(a, b):
         return 2 * (a + b)
+
+
+def shape_sum(shape):
+    # Dot carries a point under "value"; Span's fields sit beside "tag".
+    fields = shape["value"] if shape["tag"] == "Dot" else shape
+    if not all(isinstance(fields[k], float) for k in ("x", "y")):
+        raise TypeError("coordinates must arrive as floats")
+    return fields["x"] + fields["y"]

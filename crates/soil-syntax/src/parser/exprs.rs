@@ -1,8 +1,6 @@
 //! Expressions (spec §5) by precedence climbing over the table of spec §8, and the
 //! predicate-only operators of spec §11.
 
-use std::collections::HashSet;
-
 use crate::ast::{
     BinOp, Expr, ExprKind, FieldInit, Ident, LetBinder, LetExpr, Literal, MatchArm, UnaryOp,
 };
@@ -382,12 +380,12 @@ impl Parser<'_> {
     /// One or more `field = e` or `field` separated by commas.
     fn field_inits(&mut self) -> PResult<Vec<FieldInit>> {
         let mut fields = Vec::new();
-        let mut seen = HashSet::new();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Lower, "naming a field")?;
             let name = self.ident(name);
-            self.check_new_field(&mut seen, &name)?;
+            let repeated = fields.iter().any(|f: &FieldInit| f.name.text == name.text);
+            self.check_new_field(repeated, &name)?;
             let value = if self.eat(TokenKind::Equals).is_some() {
                 Some(self.expr()?)
             } else {

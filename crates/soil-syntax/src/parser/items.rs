@@ -1,7 +1,5 @@
 //! Items (spec §7) and type declarations (spec §4).
 
-use std::collections::HashSet;
-
 use crate::ast::{
     Equation, FieldDecl, Ident, Item, Param, Signature, TypeDecl, TypeDeclBody, Variant,
     VariantPayload,
@@ -85,7 +83,7 @@ impl Parser<'_> {
         let name = self.expect(TokenKind::Upper, "naming the type")?;
         let name = self.ident(name);
         let mut params = Vec::new();
-        while self.at(TokenKind::Lower) && !self.at_type_boundary() {
+        while self.at(TokenKind::Lower) && !self.at_item_start(0) {
             let token = self.bump();
             params.push(self.ident(token));
         }
@@ -95,7 +93,7 @@ impl Parser<'_> {
             } else {
                 TypeDeclBody::Sum(self.variants()?)
             }
-        } else if self.at(TokenKind::Eof) || self.at(TokenKind::Type) || self.at_type_boundary() {
+        } else if self.at(TokenKind::Eof) || self.at(TokenKind::Type) || self.at_item_start(0) {
             TypeDeclBody::Opaque
         } else {
             return Err(self.unexpected("`=` or a type parameter"));
@@ -111,12 +109,11 @@ impl Parser<'_> {
     fn variants(&mut self) -> PResult<Vec<Variant>> {
         self.eat(TokenKind::Pipe);
         let mut variants = Vec::new();
-        let mut seen = HashSet::new();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Upper, "naming a variant")?;
             let name = self.ident(name);
-            if !seen.insert(name.text.clone()) {
+            if variants.iter().any(|v: &Variant| v.name.text == name.text) {
                 return Err(self.error(
                     SyntaxCode::DuplicateVariant,
                     name.span,
@@ -145,13 +142,13 @@ impl Parser<'_> {
     fn field_decls(&mut self) -> PResult<Vec<FieldDecl>> {
         let open = self.open_bracket();
         let mut fields = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
         if !self.at(TokenKind::RBrace) {
             loop {
                 let start = self.start();
                 let name = self.expect(TokenKind::Lower, "naming a field")?;
                 let name = self.ident(name);
-                self.check_new_field(&mut seen, &name)?;
+                let repeated = fields.iter().any(|f: &FieldDecl| f.name.text == name.text);
+                self.check_new_field(repeated, &name)?;
                 self.expect(TokenKind::Colon, "after the field name")?;
                 let ty = self.ty()?;
                 fields.push(FieldDecl {
@@ -168,20 +165,15 @@ impl Parser<'_> {
         Ok(fields)
     }
 
-    /// Records `name` as seen, reporting `duplicate-field` if it already was.
-    pub(super) fn check_new_field(
-        &mut self,
-        seen: &mut HashSet<String>,
-        name: &Ident,
-    ) -> PResult<()> {
-        if seen.insert(name.text.clone()) {
-            Ok(())
-        } else {
-            Err(self.error(
-                SyntaxCode::DuplicateField,
-                name.span,
-                format!("field `{}` appears twice", name.text),
-            ))
+    /// Reports `duplicate-field` at `name` when it `repeated` an earlier field.
+    pub(super) fn check_new_field(&mut self, repeated: bool, name: &Ident) -> PResult<()> {
+        if !repeated {
+            return Ok(());
         }
+        Err(self.error(
+            SyntaxCode::DuplicateField,
+            name.span,
+            format!("field `{}` appears twice", name.text),
+        ))
     }
 }

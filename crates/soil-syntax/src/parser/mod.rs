@@ -21,7 +21,7 @@ use crate::lexer::{Token, TokenKind, lex};
 
 /// How deep expressions, types and patterns may nest (spec §7.3). Bounded so that
 /// the parser, the printer and dropping a tree never exhaust the stack.
-pub const MAX_NESTING: u32 = 256;
+pub const MAX_NESTING: u32 = 128;
 
 /// The error has been recorded; unwind to the enclosing item.
 #[derive(Debug)]
@@ -142,14 +142,23 @@ impl<'a> Parser<'a> {
         self.current().start
     }
 
-    /// Token `pos + offset` starts an item and we are at bracket depth 0.
+    /// Token `pos + offset` begins the next item (spec §7.2): we are at bracket
+    /// depth 0 and it is `type`, a name followed by `:`, or, at the start of a
+    /// line, a name followed by names or `_` and `=`. The line-start condition
+    /// settles `f a b = ...` after an expression ending in names: without it the
+    /// equation could begin at any of them.
     fn at_item_start(&self, offset: usize) -> bool {
-        self.bracket_depth == 0
-            && self
-                .item_start
-                .get(self.pos + offset)
-                .copied()
-                .unwrap_or(false)
+        let index = self.pos + offset;
+        if self.bracket_depth != 0 || !self.item_start.get(index).copied().unwrap_or(false) {
+            return false;
+        }
+        let token = self.tokens[index];
+        token.kind == TokenKind::Type
+            || self
+                .tokens
+                .get(index + 1)
+                .is_some_and(|next| next.kind == TokenKind::Colon)
+            || self.at_line_start(token.start)
     }
 
     // ---- errors -------------------------------------------------------------
@@ -203,11 +212,14 @@ impl<'a> Parser<'a> {
         Ok(token)
     }
 
-    /// Skips to the next item start at the beginning of a line (or the end).
-    fn recover_to_item(&mut self) {
+    /// Skips to the next item start at the beginning of a line (or the end). The
+    /// token the failed item began with is always skipped, so recovery advances.
+    fn recover_to_item(&mut self, item_began_at: usize) {
         self.bracket_depth = 0;
         self.nesting = 0;
-        self.bump();
+        if self.pos == item_began_at {
+            self.bump();
+        }
         while !self.at(TokenKind::Eof) {
             let token = self.current();
             if self.item_start[self.pos] && self.at_line_start(token.start) {
@@ -215,16 +227,6 @@ impl<'a> Parser<'a> {
             }
             self.bump();
         }
-    }
-
-    /// Inside a type, where a lower-case name can be a type argument, the next
-    /// item is recognised by a signature start (`name :`) or by an item start at
-    /// the beginning of a line (spec §7.2).
-    fn at_type_boundary(&self) -> bool {
-        self.bracket_depth == 0
-            && self.at(TokenKind::Lower)
-            && (self.peek_at(1) == TokenKind::Colon
-                || (self.item_start[self.pos] && self.at_line_start(self.current().start)))
     }
 
     fn at_line_start(&self, offset: u32) -> bool {
@@ -252,9 +254,10 @@ impl<'a> Parser<'a> {
     pub(crate) fn source_file(mut self) -> (SourceFile, Vec<SyntaxError>) {
         let mut items = Vec::new();
         while !self.at(TokenKind::Eof) {
+            let item_began_at = self.pos;
             match self.item() {
                 Ok(item) => items.push(item),
-                Err(Abort) => self.recover_to_item(),
+                Err(Abort) => self.recover_to_item(item_began_at),
             }
         }
         let file = SourceFile {

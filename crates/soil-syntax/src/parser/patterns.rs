@@ -1,7 +1,5 @@
 //! Patterns (spec §6).
 
-use std::collections::HashSet;
-
 use crate::ast::{FieldPattern, ListRest, Literal, Pattern, PatternKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
@@ -130,7 +128,6 @@ impl Parser<'_> {
         let open = self.open_bracket();
         let mut fields = Vec::new();
         let mut rest = false;
-        let mut seen = HashSet::new();
         if !self.at(TokenKind::RBrace) {
             loop {
                 if self.eat(TokenKind::DotDot).is_some() {
@@ -140,7 +137,10 @@ impl Parser<'_> {
                 let start = self.start();
                 let field = self.expect(TokenKind::Lower, "naming a field")?;
                 let field = self.ident(field);
-                self.check_new_field(&mut seen, &field)?;
+                let repeated = fields
+                    .iter()
+                    .any(|f: &FieldPattern| f.name.text == field.text);
+                self.check_new_field(repeated, &field)?;
                 let pattern = if self.eat(TokenKind::Equals).is_some() {
                     Some(self.pattern()?)
                 } else {

@@ -97,7 +97,7 @@ impl Parser<'_> {
     pub(super) fn at_type_atom(&self) -> bool {
         match self.peek() {
             TokenKind::Upper | TokenKind::LParen => true,
-            TokenKind::Lower => !self.at_type_boundary(),
+            TokenKind::Lower => !self.at_item_start(0),
             _ => false,
         }
     }

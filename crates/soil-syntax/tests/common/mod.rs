@@ -9,7 +9,10 @@ use soil_syntax::ast::*;
 use soil_syntax::lexer::{TokenKind, lex};
 
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
 /// Every `examples/*/*.soil` file plus the fixtures under
@@ -22,7 +25,11 @@ pub fn corpus() -> Vec<(String, String)> {
             if !module.path().is_dir() {
                 continue;
             }
-            for entry in std::fs::read_dir(module.path()).into_iter().flatten().flatten() {
+            for entry in std::fs::read_dir(module.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
                 let path = entry.path();
                 if path.extension().is_some_and(|e| e == "soil") {
                     files.push(path);
@@ -30,7 +37,10 @@ pub fn corpus() -> Vec<(String, String)> {
             }
         }
     }
-    for entry in std::fs::read_dir(root.join("test-data/soil-syntax/ok")).expect("fixtures").flatten() {
+    for entry in std::fs::read_dir(root.join("test-data/soil-syntax/ok"))
+        .expect("fixtures")
+        .flatten()
+    {
         if entry.path().extension().is_some_and(|e| e == "soil") {
             files.push(entry.path());
         }
@@ -39,7 +49,11 @@ pub fn corpus() -> Vec<(String, String)> {
     files
         .into_iter()
         .map(|path| {
-            let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+            let name = path
+                .strip_prefix(&root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let text = std::fs::read_to_string(&path).expect("readable corpus file");
             (name, text)
         })
@@ -61,12 +75,24 @@ pub fn relayout(text: &str, seed: u64) -> String {
     let mut errors = Vec::new();
     let tokens = lex(text, &mut errors);
     assert!(errors.is_empty());
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) as usize
     };
-    const SEPARATORS: &[&str] = &[" ", "  ", "\n   ", " -- a comment\n    ", "\t", "\n\n     ", " "];
+    const SEPARATORS: &[&str] = &[
+        " ",
+        "  ",
+        "\n   ",
+        " -- a comment\n    ",
+        "\t",
+        "\n\n     ",
+        " ",
+    ];
     let mut out = String::new();
     for (i, token) in tokens.iter().enumerate() {
         if token.kind == TokenKind::Eof {
@@ -92,7 +118,10 @@ fn is_column_zero(text: &str, offset: u32) -> bool {
 /// Renames every local binder of an item to a fresh name, consistently with
 /// Soil's scoping (spec §9.1), leaving globals, fields and constructors alone.
 pub fn rename_locals(item: &Item) -> Item {
-    let mut renamer = Renamer { scope: Vec::new(), counter: 0 };
+    let mut renamer = Renamer {
+        scope: Vec::new(),
+        counter: 0,
+    };
     let mut item = item.clone();
     if let Item::Equation(eq) = &mut item {
         let mark = renamer.scope.len();
@@ -113,7 +142,11 @@ struct Renamer {
 impl Renamer {
     fn fresh(&mut self, ident: &mut Ident) -> (String, String) {
         self.counter += 1;
-        let new = format!("renamed_{}_{}", self.counter, ident.text.trim_start_matches('_'));
+        let new = format!(
+            "renamed_{}_{}",
+            self.counter,
+            ident.text.trim_start_matches('_')
+        );
         let pair = (ident.text.clone(), new.clone());
         ident.text = new;
         pair
@@ -127,7 +160,11 @@ impl Renamer {
     }
 
     fn lookup(&self, name: &str) -> Option<String> {
-        self.scope.iter().rev().find(|(old, _)| old == name).map(|(_, new)| new.clone())
+        self.scope
+            .iter()
+            .rev()
+            .find(|(old, _)| old == name)
+            .map(|(_, new)| new.clone())
     }
 
     fn occurrence(&self, ident: &mut Ident) {
@@ -153,7 +190,10 @@ impl Renamer {
                             // Spell the pun out so the field keeps its name.
                             let mut var = field.name.clone();
                             bound.push(self.fresh(&mut var));
-                            field.pattern = Some(Pattern { kind: PatternKind::Var(var), span: field.span });
+                            field.pattern = Some(Pattern {
+                                kind: PatternKind::Var(var),
+                                span: field.span,
+                            });
                         }
                     }
                 }
@@ -167,7 +207,11 @@ impl Renamer {
                 for element in elements {
                     self.pattern(element, bound);
                 }
-                if let Some(ListRest { binder: Some(ident), .. }) = rest {
+                if let Some(ListRest {
+                    binder: Some(ident),
+                    ..
+                }) = rest
+                {
                     bound.push(self.fresh(ident));
                 }
             }
@@ -181,7 +225,10 @@ impl Renamer {
                 None => {
                     let mut var = field.name.clone();
                     self.occurrence(&mut var);
-                    field.value = Some(Expr { kind: ExprKind::Var(var), span: field.span });
+                    field.value = Some(Expr {
+                        kind: ExprKind::Var(var),
+                        span: field.span,
+                    });
                 }
             }
         }
@@ -230,7 +277,11 @@ impl Renamer {
                 self.expr(&mut let_expr.body);
                 self.scope.truncate(mark);
             }
-            ExprKind::If { cond, then_branch, else_branch } => {
+            ExprKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
                 self.expr(cond);
                 self.expr(then_branch);
                 self.expr(else_branch);
@@ -276,8 +327,14 @@ impl Renamer {
 /// Applies `edit` to the first expression (pre-order) for which it returns true.
 pub fn edit_first(item: &Item, edit: &mut dyn FnMut(&mut Expr) -> bool) -> Option<Item> {
     let mut item = item.clone();
-    let Item::Equation(eq) = &mut item else { return None };
-    if visit(&mut eq.body, edit) { Some(item) } else { None }
+    let Item::Equation(eq) = &mut item else {
+        return None;
+    };
+    if visit(&mut eq.body, edit) {
+        Some(item)
+    } else {
+        None
+    }
 }
 
 fn visit(expr: &mut Expr, edit: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
@@ -285,10 +342,16 @@ fn visit(expr: &mut Expr, edit: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
         return true;
     }
     let children: Vec<&mut Expr> = match &mut expr.kind {
-        ExprKind::App { func, args } => std::iter::once(&mut **func).chain(args.iter_mut()).collect(),
+        ExprKind::App { func, args } => std::iter::once(&mut **func)
+            .chain(args.iter_mut())
+            .collect(),
         ExprKind::Lambda { body, .. } => vec![body],
         ExprKind::Let(l) => vec![&mut l.value, &mut l.body],
-        ExprKind::If { cond, then_branch, else_branch } => vec![cond, then_branch, else_branch],
+        ExprKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => vec![cond, then_branch, else_branch],
         ExprKind::Match { scrutinee, arms } => {
             let mut v: Vec<&mut Expr> = vec![scrutinee];
             for arm in arms {
@@ -301,10 +364,12 @@ fn visit(expr: &mut Expr, edit: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
         }
         ExprKind::Binary { lhs, rhs, .. } | ExprKind::Implies { lhs, rhs } => vec![lhs, rhs],
         ExprKind::Unary { operand, .. } => vec![operand],
-        ExprKind::Record { fields, .. } => fields.iter_mut().filter_map(|f| f.value.as_mut()).collect(),
-        ExprKind::Update { record, fields } => {
-            std::iter::once(&mut **record).chain(fields.iter_mut().filter_map(|f| f.value.as_mut())).collect()
+        ExprKind::Record { fields, .. } => {
+            fields.iter_mut().filter_map(|f| f.value.as_mut()).collect()
         }
+        ExprKind::Update { record, fields } => std::iter::once(&mut **record)
+            .chain(fields.iter_mut().filter_map(|f| f.value.as_mut()))
+            .collect(),
         ExprKind::Field { record, .. } => vec![record],
         ExprKind::List(e) | ExprKind::Tuple(e) => e.iter_mut().collect(),
         ExprKind::Annot { expr, .. } | ExprKind::Is { expr, .. } => vec![expr],

@@ -13,7 +13,10 @@ use soil_types::{
 
 pub fn program(module: &str, text: &str) -> (Env, Program) {
     let (file, diagnostics) = soil_syntax::parse_file(text);
-    assert!(diagnostics.is_empty(), "fixture does not parse: {diagnostics:?}");
+    assert!(
+        diagnostics.is_empty(),
+        "fixture does not parse: {diagnostics:?}"
+    );
     let source = SourceText::new(Some(format!("{module}.soil")), text);
     let mut env = Env::default();
     let mut program = Program::default();
@@ -27,18 +30,27 @@ pub fn program(module: &str, text: &str) -> (Env, Program) {
         .collect();
     for item in &file.items {
         match item {
-            ast::Item::TypeDecl(decl) => env.types.push(Located { node: decl.clone(), source: source.clone() }),
+            ast::Item::TypeDecl(decl) => env.types.push(Located {
+                node: decl.clone(),
+                source: source.clone(),
+            }),
             ast::Item::Signature(_) => {}
             ast::Item::Equation(equation) => {
                 let signature = signatures
                     .iter()
                     .find(|s| s.name.text == equation.name.text)
-                    .map(|s| Located { node: (*s).clone(), source: source.clone() });
+                    .map(|s| Located {
+                        node: (*s).clone(),
+                        source: source.clone(),
+                    });
                 let (clauses, allow) = annotations(text, equation.span.start as usize);
                 program.definitions.push(Definition {
                     name: format!("{module}::{}", equation.name.text),
                     signature,
-                    equation: Located { node: equation.clone(), source: source.clone() },
+                    equation: Located {
+                        node: equation.clone(),
+                        source: source.clone(),
+                    },
                     clauses,
                     allow,
                 });
@@ -53,8 +65,9 @@ fn annotations(text: &str, equation_start: usize) -> (Vec<Clause>, Vec<Allow>) {
     let mut clauses = Vec::new();
     let mut allow = Vec::new();
     let is_signature = |line: &str| {
-        line.split_once(" : ")
-            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        line.split_once(" : ").is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
     };
     for line in before
         .lines()
@@ -62,9 +75,14 @@ fn annotations(text: &str, equation_start: usize) -> (Vec<Clause>, Vec<Allow>) {
         .skip_while(|l| l.trim().is_empty())
         .skip_while(|l| is_signature(l))
     {
-        let Some(rest) = line.trim().strip_prefix("-- ") else { break };
+        let Some(rest) = line.trim().strip_prefix("-- ") else {
+            break;
+        };
         if let Some(hatch) = rest.strip_prefix("allow: ") {
-            allow.push(Allow { hatch: hatch.trim().to_owned(), reason: String::new() });
+            allow.push(Allow {
+                hatch: hatch.trim().to_owned(),
+                reason: String::new(),
+            });
             continue;
         }
         let (kind, rest) = if let Some(r) = rest.strip_prefix("requires ") {
@@ -74,9 +92,14 @@ fn annotations(text: &str, equation_start: usize) -> (Vec<Clause>, Vec<Allow>) {
         } else {
             break;
         };
-        let Some((label, predicate_text)) = rest.split_once(": ") else { break };
+        let Some((label, predicate_text)) = rest.split_once(": ") else {
+            break;
+        };
         let (predicate, diagnostics) = soil_syntax::parse_predicate(predicate_text);
-        assert!(diagnostics.is_empty(), "predicate does not parse: {diagnostics:?}");
+        assert!(
+            diagnostics.is_empty(),
+            "predicate does not parse: {diagnostics:?}"
+        );
         clauses.push(Clause {
             kind,
             label: label.to_owned(),
@@ -118,8 +141,15 @@ fn line(diagnostic: &trellis_diag::Diagnostic) -> String {
         .span
         .map(|s| format!("{}:{}", s.start.line, s.start.column))
         .unwrap_or_else(|| "-".into());
-    let notes: String = diagnostic.notes.iter().map(|n| format!(" [{}]", n.message)).collect();
-    format!("{} {} {}{}\n", diagnostic.code, at, diagnostic.message, notes)
+    let notes: String = diagnostic
+        .notes
+        .iter()
+        .map(|n| format!(" [{}]", n.message))
+        .collect();
+    format!(
+        "{} {} {}{}\n",
+        diagnostic.code, at, diagnostic.message, notes
+    )
 }
 
 pub fn check(text: &str) -> String {

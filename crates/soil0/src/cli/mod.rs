@@ -9,10 +9,13 @@ use std::io::{self, Write};
 
 use trellis_diag::{Diagnostic, errors_document};
 
-/// Exit statuses (the contract's: 0 success, 1 the input has problems, 2 usage).
+/// Exit statuses (soil0-cli §1.3).
 pub const EXIT_OK: u8 = 0;
+/// The input has problems (unreadable, syntax errors, ...).
 pub const EXIT_PROBLEMS: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// A toolchain bug: the panic hook's `internal-error` document.
+pub const EXIT_INTERNAL: u8 = 3;
 
 /// The codes the CLI reports itself (parse and check codes come from the crates
 /// below). Defined once; a test checks the registry has every one.
@@ -69,7 +72,8 @@ OPTIONS:
     -h, --help    Print this help.
 
 On any error soil0 writes one JSON document {\"errors\":[...]} to stdout and exits 1
-(2 for a usage error); nothing else is written to stdout in that case.
+(2 for a usage error, 3 for an internal error); nothing else is written to stdout in
+that case.
 ";
 
 /// Runs soil0 with `args` (without the program name), writing the command's
@@ -113,7 +117,143 @@ pub fn internal_error_document(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use expect_test::{Expect, expect};
+
     use super::*;
+
+    /// Files held in memory.
+    struct MemoryHost(BTreeMap<&'static str, &'static str>);
+
+    impl Host for MemoryHost {
+        fn read_file(&self, path: &str) -> io::Result<String> {
+            self.0
+                .get(path)
+                .map(|text| (*text).to_owned())
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+        }
+    }
+
+    fn host() -> MemoryHost {
+        MemoryHost(BTreeMap::from([
+            (
+                "m/f.soil",
+                "f x = x+1 -- comment\ng : I64\ng = let y = 2 in y",
+            ),
+            ("m/g.soil", "h = [ 1,2 ]"),
+            ("m/bad.soil", "f x = (x +\n\ng = \"open\n"),
+        ]))
+    }
+
+    #[track_caller]
+    fn check(args: &[&str], expect: Expect) {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let mut out = Vec::new();
+        let code = run(&args, &host(), &mut out).expect("writing to a Vec cannot fail");
+        expect.assert_eq(&format!("exit {code}\n{}", String::from_utf8_lossy(&out)));
+    }
+
+    #[test]
+    fn prints_canonical_text() {
+        check(
+            &["print", "m/f.soil"],
+            expect![[r#"
+                exit 0
+                f x = x + 1
+
+                g : I64
+
+                g =
+                  let y = 2 in
+                  y
+            "#]],
+        );
+    }
+
+    #[test]
+    fn several_files_get_path_headers() {
+        check(
+            &["print", "m/g.soil", "m/g.soil"],
+            expect![[r#"
+                exit 0
+                -- m/g.soil
+                h = [1, 2]
+                -- m/g.soil
+                h = [1, 2]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn hash_form_numbers_binders() {
+        check(
+            &["print", "--hash-form", "m/f.soil"],
+            expect![[r#"
+                exit 0
+                f %0 = %0 + 1
+
+                g : I64
+
+                g =
+                  let %0 = 2 in
+                  %0
+            "#]],
+        );
+    }
+
+    #[test]
+    fn bad_input_is_one_error_document_and_nothing_else() {
+        check(
+            &["print", "m/f.soil", "m/bad.soil", "m/missing.soil"],
+            expect![[r#"
+                exit 1
+                {"errors":[{"code":"unexpected-token","message":"expected `)` or `,`, found `=`","file":{"tag":"Some","value":"m/bad.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":3,"offset":14},"end":{"line":3,"column":4,"offset":15}}},"notes":[],"repair_class":"fix-syntax","spec_ref":"soil-syntax-spec#7.3"},{"code":"unterminated-string","message":"string literal is not closed on its line (write a newline as `\\n`)","file":{"tag":"Some","value":"m/bad.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":5,"offset":16},"end":{"line":3,"column":10,"offset":21}}},"notes":[],"repair_class":"fix-syntax","spec_ref":"soil-syntax-spec#2.6"},{"code":"file-unreadable","message":"cannot read m/missing.soil: no such file","file":{"tag":"Some","value":"m/missing.soil"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.1"}]}
+            "#]],
+        );
+    }
+
+    #[test]
+    fn usage_errors_exit_2_with_a_document() {
+        check(
+            &[],
+            expect![[r#"
+                exit 2
+                {"errors":[{"code":"usage-error","message":"no command given; try `soil0 --help`","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#1.3"}]}
+            "#]],
+        );
+        check(
+            &["print", "--width", "m/f.soil"],
+            expect![[r#"
+                exit 2
+                {"errors":[{"code":"usage-error","message":"unknown option `--width` for `soil0 print`","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#1.3"}]}
+            "#]],
+        );
+        check(
+            &["frobnicate"],
+            expect![[r#"
+                exit 2
+                {"errors":[{"code":"usage-error","message":"unknown command `frobnicate`; try `soil0 --help`","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#1.3"}]}
+            "#]],
+        );
+    }
+
+    #[test]
+    fn the_panic_document_is_an_internal_error() {
+        let document: serde_json::Value =
+            serde_json::from_str(&internal_error_document("boom")).expect("JSON");
+        assert_eq!(document["errors"][0]["code"], "internal-error");
+        assert_eq!(document["errors"][0]["repair_class"], "report-bug");
+    }
+
+    #[test]
+    fn help_describes_print() {
+        let mut out = Vec::new();
+        let code = run(&["--help".to_owned()], &host(), &mut out).expect("write");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert_eq!(code, EXIT_OK);
+        assert!(text.contains("soil0 print [--hash-form] FILE..."), "{text}");
+    }
 
     #[test]
     fn every_cli_code_is_registered() {

@@ -259,11 +259,11 @@ pub fn project() -> Lock {
 }
 
 /// `Row`: a type spec with an invariant (refused as a property in v1, so no
-/// test rows) and an escape hatch.
+/// test rows); accepted ungated, as type entries are in v1.
 pub fn row_type() -> Lock {
     let mut invariants = BTreeMap::new();
     invariants.insert("invariant:same_width".to_owned(), Assurance::Runtime);
-    let mut spec = spec(
+    let spec = spec(
         "Row",
         vec![
             block("soil-type", Author::Human),
@@ -271,7 +271,6 @@ pub fn row_type() -> Lock {
         ],
         true,
     );
-    spec.allow = vec!["unchecked-width: rows from trusted exports".to_owned()];
     Lock::Type(TypeLock {
         name: "Row".to_owned(),
         toolchain: toolchain(),

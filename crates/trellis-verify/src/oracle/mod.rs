@@ -2,16 +2,18 @@
 //! embedded driver, one process for all cases, or a CLI command run once per case;
 //! results compared through soil-rt's canonical re-encode, never as oracle text.
 
+mod python;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
-use soil_rt::{JsonCode, RtType, TypeEnv};
+use soil_rt::{JsonCode, RtType, TypeEnv, Value};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
 use crate::codes::Code;
-pub use trellis_spec::Reference;
 use crate::process::{Exit, ProcessOutcome, ProcessRunner, ProcessSpec};
+pub use trellis_spec::Reference;
 
 /// The lock's oracle hash of a Python reference: its file's bytes.
 pub fn python_oracle_hash(reference_file: &[u8]) -> Digest {
@@ -51,10 +53,20 @@ impl OracleConfig {
 pub struct DifferentialCase {
     /// The expect case's row name, e.g. `basics#2`.
     pub label: String,
-    /// The arguments as a canonical JSON array.
-    pub args_json: String,
-    /// The Soil result's canonical JSON text.
-    pub actual: String,
+    /// The decoded non-capability arguments, in order.
+    pub args: Vec<Value>,
+    /// What Soil did with those arguments.
+    pub actual: SoilOutcome,
+}
+
+/// The Soil side of a differential case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SoilOutcome {
+    /// The result's canonical JSON text.
+    Value(String),
+    /// A runtime panic (its message). A reference that raises on the same
+    /// input agrees with it: both refuse the input.
+    Panic(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,8 +78,12 @@ pub struct CaseResult {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CaseOutcome {
     Agree,
-    /// Both canonical: `expected` is the oracle's re-encoded result.
-    Disagree { expected: String, actual: String },
+    /// `expected` is the oracle's re-encoded result; `actual` is Soil's
+    /// canonical result, or `panic` when Soil panicked.
+    Disagree {
+        expected: String,
+        actual: String,
+    },
     OracleError(OracleFailure),
 }
 
@@ -75,24 +91,41 @@ pub enum CaseOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OracleFailure {
     /// The reference raised (or failed to load: `during_load`).
-    Raised { exception: String, message: String, during_load: bool },
+    Raised {
+        exception: String,
+        message: String,
+        during_load: bool,
+    },
     /// The oracle's output is not one JSON document (or has no JSON form).
-    NonJson { output: String },
+    NonJson {
+        output: String,
+    },
     /// JSON that is not a value of the result type; the diagnostic names the path.
-    DecodeFailure(Diagnostic),
-    Timeout { after: Duration },
+    DecodeFailure(Box<Diagnostic>),
+    Timeout {
+        after: Duration,
+    },
     /// The process failed (or ended before answering) with this exit.
-    ExitStatus { exit: Exit, stderr: String },
+    ExitStatus {
+        exit: Exit,
+        stderr: String,
+    },
 }
 
 impl OracleFailure {
     /// The `oracle-error` diagnostic for a case.
     pub fn diagnostic(&self, label: &str) -> Diagnostic {
         let reason = match self {
-            OracleFailure::Raised { exception, message, during_load: true } => {
+            OracleFailure::Raised {
+                exception,
+                message,
+                during_load: true,
+            } => {
                 format!("the reference failed to load: {exception}: {message}")
             }
-            OracleFailure::Raised { exception, message, .. } => {
+            OracleFailure::Raised {
+                exception, message, ..
+            } => {
                 format!("the reference raised {exception}: {message}")
             }
             OracleFailure::NonJson { output } => {
@@ -105,7 +138,11 @@ impl OracleFailure {
                 format!("the oracle timed out after {} ms", after.as_millis())
             }
             OracleFailure::ExitStatus { exit, stderr } => {
-                format!("the oracle exited with {} ({})", describe_exit(exit), clip(stderr))
+                format!(
+                    "the oracle exited with {} ({})",
+                    describe_exit(exit),
+                    clip(stderr)
+                )
             }
         };
         Code::OracleError.diagnostic(format!("{label}: {reason}"))
@@ -123,10 +160,12 @@ pub fn run_differential(
     cases: &[DifferentialCase],
 ) -> Vec<CaseResult> {
     let answers = match oracle {
-        Reference::Python { path, symbol } => run_python(runner, config, path, symbol, cases),
+        Reference::Python { path, symbol } => {
+            python::run_python(runner, config, path, symbol, cases, env)
+        }
         Reference::Cli { command } => cases
             .iter()
-            .map(|case| run_cli_case(runner, config, command, case))
+            .map(|case| run_cli_case(runner, config, command, &args_json(&case.args, env)))
             .collect(),
     };
     cases
@@ -134,9 +173,16 @@ pub fn run_differential(
         .zip(answers)
         .map(|(case, answer)| CaseResult {
             label: case.label.clone(),
-            outcome: match answer {
-                Ok(json) => compare(&json, &case.actual, result_type, env),
-                Err(failure) => CaseOutcome::OracleError(failure),
+            outcome: match (answer, &case.actual) {
+                (Ok(json), SoilOutcome::Value(actual)) => compare(&json, actual, result_type, env),
+                (Ok(json), SoilOutcome::Panic(_)) => compare(&json, "panic", result_type, env),
+                (
+                    Err(OracleFailure::Raised {
+                        during_load: false, ..
+                    }),
+                    SoilOutcome::Panic(_),
+                ) => CaseOutcome::Agree,
+                (Err(failure), _) => CaseOutcome::OracleError(failure),
             },
         })
         .collect()
@@ -161,184 +207,12 @@ fn compare(oracle_json: &str, actual: &str, result_type: &RtType, env: &TypeEnv)
                 output: oracle_json.to_owned(),
             })
         }
-        Err(d) => CaseOutcome::OracleError(OracleFailure::DecodeFailure(d)),
+        Err(d) => CaseOutcome::OracleError(OracleFailure::DecodeFailure(Box::new(d))),
     }
-}
-
-/// The Python side of the driver protocol. It reads `[[args...], ...]` from stdin
-/// and writes one line per case to the original stdout, which it keeps for itself
-/// (fd 1 is pointed at stderr so the reference's own prints cannot corrupt it):
-/// `{"case":N,"ok":<json>}`, or `{"case":N,"raised":{"type":..,"message":..}}`,
-/// or `{"case":N,"unencodable":{..}}`; a load failure is one `{"setup":{..}}` line.
-/// Non-finite floats become the §7 strings; everything else is `json.dumps`.
-const PYTHON_DRIVER: &str = r#"
-import importlib.util, json, math, os, sys
-proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-os.dup2(2, 1)
-sys.stdout = sys.stderr
-def emit(text):
-    proto.write(text + "\n")
-    proto.flush()
-def failure(exc):
-    return json.dumps({"type": type(exc).__name__, "message": str(exc)})
-def canon(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-    if isinstance(x, (list, tuple)):
-        return [canon(v) for v in x]
-    if isinstance(x, dict):
-        return {k: canon(v) for k, v in x.items()}
-    return x
-def main():
-    root, rel, symbol = sys.argv[1], sys.argv[2], sys.argv[3]
-    try:
-        path = os.path.join(root, *rel.split("/"))
-        sys.path.insert(0, os.path.dirname(path))
-        spec = importlib.util.spec_from_file_location("trellis_reference", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        fn = module
-        for part in symbol.split("."):
-            fn = getattr(fn, part)
-        cases = json.loads(sys.stdin.read())
-    except BaseException as exc:
-        emit('{"setup":' + failure(exc) + '}')
-        return 3
-    for n, args in enumerate(cases):
-        try:
-            result = fn(*args)
-        except BaseException as exc:
-            emit('{"case":%d,"raised":%s}' % (n, failure(exc)))
-            continue
-        try:
-            text = json.dumps(canon(result), allow_nan=False, separators=(",", ":"))
-        except BaseException as exc:
-            emit('{"case":%d,"unencodable":%s}' % (n, failure(exc)))
-            continue
-        emit('{"case":%d,"ok":%s}' % (n, text))
-    return 0
-sys.exit(main())
-"#;
-
-fn run_python(
-    runner: &dyn ProcessRunner,
-    config: &OracleConfig,
-    path: &str,
-    symbol: &str,
-    cases: &[DifferentialCase],
-) -> Vec<Result<String, OracleFailure>> {
-    let mut stdin = String::from("[");
-    for (i, case) in cases.iter().enumerate() {
-        if i > 0 {
-            stdin.push(',');
-        }
-        stdin.push_str(&case.args_json);
-    }
-    stdin.push(']');
-    let mut spec = ProcessSpec::new(config.python.clone(), config.root.clone(), config.timeout)
-        // -I: no user site, no PYTHON* variables, no cwd on sys.path; -B: no
-        // __pycache__ written into the root.
-        .arg("-I")
-        .arg("-B")
-        .arg("-c")
-        .arg(PYTHON_DRIVER)
-        .arg(config.root.to_string_lossy())
-        .arg(path)
-        .arg(symbol)
-        .stdin(stdin);
-    spec.env = config.env.clone();
-    let outcome = runner.run(&spec);
-    let mut answers: Vec<Option<Result<String, OracleFailure>>> = vec![None; cases.len()];
-    let stdout = outcome.stdout.text();
-    for line in stdout.lines() {
-        match parse_driver_line(line) {
-            DriverLine::Setup(failure) => {
-                return cases.iter().map(|_| Err(failure.clone())).collect();
-            }
-            DriverLine::Case(n, answer) => {
-                if let Some(slot) = answers.get_mut(n) {
-                    *slot = Some(answer);
-                }
-            }
-            DriverLine::Stray => {}
-        }
-    }
-    let missing = missing_answer(&outcome);
-    answers
-        .into_iter()
-        .map(|answer| answer.unwrap_or_else(|| Err(missing.clone())))
-        .collect()
-}
-
-enum DriverLine {
-    Setup(OracleFailure),
-    Case(usize, Result<String, OracleFailure>),
-    Stray,
-}
-
-fn parse_driver_line(line: &str) -> DriverLine {
-    // A result is cut out of the line as text, so the oracle's JSON reaches the
-    // one codec unaltered (no intermediate parse that could round numbers).
-    if let Some(rest) = line.strip_prefix("{\"case\":") {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let Ok(n) = rest[..digits].parse::<usize>() else {
-            return DriverLine::Stray;
-        };
-        let rest = &rest[digits..];
-        if let Some(json) = rest.strip_prefix(",\"ok\":").and_then(|r| r.strip_suffix('}')) {
-            return DriverLine::Case(n, Ok(json.to_owned()));
-        }
-        if let Some(failure) = rest.strip_prefix(",\"raised\":").and_then(|r| r.strip_suffix('}')) {
-            let (exception, message) = exception_fields(failure);
-            return DriverLine::Case(
-                n,
-                Err(OracleFailure::Raised {
-                    exception,
-                    message,
-                    during_load: false,
-                }),
-            );
-        }
-        if let Some(failure) = rest
-            .strip_prefix(",\"unencodable\":")
-            .and_then(|r| r.strip_suffix('}'))
-        {
-            let (exception, message) = exception_fields(failure);
-            return DriverLine::Case(
-                n,
-                Err(OracleFailure::NonJson {
-                    output: format!("{exception}: {message}"),
-                }),
-            );
-        }
-        return DriverLine::Stray;
-    }
-    if let Some(failure) = line.strip_prefix("{\"setup\":").and_then(|r| r.strip_suffix('}')) {
-        let (exception, message) = exception_fields(failure);
-        return DriverLine::Setup(OracleFailure::Raised {
-            exception,
-            message,
-            during_load: true,
-        });
-    }
-    DriverLine::Stray
-}
-
-fn exception_fields(json: &str) -> (String, String) {
-    let parsed: Option<serde_json::Value> = serde_json::from_str(json).ok();
-    let field = |name: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(name))
-            .and_then(|v| v.as_str())
-            .unwrap_or("?")
-            .to_owned()
-    };
-    (field("type"), field("message"))
 }
 
 /// Why a case has no answer line: the process timed out or ended early.
-fn missing_answer(outcome: &ProcessOutcome) -> OracleFailure {
+pub(crate) fn missing_answer(outcome: &ProcessOutcome) -> OracleFailure {
     if outcome.timed_out {
         OracleFailure::Timeout {
             after: outcome.duration,
@@ -355,18 +229,24 @@ fn run_cli_case(
     runner: &dyn ProcessRunner,
     config: &OracleConfig,
     command: &str,
-    case: &DifferentialCase,
+    args_json: &str,
 ) -> Result<String, OracleFailure> {
     let mut spec = ProcessSpec::new("/bin/sh", config.root.clone(), config.timeout)
         .arg("-c")
         .arg(command)
-        .stdin(case.args_json.clone());
+        .stdin(args_json);
     spec.env = config.env.clone();
     let outcome = runner.run(&spec);
     if outcome.timed_out || outcome.exit != Exit::Code(0) {
         return Err(missing_answer(&outcome));
     }
     Ok(outcome.stdout.text().trim_end().to_owned())
+}
+
+/// The arguments as one canonical JSON array.
+pub(crate) fn args_json(args: &[Value], env: &TypeEnv) -> String {
+    let encoded: Vec<String> = args.iter().map(|v| soil_rt::encode(v, env)).collect();
+    format!("[{}]", encoded.join(","))
 }
 
 fn describe_exit(exit: &Exit) -> String {
@@ -406,10 +286,29 @@ mod tests {
     }
 
     fn case(label: &str, args: &str, actual: &str) -> DifferentialCase {
+        case_of(
+            &[RtType::I64, RtType::I64],
+            &TypeEnv::new(),
+            label,
+            args,
+            actual,
+        )
+    }
+
+    fn case_of(
+        types: &[RtType],
+        env: &TypeEnv,
+        label: &str,
+        args: &str,
+        actual: &str,
+    ) -> DifferentialCase {
         DifferentialCase {
             label: label.into(),
-            args_json: args.into(),
-            actual: actual.into(),
+            args: soil_rt::decode_args(args, types, env).expect("test arguments decode"),
+            actual: match actual {
+                "panic" => SoilOutcome::Panic("division by zero".into()),
+                value => SoilOutcome::Value(value.into()),
+            },
         }
     }
 
@@ -425,8 +324,17 @@ mod tests {
     }
 
     fn run(oracle: &Reference, cases: &[DifferentialCase], ty: &RtType, ms: u64) -> String {
-        let env = TypeEnv::new();
-        let results = run_differential(&RealRunner, &config(ms), oracle, ty, &env, cases);
+        run_in(&TypeEnv::new(), oracle, cases, ty, ms)
+    }
+
+    fn run_in(
+        env: &TypeEnv,
+        oracle: &Reference,
+        cases: &[DifferentialCase],
+        ty: &RtType,
+        ms: u64,
+    ) -> String {
+        let results = run_differential(&RealRunner, &config(ms), oracle, ty, env, cases);
         render(&results)
     }
 
@@ -466,7 +374,12 @@ mod tests {
             t#2: agree
         "#]]
         .assert_eq(&got);
-        let nested = run(&python("Nested.twice"), &[case("t#1", "[1,2]", "6")], &RtType::I64, 20_000);
+        let nested = run(
+            &python("Nested.twice"),
+            &[case("t#1", "[1,2]", "6")],
+            &RtType::I64,
+            20_000,
+        );
         assert_eq!(nested, "t#1: agree\n");
     }
 
@@ -483,18 +396,72 @@ mod tests {
     #[test]
     fn float_results_compare_canonically_not_as_python_text() {
         // Python prints 2.0 / nan its own way; only the canonical re-encode counts.
+        let env = TypeEnv::new();
+        let floats = [RtType::List(Box::new(RtType::F64))];
+        let mean =
+            |label: &str, args: &str, actual: &str| case_of(&floats, &env, label, args, actual);
         let cases = [
-            case("m#1", "[[1.0,3.0]]", "2.0"),
-            case("m#2", "[[]]", "\"NaN\""),
-            case("m#3", "[[1e300,1e300]]", "1e300"),
+            mean("m#1", "[[1.0,3.0]]", "2.0"),
+            mean("m#2", "[[]]", "\"NaN\""),
+            mean("m#3", "[[1e300,1e300]]", "1e300"),
+            // Non-finite arguments reach Python as floats, not as the §7 strings.
+            mean("m#4", "[[\"Infinity\",1.0]]", "\"Infinity\""),
+            mean("m#5", "[[\"NaN\",\"-Infinity\"]]", "\"NaN\""),
         ];
         let got = run(&python("mean"), &cases, &RtType::F64, 20_000);
         expect_test::expect![[r#"
             m#1: agree
             m#2: agree
             m#3: agree
+            m#4: agree
+            m#5: agree
         "#]]
         .assert_eq(&got);
+    }
+
+    #[test]
+    fn non_finite_floats_inside_records_and_variants_reach_python_as_floats() {
+        use soil_rt::{FieldDecl, PayloadDecl};
+        let mut env = TypeEnv::new();
+        let point = env.declare("Point", &[]);
+        let field = |name: &str| FieldDecl {
+            name: name.into(),
+            ty: RtType::F64,
+        };
+        env.define_record(point, vec![field("x"), field("y")]);
+        let shape = env.declare("Shape", &[]);
+        env.define_sum(
+            shape,
+            vec![
+                (
+                    "Dot".into(),
+                    PayloadDecl::Positional(RtType::Named(point, vec![])),
+                ),
+                (
+                    "Span".into(),
+                    PayloadDecl::Record(vec![field("x"), field("y")]),
+                ),
+            ],
+        );
+        let types = [RtType::Named(shape, vec![])];
+        let cases = [
+            case_of(
+                &types,
+                &env,
+                "s#1",
+                r#"[{"tag":"Dot","value":{"x":"Infinity","y":1.0}}]"#,
+                "\"Infinity\"",
+            ),
+            case_of(
+                &types,
+                &env,
+                "s#2",
+                r#"[{"tag":"Span","x":2.0,"y":"-Infinity"}]"#,
+                "\"-Infinity\"",
+            ),
+        ];
+        let got = run_in(&env, &python("shape_sum"), &cases, &RtType::F64, 20_000);
+        assert_eq!(got, "s#1: agree\ns#2: agree\n");
     }
 
     #[test]
@@ -504,6 +471,17 @@ mod tests {
         expect_test::expect![[r#"
             d#1: agree
             d#2: oracle-error [raised] d#2: the reference raised ZeroDivisionError: integer division or modulo by zero
+        "#]]
+        .assert_eq(&got);
+    }
+
+    #[test]
+    fn a_soil_panic_agrees_with_a_raise_and_disagrees_with_a_value() {
+        let cases = [case("d#1", "[1,0]", "panic"), case("d#2", "[7,2]", "panic")];
+        let got = run(&python("divide"), &cases, &RtType::I64, 20_000);
+        expect_test::expect![[r#"
+            d#1: agree
+            d#2: disagree expected=3 actual=panic
         "#]]
         .assert_eq(&got);
     }
@@ -532,7 +510,11 @@ mod tests {
     fn a_hanging_reference_is_killed_at_the_timeout() {
         let started = Instant::now();
         let got = run(&python("hang"), &add_cases()[..1], &RtType::I64, 1_000);
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(got.starts_with("t#1: oracle-error [timeout]"), "{got}");
     }
 
@@ -549,7 +531,10 @@ mod tests {
         "#]]
         .assert_eq(&got);
         let got = run(&python("nope"), &add_cases()[..1], &RtType::I64, 20_000);
-        assert!(got.contains("[raised]") && got.contains("AttributeError"), "{got}");
+        assert!(
+            got.contains("[raised]") && got.contains("AttributeError"),
+            "{got}"
+        );
     }
 
     #[test]
@@ -557,14 +542,23 @@ mod tests {
         let fake = FakeRunner::new();
         fake.push_stdout("{\"case\":1,\"ok\":0}\n{\"case\":0,\"ok\":3}\n");
         let env = TypeEnv::new();
-        let results =
-            run_differential(&fake, &config(1000), &python("add"), &RtType::I64, &env, &add_cases());
+        let results = run_differential(
+            &fake,
+            &config(1000),
+            &python("add"),
+            &RtType::I64,
+            &env,
+            &add_cases(),
+        );
         assert_eq!(render(&results), "t#1: agree\nt#2: agree\n");
         let specs = fake.specs.borrow();
         assert_eq!(specs.len(), 1);
         assert_eq!(specs[0].program, "python3");
-        assert_eq!(specs[0].stdin, b"[[1,2],[-4,4]]");
-        assert_eq!(&specs[0].args[specs[0].args.len() - 2..], ["oracle/arith.py", "add"]);
+        assert_eq!(specs[0].stdin, b"[[1,2],[-4,4]]\n[]\n");
+        assert_eq!(
+            &specs[0].args[specs[0].args.len() - 2..],
+            ["oracle/arith.py", "add"]
+        );
     }
 
     #[test]
@@ -575,13 +569,34 @@ mod tests {
         let got = run(&sum, &add_cases(), &RtType::I64, 20_000);
         assert_eq!(got, "t#1: agree\nt#2: agree\n");
         let cases = &add_cases()[..1];
-        let got = run(&Reference::Cli { command: "echo hello".into() }, cases, &RtType::I64, 20_000);
+        let got = run(
+            &Reference::Cli {
+                command: "echo hello".into(),
+            },
+            cases,
+            &RtType::I64,
+            20_000,
+        );
         assert!(got.starts_with("t#1: oracle-error [non-json]"), "{got}");
-        let got = run(&Reference::Cli { command: "echo 3; exit 4".into() }, cases, &RtType::I64, 20_000);
+        let got = run(
+            &Reference::Cli {
+                command: "echo 3; exit 4".into(),
+            },
+            cases,
+            &RtType::I64,
+            20_000,
+        );
         assert!(got.starts_with("t#1: oracle-error [exit]"), "{got}");
         assert!(got.contains("status 4"), "{got}");
         let started = Instant::now();
-        let got = run(&Reference::Cli { command: "sleep 30".into() }, cases, &RtType::I64, 300);
+        let got = run(
+            &Reference::Cli {
+                command: "sleep 30".into(),
+            },
+            cases,
+            &RtType::I64,
+            300,
+        );
         assert!(got.starts_with("t#1: oracle-error [timeout]"), "{got}");
         assert!(started.elapsed() < Duration::from_secs(5));
     }

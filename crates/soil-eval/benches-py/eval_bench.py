@@ -1,0 +1,96 @@
+"""CPython ports of the eval_bench algorithms, written the way the Soil
+versions are: the bottom-up merge sort of examples/csvstats/_private.soil (passes
+as a fold, each merge a left fold over indices with an (out, i, j) state
+tuple and Option-returning `get`) and a
+naive doubly recursive fib. Prints one line per benchmark: `name best-seconds`
+(the best of `reps` runs; arguments: sort size, fib argument, reps)."""
+
+import sys
+import time
+from functools import reduce
+
+sys.setrecursionlimit(100000)
+
+
+def get(xs, i):
+    return (xs[i],) if 0 <= i < len(xs) else None
+
+
+def merge(goes_first, xs, ys):
+    def step(state, _):
+        out, i, j = state
+        a, b = get(xs, i), get(ys, j)
+        if a is not None and b is not None:
+            if goes_first(a[0], b[0]):
+                out.append(a[0])
+                return (out, i + 1, j)
+            out.append(b[0])
+            return (out, i, j + 1)
+        if a is not None:
+            out.append(a[0])
+            return (out, i + 1, j)
+        if b is not None:
+            out.append(b[0])
+            return (out, i, j + 1)
+        return (out, i, j)
+
+    merged, _, _ = reduce(step, range(0, len(xs) + len(ys)), ([], 0, 0))
+    return merged
+
+
+def merge_pairs(goes_first, runs):
+    def merge_at(i):
+        left, right = get(runs, 2 * i), get(runs, 2 * i + 1)
+        if left is not None and right is not None:
+            return merge(goes_first, left[0], right[0])
+        if left is not None:
+            return left[0]
+        return []
+
+    return list(map(merge_at, range(0, (len(runs) + 1) // 2)))
+
+
+def merge_sort(goes_first, xs):
+    def pass_(runs, _):
+        return runs if len(runs) <= 1 else merge_pairs(goes_first, runs)
+
+    sorted_runs = reduce(pass_, range(0, 64), list(map(lambda x: [x], xs)))
+    return sorted_runs[0] if sorted_runs else []
+
+
+def sort(xs):
+    return merge_sort(lambda a, b: a <= b, xs)
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def lcg_floats(n):
+    state = 12345
+    out = []
+    for _ in range(n):
+        state = (state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out.append((state >> 11) / float(1 << 53) * 1000.0 - 500.0)
+    return out
+
+
+def best_of(reps, job):
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        result = job()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main():
+    n, fib_n, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    xs = lcg_floats(n)
+    seconds, result = best_of(reps, lambda: sort(xs))
+    print("sort", seconds, result[0], result[-1])
+    seconds, value = best_of(reps, lambda: fib(fib_n))
+    print("fib", seconds, value)
+
+
+main()

@@ -1,0 +1,168 @@
+//! Times the interpreter against CPython on the same algorithms: the merge
+//! sort of `examples/csvstats` over 200,000 pseudo-random F64, and naive fib.
+//! Each side reports its best of three runs (the machine is shared; the best
+//! run is the least disturbed one).
+//! Run: `cargo run --release -p soil-eval --example eval_bench [sort_n] [fib_n]`.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use soil_eval::{Definition, Program, World, type_env_from_decls, with_eval_stack};
+use soil_rt::Value;
+use soil_syntax::ast;
+
+const SORT_N: usize = 200_000;
+const FIB_N: i64 = 27;
+const REPS: usize = 3;
+
+/// The shortest of `REPS` timings of `job`, and its last result.
+fn best_of<T>(mut job: impl FnMut() -> T) -> (f64, T) {
+    let start = Instant::now();
+    let mut result = job();
+    let mut best = start.elapsed().as_secs_f64();
+    for _ in 1..REPS {
+        let start = Instant::now();
+        result = job();
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    (best, result)
+}
+
+/// The same generator as benches-py/eval_bench.py.
+fn lcg_floats(n: usize) -> Vec<f64> {
+    let mut state: u64 = 12345;
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 1000.0 - 500.0
+        })
+        .collect()
+}
+
+fn workspace_file(relative: &str) -> String {
+    let path = format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+}
+
+/// The equations of `text` whose names `wanted` accepts, with their signatures.
+fn definitions(
+    text: &str,
+    file: &str,
+    wanted: impl Fn(&str) -> bool,
+    extra_signatures: &str,
+) -> Vec<Definition> {
+    let (source, errors) = soil_syntax::parse_file(text);
+    assert!(errors.is_empty(), "{file}: {errors:?}");
+    let (sigs, errors) = soil_syntax::parse_file(extra_signatures);
+    assert!(errors.is_empty(), "signatures: {errors:?}");
+    let signature = |name: &str| {
+        source
+            .items
+            .iter()
+            .chain(&sigs.items)
+            .find_map(|item| match item {
+                ast::Item::Signature(sig) if sig.name.text == name => Some(sig.ty.clone()),
+                _ => None,
+            })
+    };
+    let shared: Arc<str> = Arc::from(text);
+    source
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ast::Item::Equation(eq) if wanted(&eq.name.text) => Some(Definition {
+                name: eq.name.text.clone(),
+                module: Some("csvstats".into()),
+                file: Some(file.into()),
+                text: Some(Arc::clone(&shared)),
+                signature: signature(&eq.name.text),
+                equation: eq.clone(),
+                requires: Vec::new(),
+                ensures: Vec::new(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn soil_program() -> Program {
+    let private = workspace_file("examples/csvstats/_private.soil");
+    let sort = workspace_file("examples/csvstats/sort.soil");
+    // The merge sort's helpers only (the module's other helpers need its types).
+    let mut defs = definitions(
+        &private,
+        "examples/csvstats/_private.soil",
+        |n| n.starts_with("_merge"),
+        "",
+    );
+    defs.extend(definitions(
+        &sort,
+        "examples/csvstats/sort.soil",
+        |n| n == "sort",
+        "sort : (xs : List F64) -> List F64",
+    ));
+    let fib = "fib : (n : I64) -> I64\nfib n = if n < 2 then n else fib (n - 1) + fib (n - 2)\n";
+    defs.extend(definitions(fib, "fib.soil", |n| n == "fib", ""));
+    let types = type_env_from_decls(std::iter::empty()).unwrap_or_default();
+    match Program::compile(types, defs) {
+        Ok(program) => program,
+        Err(errors) => panic!("the benchmark program does not compile: {errors:?}"),
+    }
+}
+
+/// Optional arguments: the sort size and the fib argument.
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let sort_n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(SORT_N);
+    let fib_n: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(FIB_N);
+    let program = soil_program();
+    let input = lcg_floats(sort_n);
+    let (sort_secs, fib_secs) = with_eval_stack(|| {
+        let mut world = World::sandbox();
+        let list = Value::list(input.iter().map(|x| Value::F64(*x)).collect());
+        let (sort_secs, sorted) = best_of(|| program.call("sort", vec![list.clone()], &mut world));
+        match &sorted {
+            Ok(Value::List(xs)) => {
+                let ok = xs.len() == sort_n && xs.as_slice().windows(2).all(|w| w[0] <= w[1]);
+                assert!(ok, "the Soil sort did not sort");
+            }
+            other => panic!("sort failed: {other:?}"),
+        }
+        let (fib_secs, fib) = best_of(|| program.call("fib", vec![Value::I64(fib_n)], &mut world));
+        assert!(matches!(fib, Ok(Value::I64(_))), "fib {fib_n} = {fib:?}");
+        (sort_secs, fib_secs)
+    });
+    let script = format!("{}/benches-py/eval_bench.py", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(sort_n.to_string())
+        .arg(fib_n.to_string())
+        .arg(REPS.to_string())
+        .output();
+    let python = match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Ok(out) => panic!("python3 failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => panic!("cannot run python3: {e}"),
+    };
+    let python_secs = |name: &str| {
+        python
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|s| s.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let (py_sort, py_fib) = (python_secs("sort"), python_secs("fib"));
+    println!("benchmark             soil (s)   cpython (s)   soil/cpython");
+    println!(
+        "merge sort {sort_n} F64   {sort_secs:8.3}   {py_sort:11.3}   {:12.2}",
+        sort_secs / py_sort
+    );
+    println!(
+        "fib {fib_n}                {fib_secs:8.3}   {py_fib:11.3}   {:12.2}",
+        fib_secs / py_fib
+    );
+}

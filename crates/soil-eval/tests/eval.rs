@@ -1,0 +1,622 @@
+//! Goldens over small programs: values, operators, patterns, closures, the
+//! prelude, panics, clauses, holes, depth, capabilities.
+
+use std::sync::Arc;
+
+use expect_test::{Expect, expect};
+use soil_eval::world::{CapturedStdout, FakeClock, FakeFs};
+use soil_eval::{
+    Clause, Definition, Program, RunError, World, program_from_source, type_env_from_decls,
+};
+
+/// Compiles `text` and runs `def` on `args` (a JSON array) in a sandbox,
+/// rendering the outcome on one line.
+fn run_in(text: &str, def: &str, args: &str, world: &mut World) -> String {
+    let program = match program_from_source(text, Some("test.soil")) {
+        Ok(program) => program,
+        Err(errors) => return format!("compile error: {}", codes(&errors)),
+    };
+    render(&program, program.run_json(def, args, world))
+}
+
+fn run(text: &str, def: &str, args: &str) -> String {
+    run_in(text, def, args, &mut World::sandbox())
+}
+
+fn codes(diagnostics: &[trellis_diag::Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let at = d
+                .span
+                .map(|s| format!(" @{}:{}", s.start.line, s.start.column))
+                .unwrap_or_default();
+            format!("{}{at} {}", d.code, d.message)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn render(program: &Program, outcome: Result<String, RunError>) -> String {
+    match outcome {
+        Ok(json) => json,
+        Err(RunError::Refused(errors)) => format!("refused: {}", codes(&errors)),
+        Err(RunError::Panic(panic)) => {
+            let diagnostic = program.panic_diagnostic(&panic);
+            let notes: Vec<String> = diagnostic.notes.iter().map(|n| n.message.clone()).collect();
+            format!("panic: {} [{}]", codes(&[diagnostic]), notes.join(", "))
+        }
+    }
+}
+
+fn check(text: &str, def: &str, args: &str, expect: Expect) {
+    expect.assert_eq(&run(text, def, args));
+}
+
+const NUMBERS: &str = r#"
+add : (a : I64) -> (b : I64) -> I64
+add a b = a + b
+mul_u : (a : U64) -> (b : U64) -> U64
+mul_u a b = a * b
+div : (a : I64) -> (b : I64) -> I64
+div a b = a / b
+rem : (a : I64) -> (b : I64) -> I64
+rem a b = a % b
+fdiv : (a : F64) -> (b : F64) -> F64
+fdiv a b = a / b
+fmod : (a : F64) -> (b : F64) -> F64
+fmod a b = a % b
+neg : (x : F64) -> F64
+neg x = -x
+order : (a : F64) -> (b : F64) -> (Bool, Bool, Bool, Ordering)
+order a b = (a == b, a < b, a <= b, compare a b)
+"#;
+
+#[test]
+fn integer_arithmetic_wraps_and_division_truncates() {
+    check(
+        NUMBERS,
+        "add",
+        "[9223372036854775807, 1]",
+        expect![["-9223372036854775808"]],
+    );
+    check(
+        NUMBERS,
+        "mul_u",
+        "[18446744073709551615, 2]",
+        expect![["18446744073709551614"]],
+    );
+    check(NUMBERS, "div", "[-7, 2]", expect![["-3"]]);
+    check(NUMBERS, "rem", "[-7, 2]", expect![["-1"]]);
+    check(
+        NUMBERS,
+        "div",
+        "[-9223372036854775808, -1]",
+        expect![["-9223372036854775808"]],
+    );
+    check(
+        NUMBERS,
+        "div",
+        "[1, 0]",
+        expect![["panic: runtime-panic @7:11 division by zero [#0 in div]"]],
+    );
+}
+
+#[test]
+fn floats_are_ieee_and_compare_by_the_total_order() {
+    check(NUMBERS, "fdiv", "[1.0, 0.0]", expect![[r#""Infinity""#]]);
+    check(NUMBERS, "fdiv", "[0.0, 0.0]", expect![[r#""NaN""#]]);
+    check(NUMBERS, "fmod", "[7.5, 2.0]", expect![["1.5"]]);
+    check(NUMBERS, "neg", "[0.0]", expect![["-0.0"]]);
+    check(
+        NUMBERS,
+        "order",
+        r#"["NaN", "NaN"]"#,
+        expect![[r#"[true,false,true,{"tag":"Equal"}]"#]],
+    );
+    check(
+        NUMBERS,
+        "order",
+        "[-0.0, 0.0]",
+        expect![[r#"[false,true,true,{"tag":"Less"}]"#]],
+    );
+    check(
+        NUMBERS,
+        "order",
+        r#"["Infinity", "NaN"]"#,
+        expect![[r#"[false,true,true,{"tag":"Less"}]"#]],
+    );
+}
+
+const DATA: &str = r#"
+type Row = { line : I64, cells : List F64 }
+type ParseError = BadCell { index : I64, raw : Utf8 } | EmptyLine | BadArity I64
+type Tree a = Leaf | Node { left : Tree a, value : a, right : Tree a }
+
+describe : (e : ParseError) -> Utf8
+describe e =
+  match e with
+  | BadCell { index, raw = r } -> "cell " ++ show index ++ ": " ++ r
+  | EmptyLine -> "empty"
+  | BadArity n if n > 3 -> "too many"
+  | BadArity _ -> "too few"
+  end
+
+widen : (r : Row) -> Row
+widen r = { r with cells = push r.cells 0.5 }
+
+make : (n : I64) -> (Row, ParseError, Option Row)
+make n = (Row { line = n, cells = [] }, BadCell { index = n, raw = "x" }, None)
+
+insert : (x : I64) -> (t : Tree I64) -> Tree I64
+insert x t =
+  match t with
+  | Leaf -> Node { left = Leaf, value = x, right = Leaf }
+  | Node { left, value, right } ->
+    if x < value then Node { left = insert x left, value, right }
+    else Node { left, value, right = insert x right }
+  end
+
+to_list : (t : Tree I64) -> List I64
+to_list t =
+  match t with
+  | Leaf -> []
+  | Node { left, value, right } -> to_list left ++ [value] ++ to_list right
+  end
+
+tree_sort : (xs : List I64) -> List I64
+tree_sort xs = to_list (fold (\t x -> insert x t) Leaf xs)
+
+heads : (xs : List (List I64)) -> List I64
+heads xs =
+  match xs with
+  | [] -> []
+  | [[], ..rest] -> heads rest
+  | [[h, ..], ..rest] -> [h] ++ heads rest
+  end
+"#;
+
+#[test]
+fn records_sums_and_patterns() {
+    check(
+        DATA,
+        "describe",
+        r#"[{"tag":"BadCell","index":2,"raw":"zz"}]"#,
+        expect![[r#""cell 2: zz""#]],
+    );
+    check(
+        DATA,
+        "describe",
+        r#"[{"tag":"BadArity","value":5}]"#,
+        expect![[r#""too many""#]],
+    );
+    check(
+        DATA,
+        "describe",
+        r#"[{"tag":"BadArity","value":1}]"#,
+        expect![[r#""too few""#]],
+    );
+    check(
+        DATA,
+        "describe",
+        r#"[{"tag":"EmptyLine"}]"#,
+        expect![[r#""empty""#]],
+    );
+    check(
+        DATA,
+        "widen",
+        r#"[{"line":1,"cells":[1.0]}]"#,
+        expect![[r#"{"line":1,"cells":[1.0,0.5]}"#]],
+    );
+    check(
+        DATA,
+        "make",
+        "[7]",
+        expect![[
+            r#"[{"line":7,"cells":[]},{"tag":"BadCell","index":7,"raw":"x"},{"tag":"None"}]"#
+        ]],
+    );
+    check(
+        DATA,
+        "tree_sort",
+        "[[5, 3, 8, 1, 3]]",
+        expect![["[1,3,3,5,8]"]],
+    );
+    check(DATA, "heads", "[[[1, 2], [], [3]]]", expect![["[1,3]"]]);
+}
+
+const FUNCTIONS: &str = r#"
+add : (a : I64) -> (b : I64) -> I64
+add a b = a + b
+curried : (xs : List I64) -> List I64
+curried xs = map (add 10) xs
+compose : (x : I64) -> I64
+compose x =
+  let twice f y = f (f y) in
+  let inc = \n -> n + 1 in
+  twice (twice inc) x
+counter : (n : I64) -> I64
+counter n = let go acc i = if i == 0 then acc else go (acc + 2) (i - 1) in go 0 n
+count_up : (n : I64) -> List I64
+count_up n = let go acc i = if i == n then acc else go (push acc i) (i + 1) in go [] 0
+ctor : (xs : List I64) -> List (Option I64)
+ctor xs = map Some xs
+over : (x : I64) -> I64
+over x = (\a -> \b -> a * b) x 3
+shadow : (x : I64) -> I64
+shadow x = let x = x + 1 in let f = \y -> x + y in let x = 100 in f x
+"#;
+
+#[test]
+fn closures_currying_and_local_recursion() {
+    check(FUNCTIONS, "curried", "[[1, 2]]", expect![["[11,12]"]]);
+    check(FUNCTIONS, "compose", "[1]", expect![["5"]]);
+    check(
+        FUNCTIONS,
+        "ctor",
+        "[[1]]",
+        expect![[r#"[{"tag":"Some","value":1}]"#]],
+    );
+    check(FUNCTIONS, "over", "[4]", expect![["12"]]);
+    check(FUNCTIONS, "shadow", "[1]", expect![["102"]]);
+}
+
+#[test]
+fn tail_calls_run_in_constant_depth() {
+    // A million iterations: far past the depth limit, so these must be loops.
+    check(FUNCTIONS, "counter", "[1000000]", expect![["2000000"]]);
+    let out = run(FUNCTIONS, "count_up", "[100000]");
+    assert!(
+        out.starts_with("[0,1,2,") && out.ends_with(",99999]"),
+        "{}",
+        &out[..40.min(out.len())]
+    );
+}
+
+const PRELUDE_USE: &str = r#"
+strings : (s : Utf8) -> (List Utf8, Utf8, I64, Utf8, List Utf8, Bool)
+strings s = (split s ",", join "-" (lines "a\nb\n"), str_len s, str_slice s 1 3, chars "hé", starts_with s "a")
+numbers : (x : F64) -> (Option I64, Option I64, Option F64, F64, Utf8, Option U64)
+numbers x = (truncate x, parse_i64 "42", parse_f64 "-inf", sqrt 16.0, show [x], to_u64 (-1))
+lists : (xs : List I64) -> (List I64, List I64, Option I64, List (I64, I64), I64, Bool, List I64)
+lists xs = (take 2 xs, slice xs 1 100, find (\x -> x > 1) xs, enumerate xs, fold (\a x -> a + x) 0 xs, all (\x -> x > 0) xs, reverse (range 0 3))
+maps : (pairs : List (Utf8, I64)) -> (Map Utf8 I64, Option I64, I64, List Utf8)
+maps pairs =
+  let m = map_insert "z" 26 (map_from_list pairs) in
+  (m, map_get "b" m, map_size (map_remove "a" m), map_keys m)
+bounds : (xs : List I64) -> (I64, I64, I64, Option I64)
+bounds xs = (minimum xs, maximum xs, at xs 0, get xs 9)
+"#;
+
+#[test]
+fn prelude_values_behave_as_documented() {
+    check(
+        PRELUDE_USE,
+        "strings",
+        r#"["a,b,c"]"#,
+        expect![[r#"[["a","b","c"],"a-b",5,",b",["h","é"],true]"#]],
+    );
+    check(
+        PRELUDE_USE,
+        "numbers",
+        "[-2.7]",
+        expect![[
+            r#"[{"tag":"Some","value":-2},{"tag":"Some","value":42},{"tag":"Some","value":"-Infinity"},4.0,"[-2.7]",{"tag":"None"}]"#
+        ]],
+    );
+    check(
+        PRELUDE_USE,
+        "numbers",
+        r#"["NaN"]"#,
+        expect![[
+            r#"[{"tag":"None"},{"tag":"Some","value":42},{"tag":"Some","value":"-Infinity"},4.0,"[\"NaN\"]",{"tag":"None"}]"#
+        ]],
+    );
+    check(
+        PRELUDE_USE,
+        "lists",
+        "[[3, 1, 2]]",
+        expect![[r#"[[3,1],[1,2],{"tag":"Some","value":3},[[0,3],[1,1],[2,2]],6,true,[2,1,0]]"#]],
+    );
+    check(
+        PRELUDE_USE,
+        "maps",
+        r#"[[["b", 2], ["a", 1], ["b", 3]]]"#,
+        expect![[r#"[[["a",1],["b",3],["z",26]],{"tag":"Some","value":3},2,["a","b","z"]]"#]],
+    );
+    check(
+        PRELUDE_USE,
+        "bounds",
+        "[[4, -1, 9]]",
+        expect![[r#"[-1,9,4,{"tag":"None"}]"#]],
+    );
+    check(
+        PRELUDE_USE,
+        "bounds",
+        "[[]]",
+        expect!["panic: runtime-panic @13:14 minimum of an empty list [#0 in bounds]"],
+    );
+}
+
+const PANICS: &str = r#"
+checked : (x : I64) ->{Panic} I64
+checked x = if x > 10 then panic "too big" else x
+outer : (xs : List I64) ->{Panic} I64
+outer xs = fold (\acc x -> acc + inner x) 0 xs
+inner : (x : I64) ->{Panic} I64
+inner x = checked (x * 2)
+index : (xs : List I64) -> (i : I64) ->{Panic} I64
+index xs i = at xs i
+deep : (n : I64) -> I64
+deep n = if n == 0 then 0 else 1 + deep (n - 1)
+"#;
+
+#[test]
+fn panics_are_structured_documents() {
+    check(
+        PANICS,
+        "outer",
+        "[[1, 2, 7]]",
+        expect![
+            "panic: runtime-panic @3:28 too big [#0 in outer, #1 in outer (lambda), #2 in checked]"
+        ],
+    );
+    check(
+        PANICS,
+        "index",
+        "[[1], 3]",
+        expect![[
+            "panic: runtime-panic @9:14 index 3 out of range for a list of length 1 [#0 in index]"
+        ]],
+    );
+    let program = program_from_source(PANICS, Some("panics.soil")).ok();
+    let outcome = program
+        .as_ref()
+        .map(|p| p.run_json("checked", "[11]", &mut World::sandbox()));
+    let Some(Err(RunError::Panic(panic))) = outcome else {
+        panic!("expected a panic, got {outcome:?}");
+    };
+    let document = trellis_diag::errors_document(&[program
+        .map(|p| p.panic_diagnostic(&panic))
+        .unwrap_or_else(|| panic.to_diagnostic(None))]);
+    expect![[r##"{"errors":[{"code":"runtime-panic","message":"too big","file":{"tag":"Some","value":"panics.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":28,"offset":62},"end":{"line":3,"column":43,"offset":77}}},"notes":[{"message":"#0 in checked","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}"##]]
+        .assert_eq(&document);
+}
+
+#[test]
+fn deep_recursion_ends_in_a_depth_limit_panic() {
+    check(PANICS, "deep", "[5000]", expect![["5000"]]);
+    check(
+        PANICS,
+        "deep",
+        "[100000]",
+        expect![[
+            "panic: depth-limit @11:36 recursion depth limit of 10000 nested calls exceeded [#0 in deep (×10000)]"
+        ]],
+    );
+    // On a thread the interpreter did not start (2 MiB here), the smaller
+    // stack budget stops it first: still a structured panic, never a crash.
+    let program = program_from_source(PANICS, None).ok();
+    let outcome = program.map(|p| {
+        p.call(
+            "deep",
+            vec![soil_rt::Value::I64(100_000)],
+            &mut World::sandbox(),
+        )
+    });
+    let code = match outcome {
+        Some(Err(RunError::Panic(panic))) => panic.code.code(),
+        other => panic!("expected a panic, got {other:?}"),
+    };
+    assert_eq!(code, "depth-limit");
+    // The limit is configurable.
+    let program = program_from_source(PANICS, None)
+        .map(|p| p.with_max_depth(100))
+        .ok();
+    let outcome = program
+        .as_ref()
+        .map(|p| render(p, p.run_json("deep", "[200]", &mut World::sandbox())));
+    assert_eq!(
+        outcome.as_deref(),
+        Some(
+            "panic: depth-limit recursion depth limit of 100 nested calls exceeded [#0 in deep (×100)]"
+        )
+    );
+}
+
+#[test]
+fn holes_refuse_the_run() {
+    let text = "helper : (x : I64) -> I64\nhelper x = ?todo + x\nmain : (x : I64) -> I64\nmain x = helper x\nother : (x : I64) -> I64\nother x = x\n";
+    check(
+        text,
+        "main",
+        "[1]",
+        expect![[
+            "refused: unfilled-hole @2:12 `main` cannot run: `helper` contains the unfilled hole ?todo"
+        ]],
+    );
+    check(text, "other", "[1]", expect![["1"]]);
+}
+
+#[test]
+fn bad_calls_are_refused_with_codes() {
+    check(
+        NUMBERS,
+        "nope",
+        "[]",
+        expect![["refused: unknown-definition no definition is named `nope`"]],
+    );
+    check(
+        NUMBERS,
+        "add",
+        "[1]",
+        expect!["refused: json-type-mismatch @1:1 $: expected 2 arguments, found 1"],
+    );
+    check(
+        NUMBERS,
+        "add",
+        "[1, 2.5]",
+        expect![[
+            "refused: json-type-mismatch @1:5 $[1]: expected I64, found the non-integer number 2.5"
+        ]],
+    );
+    check(
+        NUMBERS,
+        "add",
+        "[1, ",
+        expect![["refused: json-syntax @1:5 invalid JSON: unexpected end of input"]],
+    );
+    check(
+        "f x = x\n",
+        "f",
+        "[1]",
+        expect![[
+            "refused: bad-arguments `f` has no signature, so its arguments cannot be decoded"
+        ]],
+    );
+    check(
+        "f : (x : I64) -> I64\nf x = y + undefined_thing\n",
+        "f",
+        "[1]",
+        expect![[
+            "compile error: eval-unresolved-name @2:7 `y` is not defined; eval-unresolved-name @2:11 `undefined_thing` is not defined"
+        ]],
+    );
+}
+
+const IO: &str = r#"
+copy : (fs : Fs) -> (out : Stdout) -> (from : Utf8) -> (to : Utf8) ->{Fs, Stdout} Result I64 IoError
+copy fs out from to =
+  match read_text fs from with
+  | Err e -> Err e
+  | Ok text ->
+    let _ = print_line out ("copying " ++ from) in
+    match write_text fs to (to_upper text) with
+    | Ok _ -> Ok (str_len text)
+    | Err e -> Err e
+    end
+  end
+stamp : (clock : Clock) -> (label : Utf8) ->{Clock} Utf8
+stamp clock label = label ++ "@" ++ show (now_seconds clock)
+"#;
+
+#[test]
+fn capabilities_are_injected_from_the_world() {
+    let stdout = CapturedStdout::default();
+    let fs = FakeFs::from_json(r#"{"files":{"data.csv":"1,2\n"}}"#).expect("valid fake");
+    let clock = FakeClock::from_json(r#"{"now":1700000000}"#).expect("valid fake");
+    let mut world = World {
+        fs: Box::new(fs),
+        clock: Box::new(clock),
+        stdout: Box::new(stdout.clone()),
+    };
+    let out = run_in(IO, "copy", r#"["data.csv", "out.csv"]"#, &mut world);
+    expect![["{\"tag\":\"Ok\",\"value\":4}"]].assert_eq(&out);
+    assert_eq!(stdout.lines(), vec!["copying data.csv".to_owned()]);
+    let again = run_in(IO, "copy", r#"["out.csv", "x"]"#, &mut world);
+    assert_eq!(again, r#"{"tag":"Ok","value":4}"#, "the fake keeps writes");
+    let missing = run_in(IO, "copy", r#"["nope.csv", "x"]"#, &mut world);
+    expect![[r#"{"tag":"Err","value":{"tag":"NotFound","path":"nope.csv"}}"#]].assert_eq(&missing);
+    expect![[r#""run@1700000000""#]].assert_eq(&run_in(IO, "stamp", r#"["run"]"#, &mut world));
+}
+
+#[test]
+fn requires_and_ensures_are_runtime_guards() {
+    let text = "half : (n : I64) -> I64\nhalf n = n / 2\n";
+    let (file, errors) = soil_syntax::parse_file(text);
+    assert!(errors.is_empty());
+    let equation = file.items.iter().find_map(|i| match i {
+        soil_syntax::ast::Item::Equation(eq) => Some(eq.clone()),
+        _ => None,
+    });
+    let signature = file.items.iter().find_map(|i| match i {
+        soil_syntax::ast::Item::Signature(sig) => Some(sig.ty.clone()),
+        _ => None,
+    });
+    let clause = |label: &str, text: &str| {
+        let (predicate, errors) = soil_syntax::parse_predicate(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        Clause {
+            label: label.into(),
+            predicate: predicate.expect("a predicate"),
+            file: Some("half.tr".into()),
+            text: Some(Arc::from(text)),
+        }
+    };
+    let definition = Definition {
+        name: "half".into(),
+        module: None,
+        file: Some("half.soil".into()),
+        text: Some(Arc::from(text)),
+        signature,
+        equation: equation.expect("an equation"),
+        requires: vec![clause("even", "n % 2 == 0")],
+        ensures: vec![clause("smaller", "result < n implies n > 0")],
+    };
+    let types = type_env_from_decls(std::iter::empty()).unwrap_or_default();
+    let program = match Program::compile(types, vec![definition]) {
+        Ok(program) => program,
+        Err(errors) => panic!("{}", codes(&errors)),
+    };
+    let mut world = World::sandbox();
+    assert_eq!(
+        render(&program, program.run_json("half", "[8]", &mut world)),
+        "4"
+    );
+    expect![["panic: requires-violated @1:1 half requires even does not hold [#0 in half]"]]
+        .assert_eq(&render(
+            &program,
+            program.run_json("half", "[7]", &mut world),
+        ));
+    expect!["-2"].assert_eq(&render(
+        &program,
+        program.run_json("half", "[-4]", &mut world),
+    ));
+}
+
+const SHARING: &str = r#"
+persistent : (xs : List I64) -> (List I64, List I64, List I64)
+persistent xs = let ys = push xs 1 in let zs = push xs 2 in (xs, ys, zs)
+guarded : (xs : List I64) -> I64
+guarded xs =
+  match len xs with
+  | n if len (push xs 0) > 100 -> n
+  | _ -> len xs
+  end
+captured : (xs : List I64) -> (List I64, List I64)
+captured xs =
+  let f = \x -> push xs x in
+  (f 1, f 2)
+concat_keeps : (xs : List I64) -> (List I64, List I64)
+concat_keeps xs = let ys = xs ++ [9] in (ys, xs)
+views : (xs : List I64) -> (List I64, List I64)
+views xs =
+  match xs with
+  | [_, ..rest] -> (push rest 7, xs)
+  | [] -> ([], xs)
+  end
+"#;
+
+#[test]
+fn in_place_updates_never_change_shared_values() {
+    check(
+        SHARING,
+        "persistent",
+        "[[0]]",
+        expect![["[[0],[0,1],[0,2]]"]],
+    );
+    check(SHARING, "guarded", "[[5, 6]]", expect![["2"]]);
+    check(SHARING, "captured", "[[0]]", expect![["[[0,1],[0,2]]"]]);
+    check(
+        SHARING,
+        "concat_keeps",
+        "[[1, 2]]",
+        expect![["[[1,2,9],[1,2]]"]],
+    );
+    check(
+        SHARING,
+        "views",
+        "[[1, 2, 3]]",
+        expect![["[[2,3,7],[1,2,3]]"]],
+    );
+}

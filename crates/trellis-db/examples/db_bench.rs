@@ -1,0 +1,139 @@
+//! Benchmark: every hash, the environment and every program of a synthetic root,
+//! cold and then after one prose edit and one leaf-body edit, at N = 200 and
+//! N = 2,000 definitions. Prints warm/cold ratios and how many queries salsa
+//! re-executed (from its event log): work should follow the edit, not the root.
+//!
+//! Run: `cargo run --release -p trellis-db --example db_bench`
+
+use std::time::{Duration, Instant};
+
+use trellis_db::{
+    Change, RootDatabase, Workspace, all_code_items, env_declarations, formal_hash, program_order,
+    prose_hash, root_index, soil_hash, test_hash,
+};
+
+fn compute_everything(db: &RootDatabase) -> usize {
+    let mut work = 0;
+    let index = root_index(db, Workspace::get(db));
+    for files in index.modules.values() {
+        for &file in files.specs.values() {
+            let _ = (formal_hash(db, file), test_hash(db, file), prose_hash(db, file));
+            work += 1;
+        }
+    }
+    work += env_declarations(db).len();
+    for &item in all_code_items(db) {
+        let _ = soil_hash(db, item);
+        work += program_order(db, item).len();
+    }
+    work
+}
+
+struct Measure {
+    cold: Duration,
+    prose: (Duration, usize),
+    leaf: (Duration, usize),
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn measure(definitions: usize, logged: bool) -> Measure {
+    let files = trellis_db::synthetic::synthetic_root(definitions);
+    let load = || {
+        let mut db = if logged { RootDatabase::with_query_log() } else { RootDatabase::default() };
+        let mut change = Change::default();
+        for (path, text) in &files {
+            if path == "soil.toml" {
+                change.set_config(text.clone());
+            } else {
+                change.set_file(path.clone(), text.clone());
+            }
+        }
+        change.apply(&mut db);
+        db
+    };
+    let mut colds = Vec::new();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let db = load();
+        compute_everything(&db);
+        colds.push(started.elapsed());
+    }
+    let mut db = load();
+    compute_everything(&db);
+    if std::env::var_os("PROBE").is_some() {
+        let started = Instant::now();
+        for _ in 0..std::env::var("PROBE").ok().and_then(|v| v.parse().ok()).unwrap_or(1) {
+            compute_everything(&db);
+        }
+        eprintln!("same revision pass: {:?}", started.elapsed());
+        let started = Instant::now();
+        let index = root_index(&db, Workspace::get(&db));
+        let items = all_code_items(&db).clone();
+        eprintln!("index clone + all_code_items: {:?} ({} items, {} modules)", started.elapsed(), items.len(), index.modules.len());
+    }
+    // A middle definition's spec (prose edit) and a leaf's body (leaf-body edit).
+    let spec_path = trellis_db::synthetic::spec_path(20);
+    let soil_path = trellis_db::synthetic::soil_path(0);
+    let spec_text = files.iter().find(|(p, _)| *p == spec_path).map(|(_, t)| t.clone()).expect("spec");
+    let soil_text = files.iter().find(|(p, _)| *p == soil_path).map(|(_, t)| t.clone()).expect("soil");
+    let mut edit = |db: &mut RootDatabase, path: &str, text: String| {
+        let mut change = Change::default();
+        change.set_file(path, text);
+        change.apply(db);
+        db.query_log().start();
+        let started = Instant::now();
+        compute_everything(db);
+        let elapsed = started.elapsed();
+        (elapsed, db.query_log().take().len())
+    };
+    let mut prose = Vec::new();
+    let mut leaf = Vec::new();
+    let mut prose_count = 0;
+    let mut leaf_count = 0;
+    for round in 0..5 {
+        let note = format!("A generated definition, revision {round}.");
+        let (t, n) = edit(&mut db, &spec_path, spec_text.replacen("A generated definition", &note, 1));
+        prose.push(t);
+        prose_count = n;
+        let body = soil_text.replacen(" + ", &format!(" + {round} + "), 1);
+        let (t, n) = edit(&mut db, &soil_path, body);
+        leaf.push(t);
+        leaf_count = n;
+    }
+    Measure { cold: median(colds), prose: (median(prose), prose_count), leaf: (median(leaf), leaf_count) }
+}
+
+fn main() {
+    println!("trellis-db: every hash, env and program of a synthetic root (median of runs)");
+    println!("{:>6}  {:>10}  {:>22}  {:>22}", "N", "cold", "after prose edit", "after leaf-body edit");
+    let mut executed = Vec::new();
+    for n in [200, 2_000] {
+        // Time without salsa's event callback (as the daemon runs); count with it.
+        let mut m = measure(n, false);
+        let counted = measure(n, true);
+        m.prose.1 = counted.prose.1;
+        m.leaf.1 = counted.leaf.1;
+        let ratio = |d: Duration| 100.0 * d.as_secs_f64() / m.cold.as_secs_f64();
+        println!(
+            "{n:>6}  {:>8.2}ms  {:>7.3}ms {:>5.2}% {:>3}q  {:>7.3}ms {:>5.2}% {:>3}q",
+            m.cold.as_secs_f64() * 1e3,
+            m.prose.0.as_secs_f64() * 1e3,
+            ratio(m.prose.0),
+            m.prose.1,
+            m.leaf.0.as_secs_f64() * 1e3,
+            ratio(m.leaf.0),
+            m.leaf.1,
+        );
+        executed.push((m.prose.1, m.leaf.1));
+    }
+    println!("q = queries re-executed (salsa WillExecute events); % = warm time / cold time");
+    let same = executed.windows(2).all(|pair| pair[0] == pair[1]);
+    println!(
+        "same edit, same re-executed queries at N=200 and N=2000: {}",
+        if same { "yes" } else { "NO" }
+    );
+}

@@ -1,0 +1,118 @@
+//! The type environment and callee-first programs (soil0-cli §6, §7): what the
+//! checker and the interpreter are handed for a definition. Both are assembled from
+//! position-free values (signatures and clauses from spec blocks, equations and
+//! declarations from their parses), so they change only when what they say does.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use soil_syntax::ast::{Equation, Signature, TypeDecl};
+use trellis_spec::{BlockKind, BlockSyntax, Clause};
+
+use crate::db::Db;
+use crate::files::Workspace;
+use crate::hashing::{call_cycles, resolved_refs};
+use crate::index::root_index;
+use crate::resolve::{Target, type_index};
+use crate::soil::{Item, ItemKind, helper_signature, item_equation};
+use crate::spec::formal_blocks;
+
+/// Every type declaration of the root, by (module, name).
+#[salsa::tracked(returns(ref))]
+pub fn env_declarations(db: &dyn Db) -> Vec<(String, TypeDecl)> {
+    type_index(db)
+        .declarations
+        .iter()
+        .map(|((module, _), declaration)| (module.clone(), declaration.clone()))
+        .collect()
+}
+
+/// One definition of a program: what the checker needs to know of it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProgramDef {
+    pub module: String,
+    pub name: String,
+    /// From the `.tr` `soil-sig` block (functions) or `_private.soil` (helpers).
+    pub signature: Option<Signature>,
+    /// `None` when not lowered yet.
+    pub equation: Option<Equation>,
+    pub requires: Vec<Clause>,
+    pub ensures: Vec<Clause>,
+    /// Escape hatches granted by the spec's `allow` block.
+    pub allowed: Vec<String>,
+}
+
+/// A definition as the program sees it.
+#[salsa::tracked(returns(ref))]
+pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
+    let mut def = ProgramDef {
+        module: item.module(db).clone(),
+        name: item.name(db).clone(),
+        signature: None,
+        equation: item_equation(db, item).clone(),
+        requires: Vec::new(),
+        ensures: Vec::new(),
+        allowed: Vec::new(),
+    };
+    match item.kind(db) {
+        ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
+        ItemKind::Function => {
+            let index = root_index(db, Workspace::get(db));
+            let spec = index.module(item.module(db)).and_then(|m| m.specs.get(item.name(db)).copied());
+            for block in spec.map(|file| formal_blocks(db, file).as_slice()).unwrap_or_default() {
+                match (&block.header.kind, &block.syntax) {
+                    (BlockKind::SoilSig, BlockSyntax::Signature(signature)) => def.signature = signature.clone(),
+                    (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => def.requires = clauses.clone(),
+                    (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => def.ensures = clauses.clone(),
+                    (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
+                        def.allowed = grants.iter().map(|grant| grant.hatch.clone()).collect();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        ItemKind::Type => {}
+    }
+    def
+}
+
+/// The definitions `item` needs, as (module, name), callees before callers and
+/// `item` last. Built from the direct callees' own orders, so after an edit each
+/// order revalidates against its direct callees only, never its whole closure.
+/// Mutually recursive definitions share one order: their outside callees first,
+/// then the members in name order.
+#[salsa::tracked(returns(ref))]
+pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
+    let key = (item.module(db).clone(), item.name(db).clone());
+    let members: Vec<(String, String)> = match call_cycles(db).get(&key) {
+        Some(members) => members.clone(),
+        None => vec![key],
+    };
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut order = Vec::new();
+    for (module, name) in &members {
+        let member = Item::new(db, module.clone(), name.clone());
+        for (_, target) in resolved_refs(db, member) {
+            let Target::Definition(module, name) = target else { continue };
+            if members.iter().any(|(m, n)| m == module && n == name) {
+                continue;
+            }
+            let callee = Item::new(db, module.clone(), name.clone());
+            for entry in program_order(db, callee).iter() {
+                if seen.insert(entry.clone()) {
+                    order.push(entry.clone());
+                }
+            }
+        }
+    }
+    order.extend(members);
+    order.into()
+}
+
+/// The program for `item`: every definition it needs, callee-first (soil0-cli §7).
+pub fn program<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<&'db ProgramDef> {
+    program_order(db, item)
+        .iter()
+        .map(|(module, name)| program_def(db, Item::new(db, module.clone(), name.clone())))
+        .collect()
+}

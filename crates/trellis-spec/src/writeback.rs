@@ -1,0 +1,150 @@
+//! Answers written back into specs (tr-grammar §8): a Q/A pair into the
+//! `## Clarifications` section, or a rule into a `decisions` block. Each returns the
+//! new text; the caller re-parses it and writes the file.
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use trellis_diag::Diagnostic;
+
+use crate::codes::TrCode;
+use crate::model::{BlockKind, BlockSyntax, FileKind, TrFile};
+
+const CLARIFICATIONS: &str = "Clarifications";
+
+/// `text` with a `- **Q:** … / **A:** …` pair appended to its `## Clarifications`
+/// section, which is created at the end of the file when absent.
+pub fn append_clarification(text: &str, question: &str, answer: &str) -> String {
+    let pair = format!(
+        "- **Q:** {}\n  **A:** {}\n",
+        indent_continuations(question.trim()),
+        indent_continuations(answer.trim())
+    );
+    match clarifications_end(text) {
+        Some(end) => {
+            let (before, after) = text.split_at(end);
+            let mut out = before.trim_end_matches('\n').to_owned();
+            out.push_str("\n\n");
+            out.push_str(&pair);
+            if !after.is_empty() {
+                out.push('\n');
+                out.push_str(after.trim_start_matches('\n'));
+            }
+            out
+        }
+        None => {
+            let mut out = text.trim_end_matches('\n').to_owned();
+            out.push_str("\n\n## ");
+            out.push_str(CLARIFICATIONS);
+            out.push_str("\n\n");
+            out.push_str(&pair);
+            out
+        }
+    }
+}
+
+/// Where the `## Clarifications` section ends: the start of the next heading of
+/// level 1 or 2, or the end of the text.
+fn clarifications_end(text: &str) -> Option<usize> {
+    let mut in_heading: Option<(HeadingLevel, String)> = None;
+    let mut found = false;
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                if found && level <= HeadingLevel::H2 {
+                    return Some(range.start);
+                }
+                in_heading = Some((level, String::new()));
+            }
+            Event::Text(piece) => {
+                if let Some((_, title)) = &mut in_heading {
+                    title.push_str(&piece);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, title)) = in_heading.take() {
+                    found |= level == HeadingLevel::H2 && title.trim() == CLARIFICATIONS;
+                }
+            }
+            _ => {}
+        }
+    }
+    found.then_some(text.len())
+}
+
+/// `text` with a decisions entry appended to the file's `decisions` block, which is
+/// created at the end of the file when absent. `file` is `text` parsed. Refused for
+/// a file that is not `_module.tr` or `_project.tr`, a malformed label, and a label
+/// already in use.
+pub fn append_decision(
+    text: &str,
+    file: &TrFile,
+    label: &str,
+    rule: &str,
+    rejected: &[&str],
+) -> Result<String, Box<Diagnostic>> {
+    if !matches!(file.kind, FileKind::Module | FileKind::Project) {
+        return Err(Box::new(Diagnostic::new(
+            TrCode::BlockNotAllowed.as_str(),
+            "decisions live in `_module.tr` or `_project.tr`",
+        )));
+    }
+    let label_ok = label
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && label
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !label_ok || rule.trim().is_empty() {
+        return Err(Box::new(Diagnostic::new(
+            TrCode::BadDecision.as_str(),
+            format!("a decision needs a kebab-case label and a text; got {label:?}"),
+        )));
+    }
+    let block = file.blocks_of(BlockKind::Decisions).next();
+    if let Some(BlockSyntax::Decisions(entries)) = block.map(|b| &b.value.syntax)
+        && entries.iter().any(|e| e.label == label)
+    {
+        return Err(Box::new(Diagnostic::new(
+            TrCode::DuplicateDecisionLabel.as_str(),
+            format!("the label `{label}` is already used in this scope"),
+        )));
+    }
+    let mut entry = format!("- **{label}** — {}\n", indent_continuations(rule.trim()));
+    for alternative in rejected {
+        entry.push_str(&format!(
+            "  rejected: {}\n",
+            indent_continuations(alternative.trim())
+        ));
+    }
+    let Some(block) = block else {
+        let mut out = text.trim_end_matches('\n').to_owned();
+        out.push_str("\n\n```decisions\n");
+        out.push_str(&entry);
+        out.push_str("```\n");
+        return Ok(out);
+    };
+    // Insert before the closing fence line, repeating its container prefix (the
+    // `> ` of a quote, a list item's indentation) on every inserted line.
+    let closing_start = line_start(text, block.location.fence.end.saturating_sub(1) as usize);
+    let closing = &text[closing_start..block.location.fence.end as usize];
+    let prefix_len = closing.find(['`', '~']).unwrap_or(0);
+    let prefix = &closing[..prefix_len];
+    let prefixed: String = entry
+        .lines()
+        .map(|line| format!("{prefix}{line}\n"))
+        .collect();
+    let mut out = String::with_capacity(text.len() + prefixed.len());
+    out.push_str(&text[..closing_start]);
+    out.push_str(&prefixed);
+    out.push_str(&text[closing_start..]);
+    Ok(out)
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Multi-line text continues on lines indented by two spaces.
+fn indent_continuations(text: &str) -> String {
+    text.lines().collect::<Vec<_>>().join("\n  ")
+}
