@@ -6,6 +6,22 @@
 //! ([`Program::run_json`]). Effects go only through the [`World`]'s capability
 //! ports. It depends on `soil-syntax` (the tree it compiles) and `soil-rt`
 //! (values, types, JSON); never on the type checker or anything above.
+//!
+//! Runtime rules callers can observe (beyond the prelude semantics):
+//! - Calls in tail position replace the caller's frame: loops written as tail
+//!   recursion run in constant depth and do not count toward the depth limit,
+//!   and a replaced definition drops out of a panic's chain. Definitions with
+//!   requires/ensures clauses are always called normally (their ensures run on
+//!   exit with `result` bound).
+//! - The last read of a local moves it, so accumulators (`push acc x`,
+//!   `acc ++ ys`, `map_insert k v m`) update uniquely owned values in place;
+//!   values remain immutable to the program.
+//! - Deep recursion ends in `depth-limit` (default [`DEFAULT_MAX_DEPTH`]
+//!   nested calls, [`Program::with_max_depth`]) or when the native stack
+//!   budget runs out, whichever comes first; [`Program::run_json`] runs on a
+//!   dedicated [`EVAL_STACK_BYTES`] thread so the budget never binds first.
+//! - `split s ""` is `[s]`; `replace s "" t` is `s`; `range` refuses more than
+//!   100,000,000 elements with a panic; `show` of a function is `"<function>"`.
 
 mod builtins;
 mod codes;

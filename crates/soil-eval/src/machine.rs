@@ -182,7 +182,7 @@ impl<'a> Machine<'a> {
     #[inline]
     fn setup_frame(&mut self, code: &Code, base: usize, closure: Option<(&[Value], &Value)>) {
         self.stack
-            .resize(base + code.frame_size as usize, Value::Unit);
+            .resize_with(base + code.frame_size as usize, || Value::Unit);
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
                 self.stack[base + *slot as usize] = value.clone();
@@ -298,7 +298,7 @@ impl<'a> Machine<'a> {
                     self.setup_frame(code, base, Some((captures, &f)));
                     expr = &code.body;
                 }
-                _ => return self.eval(expr, base),
+                _ => return self.operand(expr, base),
             }
         }
     }
@@ -477,19 +477,70 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// A binary operator; integer and float arithmetic and comparisons skip
+    /// the general dispatch. Kept out of [`Self::eval`] so hot arithmetic does
+    /// not pay for the large frame of the general evaluator.
+    #[inline(never)]
+    fn eval_binary(
+        &mut self,
+        op: Op,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let a = self.operand(lhs, base)?;
+        let b = self.operand(rhs, base)?;
+        match (op, &a, &b) {
+            (Op::Add, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_add(*y))),
+            (Op::Sub, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_sub(*y))),
+            (Op::Mul, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_mul(*y))),
+            (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
+            (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
+            (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
+            (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
+            (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
+            _ => {}
+        }
+        self.binary(op, a, b).map_err(|e| self.locate(e, span))
+    }
+
+    /// A saturated call of a definition (the commonest call).
+    #[inline(never)]
+    fn call_global(
+        &mut self,
+        def: DefId,
+        args: &[Expr],
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let new_base = self.stack.len();
+        self.push_args(args, base)?;
+        let code = self.program.defs[def as usize].code;
+        self.invoke(code, new_base, None)
+            .map_err(|e| self.locate(e, span))
+    }
+
     /// [`Self::eval`] with the leaves (locals, literals) handled inline: most
     /// operands and arguments are leaves, and a recursive call per leaf would
     /// dominate small functions.
     #[inline(always)]
     fn operand(&mut self, expr: &Expr, base: usize) -> Res<Value> {
         match expr {
-            Expr::Local(slot) => Ok(self.stack[base + *slot as usize].clone()),
+            Expr::Local(slot) => Ok(match &self.stack[base + *slot as usize] {
+                // Scalars copy without the general clone.
+                Value::I64(n) => Value::I64(*n),
+                Value::F64(x) => Value::F64(*x),
+                other => other.clone(),
+            }),
             Expr::LocalMove(slot) => Ok(std::mem::replace(
                 &mut self.stack[base + *slot as usize],
                 Value::Unit,
             )),
             Expr::I64(n) => Ok(Value::I64(*n)),
             Expr::F64(x) => Ok(Value::F64(*x)),
+            Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
+            Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
             _ => self.eval(expr, base),
         }
     }
@@ -528,13 +579,7 @@ impl<'a> Machine<'a> {
             Expr::ConstructorFn { ty, tag } => {
                 Ok(func_value(Callable::Constructor { ty: *ty, tag: *tag }))
             }
-            Expr::CallGlobal { def, args, span } => {
-                let new_base = self.stack.len();
-                self.push_args(args, base)?;
-                let code = program.defs[*def as usize].code;
-                self.invoke(code, new_base, None)
-                    .map_err(|e| self.locate(e, *span))
-            }
+            Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
             Expr::CallBuiltin {
                 builtin,
                 args,
@@ -565,27 +610,7 @@ impl<'a> Machine<'a> {
             Expr::Let { .. } | Expr::LetPattern { .. } | Expr::If { .. } | Expr::Match { .. } => {
                 self.eval_control(expr, base)
             }
-            Expr::Binary { op, lhs, rhs, span } => {
-                let a = self.operand(lhs, base)?;
-                let b = self.operand(rhs, base)?;
-                // Integer and float arithmetic and comparisons without the
-                // general dispatch.
-                match (op, &a, &b) {
-                    (Op::Add, Value::I64(x), Value::I64(y)) => {
-                        return Ok(Value::I64(x.wrapping_add(*y)));
-                    }
-                    (Op::Sub, Value::I64(x), Value::I64(y)) => {
-                        return Ok(Value::I64(x.wrapping_sub(*y)));
-                    }
-                    (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
-                    (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
-                    (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
-                    (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
-                    (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
-                    _ => {}
-                }
-                self.binary(*op, a, b).map_err(|e| self.locate(e, *span))
-            }
+            Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
                 Value::Bool(false) => Ok(Value::Bool(false)),
                 Value::Bool(true) => self.eval(rhs, base),
@@ -727,7 +752,7 @@ impl<'a> Machine<'a> {
                 } => {
                     expr = self.scrutinize(scrutinee, arms, base, *span)?;
                 }
-                _ => return self.eval(expr, base),
+                _ => return self.operand(expr, base),
             }
         }
     }

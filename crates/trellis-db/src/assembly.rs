@@ -3,7 +3,7 @@
 //! position-free values (signatures and clauses from spec blocks, equations and
 //! declarations from their parses), so they change only when what they say does.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use soil_syntax::ast::{Equation, Signature, TypeDecl};
@@ -11,9 +11,11 @@ use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::hashing::{call_cycles, resolved_refs};
+use crate::graph::{Graph, strongly_connected};
+use crate::hashing::{all_code_items, cycles_by_member, resolved_refs};
 use crate::index::root_index;
-use crate::resolve::{Target, type_index};
+use crate::refs::predicate_refs;
+use crate::resolve::{Target, resolve, type_index};
 use crate::soil::{Item, ItemKind, helper_signature, item_equation};
 use crate::spec::formal_blocks;
 
@@ -76,6 +78,56 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
     def
 }
 
+/// What a definition's program needs: its body's references, plus the references of
+/// its `requires`/`ensures` clauses (predicate vocabulary such as `sorted`).
+#[salsa::tracked(returns(ref))]
+pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
+    let mut targets: BTreeSet<Target> =
+        resolved_refs(db, item).iter().map(|(_, target)| target.clone()).collect();
+    let def = program_def(db, item);
+    let mut bound: Vec<&str> = vec!["result"];
+    if let Some(equation) = &def.equation {
+        bound.extend(equation.params.iter().filter_map(|p| match p {
+            soil_syntax::ast::Param::Named(ident) => Some(ident.text.as_str()),
+            soil_syntax::ast::Param::Wildcard(_) => None,
+        }));
+    }
+    if let Some(signature) = &def.signature {
+        let mut ty = &signature.ty;
+        while let soil_syntax::ast::TypeKind::Function(function) = &ty.kind {
+            if let Some(name) = &function.param_name {
+                bound.push(name.text.as_str());
+            }
+            ty = &function.result;
+        }
+    }
+    for clause in def.requires.iter().chain(&def.ensures) {
+        let Some(predicate) = &clause.predicate else { continue };
+        for reference in predicate_refs(predicate, &bound) {
+            targets.insert(resolve(db, item, &reference));
+        }
+    }
+    targets
+}
+
+/// Cycles of the program graph (bodies and clauses), so `program_order` never
+/// recurses into itself.
+#[salsa::tracked(returns(ref))]
+pub fn program_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let mut graph: Graph<(String, String)> = Graph::new();
+    for &item in all_code_items(db) {
+        let edges = program_refs(db, item)
+            .iter()
+            .filter_map(|target| match target {
+                Target::Definition(module, name) => Some((module.clone(), name.clone())),
+                _ => None,
+            })
+            .collect();
+        graph.insert((item.module(db).clone(), item.name(db).clone()), edges);
+    }
+    cycles_by_member(strongly_connected(&graph))
+}
+
 /// The definitions `item` needs, as (module, name), callees before callers and
 /// `item` last. Built from the direct callees' own orders, so after an edit each
 /// order revalidates against its direct callees only, never its whole closure.
@@ -84,7 +136,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
 #[salsa::tracked(returns(ref))]
 pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
     let key = (item.module(db).clone(), item.name(db).clone());
-    let members: Vec<(String, String)> = match call_cycles(db).get(&key) {
+    let members: Vec<(String, String)> = match program_cycles(db).get(&key) {
         Some(members) => members.clone(),
         None => vec![key],
     };
@@ -92,7 +144,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     let mut order = Vec::new();
     for (module, name) in &members {
         let member = Item::new(db, module.clone(), name.clone());
-        for (_, target) in resolved_refs(db, member) {
+        for target in program_refs(db, member) {
             let Target::Definition(module, name) = target else { continue };
             if members.iter().any(|(m, n)| m == module && n == name) {
                 continue;

@@ -96,7 +96,7 @@ pub fn type_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, Strin
 
 /// Only non-trivial components (two or more members) are cycles for hashing: a
 /// definition that calls itself hashes its self-reference as `self`.
-fn cycles_by_member(
+pub(crate) fn cycles_by_member(
     components: Vec<Vec<(String, String)>>,
 ) -> BTreeMap<(String, String), Vec<(String, String)>> {
     let mut by_member = BTreeMap::new();

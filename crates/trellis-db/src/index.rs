@@ -2,7 +2,6 @@
 //! spec, Soil and lock files each holds. It re-executes only when a file is added or
 //! removed, never when one is edited.
 
-use camino::Utf8PathBuf;
 use std::collections::BTreeMap;
 
 use crate::db::Db;

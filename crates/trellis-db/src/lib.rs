@@ -9,6 +9,7 @@
 //! through [`Change`]. It must not depend on any host crate.
 
 mod change;
+mod check;
 mod config;
 mod db;
 mod decisions;
@@ -26,6 +27,7 @@ mod spec;
 pub mod synthetic;
 
 pub use change::Change;
+pub use check::{CheckOutcome, check_definition, checker_definition, checker_env, env_diagnostics, report_diagnostics};
 pub use config::{Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
@@ -33,7 +35,7 @@ pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};
 pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
-pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order};
+pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order, program_refs};
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{

@@ -5,11 +5,12 @@
 use trellis_diag::Diagnostic;
 use trellis_spec::RootContext;
 
+use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
 use crate::config::root_config;
 use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
-use crate::soil::parse_soil;
+use crate::soil::{Item, ItemKind, parse_soil};
 use crate::spec::parse_spec;
 
 /// Everything wrong with one spec file in its root: its own parse and validity
@@ -92,9 +93,35 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
             if let Some(&soil) = files.soils.get(name) {
                 report.diagnostics.extend(parse_soil(db, soil).diagnostics.iter().cloned());
             }
+            if ItemKind::of(name) == ItemKind::Function {
+                let item = Item::new(db, module.clone(), name.clone());
+                if let CheckOutcome::Failed(errors) = check_definition(db, item) {
+                    report.diagnostics.extend(report_diagnostics(db, errors));
+                }
+            }
+        }
+        if wanted.is_none() {
+            if let Some(private) = files.private_soil {
+                for helper in crate::soil::module_helpers(db, private) {
+                    let item = Item::new(db, module.clone(), helper.clone());
+                    if let CheckOutcome::Failed(errors) = check_definition(db, item) {
+                        report.diagnostics.extend(report_diagnostics(db, errors));
+                    }
+                }
+            }
         }
     }
+    if wanted.is_none() {
+        report.diagnostics.extend(report_diagnostics(db, env_diagnostics(db)));
+    }
+    dedup(&mut report.diagnostics);
     report
+}
+
+/// The same problem reached through two definitions is reported once.
+fn dedup(diagnostics: &mut Vec<Diagnostic>) {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.retain(|d| seen.insert((d.code.clone(), d.file.clone(), d.span.map(|s| s.start.offset), d.message.clone())));
 }
 
 /// One row of `trellis status`.

@@ -35,6 +35,18 @@ pub fn equation_refs(equation: &Equation) -> BTreeSet<FreeRef> {
     walker.refs
 }
 
+/// The free references of a predicate whose own names (`result`, the parameters)
+/// are `bound`.
+pub fn predicate_refs(predicate: &Expr, bound: &[&str]) -> BTreeSet<FreeRef> {
+    let mut walker = Walker::default();
+    walker.push_scope();
+    for name in bound {
+        walker.bind(name);
+    }
+    walker.expr(predicate);
+    walker.refs
+}
+
 /// The type names a type mentions (signatures contribute these to `soil_hash`).
 pub fn type_refs(ty: &Type) -> BTreeSet<FreeRef> {
     let mut walker = Walker::default();

@@ -15,6 +15,11 @@ pub enum Code {
     PreflightTrivialEnsures,
     /// A result variant no expect case ever expects.
     PreflightUnexercisedVariant,
+    /// A property, clause or reference wrapper that does not check or compile.
+    TestPredicateUnrunnable,
+    /// A requires clause rejected so many generated inputs that an
+    /// ensures-derived property would pass vacuously.
+    TestRequiresTooSelective,
     /// A property binder whose type has no generator (functions, capabilities,
     /// unresolved type parameters, opaque declarations).
     TestUngenerableType,
@@ -27,6 +32,8 @@ impl Code {
         Code::PreflightVacuousRequires,
         Code::PreflightTrivialEnsures,
         Code::PreflightUnexercisedVariant,
+        Code::TestPredicateUnrunnable,
+        Code::TestRequiresTooSelective,
         Code::TestUngenerableType,
     ];
 
@@ -37,6 +44,8 @@ impl Code {
             Code::PreflightVacuousRequires => "preflight-vacuous-requires",
             Code::PreflightTrivialEnsures => "preflight-trivial-ensures",
             Code::PreflightUnexercisedVariant => "preflight-unexercised-variant",
+            Code::TestPredicateUnrunnable => "test-predicate-unrunnable",
+            Code::TestRequiresTooSelective => "test-requires-too-selective",
             Code::TestUngenerableType => "test-ungenerable-type",
         }
     }

@@ -3,6 +3,16 @@
 //! Encoding is driven by the value (records and variants carry their
 //! declaration ids); decoding is driven by the expected [`RtType`] and refuses
 //! anything that is not exactly a value of it.
+//!
+//! The reader accepts a little more than the writer produces, never anything
+//! ambiguous: whitespace, object keys in any order (a variant's `tag` need not
+//! come first), an integer literal where an F64 is expected (`3` is `3.0`), and
+//! map pairs in any order (a repeated key: the later pair wins, as in
+//! `map_from_list`). It refuses duplicate object keys, missing and extra
+//! fields, unknown tags, integers outside I64/U64, numbers outside F64 (write
+//! `"Infinity"`), and documents nested deeper than 512 levels.
+//! Canonical text of values with no JSON form: functions encode as the string
+//! `"<function>"`, capability tokens as `{"tag":"Fs"}` (never decodable).
 
 mod decode;
 mod parse;

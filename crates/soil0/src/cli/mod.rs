@@ -3,7 +3,11 @@
 //! commands read files through. Every machine-facing outcome is exactly one
 //! document on the output: the command's result, or `{"errors":[...]}`.
 
+mod check;
+mod options;
 mod print;
+mod run;
+mod test;
 
 use std::io::{self, Write};
 
@@ -24,6 +28,8 @@ pub enum CliCode {
     UsageError,
     FileUnreadable,
     InternalError,
+    /// A test bundle that does not match §10 (the message starts with the JSON path).
+    BadBundle,
 }
 
 impl CliCode {
@@ -31,6 +37,7 @@ impl CliCode {
         CliCode::UsageError,
         CliCode::FileUnreadable,
         CliCode::InternalError,
+        CliCode::BadBundle,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -38,6 +45,7 @@ impl CliCode {
             CliCode::UsageError => "usage-error",
             CliCode::FileUnreadable => "file-unreadable",
             CliCode::InternalError => "internal-error",
+            CliCode::BadBundle => "bad-bundle",
         }
     }
 }
@@ -57,23 +65,38 @@ impl Host for OsHost {
 }
 
 pub const USAGE: &str = "\
-soil0: the Soil toolchain
+soil0: the Soil toolchain (docs/contracts/soil0-cli.md)
 
 USAGE:
     soil0 print [--hash-form] FILE...
+    soil0 check --env ENV.json --program PROGRAM.json [--def NAME]
+    soil0 run   --env ENV.json --program PROGRAM.json DEF JSON-ARGS
+    soil0 test  [--env ENV.json] [--program PROGRAM.json] BUNDLE.json
+    soil0 COMMAND --help
 
 COMMANDS:
     print    Parse each FILE and write its canonical text (docs/soil-syntax-spec.md §9)
              to stdout. With several files, each is preceded by a `-- <path>` line.
              --hash-form writes each item's hash form (§9.1) instead, items separated
              by a blank line.
+    check    Decode env.json (§6) and program.json (§7), type-check every definition
+             (§9) and write the §8.4 document of NAME, or {\"definitions\":[...]} for
+             the whole program.
+    run      Check the program, then run DEF (§8.6): capability parameters (Fs, Clock,
+             Stdout) come from the real world, the others are decoded in order from
+             the JSON array JSON-ARGS. Writes the result's canonical JSON (§7.1).
+             Lines the program prints through Stdout go to stderr.
+    test     Run every case of the test bundle BUNDLE.json (§10) with fakes built per
+             case and write {\"cases\":[...]}. env.json and program.json are the
+             options when given, else the bundle's `env` / `program` paths (relative
+             to the bundle's directory).
 
 OPTIONS:
     -h, --help    Print this help.
 
-On any error soil0 writes one JSON document {\"errors\":[...]} to stdout and exits 1
-(2 for a usage error, 3 for an internal error); nothing else is written to stdout in
-that case.
+stdout holds exactly one document. Exit status: 0 success (for `test`, even when
+cases fail); 1 the input has problems or the run was refused or panicked, with
+{\"errors\":[...]} on stdout; 2 usage error; 3 internal error.
 ";
 
 /// Runs soil0 with `args` (without the program name), writing the command's
@@ -89,6 +112,9 @@ pub fn run(args: &[String], host: &dyn Host, out: &mut dyn Write) -> io::Result<
             Ok(EXIT_OK)
         }
         "print" => print::run(rest, host, out),
+        "check" => check::run(rest, host, out),
+        "run" => run::run(rest, host, out),
+        "test" => test::run(rest, host, out),
         other => usage_error(
             out,
             &format!("unknown command `{other}`; try `soil0 --help`"),
@@ -101,6 +127,37 @@ pub(crate) fn usage_error(out: &mut dyn Write, message: &str) -> io::Result<u8> 
     let diagnostic = Diagnostic::new(CliCode::UsageError.as_str(), message);
     write_errors(out, &[diagnostic])?;
     Ok(EXIT_USAGE)
+}
+
+/// The `file-unreadable` diagnostic for `path`.
+pub(crate) fn unreadable(path: &str, error: &io::Error) -> Diagnostic {
+    Diagnostic::new(
+        CliCode::FileUnreadable.as_str(),
+        format!("cannot read {path}: {error}"),
+    )
+    .with_file(path)
+}
+
+/// Reads env.json and program.json, reporting every unreadable one.
+pub(crate) fn read_documents(
+    host: &dyn Host,
+    env: &str,
+    program: &str,
+) -> Result<(String, String), Vec<Diagnostic>> {
+    match (host.read_file(env), host.read_file(program)) {
+        (Ok(env), Ok(program)) => Ok((env, program)),
+        (env_read, program_read) => Err([(env, env_read.err()), (program, program_read.err())]
+            .into_iter()
+            .filter_map(|(path, error)| error.map(|e| unreadable(path, &e)))
+            .collect()),
+    }
+}
+
+/// Writes a command's document and a newline; returns its exit status.
+pub(crate) fn write_output(out: &mut dyn Write, output: &crate::Output) -> io::Result<u8> {
+    out.write_all(output.document.as_bytes())?;
+    out.write_all(b"\n")?;
+    Ok(output.exit)
 }
 
 /// Writes `{"errors":[...]}` and a newline.
@@ -247,12 +304,19 @@ mod tests {
     }
 
     #[test]
-    fn help_describes_print() {
+    fn help_describes_every_command() {
         let mut out = Vec::new();
         let code = run(&["--help".to_owned()], &host(), &mut out).expect("write");
         let text = String::from_utf8(out).expect("utf-8");
         assert_eq!(code, EXIT_OK);
-        assert!(text.contains("soil0 print [--hash-form] FILE..."), "{text}");
+        for command in [
+            "soil0 print [--hash-form] FILE...",
+            "soil0 check --env ENV.json --program PROGRAM.json [--def NAME]",
+            "soil0 run   --env ENV.json --program PROGRAM.json DEF JSON-ARGS",
+            "soil0 test  [--env ENV.json] [--program PROGRAM.json] BUNDLE.json",
+        ] {
+            assert!(text.contains(command), "{text}");
+        }
     }
 
     #[test]

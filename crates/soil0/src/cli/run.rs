@@ -1,0 +1,66 @@
+//! `soil0 run --env ENV.json --program PROGRAM.json DEF JSON-ARGS` (§8.6).
+
+use std::io::{self, Write};
+
+use super::{EXIT_OK, Host, options, read_documents, usage_error, write_errors, write_output};
+use crate::Source;
+
+pub(super) const HELP: &str = "\
+soil0 run --env ENV.json --program PROGRAM.json DEF JSON-ARGS
+
+Checks the program (any check error refuses the run), then runs definition DEF
+(soil0-cli §8.6). Parameters are filled in declaration order: a parameter of type
+Fs, Clock or Stdout from the real world (files relative to the working directory,
+the system clock, lines printed to stderr); every other parameter is decoded from
+the JSON array JSON-ARGS, which holds exactly the non-capability arguments, in
+order (§7.1 canonical JSON). Example:
+
+    soil0 run --env env.json --program program.json csvstats::median '[[3.0,1.0,2.0]]'
+
+Writes the result's canonical JSON and exits 0. A refused run (check errors,
+`unknown-definition`, `unfilled-hole`, `bad-arguments`, `json-*` naming the
+argument's JSON path such as $[0][2]) or a failed one (`runtime-panic`,
+`requires-violated`, `ensures-violated`, `depth-limit`, with the failing span and
+the call chain as notes) writes {\"errors\":[...]} and exits 1.
+";
+
+pub(super) fn run(args: &[String], host: &dyn Host, out: &mut dyn Write) -> io::Result<u8> {
+    let parsed = match options::parse("run", args, &["--env", "--program"]) {
+        Ok(parsed) => parsed,
+        Err(message) => return usage_error(out, &message),
+    };
+    if parsed.help {
+        out.write_all(HELP.as_bytes())?;
+        return Ok(EXIT_OK);
+    }
+    let (env_path, program_path) = match (
+        parsed.required("--env", "run"),
+        parsed.required("--program", "run"),
+    ) {
+        (Ok(env), Ok(program)) => (env, program),
+        (Err(message), _) | (_, Err(message)) => return usage_error(out, &message),
+    };
+    let [definition, json_args] = parsed.positionals.as_slice() else {
+        return usage_error(
+            out,
+            &format!(
+                "`soil0 run` needs DEF and JSON-ARGS (e.g. '[1, 2]'), {} arguments given",
+                parsed.positionals.len()
+            ),
+        );
+    };
+    let (env, program) = match read_documents(host, env_path, program_path) {
+        Ok(texts) => texts,
+        Err(errors) => {
+            write_errors(out, &errors)?;
+            return Ok(super::EXIT_PROBLEMS);
+        }
+    };
+    let output = crate::run(
+        Source::new(env_path, &env),
+        Source::new(program_path, &program),
+        definition,
+        json_args,
+    );
+    write_output(out, &output)
+}

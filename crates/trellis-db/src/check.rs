@@ -1,0 +1,192 @@
+//! The checker as queries. `check_definition` hands soil-types the root's type
+//! environment and the definition's callee-first program, built from
+//! position-free values: spec blocks are located in their own content, so a prose
+//! edit above a signature changes nothing the checker sees. Diagnostics come back
+//! block-relative and are mapped to file positions only when reported
+//! ([`report_diagnostics`]), which is the one place that reads block locations.
+
+use std::sync::Arc;
+
+use soil_types::{Allow, CheckFacts, ClauseKind, Definition, Env, Located, Program, SourceText};
+use trellis_diag::{Diagnostic, LineIndex, Position, Span};
+use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
+
+use crate::assembly::program_order;
+use crate::db::Db;
+use crate::files::{SourceFile, Workspace};
+use crate::index::root_index;
+use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
+use crate::spec::{formal_blocks, parse_spec};
+
+/// Separates a spec path from a formal block's index in a diagnostic's `file`
+/// while it is block-relative; never appears in a real path.
+const BLOCK_MARK: char = '\u{1}';
+
+fn block_source(path: &str, formal_index: usize, block: &BlockValue) -> Arc<SourceText> {
+    SourceText::new(Some(format!("{path}{BLOCK_MARK}{formal_index}")), &block.content)
+}
+
+fn spec_file_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
+    let index = root_index(db, Workspace::get(db));
+    index.module(item.module(db))?.specs.get(item.name(db)).copied()
+}
+
+/// The root's type environment for the checker.
+#[salsa::tracked(returns(ref))]
+pub fn checker_env(db: &dyn Db) -> Env {
+    let index = root_index(db, Workspace::get(db));
+    let mut env = Env::default();
+    for files in index.modules.values() {
+        for (stem, &file) in &files.specs {
+            if ItemKind::of(stem) != ItemKind::Type {
+                continue;
+            }
+            for (k, block) in formal_blocks(db, file).iter().enumerate() {
+                if let BlockSyntax::TypeDecl(Some(declaration)) = &block.syntax {
+                    env.types.push(Located {
+                        node: declaration.clone(),
+                        source: block_source(file.path(db).as_str(), k, block),
+                    });
+                }
+            }
+        }
+    }
+    env
+}
+
+/// One definition as the checker sees it; `None` when it has no body yet.
+#[salsa::tracked(returns(ref))]
+pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Definition> {
+    let equation = item_equation(db, item).clone()?;
+    let soil = item_soil_file(db, item)?;
+    let soil_source = SourceText::new(Some(soil.path(db).to_string()), soil.text(db));
+    let mut definition = Definition {
+        name: item.qualified(db),
+        signature: None,
+        equation: Located { node: equation, source: soil_source.clone() },
+        clauses: Vec::new(),
+        allow: Vec::new(),
+    };
+    match item.kind(db) {
+        ItemKind::Helper => {
+            definition.signature = helper_signature(db, item)
+                .clone()
+                .map(|node| Located { node, source: soil_source.clone() });
+        }
+        ItemKind::Function => {
+            let Some(spec) = spec_file_of(db, item) else { return Some(definition) };
+            let path = spec.path(db).to_string();
+            for (k, block) in formal_blocks(db, spec).iter().enumerate() {
+                let source = || block_source(&path, k, block);
+                match (block.header.kind, &block.syntax) {
+                    (BlockKind::SoilSig, BlockSyntax::Signature(Some(signature))) => {
+                        definition.signature = Some(Located { node: signature.clone(), source: source() });
+                    }
+                    (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => {
+                        definition.clauses.extend(clauses_of(ClauseKind::Requires, clauses, &source()));
+                    }
+                    (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => {
+                        definition.clauses.extend(clauses_of(ClauseKind::Ensures, clauses, &source()));
+                    }
+                    (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
+                        definition.allow.extend(
+                            grants.iter().map(|g| Allow { hatch: g.hatch.clone(), reason: g.reason.clone() }),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        ItemKind::Type => return None,
+    }
+    Some(definition)
+}
+
+fn clauses_of(kind: ClauseKind, clauses: &[Clause], source: &Arc<SourceText>) -> Vec<soil_types::Clause> {
+    clauses
+        .iter()
+        .filter_map(|clause| {
+            let predicate = clause.predicate.clone()?;
+            Some(soil_types::Clause {
+                kind,
+                label: clause.label.clone(),
+                predicate: Located { node: predicate, source: source.clone() },
+            })
+        })
+        .collect()
+}
+
+/// The outcome of checking one definition against its callee-first program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// No `.soil` body yet: nothing to check.
+    NotLowered,
+    Checked(CheckFacts),
+    /// Diagnostics, block-relative for spec blocks (see [`report_diagnostics`]).
+    Failed(Vec<Diagnostic>),
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
+    if checker_definition(db, item).is_none() {
+        return CheckOutcome::NotLowered;
+    }
+    let mut program = Program::default();
+    for (module, name) in program_order(db, item).iter() {
+        let member = Item::new(db, module.clone(), name.clone());
+        if let Some(definition) = checker_definition(db, member) {
+            program.definitions.push(definition.clone());
+        }
+    }
+    // Problems in the environment are reported once, by `env_diagnostics`.
+    let report = soil_types::check_program(checker_env(db), &program);
+    match report.for_definition(&item.qualified(db)) {
+        Some(Ok(facts)) => CheckOutcome::Checked(facts),
+        Some(Err(errors)) => CheckOutcome::Failed(errors),
+        None => CheckOutcome::Failed(Vec::new()),
+    }
+}
+
+/// Problems in the type declarations themselves (block-relative).
+#[salsa::tracked(returns(ref))]
+pub fn env_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
+    soil_types::check_program(checker_env(db), &Program::default()).env_errors
+}
+
+/// Maps block-relative diagnostics to positions in their `.tr` file. Reads the
+/// spec's block locations, so it re-runs after any edit of the spec; it is cheap
+/// and nothing memoized depends on its result's positions.
+pub fn report_diagnostics(db: &dyn Db, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
+    diagnostics.iter().map(|diagnostic| relocate(db, diagnostic.clone())).collect()
+}
+
+fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
+    let Some((path, block)) = diagnostic.file.as_deref().and_then(|file| file.split_once(BLOCK_MARK)) else {
+        return diagnostic;
+    };
+    let (path, block) = (path.to_owned(), block.parse::<usize>().unwrap_or(0));
+    diagnostic.file = Some(path.clone());
+    let Some(&file) = root_index(db, Workspace::get(db)).by_path.get(&path) else { return diagnostic };
+    let parse = parse_spec(db, file);
+    let Some(location) = parse
+        .file
+        .blocks
+        .iter()
+        .filter(|b| b.value.header.kind.class() == SpanClass::Formal)
+        .nth(block)
+        .map(|b| &b.location)
+    else {
+        return diagnostic;
+    };
+    let text = file.text(db);
+    let index = LineIndex::new(text);
+    let map = |span: Span| -> Span {
+        let at = |p: Position| index.position(text, location.file_offset(p.offset));
+        Span { start: at(span.start), end: at(span.end) }
+    };
+    diagnostic.span = diagnostic.span.map(map);
+    for note in &mut diagnostic.notes {
+        note.span = note.span.map(map);
+    }
+    diagnostic
+}

@@ -1,0 +1,257 @@
+//! The expect tier: a definition's `test` blocks as one soil0 test bundle
+//! (soil0-cli §10, the shape reused verbatim by the context bundle's
+//! `tests.json`), and [`execute_bundle`], the one place that bundle is run.
+
+use serde_json::{Map, Value as Json, json};
+use soil_eval::{ParamKind, RunError, World};
+use soil_rt::{RtType, TypeEnv};
+use trellis_diag::Diagnostic;
+use trellis_spec::{BlockSyntax, BlockValue, TestCase, TestLine};
+
+use super::program::{SigParts, compile};
+
+/// One expect case with its row name and whether its block is `xfail`.
+#[derive(Clone, Debug)]
+pub struct NamedCase<'a> {
+    pub row: String,
+    pub block: String,
+    pub xfail: bool,
+    pub case: &'a TestCase,
+}
+
+/// The expect cases of `blocks`, named `block#k` (k from 1 over the block's
+/// call-arrow cases; `with` lines are not counted).
+pub fn expect_cases(blocks: &[BlockValue]) -> Vec<NamedCase<'_>> {
+    let mut out = Vec::new();
+    for block in blocks {
+        let BlockSyntax::Test(lines) = &block.syntax else {
+            continue;
+        };
+        let name = block.header.name.clone().unwrap_or_else(|| "test".into());
+        let cases = lines.iter().filter_map(|line| match line {
+            TestLine::Case(case) => Some(case),
+            TestLine::With(_) => None,
+        });
+        for (k, case) in cases.enumerate() {
+            out.push(NamedCase {
+                row: format!("{name}#{}", k + 1),
+                block: name.clone(),
+                xfail: block.header.xfail,
+                case,
+            });
+        }
+    }
+    out
+}
+
+/// The soil0 test bundle of the expect cases (soil0-cli §10). Arguments and
+/// expected values are the canonical re-encoding of the written JSON decoded
+/// against the signature (exact for every number), or the JSON as written when
+/// it does not decode (pre-flight reports that case).
+pub fn bundle_of(
+    definition: &str,
+    parts: &SigParts,
+    types: Option<&TypeEnv>,
+    blocks: &[BlockValue],
+) -> Json {
+    let data_types = types.and_then(|env| data_types(env, parts).ok());
+    let result_type = types.and_then(|env| rt(env, &parts.result).ok());
+    let cases: Vec<Json> = expect_cases(blocks)
+        .iter()
+        .map(|named| {
+            let case = named.case;
+            let written: Vec<Json> = case.args.iter().map(|a| a.value.clone()).collect();
+            let args = match (&data_types, types) {
+                (Some(tys), Some(env)) => {
+                    canonical_args(case, tys, env).unwrap_or_else(|| written.clone())
+                }
+                _ => written,
+            };
+            let expect = match &case.expected {
+                trellis_spec::Expected::Value(value) => {
+                    let canonical = match (&result_type, types) {
+                        (Some(ty), Some(env)) => soil_rt::decode(&value.text, ty, env)
+                            .ok()
+                            .and_then(|v| serde_json::from_str(&soil_rt::encode(&v, env)).ok()),
+                        _ => None,
+                    };
+                    json!({"tag": "Value", "value": canonical.unwrap_or_else(|| value.value.clone())})
+                }
+                trellis_spec::Expected::Panic(_) => {
+                    json!({"tag": "Panic", "code": {"tag": "None"}})
+                }
+            };
+            let mut fakes = Map::new();
+            for (param, value) in &case.fakes {
+                fakes.insert(param.clone(), value.value.clone());
+            }
+            json!({
+                "name": named.row,
+                "def": definition,
+                "args": args,
+                "expect": expect,
+                "fakes": Json::Object(fakes),
+            })
+        })
+        .collect();
+    json!({ "cases": cases })
+}
+
+fn canonical_args(case: &TestCase, types: &[RtType], env: &TypeEnv) -> Option<Vec<Json>> {
+    let text = format!(
+        "[{}]",
+        case.args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(",")
+    );
+    let values = soil_rt::decode_args(&text, types, env).ok()?;
+    values
+        .iter()
+        .map(|v| serde_json::from_str(&soil_rt::encode(v, env)).ok())
+        .collect()
+}
+
+/// The runtime types of a signature's non-capability parameters.
+pub fn data_types(env: &TypeEnv, parts: &SigParts) -> Result<Vec<RtType>, String> {
+    parts
+        .params
+        .iter()
+        .filter(|p| !p.capability)
+        .map(|p| rt(env, &p.ty))
+        .collect()
+}
+
+pub fn rt(env: &TypeEnv, ty: &soil_syntax::ast::Type) -> Result<RtType, String> {
+    soil_eval::rt_type(env, ty, &[], &mut Vec::new())
+}
+
+/// Runs a test bundle against a checked program and returns `{ cases :
+/// List CaseResult }` (soil0-cli §8.7, §10). The one entry point of the expect
+/// tier, shaped like soil0's library `test` so it can stand in for it.
+pub fn execute_bundle(
+    env: &soil_types::Env,
+    program: &soil_types::Program,
+    bundle: &Json,
+) -> Result<Json, Vec<Diagnostic>> {
+    let compiled = compile(env, &program.definitions, None)?;
+    let cases = bundle
+        .get("cases")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let results: Vec<Json> = cases
+        .iter()
+        .map(|case| {
+            let name = case.get("name").and_then(Json::as_str).unwrap_or_default();
+            json!({"name": name, "outcome": run_case(&compiled, program, case)})
+        })
+        .collect();
+    Ok(json!({ "cases": results }))
+}
+
+fn error_outcome(diagnostics: Vec<Diagnostic>) -> Json {
+    json!({"tag": "Error", "errors": diagnostics.iter().map(Diagnostic::to_json).collect::<Vec<_>>()})
+}
+
+fn bad_case(message: String) -> Json {
+    error_outcome(vec![Diagnostic::new(
+        soil_eval::EvalCode::BadArguments.code(),
+        message,
+    )])
+}
+
+fn run_case(compiled: &soil_eval::Program, program: &soil_types::Program, case: &Json) -> Json {
+    let def = case.get("def").and_then(Json::as_str).unwrap_or_default();
+    let Some(definition) = program.definitions.iter().find(|d| d.name == def) else {
+        return error_outcome(vec![Diagnostic::new(
+            soil_eval::EvalCode::UnknownDefinition.code(),
+            format!("no definition is named `{def}`"),
+        )]);
+    };
+    let Some(signature) = &definition.signature else {
+        return bad_case(format!("`{def}` has no signature"));
+    };
+    let parts = SigParts::of(&signature.node);
+    let mut world = World::sandbox();
+    let fakes = case
+        .get("fakes")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let kinds = compiled.params(def).unwrap_or_default();
+    for (key, fake) in &fakes {
+        let Some(index) = parts.params.iter().position(|p| p.capability && p.name == *key)
+        else {
+            return bad_case(format!("`{key}` is not a capability parameter of `{def}`"));
+        };
+        let type_name = match &parts.params[index].ty.kind {
+            soil_syntax::ast::TypeKind::Named(n) => n.text.as_str(),
+            _ => "",
+        };
+        let text = fake.to_string();
+        let installed = match type_name {
+            "Fs" => soil_eval::world::FakeFs::from_json(&text).map(|fs| world.fs = Box::new(fs)),
+            "Clock" => soil_eval::world::FakeClock::from_json(&text)
+                .map(|clock| world.clock = Box::new(clock)),
+            _ => Ok(()),
+        };
+        if let Err(diagnostic) = installed {
+            return error_outcome(vec![diagnostic]);
+        }
+    }
+    let args = case.get("args").cloned().unwrap_or(Json::Array(Vec::new()));
+    let outcome = compiled.run_json(def, &args.to_string(), &mut world);
+    let expect = case.get("expect").cloned().unwrap_or(Json::Null);
+    let expect_tag = expect.get("tag").and_then(Json::as_str).unwrap_or_default();
+    let result_type = kinds
+        .iter()
+        .all(|k| matches!(k, ParamKind::Data(_) | ParamKind::Capability(_)))
+        .then(|| rt(compiled.types(), &parts.result).ok())
+        .flatten();
+    match (expect_tag, outcome) {
+        ("Value", Ok(actual)) => {
+            let value = expect.get("value").cloned().unwrap_or(Json::Null);
+            let expected = result_type.as_ref().and_then(|ty| {
+                soil_rt::decode(&value.to_string(), ty, compiled.types())
+                    .ok()
+                    .map(|v| soil_rt::encode(&v, compiled.types()))
+            });
+            let Some(expected) = expected else {
+                return bad_case(format!(
+                    "the expected value {value} is not a value of the result type"
+                ));
+            };
+            if expected == actual {
+                json!({"tag": "Pass"})
+            } else {
+                json!({
+                    "tag": "Fail",
+                    "expected": serde_json::from_str::<Json>(&expected).unwrap_or(Json::Null),
+                    "actual": serde_json::from_str::<Json>(&actual).unwrap_or(Json::Null),
+                })
+            }
+        }
+        ("Panic", Ok(actual)) => json!({
+            "tag": "Fail",
+            "expected": "panic",
+            "actual": serde_json::from_str::<Json>(&actual).unwrap_or(Json::Null),
+        }),
+        ("Panic", Err(RunError::Panic(panic))) => {
+            let code = expect
+                .get("code")
+                .and_then(|c| c.get("value"))
+                .and_then(Json::as_str);
+            match code {
+                Some(code) if code != panic.code.code() => json!({
+                    "tag": "Fail",
+                    "expected": format!("panic {code}"),
+                    "actual": format!("panic {}", panic.code.code()),
+                }),
+                _ => json!({"tag": "Pass"}),
+            }
+        }
+        (_, Err(RunError::Panic(panic))) => {
+            json!({"tag": "Panicked", "diagnostic": compiled.panic_diagnostic(&panic).to_json()})
+        }
+        (_, Err(RunError::Refused(diagnostics))) => error_outcome(diagnostics),
+        (other, Ok(_)) => bad_case(format!("unknown expectation tag `{other}`")),
+    }
+}
