@@ -1,7 +1,7 @@
 //! Times the interpreter against CPython on the same algorithms: the merge
 //! sort of `examples/csvstats` over 200,000 pseudo-random F64, and naive fib.
-//! Each side reports its best of three runs (the machine is shared; the best
-//! run is the least disturbed one).
+//! Rounds alternate between the two and each side reports its best of three
+//! (the machine is shared; the best round is the least disturbed one).
 //! Run: `cargo run --release -p soil-eval --example eval_bench [sort_n] [fib_n]`.
 
 use std::process::Command;
@@ -15,19 +15,6 @@ use soil_syntax::ast;
 const SORT_N: usize = 200_000;
 const FIB_N: i64 = 27;
 const REPS: usize = 3;
-
-/// The shortest of `REPS` timings of `job`, and its last result.
-fn best_of<T>(mut job: impl FnMut() -> T) -> (f64, T) {
-    let start = Instant::now();
-    let mut result = job();
-    let mut best = start.elapsed().as_secs_f64();
-    for _ in 1..REPS {
-        let start = Instant::now();
-        result = job();
-        best = best.min(start.elapsed().as_secs_f64());
-    }
-    (best, result)
-}
 
 /// The same generator as benches-py/eval_bench.py.
 fn lcg_floats(n: usize) -> Vec<f64> {
@@ -113,41 +100,44 @@ fn soil_program() -> Program {
     }
 }
 
-/// Optional arguments: the sort size and the fib argument.
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let sort_n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(SORT_N);
-    let fib_n: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(FIB_N);
-    let program = soil_program();
-    let input = lcg_floats(sort_n);
-    let (sort_secs, fib_secs) = with_eval_stack(|| {
+/// One timed run of each benchmark in the interpreter: (sort, fib) seconds.
+fn soil_round(program: &Program, input: &[f64], fib_n: i64) -> (f64, f64) {
+    with_eval_stack(|| {
         let mut world = World::sandbox();
         let list = Value::list(input.iter().map(|x| Value::F64(*x)).collect());
-        let (sort_secs, sorted) = best_of(|| program.call("sort", vec![list.clone()], &mut world));
+        let start = Instant::now();
+        let sorted = program.call("sort", vec![list], &mut world);
+        let sort_secs = start.elapsed().as_secs_f64();
         match &sorted {
             Ok(Value::List(xs)) => {
-                let ok = xs.len() == sort_n && xs.as_slice().windows(2).all(|w| w[0] <= w[1]);
+                let ok = xs.len() == input.len() && xs.as_slice().windows(2).all(|w| w[0] <= w[1]);
                 assert!(ok, "the Soil sort did not sort");
             }
             other => panic!("sort failed: {other:?}"),
         }
-        let (fib_secs, fib) = best_of(|| program.call("fib", vec![Value::I64(fib_n)], &mut world));
+        let start = Instant::now();
+        let fib = program.call("fib", vec![Value::I64(fib_n)], &mut world);
+        let fib_secs = start.elapsed().as_secs_f64();
         assert!(matches!(fib, Ok(Value::I64(_))), "fib {fib_n} = {fib:?}");
         (sort_secs, fib_secs)
-    });
+    })
+}
+
+/// One timed run of each benchmark in CPython: (sort, fib) seconds.
+fn python_round(sort_n: usize, fib_n: i64) -> (f64, f64) {
     let script = format!("{}/benches-py/eval_bench.py", env!("CARGO_MANIFEST_DIR"));
     let output = Command::new("python3")
         .arg(&script)
         .arg(sort_n.to_string())
         .arg(fib_n.to_string())
-        .arg(REPS.to_string())
+        .arg("1")
         .output();
     let python = match output {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
         Ok(out) => panic!("python3 failed: {}", String::from_utf8_lossy(&out.stderr)),
         Err(e) => panic!("cannot run python3: {e}"),
     };
-    let python_secs = |name: &str| {
+    let seconds = |name: &str| {
         python
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{name} ")))
@@ -155,7 +145,28 @@ fn main() {
             .and_then(|s| s.parse::<f64>().ok())
             .unwrap_or(f64::NAN)
     };
-    let (py_sort, py_fib) = (python_secs("sort"), python_secs("fib"));
+    (seconds("sort"), seconds("fib"))
+}
+
+/// Optional arguments: the sort size and the fib argument. Rounds alternate
+/// between the interpreter and CPython so both see the same machine load;
+/// each side reports its best round.
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let sort_n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(SORT_N);
+    let fib_n: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(FIB_N);
+    let program = soil_program();
+    let input = lcg_floats(sort_n);
+    let (mut sort_secs, mut fib_secs, mut py_sort, mut py_fib) =
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    for _ in 0..REPS {
+        let (s, f) = soil_round(&program, &input, fib_n);
+        sort_secs = sort_secs.min(s);
+        fib_secs = fib_secs.min(f);
+        let (s, f) = python_round(sort_n, fib_n);
+        py_sort = py_sort.min(s);
+        py_fib = py_fib.min(f);
+    }
     println!("benchmark             soil (s)   cpython (s)   soil/cpython");
     println!(
         "merge sort {sort_n} F64   {sort_secs:8.3}   {py_sort:11.3}   {:12.2}",

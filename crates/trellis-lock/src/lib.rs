@@ -25,7 +25,7 @@ pub use invariants::{
 pub use merge::{check_soil_lock, merge, ownerless_helpers, qualify};
 pub use model::*;
 pub use read::{read_lock, read_lock_bytes, read_soil_lock};
-pub use status::{CurrentHashes, StaleCause, Status, status};
+pub use status::{CurrentHashes, StaleCause, Status, scope_status, status};
 pub use store::{
     LoadError, LockFs, SaveError, StdFs, load_lock, save_lock, save_soil_lock, temp_path,
     write_atomic,

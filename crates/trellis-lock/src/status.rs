@@ -249,15 +249,10 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         .filter(|edge| current.decisions.get(&(edge.scope, edge.label.clone())) != Some(&edge.hash))
         .map(|edge| edge.label.clone())
         .collect();
-    let mut scopes = Vec::new();
-    if lowering.decisions.project_scope_hash != current.project_scope_hash {
-        scopes.push(Scope::Project);
-    }
-    if lowering.decisions.module_scope_hash != current.module_scope_hash {
-        scopes.push(Scope::Module);
-    }
-    if !labels.is_empty() || !scopes.is_empty() {
-        return Status::DecisionFlagged { labels, scopes };
+    // A scope-hash change (an entry added or removed) flags the scope once, in
+    // its own row (`scope_status`), not every lowering in it (lock-schema §8.6).
+    if !labels.is_empty() {
+        return Status::DecisionFlagged { labels, scopes: Vec::new() };
     }
     if recorded.prose != current.spec.prose {
         return Status::ReviewSuggested;
@@ -266,5 +261,19 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         Status::Accepted
     } else {
         Status::Green
+    }
+}
+
+/// Where a decision scope (a module's or the project's `decisions`) stands against
+/// its lock: an entry added or removed since the scope was last stamped flags the
+/// scope once, whatever number of definitions lives in it.
+pub fn scope_status(scope: Scope, current_scope_hash: Digest, record: Option<&DecisionsRecord>) -> Status {
+    match record {
+        Some(record) if record.scope_hash != current_scope_hash => Status::DecisionFlagged {
+            labels: Vec::new(),
+            scopes: vec![scope],
+        },
+        Some(_) => Status::Green,
+        None => Status::NotLowered { soil_present: false },
     }
 }

@@ -202,17 +202,17 @@ fn decision_flagged_by_an_edited_entry() {
 }
 
 #[test]
-fn decision_flagged_once_by_a_new_entry_in_scope() {
+fn a_new_entry_flags_the_scope_once_not_each_definition() {
     let lock = median();
     let mut current = current_for(&lock);
     current.module_scope_hash = h("csvstats scope with one more label");
+    assert_eq!(status(&current, Some(&lock)).name(), "accepted");
+    let record = DecisionsRecord { scope_hash: h("csvstats scope"), entries: Default::default() };
     assert_eq!(
-        status(&current, Some(&lock)),
-        Status::DecisionFlagged {
-            labels: vec![],
-            scopes: vec![Scope::Module]
-        }
+        scope_status(Scope::Module, current.module_scope_hash, Some(&record)),
+        Status::DecisionFlagged { labels: vec![], scopes: vec![Scope::Module] }
     );
+    assert_eq!(scope_status(Scope::Module, h("csvstats scope"), Some(&record)).name(), "green");
 }
 
 #[test]
@@ -275,6 +275,6 @@ fn decision_flags_outrank_prose_review() {
     let lock = median();
     let mut current = current_for(&lock);
     current.spec.prose = h("edited prose");
-    current.project_scope_hash = h("new project label");
+    current.decisions.insert((Scope::Project, "floats".to_owned()), h("floats, reworded"));
     assert_eq!(status(&current, Some(&lock)).name(), "decision-flagged");
 }

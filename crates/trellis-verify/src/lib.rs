@@ -19,6 +19,7 @@ pub mod process;
 pub mod property;
 pub mod shrink;
 pub mod splitmix;
+pub mod suite;
 
 pub use codes::Code;
 pub use process::{

@@ -1,0 +1,570 @@
+//! The suite runner over the examples and inline fixtures.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use expect_test::expect;
+use soil_syntax::ast;
+use soil_types::{Clause, ClauseKind, Definition, Env, Located, Program, SourceText};
+use trellis_hash::Digest;
+use trellis_spec::{BlockKind, BlockSyntax, BlockValue, SpanClass};
+use trellis_verify::RealRunner;
+use trellis_verify::suite::{
+    SuiteInput, SuiteOutcome, Tier, Timeouts, expect_bundle, run_suite,
+};
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// One module's specs and Soil, enough to build any definition's suite input.
+struct Module {
+    name: String,
+    env: Env,
+    /// Every definition of the module (all are signed, so order is free).
+    definitions: Vec<Definition>,
+    specs: Vec<Spec>,
+}
+
+struct Spec {
+    name: String,
+    signature: ast::Signature,
+    requires: Vec<trellis_spec::Clause>,
+    ensures: Vec<trellis_spec::Clause>,
+    tests: Vec<BlockValue>,
+    test_hash: Digest,
+}
+
+fn clauses_of(file: &trellis_spec::TrFile, kind: BlockKind) -> Vec<(trellis_spec::Clause, Arc<SourceText>)> {
+    file.blocks_of(kind)
+        .flat_map(|b| {
+            let source = SourceText::new(Some(format!("{}.tr", file.file_stem)), &b.value.content);
+            match &b.value.syntax {
+                BlockSyntax::Clauses(c) => c.iter().map(|c| (c.clone(), Arc::clone(&source))).collect(),
+                _ => Vec::new(),
+            }
+        })
+        .collect()
+}
+
+fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    let mut env = Env::default();
+    let mut specs = Vec::new();
+    let mut signed: Vec<(String, Located<ast::Signature>, Vec<Clause>)> = Vec::new();
+    let mut soil_files: Vec<(String, String)> = Vec::new();
+    for path in &entries {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).unwrap();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("tr") => {
+                let (file, _) = trellis_spec::parse_tr(&text, &stem);
+                if let Some(decl) = file.type_decl() {
+                    let block = file.blocks_of(BlockKind::SoilType).next().unwrap();
+                    env.types.push(Located {
+                        node: decl.clone(),
+                        source: SourceText::new(Some(format!("{stem}.tr")), &block.value.content),
+                    });
+                }
+                let Some(signature) = file.signature() else { continue };
+                let sig_block = file.blocks_of(BlockKind::SoilSig).next().unwrap();
+                let requires = clauses_of(&file, BlockKind::Requires);
+                let ensures = clauses_of(&file, BlockKind::Ensures);
+                let mut clauses = Vec::new();
+                for (kind, list) in [(ClauseKind::Requires, &requires), (ClauseKind::Ensures, &ensures)] {
+                    for (clause, source) in list {
+                        if let Some(predicate) = &clause.predicate {
+                            clauses.push(Clause {
+                                kind,
+                                label: clause.label.clone(),
+                                predicate: Located { node: predicate.clone(), source: Arc::clone(source) },
+                            });
+                        }
+                    }
+                }
+                signed.push((
+                    stem.clone(),
+                    Located {
+                        node: signature.clone(),
+                        source: SourceText::new(Some(format!("{stem}.tr")), &sig_block.value.content),
+                    },
+                    clauses,
+                ));
+                let tests = file.block_values(SpanClass::Test);
+                let parts: Vec<trellis_spec::BlockPart> = tests
+                    .iter()
+                    .map(|b| trellis_spec::BlockPart { info: b.header.info_string(), content: b.content.clone() })
+                    .collect();
+                specs.push(Spec {
+                    name: stem,
+                    signature: signature.clone(),
+                    requires: requires.into_iter().map(|(c, _)| c).collect(),
+                    ensures: ensures.into_iter().map(|(c, _)| c).collect(),
+                    tests,
+                    test_hash: trellis_spec::test_hash(&parts),
+                });
+            }
+            Some("soil") => soil_files.push((format!("{stem}.soil"), text)),
+            _ => {}
+        }
+    }
+    for (file, text) in extra_soil {
+        soil_files.retain(|(f, _)| f != file);
+        soil_files.push((file.to_string(), text.to_string()));
+    }
+    let mut definitions = Vec::new();
+    for (file, text) in &soil_files {
+        let (parsed, errors) = soil_syntax::parse_file(text);
+        assert!(errors.is_empty(), "{file}: {errors:?}");
+        let source = SourceText::new(Some(file.clone()), text);
+        let private_sigs: Vec<&ast::Signature> = parsed
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Signature(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        for item in &parsed.items {
+            let ast::Item::Equation(equation) = item else { continue };
+            let def_name = equation.name.text.clone();
+            let (signature, clauses) = match signed.iter().find(|(n, _, _)| *n == def_name) {
+                Some((_, sig, clauses)) => (Some(sig.clone()), clauses.clone()),
+                None => (
+                    private_sigs
+                        .iter()
+                        .find(|s| s.name.text == def_name)
+                        .map(|s| Located { node: (*s).clone(), source: Arc::clone(&source) }),
+                    Vec::new(),
+                ),
+            };
+            definitions.push(Definition {
+                name: format!("{name}::{def_name}"),
+                signature,
+                equation: Located { node: equation.clone(), source: Arc::clone(&source) },
+                clauses,
+                allow: Vec::new(),
+            });
+        }
+    }
+    Module { name, env, definitions, specs }
+}
+
+impl Module {
+    fn program_for(&self, def: &str) -> Program {
+        let full = format!("{}::{def}", self.name);
+        let mut definitions: Vec<Definition> =
+            self.definitions.iter().filter(|d| d.name != full).cloned().collect();
+        definitions.extend(self.definitions.iter().filter(|d| d.name == full).cloned());
+        Program { definitions }
+    }
+
+    fn spec(&self, def: &str) -> &Spec {
+        self.specs.iter().find(|s| s.name == def).unwrap()
+    }
+
+    fn has_body(&self, def: &str) -> bool {
+        let full = format!("{}::{def}", self.name);
+        self.definitions.iter().any(|d| d.name == full)
+    }
+
+    fn run(&self, def: &str, tool_dir: &Path) -> SuiteOutcome {
+        let program = self.program_for(def);
+        let spec = self.spec(def);
+        let full = format!("{}::{def}", self.name);
+        let input = self.input(&full, &program, spec, tool_dir);
+        run_suite(&input, &RealRunner, &mut |_| {})
+    }
+
+    fn input<'a>(&'a self, full: &'a str, program: &'a Program, spec: &'a Spec, tool_dir: &'a Path) -> SuiteInput<'a> {
+        SuiteInput {
+            definition: full,
+            env: &self.env,
+            program,
+            signature: &spec.signature,
+            requires: &spec.requires,
+            ensures: &spec.ensures,
+            blocks: &spec.tests,
+            test_hash: spec.test_hash,
+            root: examples_root(),
+            tool_dir,
+            base_path: "/usr/bin:/bin",
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+fn examples_root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(examples)
+}
+
+fn stand_in_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/verify/cram/bin")
+}
+
+/// The real `trellis` binary's directory, when one is available.
+fn trellis_bin_dir() -> Option<PathBuf> {
+    if let Ok(bin) = std::env::var("TRELLIS_BIN") {
+        return PathBuf::from(bin).parent().map(Path::to_path_buf);
+    }
+    ["/work/target-lead/debug", "../../target/debug"]
+        .iter()
+        .map(|d| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(d))
+        .find(|d| d.join("trellis").is_file())
+}
+
+fn render(outcome: &SuiteOutcome, skip_cram: bool) -> String {
+    let mut out = String::new();
+    for d in &outcome.preflight {
+        out.push_str(&format!("preflight {}: {}\n", d.code, d.message));
+    }
+    for row in outcome.rows.iter().filter(|r| r.tier != Tier::Cram || !skip_cram) {
+        out.push_str(&format!(
+            "{} {} {} {}\n",
+            row.name,
+            row.tier.as_str(),
+            row.mode.as_str(),
+            row.result.as_str()
+        ));
+        if let Some(detail) = &row.detail {
+            out.push_str(&format!("  {}\n", detail.message));
+        }
+    }
+    for oracle in &outcome.oracles {
+        out.push_str(&format!("oracle {} {}\n", oracle.kind, oracle.source));
+    }
+    out
+}
+
+#[test]
+fn bundle_of_read_file_tests_has_the_contract_shape() {
+    let module = load_module(&examples().join("csvstats"), &[]);
+    let program = module.program_for("read_file");
+    let spec = module.spec("read_file");
+    let bin = stand_in_bin();
+    let input = module.input("csvstats::read_file", &program, spec, &bin);
+    let bundle = serde_json::to_string_pretty(&expect_bundle(&input)).unwrap();
+    expect![[r#"
+        {
+          "cases": [
+            {
+              "name": "reads#1",
+              "def": "csvstats::read_file",
+              "args": [
+                "data.csv"
+              ],
+              "expect": {
+                "tag": "Value",
+                "value": {
+                  "tag": "Ok",
+                  "value": [
+                    {
+                      "line": 1,
+                      "cells": [
+                        1.0,
+                        2.0
+                      ]
+                    },
+                    {
+                      "line": 3,
+                      "cells": [
+                        3.5,
+                        4.0
+                      ]
+                    }
+                  ]
+                }
+              },
+              "fakes": {
+                "fs": {
+                  "files": {
+                    "data.csv": "1.0,2.0\n\n3.5,4\n",
+                    "empty.csv": ""
+                  }
+                }
+              }
+            },
+            {
+              "name": "reads#2",
+              "def": "csvstats::read_file",
+              "args": [
+                "empty.csv"
+              ],
+              "expect": {
+                "tag": "Value",
+                "value": {
+                  "tag": "Ok",
+                  "value": []
+                }
+              },
+              "fakes": {
+                "fs": {
+                  "files": {
+                    "data.csv": "1.0,2.0\n\n3.5,4\n",
+                    "empty.csv": ""
+                  }
+                }
+              }
+            },
+            {
+              "name": "failures#1",
+              "def": "csvstats::read_file",
+              "args": [
+                "ragged.csv"
+              ],
+              "expect": {
+                "tag": "Value",
+                "value": {
+                  "tag": "Err",
+                  "value": {
+                    "tag": "Malformed",
+                    "line": 2,
+                    "error": {
+                      "tag": "BadArity",
+                      "value": 1
+                    }
+                  }
+                }
+              },
+              "fakes": {
+                "fs": {
+                  "files": {
+                    "ragged.csv": "1,2\n3\n",
+                    "bad.csv": "1,2\n3,x\n"
+                  }
+                }
+              }
+            },
+            {
+              "name": "failures#2",
+              "def": "csvstats::read_file",
+              "args": [
+                "bad.csv"
+              ],
+              "expect": {
+                "tag": "Value",
+                "value": {
+                  "tag": "Err",
+                  "value": {
+                    "tag": "Malformed",
+                    "line": 2,
+                    "error": {
+                      "tag": "BadCell",
+                      "index": 1,
+                      "raw": "x"
+                    }
+                  }
+                }
+              },
+              "fakes": {
+                "fs": {
+                  "files": {
+                    "ragged.csv": "1,2\n3\n",
+                    "bad.csv": "1,2\n3,x\n"
+                  }
+                }
+              }
+            },
+            {
+              "name": "failures#3",
+              "def": "csvstats::read_file",
+              "args": [
+                "missing.csv"
+              ],
+              "expect": {
+                "tag": "Value",
+                "value": {
+                  "tag": "Err",
+                  "value": {
+                    "tag": "Unreadable",
+                    "value": {
+                      "tag": "NotFound",
+                      "path": "missing.csv"
+                    }
+                  }
+                }
+              },
+              "fakes": {
+                "fs": {
+                  "files": {
+                    "ragged.csv": "1,2\n3\n",
+                    "bad.csv": "1,2\n3,x\n"
+                  }
+                }
+              }
+            }
+          ]
+        }"#]].assert_eq(&bundle);
+}
+
+#[test]
+fn bundle_of_median_tests_is_canonical() {
+    let module = load_module(&examples().join("csvstats"), &[]);
+    let program = module.program_for("median");
+    let spec = module.spec("median");
+    let bin = stand_in_bin();
+    let input = module.input("csvstats::median", &program, spec, &bin);
+    expect![[r#"{"cases":[{"name":"basics#1","def":"csvstats::median","args":[[3.0,1.0,2.0]],"expect":{"tag":"Value","value":2.0},"fakes":{}},{"name":"basics#2","def":"csvstats::median","args":[[4.0,1.0,3.0,2.0]],"expect":{"tag":"Value","value":2.5},"fakes":{}},{"name":"basics#3","def":"csvstats::median","args":[[5.0]],"expect":{"tag":"Value","value":5.0},"fakes":{}},{"name":"basics#4","def":"csvstats::median","args":[[0.0,-0.0,1.0]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#1","def":"csvstats::median","args":[[1.7976931348623157e+308,1.7976931348623157e+308]],"expect":{"tag":"Value","value":1.7976931348623157e+308},"fakes":{}},{"name":"extremes#2","def":"csvstats::median","args":[[-1.7976931348623157e+308,1.7976931348623157e+308]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#3","def":"csvstats::median","args":[[5e-324,5e-324]],"expect":{"tag":"Value","value":5e-324},"fakes":{}}]}"#]].assert_eq(&expect_bundle(&input).to_string());
+}
+
+#[test]
+fn whole_examples_run() {
+    // Cram rows need `trellis call`; they are covered by the cram tests below.
+    let bin = stand_in_bin();
+    let mut out = String::new();
+    for module in ["csvstats", "inventory"] {
+        let mut module = load_module(&examples().join(module), &[]);
+        if module.name == "inventory" {
+            // inventory calls csvstats: its programs carry both modules.
+            let csvstats = load_module(&examples().join("csvstats"), &[]);
+            let mut definitions = csvstats.definitions;
+            definitions.append(&mut module.definitions);
+            module.definitions = definitions;
+            module.env.types.extend(csvstats.env.types);
+        }
+        let mut names: Vec<&str> = module.specs.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        for name in names {
+            if !module.has_body(name) {
+                out.push_str(&format!("== {}::{name}: not lowered\n", module.name));
+                continue;
+            }
+            let outcome = module.run(name, &bin);
+            out.push_str(&format!("== {}::{name}\n{}", module.name, render(&outcome, true)));
+        }
+    }
+    expect![[r#"
+        == csvstats::all_finite
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        basics#3 expect sandboxed pass
+        basics#4 expect sandboxed pass
+        concatenation property sandboxed pass
+        == csvstats::contains
+        pushed property sandboxed pass
+        by_count property sandboxed pass
+        nan_is_found property sandboxed pass
+        == csvstats::count_of
+        concatenation property sandboxed pass
+        pushed property sandboxed pass
+        bounded property sandboxed pass
+        == csvstats::finite
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        basics#3 expect sandboxed pass
+        basics#4 expect sandboxed pass
+        basics#5 expect sandboxed pass
+        basics#6 expect sandboxed pass
+        not_special property sandboxed pass
+        == csvstats::is_permutation
+        reversed property sandboxed pass
+        extra_element property sandboxed pass
+        symmetric property sandboxed pass
+        == csvstats::mean: not lowered
+        == csvstats::median
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        basics#3 expect sandboxed pass
+        basics#4 expect sandboxed pass
+        extremes#1 expect sandboxed pass
+        extremes#2 expect sandboxed pass
+        extremes#3 expect sandboxed pass
+        order_free property sandboxed pass
+        singleton property sandboxed pass
+        derived:requires:non_empty property sandboxed pass
+        derived:requires:finite property sandboxed pass
+        derived:ensures:bounded property sandboxed pass
+        derived:differential:1 differential sandboxed pass
+        oracle python python: reference/stats.py::median
+        == csvstats::non_empty
+        not_the_empty_list property sandboxed pass
+        pushed property sandboxed pass
+        == csvstats::parse_row
+        rows#1 expect sandboxed pass
+        rows#2 expect sandboxed pass
+        rows#3 expect sandboxed pass
+        errors#1 expect sandboxed pass
+        errors#2 expect sandboxed pass
+        errors#3 expect sandboxed pass
+        errors#4 expect sandboxed pass
+        errors#5 expect sandboxed pass
+        errors#6 expect sandboxed pass
+        errors#7 expect sandboxed pass
+        round_trip property sandboxed pass
+        derived:requires:positive_line property sandboxed pass
+        derived:ensures:blank property sandboxed pass
+        derived:ensures:numbered property sandboxed pass
+        derived:ensures:finite property sandboxed pass
+        == csvstats::read_file
+        reads#1 expect sandboxed pass
+        reads#2 expect sandboxed pass
+        failures#1 expect sandboxed pass
+        failures#2 expect sandboxed pass
+        failures#3 expect sandboxed pass
+        derived:ensures:numbered property sandboxed pass
+        summarise#1 cram real fail
+          exit status 1 where 0 was expected; output differs:
+        --- expected
+        +++ actual
+        -{"tag":"Ok","value":[{"line":1,"cells":[1.0,2.0]},{"line":3,"cells":[3.5,4.0]}]}
+        +error[rpc-method-not-found]: no method named "call"
+        +  = fix: report-bug (see design#9.2)
+
+        summarise#2 cram real fail
+          exit status 1 where 0 was expected; output differs:
+        --- expected
+        +++ actual
+        -{"tag":"Err","value":{"tag":"Unreadable","value":{"tag":"NotFound","path":"missing.csv"}}}
+        +error[rpc-method-not-found]: no method named "call"
+        +  = fix: report-bug (see design#9.2)
+
+        == csvstats::sort
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        basics#3 expect sandboxed pass
+        total_order#1 expect sandboxed pass
+        total_order#2 expect sandboxed pass
+        idempotent property sandboxed pass
+        order_free property sandboxed pass
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed pass
+        == csvstats::sort_by
+        agrees_with_sort property sandboxed pass
+        constant_key_keeps_order property sandboxed pass
+        by_length property sandboxed pass
+        derived:ensures:ordered property sandboxed error
+          cannot generate values of `function`: functions cannot be generated
+        derived:ensures:permutation property sandboxed error
+          cannot generate values of `function`: functions cannot be generated
+        derived:ensures:stable property sandboxed error
+          cannot generate values of `function`: functions cannot be generated
+        == csvstats::sorted
+        pairs property sandboxed pass
+        singleton property sandboxed pass
+        sort_output property sandboxed pass
+        == inventory::apply_all
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        == inventory::apply_movement
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        == inventory::find_by_name
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        == inventory::low_stock
+        preflight unknown-name: unknown definition `csvstats::sort_by`
+        preflight unknown-name: unknown definition `csvstats::sorted`
+        == inventory::reorder_plan
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        == inventory::sales_by_sku
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        == inventory::stock_value
+        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
+        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+    "#]].assert_eq(&out);
+}
