@@ -500,6 +500,12 @@ impl<'a> Machine<'a> {
             (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
             (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
             (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
+            (Op::Lt, Value::F64(x), Value::F64(y)) => {
+                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_lt()));
+            }
+            (Op::Le, Value::F64(x), Value::F64(y)) => {
+                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_le()));
+            }
             _ => {}
         }
         self.binary(op, a, b).map_err(|e| self.locate(e, span))

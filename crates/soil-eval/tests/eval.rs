@@ -620,3 +620,12 @@ fn in_place_updates_never_change_shared_values() {
         expect![["[[2,3,7],[1,2,3]]"]],
     );
 }
+
+#[test]
+fn programs_are_shareable_and_worlds_movable() {
+    fn shareable<T: Send + Sync>() {}
+    fn movable<T: Send>() {}
+    shareable::<Program>();
+    movable::<World>();
+    movable::<RunError>();
+}

@@ -11,5 +11,5 @@
 mod bench;
 
 fn main() {
-    bench::main("system allocator");
+    bench::main("system");
 }

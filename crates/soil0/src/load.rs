@@ -1,6 +1,8 @@
 //! From env.json and program.json to a checked, compiled program: the first
 //! step every running command shares (soil0-cli §8.6 item 1).
 
+use std::collections::HashMap;
+
 use soil_eval::{Clause, Definition, Program, rt_type, type_env_from_decls};
 use soil_rt::RtType;
 use soil_syntax::ast;
@@ -14,6 +16,10 @@ pub struct Loaded {
     pub program: Program,
     /// The checked definitions, in program order (signatures, parameter names).
     definitions: Vec<soil_types::Definition>,
+    /// The interpreter's file key of each embedded text → the file diagnostics
+    /// name (§3) and the text's JSON path in program.json.
+    texts: HashMap<String, (String, String)>,
+    program_file: String,
 }
 
 /// Decodes both documents, checks the whole program and compiles it. Any
@@ -32,46 +38,69 @@ pub fn load(env: Source<'_>, program: Source<'_>) -> Result<Loaded, Vec<Diagnost
     };
     soil_types::check_program(&checked_env, &checked_program).into_result()?;
     let types = type_env_from_decls(checked_env.types.iter().map(|t| &t.node))?;
+    let mut texts = HashMap::new();
     let definitions: Vec<Definition> = checked_program
         .definitions
         .iter()
-        .map(eval_definition)
+        .enumerate()
+        .map(|(index, definition)| eval_definition(index, definition, program.name, &mut texts))
         .collect();
-    let program = Program::compile(types, definitions)?;
+    let compiled = Program::compile(types, definitions)?;
     Ok(Loaded {
-        program,
+        program: compiled,
         definitions: checked_program.definitions,
+        texts,
+        program_file: program.name.to_owned(),
     })
 }
 
-/// The interpreter's view of one checked definition.
-fn eval_definition(definition: &soil_types::Definition) -> Definition {
+/// The interpreter's view of one checked definition. Every embedded text (the
+/// equation, each clause) gets its own file key: the interpreter tells texts
+/// apart by file name, and in program.json the equation and the clauses of a
+/// definition share one `file` while their spans are relative to different
+/// strings (§3). [`Loaded::present`] maps the keys back.
+fn eval_definition(
+    index: usize,
+    definition: &soil_types::Definition,
+    program_file: &str,
+    texts: &mut HashMap<String, (String, String)>,
+) -> Definition {
+    let mut key = |file: &Option<String>, path: String| -> Option<String> {
+        let key = format!("\u{0}{index}{}", path);
+        let shown = file.clone().unwrap_or_else(|| program_file.to_owned());
+        texts.insert(key.clone(), (shown, format!("$.definitions[{index}]{path}")));
+        Some(key)
+    };
     let (module, name) = match definition.name.rsplit_once("::") {
         Some((module, name)) => (Some(module.to_owned()), name.to_owned()),
         None => (None, definition.name.clone()),
     };
-    let clauses = |kind: ClauseKind| -> Vec<Clause> {
-        definition
-            .clauses
-            .iter()
-            .filter(|c| c.kind == kind)
-            .map(|c| Clause {
-                label: c.label.clone(),
-                predicate: c.predicate.node.clone(),
-                file: c.predicate.source.file.clone(),
-                text: c.predicate.source.text.clone(),
-            })
-            .collect()
-    };
+    let mut requires = Vec::new();
+    let mut ensures = Vec::new();
+    for (position, c) in definition.clauses.iter().enumerate() {
+        let clause = Clause {
+            label: c.label.clone(),
+            predicate: c.predicate.node.clone(),
+            file: key(
+                &c.predicate.source.file,
+                format!(".clauses[{position}].predicate"),
+            ),
+            text: c.predicate.source.text.clone(),
+        };
+        match c.kind {
+            ClauseKind::Requires => requires.push(clause),
+            ClauseKind::Ensures => ensures.push(clause),
+        }
+    }
     Definition {
         name,
         module,
-        file: definition.equation.source.file.clone(),
+        file: key(&definition.equation.source.file, ".equation".to_owned()),
         text: definition.equation.source.text.clone(),
         signature: definition.signature.as_ref().map(|s| s.node.ty.clone()),
         equation: definition.equation.node.clone(),
-        requires: clauses(ClauseKind::Requires),
-        ensures: clauses(ClauseKind::Ensures),
+        requires,
+        ensures,
     }
 }
 
@@ -139,11 +168,51 @@ impl Loaded {
         let result = rt_type(self.program.types(), ty, &[], &mut vars)?;
         if !vars.is_empty() {
             return Err(format!(
-                "the result type `{}` of `{name}` has type variables, so an expected value cannot be decoded",
+                "the result type `{}` of `{name}` has type variables",
                 soil_syntax::print_type(ty)
             ));
         }
         Ok(result)
+    }
+}
+
+impl Loaded {
+    /// A diagnostic from the interpreter as the contract shows it: the file its
+    /// span points into named as in program.json, with a note naming the
+    /// embedded string's JSON path (§3), and the call chain qualified.
+    pub(crate) fn present(&self, mut diagnostic: Diagnostic) -> Diagnostic {
+        if let Some((file, path)) = diagnostic.file.as_ref().and_then(|key| self.texts.get(key)) {
+            diagnostic.file = Some(file.clone());
+            diagnostic = diagnostic.with_note(format!("in {} at {path}", self.program_file));
+        }
+        self.qualify_chain(diagnostic)
+    }
+
+    /// The interpreter names chain entries by a definition's last segment
+    /// (`#0 in median`, `#1 in median (lambda)`); §8.6 promises `module::name`.
+    /// Each entry whose leading name is the last segment of exactly one
+    /// definition is qualified; anything else is left as it is.
+    fn qualify_chain(&self, mut diagnostic: Diagnostic) -> Diagnostic {
+        for note in &mut diagnostic.notes {
+            let Some((depth, entry)) = note.message.split_once(" in ") else {
+                continue;
+            };
+            if !depth.starts_with('#') {
+                continue;
+            }
+            let (head, tail) = entry.split_at(entry.find(' ').unwrap_or(entry.len()));
+            if head.contains("::") {
+                continue;
+            }
+            let mut owners = self
+                .definitions
+                .iter()
+                .filter(|d| d.name.rsplit("::").next() == Some(head));
+            if let (Some(owner), None) = (owners.next(), owners.next()) {
+                note.message = format!("{depth} in {}{tail}", owner.name);
+            }
+        }
+        diagnostic
     }
 }
 

@@ -7,7 +7,7 @@
 use std::io::Write as _;
 
 use soil_eval::world::{RealClock, RealFs, Stdout};
-use soil_eval::{RunError, World};
+use soil_eval::{EvalCode, RunError, World};
 use trellis_diag::Diagnostic;
 
 use crate::load::{Loaded, load};
@@ -56,6 +56,9 @@ pub fn run_with_world(
     }
 }
 
+/// The `file` of a diagnostic whose span points into the JSON-ARGS text.
+pub const ARGUMENTS_FILE: &str = "JSON-ARGS";
+
 /// §8.6 items 1–4 on a program already loaded (one load, many runs).
 pub fn run_loaded(
     loaded: &Loaded,
@@ -63,12 +66,56 @@ pub fn run_loaded(
     json_args: &str,
     world: &mut World,
 ) -> RunOutcome {
+    if let Some(refusal) = argument_count_refusal(loaded, definition, json_args) {
+        return RunOutcome::Refused(vec![refusal]);
+    }
     match loaded.program.run_json(definition, json_args, world) {
         Ok(json) => RunOutcome::Value(json),
-        Err(RunError::Refused(diagnostics)) => RunOutcome::Refused(diagnostics),
-        Err(RunError::Panic(panic)) => RunOutcome::Panicked(loaded.program.panic_diagnostic(&panic)),
+        Err(RunError::Refused(diagnostics)) => RunOutcome::Refused(
+            diagnostics
+                .into_iter()
+                .map(|d| match d.file {
+                    // Argument decoding errors point into the argument text.
+                    None if d.code.starts_with("json-") => d.with_file(ARGUMENTS_FILE),
+                    _ => loaded.present(d),
+                })
+                .collect(),
+        ),
+        Err(RunError::Panic(panic)) => {
+            RunOutcome::Panicked(loaded.present(loaded.program.panic_diagnostic(&panic)))
+        }
     }
 }
+
+/// `bad-arguments` when `json_args` is an array of the wrong length, listing
+/// the parameters it must hold (other malformed arguments are the decoder's).
+fn argument_count_refusal(loaded: &Loaded, definition: &str, json_args: &str) -> Option<Diagnostic> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(json_args) else {
+        return None;
+    };
+    let data: Vec<String> = loaded
+        .params(definition)?
+        .into_iter()
+        .filter(|p| !CAPABILITIES.contains(&p.ty.as_str()))
+        .map(|p| format!("({} : {})", p.name, p.ty))
+        .collect();
+    (items.len() != data.len()).then(|| {
+        Diagnostic::new(
+            EvalCode::BadArguments.code(),
+            format!(
+                "$: `{definition}` takes {} non-capability arguments{}{}, {} given",
+                data.len(),
+                if data.is_empty() { "" } else { " " },
+                data.join(" "),
+                items.len()
+            ),
+        )
+        .with_file(ARGUMENTS_FILE)
+    })
+}
+
+/// The capability types, filled from the World rather than from JSON.
+pub(crate) const CAPABILITIES: &[&str] = &["Fs", "Clock", "Stdout"];
 
 /// `soil0 run`: [`run_with_world`] in the [`command_line_world`].
 pub fn run(env: Source<'_>, program: Source<'_>, definition: &str, json_args: &str) -> Output {

@@ -17,6 +17,7 @@ mod files;
 mod graph;
 mod hashing;
 mod index;
+mod lockgen;
 mod pipeline;
 mod prelude;
 mod assembly;
@@ -24,6 +25,7 @@ mod refs;
 mod resolve;
 mod soil;
 mod spec;
+mod status;
 pub mod synthetic;
 
 pub use change::Change;
@@ -34,6 +36,7 @@ pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_ha
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};
+pub use lockgen::{Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock, spec_lock, spec_record};
 pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
 pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order, program_refs};
 pub use refs::FreeRef;
@@ -41,6 +44,7 @@ pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{
     Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation, parse_soil,
 };
+pub use status::{DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file, lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status, spec_file};
 pub use spec::{
     SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,
     test_blocks, test_hash,

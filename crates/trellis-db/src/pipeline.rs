@@ -11,6 +11,8 @@ use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
 use crate::soil::{Item, ItemKind, parse_soil};
+use crate::status::{definition_status, read_lock_file, scope_row_status};
+use trellis_lock::{Lock, Scope, Status};
 use crate::spec::parse_spec;
 
 /// Everything wrong with one spec file in its root: its own parse and validity
@@ -127,26 +129,82 @@ fn dedup(diagnostics: &mut Vec<Diagnostic>) {
 /// One row of `trellis status`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusRow {
+    /// `module::name`, `module` (a module's decisions) or `project`.
     pub name: String,
+    pub kind: &'static str,
     pub status: String,
     pub reason: Option<String>,
     pub fix: Option<String>,
 }
 
-/// The status of every function spec of the root.
+impl StatusRow {
+    fn from_status(name: String, kind: &'static str, status: &Status) -> StatusRow {
+        StatusRow {
+            status: status.name().to_owned(),
+            reason: (!status.is_settled()).then(|| status.reason()),
+            fix: status.fixing_command(&name),
+            name,
+            kind,
+        }
+    }
+
+    fn unreadable(name: String, kind: &'static str, errors: &[Diagnostic]) -> StatusRow {
+        let reason = errors.first().map(|d| format!("the lock is unreadable: {}", d.message));
+        StatusRow { name, kind, status: "lock-unreadable".to_owned(), reason, fix: Some("trellis adopt".to_owned()) }
+    }
+}
+
+/// The status of every definition and decision scope of the root.
 pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
     let index = root_index(db, Workspace::get(db));
     let mut rows = Vec::new();
+    if let Some(project) = index.project {
+        let lock = match lock_file_at(db, "_project.lock") {
+            Some(file) => read_lock_file(db, file).as_ref().ok(),
+            None => None,
+        };
+        rows.push(scope_row(db, project, Scope::Project, lock, "project".to_owned()));
+    }
     for (module, files) in &index.modules {
+        if let Some(spec) = files.spec {
+            let lock = files.locks.get("_module").and_then(|&file| read_lock_file(db, file).as_ref().ok());
+            rows.push(scope_row(db, spec, Scope::Module, lock, module.clone()));
+        }
         for name in files.specs.keys() {
-            let lowered = files.soils.contains_key(name);
-            rows.push(StatusRow {
-                name: format!("{module}::{name}"),
-                status: if lowered { "lowered" } else { "not-lowered" }.to_owned(),
-                reason: None,
-                fix: None,
+            if ItemKind::of(name) != ItemKind::Function {
+                continue;
+            }
+            let item = Item::new(db, module.clone(), name.clone());
+            let qualified = item.qualified(db);
+            rows.push(match definition_status(db, item) {
+                Ok(status) => StatusRow::from_status(qualified, "function", status),
+                Err(errors) => StatusRow::unreadable(qualified, "function", errors),
             });
         }
     }
     rows
+}
+
+fn lock_file_at(db: &dyn Db, path: &str) -> Option<crate::files::SourceFile> {
+    root_index(db, Workspace::get(db)).by_path.get(path).copied()
+}
+
+fn scope_row(
+    db: &dyn Db,
+    spec: crate::files::SourceFile,
+    which: Scope,
+    lock: Option<&Lock>,
+    name: String,
+) -> StatusRow {
+    let status = scope_row_status(db, spec, which, lock);
+    let mut row = StatusRow::from_status(name, "scope", &status);
+    if matches!(status, Status::NotLowered { .. }) {
+        row.status = "not-stamped".to_owned();
+        row.reason = Some("the decisions have never been stamped into a lock".to_owned());
+        row.fix = Some("trellis adopt".to_owned());
+    } else if let Status::DecisionFlagged { .. } = status {
+        row.reason = Some("a decision entry was added or removed since the scope was stamped".to_owned());
+        row.fix = Some("trellis decisions editorial <new label>, or a triage sweep".to_owned());
+    }
+    row
 }

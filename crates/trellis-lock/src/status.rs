@@ -162,19 +162,24 @@ impl Status {
 
     /// The command that moves the definition off this rung, if one is needed.
     pub fn fixing_command(&self, def: &str) -> Option<String> {
+        // The lowering agent is not wired in yet (v1): a human writes or repairs the
+        // Soil and records it with `trellis adopt`.
         match self {
-            Status::NotLowered {
-                soil_present: false,
+            Status::NotLowered { soil_present: false } => {
+                Some(format!("write the Soil body, then trellis adopt {def}"))
             }
-            | Status::SpecChanged
-            | Status::Partial { .. } => Some(format!("trellis lower {def}")),
-            Status::NotLowered { soil_present: true }
-            | Status::CalleeChanged { .. }
-            | Status::TestsStale { .. } => Some(format!("trellis test {def}")),
-            Status::Failing { .. } => Some(format!("trellis lower {def}")),
+            Status::NotLowered { soil_present: true } => Some(format!("trellis adopt {def}")),
+            Status::SpecChanged => Some(format!("bring the Soil in line with the spec, then trellis adopt {def}")),
+            Status::Partial { .. } => Some(format!("fill the holes, then trellis adopt {def}")),
+            Status::CalleeChanged { .. } => Some(format!("trellis adopt {def} && trellis test {def}")),
+            Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => {
+                Some(format!("trellis adopt {def} && trellis test {def}"))
+            }
+            Status::TestsStale { .. } => Some(format!("trellis test {def}")),
+            Status::Failing { .. } => Some(format!("fix the Soil or the spec, then trellis adopt {def} && trellis test {def}")),
             Status::DecisionFlagged { labels, .. } => Some(match labels.first() {
                 Some(label) => format!("trellis decisions editorial {label}"),
-                None => format!("trellis lower {def}"),
+                None => format!("trellis adopt {def}"),
             }),
             Status::ReviewSuggested => Some(format!("trellis review {def}")),
             Status::Accepted | Status::Green => None,

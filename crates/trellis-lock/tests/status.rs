@@ -84,7 +84,7 @@ fn not_lowered_without_soil() {
     let current = current_for(&lock);
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "not-lowered — no Soil has been lowered for this spec yet — trellis lower csvstats/median"
+        "not-lowered — no Soil has been lowered for this spec yet — write the Soil body, then trellis adopt csvstats/median"
     );
     assert_eq!(status(&current, None).name(), "not-lowered");
 }
@@ -96,7 +96,7 @@ fn not_lowered_with_hand_written_soil() {
     current.soil_hash = Some(h("hand-written soil"));
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "not-lowered — a .soil file exists but no lowering is recorded for it — trellis test csvstats/median"
+        "not-lowered — a .soil file exists but no lowering is recorded for it — trellis adopt csvstats/median"
     );
 }
 
@@ -107,7 +107,7 @@ fn spec_changed() {
     current.spec.formal = h("edited signature");
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "spec-changed — the signature, clauses or another formal block changed since the lowering — trellis lower csvstats/median"
+        "spec-changed — the signature, clauses or another formal block changed since the lowering — bring the Soil in line with the spec, then trellis adopt csvstats/median"
     );
 }
 
@@ -116,7 +116,7 @@ fn partial() {
     let lock = function(common::parse_row_partial());
     assert_eq!(
         show(&status(&current_for(&lock), Some(&lock))),
-        "partial — the lowering left typed holes open: quoted, escape — trellis lower csvstats/median"
+        "partial — the lowering left typed holes open: quoted, escape — fill the holes, then trellis adopt csvstats/median"
     );
 }
 
@@ -128,7 +128,7 @@ fn callee_changed() {
     current.edges.remove("_halfway");
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "callee-changed — a callee or private helper changed since the lowering was checked: sort, _halfway — trellis test csvstats/median"
+        "callee-changed — a callee or private helper changed since the lowering was checked: sort, _halfway — trellis adopt csvstats/median && trellis test csvstats/median"
     );
 }
 
@@ -143,7 +143,7 @@ fn tests_stale() {
         .insert(common::MEDIAN_REFERENCE.to_owned(), h("edited reference"));
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "tests-stale — recorded results are stale: the test blocks changed; the Soil body changed; oracle `python: reference/stats.py::median` changed — trellis test csvstats/median"
+        "tests-stale — recorded results are stale: the test blocks changed; the Soil body changed; oracle `python: reference/stats.py::median` changed — trellis adopt csvstats/median && trellis test csvstats/median"
     );
 }
 
@@ -169,7 +169,7 @@ fn failing() {
     lock.tests[4].result = TestResult::Xpass;
     assert_eq!(
         show(&status(&current_for(&lock), Some(&lock))),
-        "failing — not green: basics#2, derived:requires:non_empty — trellis lower csvstats/median"
+        "failing — not green: basics#2, derived:requires:non_empty — fix the Soil or the spec, then trellis adopt csvstats/median && trellis test csvstats/median"
     );
 }
 

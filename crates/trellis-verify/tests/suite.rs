@@ -505,22 +505,6 @@ fn whole_examples_run() {
         failures#2 expect sandboxed pass
         failures#3 expect sandboxed pass
         derived:ensures:numbered property sandboxed pass
-        summarise#1 cram real fail
-          exit status 1 where 0 was expected; output differs:
-        --- expected
-        +++ actual
-        -{"tag":"Ok","value":[{"line":1,"cells":[1.0,2.0]},{"line":3,"cells":[3.5,4.0]}]}
-        +error[rpc-method-not-found]: no method named "call"
-        +  = fix: report-bug (see design#9.2)
-
-        summarise#2 cram real fail
-          exit status 1 where 0 was expected; output differs:
-        --- expected
-        +++ actual
-        -{"tag":"Err","value":{"tag":"Unreadable","value":{"tag":"NotFound","path":"missing.csv"}}}
-        +error[rpc-method-not-found]: no method named "call"
-        +  = fix: report-bug (see design#9.2)
-
         == csvstats::sort
         basics#1 expect sandboxed pass
         basics#2 expect sandboxed pass
@@ -546,25 +530,181 @@ fn whole_examples_run() {
         singleton property sandboxed pass
         sort_output property sandboxed pass
         == inventory::apply_all
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        batches#1 expect sandboxed pass
+        batches#2 expect sandboxed pass
+        batches#3 expect sandboxed pass
+        first_failure_wins#1 expect sandboxed pass
+        receive_then_sell property sandboxed pass
+        derived:requires:keyed property sandboxed pass
+        derived:ensures:position property sandboxed pass
         == inventory::apply_movement
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        sales#1 expect sandboxed pass
+        sales#2 expect sandboxed pass
+        sales#3 expect sandboxed pass
+        sales#4 expect sandboxed pass
+        sales#5 expect sandboxed pass
+        deliveries_and_counts#1 expect sandboxed pass
+        deliveries_and_counts#2 expect sandboxed pass
+        deliveries_and_counts#3 expect sandboxed pass
+        deliveries_and_counts#4 expect sandboxed pass
+        listing#1 expect sandboxed pass
+        listing#2 expect sandboxed pass
+        listing#3 expect sandboxed pass
+        counted property sandboxed pass
+        derived:requires:keyed property sandboxed pass
+        derived:ensures:keyed property sandboxed pass
+        derived:ensures:sizes property sandboxed pass
         == inventory::find_by_name
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        lookups#1 expect sandboxed pass
+        lookups#2 expect sandboxed pass
+        lookups#3 expect sandboxed pass
+        derived:ensures:named property sandboxed pass
         == inventory::low_stock
-        preflight unknown-name: unknown definition `csvstats::sort_by`
-        preflight unknown-name: unknown definition `csvstats::sorted`
+        shop#1 expect sandboxed pass
+        shop#2 expect sandboxed pass
+        shop#3 expect sandboxed pass
+        ties_by_sku#1 expect sandboxed pass
+        derived:ensures:below_threshold property sandboxed pass
+        derived:ensures:complete property sandboxed pass
+        derived:ensures:most_urgent_first property sandboxed pass
         == inventory::reorder_plan
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        preflight unfilled-hole: `reorder_plan` cannot run: `reorder_plan` contains the unfilled hole ?cases_to_order
         == inventory::sales_by_sku
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        total property sandboxed pass
         == inventory::stock_value
-        preflight eval-unresolved-name: `csvstats::sort_by` is not defined
-        preflight eval-unresolved-name: `csvstats::sorted` is not defined
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        one_item property sandboxed pass
     "#]].assert_eq(&out);
+}
+
+/// The csvstats module with `sort`'s spec replaced by `spec` (and, optionally,
+/// its body by `body`).
+fn sort_with(spec: &str, body: Option<&str>) -> Module {
+    let extra: Vec<(&str, &str)> = body.map(|b| ("sort.soil", b)).into_iter().collect();
+    let mut module = load_module(&examples().join("csvstats"), &extra);
+    let (file, diagnostics) = trellis_spec::parse_tr(spec, "sort");
+    assert!(diagnostics.iter().all(|d| !d.code.starts_with("tr-bad")), "{diagnostics:?}");
+    let tests = file.block_values(SpanClass::Test);
+    let s = module.specs.iter_mut().find(|s| s.name == "sort").unwrap();
+    s.tests = tests;
+    s.test_hash = Digest::of(spec.as_bytes());
+    module
+}
+
+const SORT_HEAD: &str = "---\nname: sort\n---\n\n```soil-sig\nsort : (xs : List F64) -> List F64\n```\n\n";
+
+#[test]
+fn a_wrong_sort_fails_its_properties_with_shrunk_counterexamples_deterministically() {
+    let spec = format!(
+        "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```property idempotent\nforall (xs : List F64). sort (sort xs) == sort xs\n```\n"
+    );
+    let module = sort_with(&spec, Some("sort xs = reverse (_merge_sort (\\a b -> a <= b) xs)\n"));
+    let first = render(&module.run("sort", &stand_in_bin()), true);
+    let second = render(&module.run("sort", &stand_in_bin()), true);
+    assert_eq!(first, second, "a fixed seed gives the same run");
+    expect![[r#"
+        basics#1 expect sandboxed fail
+          the definition panicked: sort ensures sorted does not hold
+        idempotent property sandboxed fail
+          falsified by [0.0,1.307977561521304e38] (shrunk in 400 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate panicked: ensures-violated: sort ensures sorted does not hold at sort.tr:8..21 in _property_idempotent > sort
+        derived:ensures:sorted property sandboxed fail
+          falsified by [0.0,1.307977561521304e38] (shrunk in 400 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate is false
+        derived:ensures:permutation property sandboxed pass
+    "#]].assert_eq(&first);
+}
+
+#[test]
+fn a_sort_dropping_duplicates_shrinks_to_a_minimal_pair() {
+    let spec = format!(
+        "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```property keeps_length\nforall (xs : List F64). len (sort xs) == len xs\n```\n"
+    );
+    let dedup = "sort xs = fold (\\acc x -> if contains acc x then acc else acc ++ [x]) [] (_merge_sort (\\a b -> a <= b) xs)\n";
+    let module = sort_with(&spec, Some(dedup));
+    expect![[r#"
+        basics#1 expect sandboxed pass
+        keeps_length property sandboxed fail
+          falsified by ["-Infinity","-Infinity"] (shrunk in 2 steps from [-1.5808631394979745e-65,"-Infinity",30.25,-14.25,"-Infinity","-Infinity",-16.0,14.5]): the predicate panicked: ensures-violated: sort ensures permutation does not hold at sort.tr:35..59 in _property_keeps_length > sort
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed fail
+          falsified by ["-Infinity","-Infinity"] (shrunk in 2 steps from [-1.5808631394979745e-65,"-Infinity",30.25,-14.25,"-Infinity","-Infinity",-16.0,14.5]): the predicate is false
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn contradictory_expect_cases_stop_the_suite_before_anything_runs() {
+    let spec = format!(
+        "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```test again\nsort([2.0, 1.0]) -> [2.0, 1.0]\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        preflight preflight-contradiction: basics#1 (line ?) and again#1 (line ?) call csvstats::sort with the same input [[2.0,1.0]] but expect [1.0,2.0] and [2.0,1.0]
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn xfail_blocks_turn_fail_into_xfail_and_pass_into_xpass() {
+    let spec = format!(
+        "{SORT_HEAD}```test wrong xfail\nsort([2.0, 1.0]) -> [2.0, 1.0]\n```\n\n```test right xfail\nsort([3.0, 1.0]) -> [1.0, 3.0]\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        preflight preflight-contradiction: wrong#1 (line ?) and right#1 (line ?) call csvstats::sort with the same input [[2.0,1.0]] but expect [2.0,1.0] and [1.0,2.0]
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn where_filters_and_cli_oracles_through_the_suite() {
+    let spec = format!(
+        "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\nsort([]) -> []\n```\n\n```property filtered\nforall (xs : List F64) where len xs > 1. sort xs == xs\n```\n\n```reference\ncli: echo '[1.0, 2.0]'\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        filtered property sandboxed error
+          the property cannot run: unsupported-where-filter: `where` filters need constrained generation, which v1 does not have
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed pass
+        derived:differential:1 differential sandboxed fail
+          Soil and the oracle disagree on basics#2
+        oracle cli cli: echo '[1.0, 2.0]'
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn cram_blocks_run_real_with_the_tool_dir_on_path() {
+    let spec = format!(
+        "{SORT_HEAD}```test basics\nsort([]) -> []\n```\n\n```cram calls\n$ trellis call csvstats::sort '[[]]'\ncalled: call csvstats::sort [[]]\n$ trellis call again\nnot what it prints\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        basics#1 expect sandboxed pass
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed pass
+        calls#1 cram real pass
+        calls#2 cram real fail
+          output differs:
+        --- expected
+        +++ actual
+        -not what it prints
+        +called: call again
+
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), false));
+}
+
+/// The examples' `read_file` transcript against the real `trellis call`; runs
+/// only when `TRELLIS_BIN` names a built binary.
+#[test]
+fn read_file_cram_is_green_with_the_real_binary() {
+    let Some(dir) = std::env::var("TRELLIS_BIN").ok().and_then(|_| trellis_bin_dir()) else {
+        return;
+    };
+    let module = load_module(&examples().join("csvstats"), &[]);
+    let outcome = module.run("read_file", &dir);
+    let cram: Vec<_> = outcome.rows.iter().filter(|r| r.tier == Tier::Cram).collect();
+    assert_eq!(cram.len(), 2, "{}", render(&outcome, false));
+    assert!(outcome.is_green(), "{}", render(&outcome, false));
 }

@@ -13,6 +13,11 @@ Commands:
   check [DEF]                     check specs and Soil (all definitions, or one)
   status [--json]                 what is green, what is stale, and why
   refresh                         reload the root's files into the daemon
+  adopt [DEF] [--cite SCOPE:LABEL]...
+                                  record hand-written Soil as a human-verified
+                                  lowering (all definitions, or one, citing the
+                                  decisions it applies: project:LABEL, module:LABEL)
+  review DEF                      accept a prose-only edit after reading it
   test [DEF]                      run the test tiers and record results in the locks
   call DEF JSON-ARGS              run a definition with real capabilities
   decisions editorial LABEL [--module M]
@@ -36,6 +41,8 @@ pub enum Command {
     Check { def: Option<String> },
     Status { json: bool },
     Refresh,
+    Adopt { def: Option<String>, cite: Vec<String> },
+    Review { def: String },
     Test { def: Option<String> },
     Call { def: String, args: String },
     DecisionsEditorial { label: String, module: Option<String> },
@@ -70,6 +77,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
     let mut module = None;
+    let mut cite = Vec::new();
     let mut words = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -78,6 +86,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "-V" | "--version" => return Ok(Invocation { command: Command::Version, no_daemon }),
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
+            "--cite" => match iter.next() {
+                Some(value) => cite.push(value.clone()),
+                None => return Err(UsageError("--cite needs SCOPE:LABEL".into())),
+            },
             "--module" => match iter.next() {
                 Some(name) => module = Some(name.clone()),
                 None => return Err(UsageError("--module needs a module name".into())),
@@ -102,6 +114,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["check", def] => Command::Check { def: Some((*def).to_owned()) },
         ["status"] => Command::Status { json },
         ["refresh"] => Command::Refresh,
+        ["adopt"] => Command::Adopt { def: None, cite: std::mem::take(&mut cite) },
+        ["adopt", def] => Command::Adopt { def: Some((*def).to_owned()), cite: std::mem::take(&mut cite) },
+        ["review", def] => Command::Review { def: (*def).to_owned() },
         ["test"] => Command::Test { def: None },
         ["test", def] => Command::Test { def: Some((*def).to_owned()) },
         ["call", def, args] => Command::Call { def: (*def).to_owned(), args: (*args).to_owned() },
@@ -125,6 +140,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if module.is_some() {
         return Err(UsageError("--module only applies to `decisions editorial`".into()));
+    }
+    if !cite.is_empty() {
+        return Err(UsageError("--cite only applies to `adopt`".into()));
     }
     Ok(Invocation { command, no_daemon })
 }

@@ -66,6 +66,8 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         Command::Check { def } => ("check", json!({ "def": def })),
         Command::Status { .. } => ("status", json!({})),
         Command::Refresh => ("refresh", json!({})),
+        Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),
+        Command::Review { def } => ("review", json!({ "def": def })),
         Command::Test { def } => ("test", json!({ "def": def })),
         Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
         Command::DecisionsEditorial { label, module } => {

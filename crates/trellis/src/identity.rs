@@ -7,6 +7,10 @@ use std::time::UNIX_EPOCH;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The soil0 contract version this binary checks and runs with (the workspace
+/// ships soil0 and trellis together).
+pub const SOIL0_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub fn binary_identity() -> String {
     let stamp = std::env::current_exe()
         .and_then(std::fs::metadata)

@@ -54,11 +54,25 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         }
         Command::Status { json: false } => status_table(out, result),
         Command::Check { .. } => check_report(out, result),
+        Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
         _ => {
             let _ = writeln!(out, "{result}");
             0
         }
     }
+}
+
+fn written_report(out: &mut impl Write, result: &Value) -> u8 {
+    let errors = result["errors"].as_array().cloned().unwrap_or_default();
+    diagnostics(out, &errors);
+    let written = result["written"].as_array().cloned().unwrap_or_default();
+    for path in &written {
+        let _ = writeln!(out, "wrote {}", path.as_str().unwrap_or("?"));
+    }
+    if written.is_empty() && errors.is_empty() {
+        let _ = writeln!(out, "every lock was already up to date");
+    }
+    u8::from(!errors.is_empty())
 }
 
 fn check_report(out: &mut impl Write, result: &Value) -> u8 {

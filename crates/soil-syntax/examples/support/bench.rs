@@ -187,7 +187,7 @@ fn compare(args: &[String]) {
                 String::from_utf8_lossy(&output.stderr)
             );
             for line in String::from_utf8_lossy(&output.stdout).lines() {
-                let fields: Vec<&str> = line.split(' ').collect();
+                let fields: Vec<&str> = line.splitn(3, ' ').collect();
                 match fields.as_slice() {
                     ["allocator", name] => {
                         labels[index] = format!(
@@ -208,7 +208,7 @@ fn compare(args: &[String]) {
     }
 
     println!(
-        "MB/s of source on one core (thread CPU time via {}), median of {} samples per cell;\n\
+        "MB/s of source on one core ({}), median of {} samples per cell;\n\
          binaries run in alternation on an {:.2} MB generated file",
         clock_name(),
         rounds * 3,

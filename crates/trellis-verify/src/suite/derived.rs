@@ -118,6 +118,11 @@ pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, 
     let mut definitions = input.program.definitions.clone();
     definitions.extend(checked);
     let guarded = compile(input.env, &definitions, None)?;
+    // Holes are never tested (lock-schema §8): a partial lowering has no suite.
+    let holes = guarded.holes_reached_by(input.definition);
+    if !holes.is_empty() {
+        return Err(holes);
+    }
     let bare = compile(input.env, &definitions, Some(input.definition))?;
     let [properties, requires, ensures] = slots;
     Ok(Prepared {

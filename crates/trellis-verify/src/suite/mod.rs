@@ -9,7 +9,8 @@
 //!    definition's parameters, plus `result` for an ensures — and the body is
 //!    the predicate lowered to Soil). A definition that does not check stops
 //!    the suite: its diagnostics are returned as pre-flight errors and no row
-//!    runs. A wrapper that does not check makes only its own row `error`.
+//!    runs. So does a definition that reaches an unfilled hole (holes are never
+//!    tested; the `unfilled-hole` diagnostics are returned). A wrapper that does not check makes only its own row `error`.
 //! 2. **Pre-flight.** Every expect case is decoded against the signature; then
 //!    the contradiction check and the vacuity probes run (requires clauses
 //!    evaluated through their wrappers). Any pre-flight diagnostic stops the

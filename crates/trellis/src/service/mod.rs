@@ -14,6 +14,8 @@ use trellis_rpc::{ErrorCode, RpcError};
 use crate::loader::RootLoader;
 
 mod check;
+mod locks;
+mod toolchain;
 
 pub struct Service {
     db: RootDatabase,
@@ -81,10 +83,18 @@ pub fn invalid_params(message: impl Into<String>) -> RpcError {
 }
 
 fn dispatch(service: &mut Service, method: &str, params: &Value) -> Result<Value, RpcError> {
+    // Everything that verifies or records refuses under another toolchain's pin.
+    if matches!(method, "check" | "adopt" | "test" | "review" | "decisions.editorial") {
+        toolchain::check_pin(service)?;
+    }
     match method {
         "refresh" => Ok(json!({ "problems": service.load_problems() })),
         "check" => check::check(service, params),
         "status" => check::status(service, params),
+        "adopt" => locks::adopt(service, params),
+        "review" => locks::review(service, params),
+        "decisions.editorial" => locks::decisions_editorial(service, params),
+        "toolchain.update" => toolchain::update(service),
         _ => Err(RpcError::method_not_found(method)),
     }
 }

@@ -1,0 +1,186 @@
+//! Locks and statuses as queries: each lock file parsed once per edit, the current
+//! hashes of a definition gathered from the other queries, and the status ladder
+//! (lock-schema §8.6) decided by `trellis-lock` from the two. Statuses are derived,
+//! never stored.
+
+use std::collections::BTreeMap;
+
+use trellis_diag::Diagnostic;
+use trellis_hash::Digest;
+use trellis_lock::{CurrentHashes, DecisionsRecord, Edge, Lock, Scope, Status};
+use trellis_spec::{BlockSyntax, Reference};
+
+use crate::db::Db;
+use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::files::{SourceFile, Workspace};
+use crate::hashing::{resolved_refs, soil_hash};
+use crate::index::root_index;
+use crate::resolve::Target;
+use crate::soil::{Item, ItemKind};
+use crate::spec::{SpecHashes, spec_hashes, test_blocks};
+
+/// A lock file, read and validated.
+#[salsa::tracked(returns(ref))]
+pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnostic>> {
+    let path = file.path(db).as_str();
+    trellis_lock::read_lock(file.text(db))
+        .map_err(|errors| errors.into_iter().map(|d| d.in_file(path)).collect())
+}
+
+/// The lock beside a spec: `<module>/<stem>.lock`.
+pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
+    root_index(db, Workspace::get(db)).module(module)?.locks.get(stem).copied()
+}
+
+/// The spec file of a function or type item.
+pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
+    root_index(db, Workspace::get(db)).module(item.module(db))?.specs.get(item.name(db)).copied()
+}
+
+/// The edges a lowering of `item` records now: its direct callees among the root's
+/// functions, and every private helper it reaches (through helpers, recursively).
+#[salsa::tracked(returns(ref))]
+pub fn lowering_edges<'db>(db: &'db dyn Db, item: Item<'db>) -> (Vec<Edge>, Vec<Edge>) {
+    let mut calls = Vec::new();
+    let mut helpers: BTreeMap<String, Digest> = BTreeMap::new();
+    let mut pending = vec![item];
+    let mut first = true;
+    while let Some(current) = pending.pop() {
+        for (written, target) in resolved_refs(db, current) {
+            let Target::Definition(module, name) = target else { continue };
+            let callee = Item::new(db, module.clone(), name.clone());
+            if callee == item {
+                continue;
+            }
+            let Some(hash) = soil_hash(db, callee) else { continue };
+            match ItemKind::of(name) {
+                ItemKind::Helper => {
+                    if helpers.insert(name.clone(), hash).is_none() {
+                        pending.push(callee);
+                    }
+                }
+                _ if first => calls.push(Edge { name: written.clone(), hash }),
+                _ => {}
+            }
+        }
+        first = false;
+    }
+    calls.sort();
+    let helpers = helpers.into_iter().map(|(name, hash)| Edge { name, hash }).collect();
+    (calls, helpers)
+}
+
+/// Every decision entry a module's definitions see, by (scope, label), and the
+/// two scope hashes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecisionsInScope {
+    pub entries: BTreeMap<(Scope, String), Digest>,
+    pub project_scope_hash: Option<Digest>,
+    pub module_scope_hash: Option<Digest>,
+}
+
+/// The decisions a module's definitions see: the project's and the module's.
+pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
+    let index = root_index(db, Workspace::get(db));
+    let mut scope = DecisionsInScope::default();
+    let mut add = |file: SourceFile, which: Scope| {
+        for entry in decision_entries(db, file) {
+            let key = DecisionKey::new(db, file, entry.label.clone());
+            if let Some(hash) = decision_entry_hash(db, key) {
+                scope.entries.insert((which, entry.label.clone()), hash);
+            }
+        }
+        scope_hash(db, file)
+    };
+    scope.project_scope_hash = index.project.map(|file| add(file, Scope::Project));
+    scope.module_scope_hash = index.module(module).and_then(|m| m.spec).map(|file| add(file, Scope::Module));
+    scope
+}
+
+/// The scope hash of no labels at all, for a scope without a decisions file.
+pub fn empty_scope_hash() -> Digest {
+    trellis_spec::scope_hash(std::iter::empty())
+}
+
+/// The current oracle hashes of a spec's `reference` blocks, by source text.
+#[salsa::tracked(returns(ref))]
+pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> {
+    let index = root_index(db, Workspace::get(db));
+    let mut out = BTreeMap::new();
+    for block in test_blocks(db, spec) {
+        let BlockSyntax::Reference(Some(reference)) = &block.syntax else { continue };
+        let hash = match &reference.reference {
+            // A missing reference file hashes as empty; the test tier reports it.
+            Reference::Python { path, .. } => index
+                .by_path
+                .get(path.as_str())
+                .map_or_else(|| Digest::of(b""), |file| Digest::of(file.text(db).as_bytes())),
+            Reference::Cli { command } => Digest::of(command.as_bytes()),
+        };
+        out.insert(reference.line.clone(), hash);
+    }
+    out
+}
+
+/// The hashes a function definition has now, for comparison with its lock.
+#[salsa::tracked(returns(ref))]
+pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
+    let spec = spec_file(db, item)?;
+    let SpecHashes { formal, test, prose } = spec_hashes(db, spec);
+    let (calls, helpers) = lowering_edges(db, item);
+    let edges = calls.iter().chain(helpers).map(|edge| (edge.name.clone(), edge.hash)).collect();
+    let scope = scope_decisions(db, item.module(db));
+    Some(CurrentHashes {
+        spec: trellis_lock::SpecHashes { formal, test, prose },
+        soil_hash: soil_hash(db, item),
+        edges,
+        decisions: scope.entries,
+        project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
+        module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
+        oracles: oracle_hashes(db, spec).clone(),
+    })
+}
+
+/// What a definition's lock says, or why it cannot be read.
+pub enum LockState<'a> {
+    Absent,
+    Unreadable(&'a [Diagnostic]),
+    Present(&'a Lock),
+}
+
+pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'db> {
+    match lock_file(db, module, stem) {
+        None => LockState::Absent,
+        Some(file) => match read_lock_file(db, file) {
+            Ok(lock) => LockState::Present(lock),
+            Err(errors) => LockState::Unreadable(errors),
+        },
+    }
+}
+
+/// The status of a function definition (lock-schema §8.6).
+#[salsa::tracked(returns(ref))]
+pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {
+    let Some(current) = current_hashes(db, item) else {
+        return Ok(Status::NotLowered { soil_present: false });
+    };
+    match lock_state(db, item.module(db), item.name(db)) {
+        LockState::Absent => Ok(trellis_lock::status(current, None)),
+        LockState::Unreadable(errors) => Err(errors.to_vec()),
+        LockState::Present(Lock::Function(lock)) => Ok(trellis_lock::status(current, Some(lock))),
+        LockState::Present(_) => Err(vec![Diagnostic::new(
+            "lock-bad-value",
+            format!("the lock of {} is not a function lock", item.qualified(db)),
+        )]),
+    }
+}
+
+/// The status of a decision scope (`_module.tr` or `_project.tr`) against its lock.
+pub fn scope_row_status(db: &dyn Db, spec: SourceFile, which: Scope, lock: Option<&Lock>) -> Status {
+    let record: Option<&DecisionsRecord> = match lock {
+        Some(Lock::Module(lock)) => Some(&lock.decisions),
+        Some(Lock::Project(lock)) => Some(&lock.decisions),
+        _ => None,
+    };
+    trellis_lock::scope_status(which, scope_hash(db, spec), record)
+}

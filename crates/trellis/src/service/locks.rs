@@ -1,0 +1,227 @@
+//! The commands that write locks: `adopt` (record a hand-written lowering and stamp
+//! scope and type locks), `review` (re-stamp a prose-only edit), `decisions
+//! editorial` (re-stamp decision edges the human declares meaning-preserving).
+//! Values come from the database; writing is atomic (`trellis-lock`).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use trellis_db::{
+    Citation, Item, ItemKind, LockState, Workspace, adopted_lock, editorial_lock, lock_state,
+    reviewed_lock, root_index, spec_lock, split_definition_name,
+};
+use trellis_diag::Diagnostic;
+use trellis_lock::{Lock, SaveError, Scope, StdFs, Toolchain};
+use trellis_rpc::RpcError;
+
+use super::{Service, failed, invalid_params};
+
+pub fn toolchain() -> Toolchain {
+    Toolchain { trellis: crate::identity::VERSION.to_owned(), soil0_cli: crate::identity::SOIL0_VERSION.to_owned() }
+}
+
+/// Writes a lock unless the file already holds exactly its canonical text; says
+/// whether it wrote.
+fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Diagnostic> {
+    let target = root.join(relative);
+    let current = std::fs::read_to_string(&target).ok();
+    if current.as_deref() == Some(trellis_lock::write_lock(lock).as_str()) {
+        return Ok(false);
+    }
+    trellis_lock::save_lock(&StdFs, &target, lock).map(|()| true).map_err(|error| match error {
+        SaveError::Invariants(mut problems) if !problems.is_empty() => problems.remove(0).in_file(relative),
+        SaveError::Invariants(_) => Diagnostic::new("lock-bad-value", format!("{relative} breaks a lock invariant")),
+        SaveError::Io(error) => Diagnostic::new("root-unreadable", format!("cannot write {relative}: {error}"))
+            .with_file(relative),
+    })
+}
+
+fn citations(params: &Value) -> Result<Vec<Citation>, RpcError> {
+    let mut out = Vec::new();
+    for cite in params.get("cite").and_then(Value::as_array).into_iter().flatten() {
+        let text = cite.as_str().unwrap_or_default();
+        let (scope, label) = match text.split_once(':') {
+            Some(("project", label)) => (Scope::Project, label),
+            Some(("module", label)) => (Scope::Module, label),
+            _ => return Err(invalid_params(format!("--cite takes project:LABEL or module:LABEL, not `{text}`"))),
+        };
+        out.push(Citation { scope, label: label.to_owned() });
+    }
+    Ok(out)
+}
+
+/// The function definitions a command applies to: one, or all.
+fn targets(service: &Service, def: Option<&str>) -> Result<Vec<(String, String)>, RpcError> {
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    let mut out = Vec::new();
+    for (module, files) in &index.modules {
+        for name in files.specs.keys() {
+            if ItemKind::of(name) == ItemKind::Function {
+                out.push((module.clone(), name.clone()));
+            }
+        }
+    }
+    match def {
+        None => Ok(out),
+        Some(def) => {
+            let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
+            match wanted.filter(|w| out.contains(w)) {
+                Some(wanted) => Ok(vec![wanted]),
+                None => Err(failed(&[Diagnostic::new("unknown-definition", format!("no definition `{def}` in this root"))])),
+            }
+        }
+    }
+}
+
+pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
+    let def = params.get("def").and_then(Value::as_str);
+    let cite = citations(params)?;
+    let toolchain = toolchain();
+    let root = service.root().to_owned();
+    let db = service.database();
+    let mut written = Vec::new();
+    let mut errors = Vec::new();
+    for (module, name) in targets(service, def)? {
+        let item = Item::new(db, module.clone(), name.clone());
+        let previous = match lock_state(db, &module, &name) {
+            LockState::Present(Lock::Function(lock)) => Some(lock.clone()),
+            _ => None,
+        };
+        if def.is_none() && !root_index(db, Workspace::get(db)).module(&module).is_some_and(|m| m.soils.contains_key(&name)) {
+            continue;
+        }
+        // Citations given for one definition apply to it; for all, the previous ones stay.
+        let cite_here: Vec<Citation> = if def.is_some() {
+            cite.clone()
+        } else {
+            previous
+                .as_ref()
+                .and_then(|lock| lock.lowering.as_ref())
+                .map(|lowering| {
+                    lowering.decisions.applied.iter().map(|e| Citation { scope: e.scope, label: e.label.clone() }).collect()
+                })
+                .unwrap_or_default()
+        };
+        match adopted_lock(db, item, &toolchain, &cite_here, previous.as_ref()) {
+            Ok(lock) => {
+                let relative = format!("{module}/{name}.lock");
+                match save(&root, &relative, &Lock::Function(lock)) {
+                    Ok(true) => written.push(relative),
+                    Ok(false) => {}
+                    Err(error) => errors.push(error),
+                }
+            }
+            Err(problems) => errors.extend(problems),
+        }
+    }
+    if def.is_none() {
+        let index = root_index(db, Workspace::get(db));
+        let mut specs: Vec<(String, trellis_db::SourceFile)> = Vec::new();
+        if let Some(project) = index.project {
+            specs.push(("_project.lock".to_owned(), project));
+        }
+        for (module, files) in &index.modules {
+            if let Some(spec) = files.spec {
+                specs.push((format!("{module}/_module.lock"), spec));
+            }
+            for (name, &spec) in &files.specs {
+                if ItemKind::of(name) == ItemKind::Type {
+                    specs.push((format!("{module}/{name}.lock"), spec));
+                }
+            }
+        }
+        for (relative, spec) in specs {
+            if let Some(lock) = spec_lock(db, spec, &toolchain) {
+                match save(&root, &relative, &lock) {
+                    Ok(true) => written.push(relative),
+                    Ok(false) => {}
+                    Err(error) => errors.push(error),
+                }
+            }
+        }
+    }
+    let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
+    Ok(json!({ "written": written, "errors": errors }))
+}
+
+pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
+    let def = params.get("def").and_then(Value::as_str).ok_or_else(|| invalid_params("review needs a definition"))?;
+    let root = service.root().to_owned();
+    let (module, name) = targets(service, Some(def))?.remove(0);
+    let db = service.database();
+    let item = Item::new(db, module.clone(), name.clone());
+    let LockState::Present(Lock::Function(lock)) = lock_state(db, &module, &name) else {
+        return Err(failed(&[Diagnostic::new("unknown-definition", format!("{def} has no lock to review"))]));
+    };
+    let lock = reviewed_lock(db, item, lock).ok_or_else(|| invalid_params("nothing to review"))?;
+    save(&root, &format!("{module}/{name}.lock"), &Lock::Function(lock)).map_err(|e| failed(&[e]))?;
+    Ok(json!({ "reviewed": def }))
+}
+
+pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
+    let label = params.get("label").and_then(Value::as_str).ok_or_else(|| invalid_params("a LABEL is required"))?;
+    let module_filter = params.get("module").and_then(Value::as_str);
+    let root = service.root().to_owned();
+    let toolchain = toolchain();
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    // Which scopes hold the label.
+    let mut scopes: Vec<(Scope, Option<String>)> = Vec::new();
+    if let Some(project) = index.project {
+        if trellis_db::decision_entries(db, project).iter().any(|e| e.label == label) && module_filter.is_none() {
+            scopes.push((Scope::Project, None));
+        }
+    }
+    for (module, files) in &index.modules {
+        if module_filter.is_some_and(|m| m != module) {
+            continue;
+        }
+        if let Some(spec) = files.spec {
+            if trellis_db::decision_entries(db, spec).iter().any(|e| e.label == label) {
+                scopes.push((Scope::Module, Some(module.clone())));
+            }
+        }
+    }
+    if scopes.is_empty() {
+        return Err(failed(&[Diagnostic::new("unknown-decision", format!("no decision `{label}` in this root"))]));
+    }
+    if scopes.len() > 1 && module_filter.is_none() {
+        let names: Vec<String> = scopes.iter().map(|(s, m)| m.clone().unwrap_or_else(|| format!("{s:?}").to_lowercase())).collect();
+        return Err(failed(&[Diagnostic::new(
+            "unknown-decision",
+            format!("`{label}` is a decision in several scopes ({}); choose one with --module", names.join(", ")),
+        )]));
+    }
+    let (scope, module) = scopes.remove(0);
+    let mut written = Vec::new();
+    let mut errors = Vec::new();
+    for (def_module, name) in targets(service, None)? {
+        if scope == Scope::Module && module.as_deref() != Some(def_module.as_str()) {
+            continue;
+        }
+        let item = Item::new(db, def_module.clone(), name.clone());
+        let LockState::Present(Lock::Function(lock)) = lock_state(db, &def_module, &name) else { continue };
+        if let Some(lock) = editorial_lock(db, item, lock, scope, label) {
+            let relative = format!("{def_module}/{name}.lock");
+            match save(&root, &relative, &Lock::Function(lock)) {
+                Ok(true) => written.push(relative),
+            Ok(false) => {}
+                Err(error) => errors.push(error.to_json()),
+            }
+        }
+    }
+    // Re-stamp the scope itself: an added entry was declared harmless.
+    let (relative, spec) = match &module {
+        None => ("_project.lock".to_owned(), index.project),
+        Some(module) => (format!("{module}/_module.lock"), index.module(module).and_then(|m| m.spec)),
+    };
+    if let Some(lock) = spec.and_then(|spec| spec_lock(db, spec, &toolchain)) {
+        match save(&root, &relative, &lock) {
+            Ok(true) => written.push(relative),
+            Ok(false) => {}
+            Err(error) => errors.push(error.to_json()),
+        }
+    }
+    Ok(json!({ "label": label, "written": written, "errors": errors }))
+}
