@@ -161,8 +161,21 @@ fn keyword(word: &[u8]) -> Option<TokenKind> {
     })
 }
 
+/// `IDENT_CONTINUE[b]`: byte `b` may continue a name (`[A-Za-z0-9_]`). A table
+/// keeps the scanning loop, the lexer's hottest, to one load per byte.
+const IDENT_CONTINUE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_';
+        byte += 1;
+    }
+    table
+};
+
 fn is_ident_continue(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_'
+    IDENT_CONTINUE[byte as usize]
 }
 
 /// Lexes `text` into tokens ending with one `Eof`, reporting lexical errors into
@@ -194,6 +207,15 @@ impl Lexer<'_, '_> {
         self.bytes.get(self.pos + offset).copied().unwrap_or(0)
     }
 
+    /// Advances past the name characters at the cursor.
+    fn skip_name(&mut self) {
+        let rest = &self.bytes[self.pos..];
+        self.pos += rest
+            .iter()
+            .position(|&b| !is_ident_continue(b))
+            .unwrap_or(rest.len());
+    }
+
     fn push(&mut self, kind: TokenKind, start: usize) {
         self.tokens.push(Token {
             kind,
@@ -217,14 +239,17 @@ impl Lexer<'_, '_> {
             let byte = self.bytes[self.pos];
             let kind = match byte {
                 b' ' | b'\t' | b'\n' | b'\r' => {
-                    self.pos += 1;
+                    // Indentation comes in runs: skip the whole run at once.
+                    let rest = &self.bytes[self.pos + 1..];
+                    self.pos += 1 + rest
+                        .iter()
+                        .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                        .unwrap_or(rest.len());
                     continue;
                 }
                 b'a'..=b'z' | b'_' => {
                     self.pos += 1;
-                    while self.pos < self.bytes.len() && is_ident_continue(self.bytes[self.pos]) {
-                        self.pos += 1;
-                    }
+                    self.skip_name();
                     let word = &self.bytes[start..self.pos];
                     if word == b"_" {
                         Underscore
@@ -234,9 +259,7 @@ impl Lexer<'_, '_> {
                 }
                 b'A'..=b'Z' => {
                     self.pos += 1;
-                    while self.pos < self.bytes.len() && is_ident_continue(self.bytes[self.pos]) {
-                        self.pos += 1;
-                    }
+                    self.skip_name();
                     Upper
                 }
                 b'0'..=b'9' => self.number(start),
@@ -273,9 +296,8 @@ impl Lexer<'_, '_> {
                     }
                 }
                 b'-' if self.peek_at(1) == b'-' => {
-                    while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
-                        self.pos += 1;
-                    }
+                    let rest = &self.bytes[self.pos..];
+                    self.pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
                     continue;
                 }
                 _ => match self.punctuation(byte) {

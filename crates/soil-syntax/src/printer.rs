@@ -61,9 +61,13 @@ impl Printer {
     }
 
     fn newline(&mut self) {
+        const SPACES: &str = "                                                                ";
         self.out.push('\n');
-        for _ in 0..self.indent {
-            self.out.push(' ');
+        let mut remaining = self.indent;
+        while remaining > 0 {
+            let run = remaining.min(SPACES.len());
+            self.out.push_str(&SPACES[..run]);
+            remaining -= run;
         }
     }
 

@@ -193,9 +193,9 @@ fn every_example_definition_checks() {
     expect![[r#"
         {"definition":"csvstats::_parse_cell","signature":"(index : I64) -> (raw : Utf8) -> Result F64 ParseError","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         {"definition":"csvstats::_halfway","signature":"(a : F64) -> (b : F64) -> F64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
-        {"definition":"csvstats::_merge_sort","signature":"(goes_first : a -> a -> Bool) -> (xs : List a) -> List a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
-        {"definition":"csvstats::_merge_pairs","signature":"(goes_first : a -> a -> Bool) -> (runs : List (List a)) -> List (List a)","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
-        {"definition":"csvstats::_merge","signature":"(goes_first : a -> a -> Bool) -> (xs : List a) -> (ys : List a) -> List a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"csvstats::_merge_sort","signature":"(xs : List a) -> List a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"csvstats::_merge_pairs","signature":"(runs : List (List a)) -> List (List a)","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"csvstats::_merge","signature":"(xs : List a) -> (ys : List a) -> List a","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
         {"definition":"csvstats::_collect_row","signature":"(acc : Result (List Row) ReadError) -> (entry : (I64, Utf8)) -> Result (List Row) ReadError","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         {"definition":"csvstats::all_finite","signature":"(xs : List F64) -> Bool","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         {"definition":"csvstats::contains","signature":"(xs : List a) -> (x : a) -> Bool","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}

@@ -1,6 +1,8 @@
 //! `soil0 test` (soil0-cli §10): a test bundle decoded strictly, each case run
 //! through the §8.6 injection ([`crate::run::run_loaded`]) in a World of fakes
 //! built from the case, and the `{"cases":[CaseResult]}` document.
+// Errors are the cold path and the workspace shares one `Diagnostic` type.
+#![allow(clippy::result_large_err)]
 
 use std::path::Path;
 
@@ -56,16 +58,14 @@ pub fn test(
         Err(diagnostics) => return Output::problems(&diagnostics),
     };
     let base = Path::new(bundle.name).parent().unwrap_or(Path::new(""));
-    let locate = |given: Option<&str>, key: &Option<String>, what: &str| {
-        match (given, key) {
-            (Some(path), _) => Ok(path.to_owned()),
-            (None, Some(relative)) => Ok(normalize(&base.join(relative))),
-            (None, None) => Err(Diagnostic::new(
-                CliCode::BadBundle.as_str(),
-                format!("$.{what}: the bundle names no {what}.json and no --{what} was given"),
-            )
-            .with_file(bundle.name)),
-        }
+    let locate = |given: Option<&str>, key: &Option<String>, what: &str| match (given, key) {
+        (Some(path), _) => Ok(path.to_owned()),
+        (None, Some(relative)) => Ok(normalize(&base.join(relative))),
+        (None, None) => Err(Diagnostic::new(
+            CliCode::BadBundle.as_str(),
+            format!("$.{what}: the bundle names no {what}.json and no --{what} was given"),
+        )
+        .with_file(bundle.name)),
     };
     let mut errors = Vec::new();
     let mut read = |path: Result<String, Diagnostic>| match path {
@@ -109,7 +109,11 @@ fn normalize(path: &Path) -> String {
             other => parts.push(other),
         }
     }
-    parts.iter().collect::<std::path::PathBuf>().display().to_string()
+    parts
+        .iter()
+        .collect::<std::path::PathBuf>()
+        .display()
+        .to_string()
 }
 
 /// Runs `cases` against a loaded program: the `{"cases":[CaseResult]}` document.
@@ -145,7 +149,11 @@ fn run_case(loaded: &Loaded, bundle_file: &str, index: usize, case: &Case) -> Va
                 Ok(expected) => expected,
                 Err(diagnostic) => {
                     let at = format!("{at}.expect.value");
-                    return error_outcome(vec![relocate_argument_error(diagnostic, &at, bundle_file)]);
+                    return error_outcome(vec![relocate_argument_error(
+                        diagnostic,
+                        &at,
+                        bundle_file,
+                    )]);
                 }
             };
             if expected == actual {
@@ -157,11 +165,10 @@ fn run_case(loaded: &Loaded, bundle_file: &str, index: usize, case: &Case) -> Va
         (RunOutcome::Value(actual), Expect::Panic(code)) => {
             fail(expect_panic_json(code), parse_canonical(&actual))
         }
-        (RunOutcome::Panicked(diagnostic), Expect::Panic(None)) => {
-            let _ = diagnostic;
-            json!({ "tag": "Pass" })
-        }
-        (RunOutcome::Panicked(diagnostic), Expect::Panic(Some(code))) if diagnostic.code == *code => {
+        (RunOutcome::Panicked(_), Expect::Panic(None)) => json!({ "tag": "Pass" }),
+        (RunOutcome::Panicked(diagnostic), Expect::Panic(Some(code)))
+            if diagnostic.code == *code =>
+        {
             json!({ "tag": "Pass" })
         }
         (RunOutcome::Panicked(diagnostic), _) => {
@@ -196,7 +203,11 @@ fn parse_canonical(text: &str) -> Value {
 /// The expected value decoded against the result type and re-encoded
 /// canonically. A result type with type variables cannot direct a decoder: the
 /// expectation is then compared as written, re-serialized compactly.
-fn canonical_expectation(loaded: &Loaded, def: &str, expected: &Value) -> Result<String, Diagnostic> {
+fn canonical_expectation(
+    loaded: &Loaded,
+    def: &str,
+    expected: &Value,
+) -> Result<String, Diagnostic> {
     let Ok(ty) = loaded.result_type(def) else {
         return Ok(expected.to_string());
     };
@@ -239,7 +250,10 @@ fn fake_world(loaded: &Loaded, case: &Case, at: &str) -> Result<World, Diagnosti
     for (name, fake) in &case.fakes {
         let path = format!("{at}.fakes.{name}");
         let Some(param) = params.iter().find(|p| p.name == *name) else {
-            return Err(bad_fake(&path, &format!("`{}` has no parameter named `{name}`", case.def)));
+            return Err(bad_fake(
+                &path,
+                &format!("`{}` has no parameter named `{name}`", case.def),
+            ));
         };
         let text = fake.to_string();
         let relocate = |d: Diagnostic| bad_fake(&path, &d.message);
@@ -279,7 +293,14 @@ pub fn decode_bundle(bundle: Source<'_>) -> Result<Bundle, Vec<Diagnostic>> {
     let root: Value = serde_json::from_str(bundle.text)
         .map_err(|e| vec![error("$", format!("not JSON: {e}"))])?;
     let mut errors = Vec::new();
-    let Some(object) = object(&root, "$", &["env", "program", "cases"], &["cases"], &error, &mut errors) else {
+    let Some(object) = object(
+        &root,
+        "$",
+        &["env", "program", "cases"],
+        &["cases"],
+        &error,
+        &mut errors,
+    ) else {
         return Err(errors);
     };
     let env = optional_text(object.get("env"), "$.env", &error, &mut errors);
@@ -288,16 +309,25 @@ pub fn decode_bundle(bundle: Source<'_>) -> Result<Bundle, Vec<Diagnostic>> {
     match object.get("cases") {
         Some(Value::Array(items)) => {
             for (index, item) in items.iter().enumerate() {
-                if let Some(case) = decode_case(item, &format!("$.cases[{index}]"), &error, &mut errors) {
+                if let Some(case) =
+                    decode_case(item, &format!("$.cases[{index}]"), &error, &mut errors)
+                {
                     cases.push(case);
                 }
             }
         }
-        Some(other) => errors.push(error("$.cases", format!("expected an array, found {}", kind(other)))),
+        Some(other) => errors.push(error(
+            "$.cases",
+            format!("expected an array, found {}", kind(other)),
+        )),
         None => {}
     }
     if errors.is_empty() {
-        Ok(Bundle { env, program, cases })
+        Ok(Bundle {
+            env,
+            program,
+            cases,
+        })
     } else {
         Err(errors)
     }
@@ -305,7 +335,12 @@ pub fn decode_bundle(bundle: Source<'_>) -> Result<Bundle, Vec<Diagnostic>> {
 
 type ErrorAt<'a> = dyn Fn(&str, String) -> Diagnostic + 'a;
 
-fn decode_case(value: &Value, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Diagnostic>) -> Option<Case> {
+fn decode_case(
+    value: &Value,
+    at: &str,
+    error: &ErrorAt<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Case> {
     const KEYS: &[&str] = &["name", "def", "args", "expect", "fakes"];
     let object = object(value, at, KEYS, KEYS, error, errors)?;
     let before = errors.len();
@@ -314,7 +349,10 @@ fn decode_case(value: &Value, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Di
     let args = match object.get("args") {
         Some(Value::Array(items)) => items.clone(),
         Some(other) => {
-            errors.push(error(&format!("{at}.args"), format!("expected an array, found {}", kind(other))));
+            errors.push(error(
+                &format!("{at}.args"),
+                format!("expected an array, found {}", kind(other)),
+            ));
             Vec::new()
         }
         None => Vec::new(),
@@ -323,7 +361,10 @@ fn decode_case(value: &Value, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Di
     let fakes = match object.get("fakes") {
         Some(Value::Object(map)) => map.clone(),
         Some(other) => {
-            errors.push(error(&format!("{at}.fakes"), format!("expected an object, found {}", kind(other))));
+            errors.push(error(
+                &format!("{at}.fakes"),
+                format!("expected an object, found {}", kind(other)),
+            ));
             Map::new()
         }
         None => Map::new(),
@@ -331,21 +372,42 @@ fn decode_case(value: &Value, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Di
     if errors.len() > before {
         return None;
     }
-    Some(Case { name: name?, def: def?, args, expect: expect?, fakes })
+    Some(Case {
+        name: name?,
+        def: def?,
+        args,
+        expect: expect?,
+        fakes,
+    })
 }
 
-fn decode_expect(value: Option<&Value>, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Diagnostic>) -> Option<Expect> {
+fn decode_expect(
+    value: Option<&Value>,
+    at: &str,
+    error: &ErrorAt<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Expect> {
     let value = value?;
     let tag = match value.get("tag") {
         Some(Value::String(tag)) => tag.as_str(),
         _ => {
-            errors.push(error(at, "expected {\"tag\":\"Value\",\"value\":…} or {\"tag\":\"Panic\",\"code\":…}".into()));
+            errors.push(error(
+                at,
+                "expected {\"tag\":\"Value\",\"value\":…} or {\"tag\":\"Panic\",\"code\":…}".into(),
+            ));
             return None;
         }
     };
     match tag {
         "Value" => {
-            let object = object(value, at, &["tag", "value"], &["tag", "value"], error, errors)?;
+            let object = object(
+                value,
+                at,
+                &["tag", "value"],
+                &["tag", "value"],
+                error,
+                errors,
+            )?;
             object.get("value").cloned().map(Expect::Value)
         }
         "Panic" => {
@@ -354,7 +416,10 @@ fn decode_expect(value: Option<&Value>, at: &str, error: &ErrorAt<'_>, errors: &
             Some(Expect::Panic(code))
         }
         other => {
-            errors.push(error(&format!("{at}.tag"), format!("unknown tag {other:?}; expected \"Value\" or \"Panic\"")));
+            errors.push(error(
+                &format!("{at}.tag"),
+                format!("unknown tag {other:?}; expected \"Value\" or \"Panic\""),
+            ));
             None
         }
     }
@@ -370,13 +435,19 @@ fn object<'v>(
     errors: &mut Vec<Diagnostic>,
 ) -> Option<&'v Map<String, Value>> {
     let Value::Object(map) = value else {
-        errors.push(error(at, format!("expected an object, found {}", kind(value))));
+        errors.push(error(
+            at,
+            format!("expected an object, found {}", kind(value)),
+        ));
         return None;
     };
     let before = errors.len();
     for key in map.keys() {
         if !allowed.contains(&key.as_str()) {
-            errors.push(error(&format!("{at}.{key}"), format!("unknown key; expected one of {}", allowed.join(", "))));
+            errors.push(error(
+                &format!("{at}.{key}"),
+                format!("unknown key; expected one of {}", allowed.join(", ")),
+            ));
         }
     }
     for key in required {
@@ -387,18 +458,31 @@ fn object<'v>(
     (errors.len() == before).then_some(map)
 }
 
-fn text(value: Option<&Value>, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Diagnostic>) -> Option<String> {
+fn text(
+    value: Option<&Value>,
+    at: &str,
+    error: &ErrorAt<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<String> {
     match value? {
         Value::String(s) => Some(s.clone()),
         other => {
-            errors.push(error(at, format!("expected a string, found {}", kind(other))));
+            errors.push(error(
+                at,
+                format!("expected a string, found {}", kind(other)),
+            ));
             None
         }
     }
 }
 
 /// An `Option Utf8` (`{"tag":"None"}` / `{"tag":"Some","value":"…"}`); an absent key is `None`.
-fn optional_text(value: Option<&Value>, at: &str, error: &ErrorAt<'_>, errors: &mut Vec<Diagnostic>) -> Option<String> {
+fn optional_text(
+    value: Option<&Value>,
+    at: &str,
+    error: &ErrorAt<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<String> {
     let value = value?;
     match value.get("tag").and_then(Value::as_str) {
         Some("None") => {
@@ -406,11 +490,21 @@ fn optional_text(value: Option<&Value>, at: &str, error: &ErrorAt<'_>, errors: &
             None
         }
         Some("Some") => {
-            let object = object(value, at, &["tag", "value"], &["tag", "value"], error, errors)?;
+            let object = object(
+                value,
+                at,
+                &["tag", "value"],
+                &["tag", "value"],
+                error,
+                errors,
+            )?;
             text(object.get("value"), &format!("{at}.value"), error, errors)
         }
         _ => {
-            errors.push(error(at, "expected {\"tag\":\"None\"} or {\"tag\":\"Some\",\"value\":\"…\"}".into()));
+            errors.push(error(
+                at,
+                "expected {\"tag\":\"None\"} or {\"tag\":\"Some\",\"value\":\"…\"}".into(),
+            ));
             None
         }
     }

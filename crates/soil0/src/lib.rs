@@ -1,5 +1,5 @@
 //! `soil0` is the Soil toolchain as a library with a thin binary over it
-//! (docs/contracts/soil0-cli.md): [`check`], [`run`] and [`test`] are the
+//! (docs/contracts/soil0-cli.md): [`check()`], [`run()`] and [`test()`] are the
 //! commands as functions returning the exact document the binary prints, and
 //! [`run::run_with_world`] is the one implementation of §8.6 injection that
 //! `soil0 run`, `soil0 test` and `trellis call` share. It sits above the Soil

@@ -68,7 +68,10 @@ fn eval_definition(
     let mut key = |file: &Option<String>, path: String| -> Option<String> {
         let key = format!("\u{0}{index}{}", path);
         let shown = file.clone().unwrap_or_else(|| program_file.to_owned());
-        texts.insert(key.clone(), (shown, format!("$.definitions[{index}]{path}")));
+        texts.insert(
+            key.clone(),
+            (shown, format!("$.definitions[{index}]{path}")),
+        );
         Some(key)
     };
     let (module, name) = match definition.name.rsplit_once("::") {
@@ -114,12 +117,15 @@ pub(crate) struct ParamInfo {
 
 impl Loaded {
     fn definition(&self, name: &str) -> Option<&soil_types::Definition> {
-        self.definitions.iter().find(|d| d.name == name).or_else(|| {
-            // Bare names resolve like the interpreter's: the first with that last segment.
-            self.definitions
-                .iter()
-                .find(|d| d.name.rsplit("::").next() == Some(name))
-        })
+        self.definitions
+            .iter()
+            .find(|d| d.name == name)
+            .or_else(|| {
+                // Bare names resolve like the interpreter's: the first with that last segment.
+                self.definitions
+                    .iter()
+                    .find(|d| d.name.rsplit("::").next() == Some(name))
+            })
     }
 
     /// The parameters of `name` (as many as its equation takes), when it has a signature.

@@ -89,7 +89,11 @@ pub fn run_loaded(
 
 /// `bad-arguments` when `json_args` is an array of the wrong length, listing
 /// the parameters it must hold (other malformed arguments are the decoder's).
-fn argument_count_refusal(loaded: &Loaded, definition: &str, json_args: &str) -> Option<Diagnostic> {
+fn argument_count_refusal(
+    loaded: &Loaded,
+    definition: &str,
+    json_args: &str,
+) -> Option<Diagnostic> {
     let Ok(serde_json::Value::Array(items)) = serde_json::from_str(json_args) else {
         return None;
     };
@@ -119,7 +123,14 @@ pub(crate) const CAPABILITIES: &[&str] = &["Fs", "Clock", "Stdout"];
 
 /// `soil0 run`: [`run_with_world`] in the [`command_line_world`].
 pub fn run(env: Source<'_>, program: Source<'_>, definition: &str, json_args: &str) -> Output {
-    run_with_world(env, program, definition, json_args, &mut command_line_world()).output()
+    run_with_world(
+        env,
+        program,
+        definition,
+        json_args,
+        &mut command_line_world(),
+    )
+    .output()
 }
 
 /// The real World as the command line provides it: files relative to the

@@ -18,7 +18,12 @@ const STOCK: &str = r#"[["A1",{"sku":"A1","name":"Apples","unit_price":50,"on_ha
 /// and the binary's stderr.
 fn run_both(env: &str, program: &str, def: &str, args: &str) -> (String, String) {
     let (env_text, program_text) = (read(env), read(program));
-    let library = soil0::run(Source::new(env, &env_text), Source::new(program, &program_text), def, args);
+    let library = soil0::run(
+        Source::new(env, &env_text),
+        Source::new(program, &program_text),
+        def,
+        args,
+    );
     let (code, stdout, stderr) = binary(&["run", "--env", env, "--program", program, def, args]);
     assert_eq!(stdout, format!("{}\n", library.document), "{def} {args}");
     assert_eq!(code, library.exit, "{def} {args}");
@@ -36,11 +41,17 @@ fn library_and_binary_agree_on_every_example_definition() {
     let calls: Vec<(&str, String)> = vec![
         ("csvstats::_parse_cell", r#"[1, " 2.5 "]"#.into()),
         ("csvstats::_parse_cell", r#"[0, "x"]"#.into()),
-        ("csvstats::_halfway", "[1.7976931348623157e308, 1.7976931348623157e308]".into()),
-        ("csvstats::_merge_sort", "[null, []]".into()),
-        ("csvstats::_merge_pairs", "[null, []]".into()),
-        ("csvstats::_merge", "[null, [], []]".into()),
-        ("csvstats::_collect_row", r#"[{"tag":"Ok","value":[]}, [2, "1,2"]]"#.into()),
+        (
+            "csvstats::_halfway",
+            "[1.7976931348623157e308, 1.7976931348623157e308]".into(),
+        ),
+        ("csvstats::_merge_sort", "[[]]".into()),
+        ("csvstats::_merge_pairs", "[[[]]]".into()),
+        ("csvstats::_merge", "[[], []]".into()),
+        (
+            "csvstats::_collect_row",
+            r#"[{"tag":"Ok","value":[]}, [2, "1,2"]]"#.into(),
+        ),
         ("csvstats::all_finite", r#"[[1.0, "NaN"]]"#.into()),
         ("csvstats::contains", "[[], 1]".into()),
         ("csvstats::count_of", "[[], 1]".into()),
@@ -55,13 +66,25 @@ fn library_and_binary_agree_on_every_example_definition() {
         ("csvstats::parse_row", r#"[4, "1.5, -2,3e2"]"#.into()),
         ("csvstats::parse_row", r#"[0, "1"]"#.into()),
         ("csvstats::read_file", format!("[{data_arg}]")),
-        ("csvstats::read_file", r#"["test-data/soil0/no-such-file.csv"]"#.into()),
-        ("csvstats::sort", r#"[[3.0, "NaN", 0.0, -0.0, "-Infinity", 1.0]]"#.into()),
+        (
+            "csvstats::read_file",
+            r#"["test-data/soil0/no-such-file.csv"]"#.into(),
+        ),
+        (
+            "csvstats::sort",
+            r#"[[3.0, "NaN", 0.0, -0.0, "-Infinity", 1.0]]"#.into(),
+        ),
         ("csvstats::sort_by", "[null, []]".into()),
         ("csvstats::sorted", "[[]]".into()),
         ("inventory::apply_all", format!("[{STOCK}, {movements}]")),
-        ("inventory::apply_all", format!(r#"[{STOCK}, [{{"tag":"Sold","sku":"B2","quantity":5}}]]"#)),
-        ("inventory::apply_movement", format!(r#"[{STOCK}, {{"tag":"Counted","sku":"B2","on_hand":7}}]"#)),
+        (
+            "inventory::apply_all",
+            format!(r#"[{STOCK}, [{{"tag":"Sold","sku":"B2","quantity":5}}]]"#),
+        ),
+        (
+            "inventory::apply_movement",
+            format!(r#"[{STOCK}, {{"tag":"Counted","sku":"B2","on_hand":7}}]"#),
+        ),
         ("inventory::find_by_name", format!(r#"[{STOCK}, "Bread"]"#)),
         ("inventory::low_stock", format!("[5, {STOCK}]")),
         ("inventory::reorder_plan", format!("[10, 6, {STOCK}]")),
@@ -85,12 +108,12 @@ fn library_and_binary_agree_on_every_example_definition() {
           exit 0 {"tag":"Err","value":{"tag":"BadCell","index":0,"raw":"x"}}
         csvstats::_halfway [1.7976931348623157e308, 1.7976931348623157e308]
           exit 0 1.7976931348623157e308
-        csvstats::_merge_sort [null, []]
-          exit 1 {"errors":[{"code":"json-type-mismatch","message":"$[0]: values of type function have no JSON form","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"Some","value":{"start":{"line":1,"column":2,"offset":1},"end":{"line":1,"column":2,"offset":1}}},"notes":[{"message":"at JSON path $[0]","span":{"tag":"None"}}],"repair_class":"fix-input","spec_ref":"soil0-cli#7"}]}
-        csvstats::_merge_pairs [null, []]
-          exit 1 {"errors":[{"code":"json-type-mismatch","message":"$[0]: values of type function have no JSON form","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"Some","value":{"start":{"line":1,"column":2,"offset":1},"end":{"line":1,"column":2,"offset":1}}},"notes":[{"message":"at JSON path $[0]","span":{"tag":"None"}}],"repair_class":"fix-input","spec_ref":"soil0-cli#7"}]}
-        csvstats::_merge [null, [], []]
-          exit 1 {"errors":[{"code":"json-type-mismatch","message":"$[0]: values of type function have no JSON form","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"Some","value":{"start":{"line":1,"column":2,"offset":1},"end":{"line":1,"column":2,"offset":1}}},"notes":[{"message":"at JSON path $[0]","span":{"tag":"None"}}],"repair_class":"fix-input","spec_ref":"soil0-cli#7"}]}
+        csvstats::_merge_sort [[]]
+          exit 0 []
+        csvstats::_merge_pairs [[[]]]
+          exit 0 [[]]
+        csvstats::_merge [[], []]
+          exit 0 []
         csvstats::_collect_row [{"tag":"Ok","value":[]}, [2, "1,2"]]
           exit 0 {"tag":"Ok","value":[{"line":3,"cells":[1.0,2.0]}]}
         csvstats::all_finite [[1.0, "NaN"]]
@@ -106,9 +129,9 @@ fn library_and_binary_agree_on_every_example_definition() {
         csvstats::median [[3.0, 1.0, 2.0, 10.0]]
           exit 0 2.5
         csvstats::median [[]]
-          exit 1 {"errors":[{"code":"requires-violated","message":"median requires non_empty does not hold","file":{"tag":"Some","value":"csvstats/median.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":2,"column":1,"offset":12}}},"notes":[{"message":"#0 in csvstats::median","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
+          exit 1 {"errors":[{"code":"requires-violated","message":"median requires non_empty does not hold","file":{"tag":"Some","value":"csvstats/median.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":1,"column":13,"offset":12}}},"notes":[{"message":"#0 in csvstats::median","span":{"tag":"None"}},{"message":"in test-data/soil0/examples/program.json at $.definitions[11].clauses[0].predicate","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
         csvstats::median [[1.0, "NaN"]]
-          exit 1 {"errors":[{"code":"requires-violated","message":"median requires finite does not hold","file":{"tag":"Some","value":"csvstats/median.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":2,"column":2,"offset":13}}},"notes":[{"message":"#0 in csvstats::median","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
+          exit 1 {"errors":[{"code":"requires-violated","message":"median requires finite does not hold","file":{"tag":"Some","value":"csvstats/median.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":1,"column":14,"offset":13}}},"notes":[{"message":"#0 in csvstats::median","span":{"tag":"None"}},{"message":"in test-data/soil0/examples/program.json at $.definitions[11].clauses[1].predicate","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
         csvstats::median [[1.0], 2]
           exit 1 {"errors":[{"code":"bad-arguments","message":"$: `csvstats::median` takes 1 non-capability arguments (xs : List F64), 2 given","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.6"}]}
         csvstats::median [["1.0"]]
@@ -118,7 +141,7 @@ fn library_and_binary_agree_on_every_example_definition() {
         csvstats::parse_row [4, "1.5, -2,3e2"]
           exit 0 {"tag":"Ok","value":{"line":4,"cells":[1.5,-2.0,300.0]}}
         csvstats::parse_row [0, "1"]
-          exit 1 {"errors":[{"code":"requires-violated","message":"parse_row requires positive_line does not hold","file":{"tag":"Some","value":"csvstats/parse_row.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":1,"column":10,"offset":9}}},"notes":[{"message":"#0 in csvstats::parse_row","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
+          exit 1 {"errors":[{"code":"requires-violated","message":"parse_row requires positive_line does not hold","file":{"tag":"Some","value":"csvstats/parse_row.soil"},"span":{"tag":"Some","value":{"start":{"line":1,"column":1,"offset":0},"end":{"line":1,"column":10,"offset":9}}},"notes":[{"message":"#0 in csvstats::parse_row","span":{"tag":"None"}},{"message":"in test-data/soil0/examples/program.json at $.definitions[13].clauses[0].predicate","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}
         csvstats::read_file ["<tmp>/data.csv"]
           exit 0 {"tag":"Ok","value":[{"line":1,"cells":[1.5,2.0]},{"line":3,"cells":[3.0,40.0]}]}
         csvstats::read_file ["test-data/soil0/no-such-file.csv"]
@@ -140,7 +163,7 @@ fn library_and_binary_agree_on_every_example_definition() {
         inventory::low_stock [5, [["A1",{"sku":"A1","name":"Apples","unit_price":50,"on_hand":10}],["B2",{"sku":"B2","name":"Bread","unit_price":250,"on_hand":3}]]]
           exit 0 [["B2",3]]
         inventory::reorder_plan [10, 6, [["A1",{"sku":"A1","name":"Apples","unit_price":50,"on_hand":10}],["B2",{"sku":"B2","name":"Bread","unit_price":250,"on_hand":3}]]]
-          exit 1 {"errors":[{"code":"unfilled-hole","message":"`reorder_plan` cannot run: `reorder_plan` contains the unfilled hole ?cases_to_order","file":{"tag":"Some","value":"inventory/reorder_plan.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":28,"offset":141},"end":{"line":3,"column":43,"offset":156}}},"notes":[],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
+          exit 1 {"errors":[{"code":"unfilled-hole","message":"`reorder_plan` cannot run: `reorder_plan` contains the unfilled hole ?cases_to_order","file":{"tag":"Some","value":"inventory/reorder_plan.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":28,"offset":141},"end":{"line":3,"column":43,"offset":156}}},"notes":[{"message":"in test-data/soil0/examples/program.json at $.definitions[22].equation","span":{"tag":"None"}}],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
         inventory::sales_by_sku [{"tag":"Sold","sku":"A1","quantity":4},{"tag":"Received","sku":"B2","quantity":6},{"tag":"Listed","value":{"sku":"C3","name":"Cheese","unit_price":899,"on_hand":0}}]
           exit 1 {"errors":[{"code":"bad-arguments","message":"$: `inventory::sales_by_sku` takes 1 non-capability arguments (movements : List Movement), 3 given","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.6"}]}
         inventory::sales_by_sku [[{"tag":"Sold","sku":"A1","quantity":4},{"tag":"Received","sku":"B2","quantity":6},{"tag":"Listed","value":{"sku":"C3","name":"Cheese","unit_price":899,"on_hand":0}}]]
@@ -154,13 +177,17 @@ fn library_and_binary_agree_on_every_example_definition() {
 
 #[test]
 fn program_output_goes_to_stderr_and_stdout_holds_one_document() {
-    let (env, program) = ("test-data/soil0/capabilities/env.json", "test-data/soil0/capabilities/program.json");
+    let (env, program) = (
+        "test-data/soil0/capabilities/env.json",
+        "test-data/soil0/capabilities/program.json",
+    );
     let (document, stderr) = run_both(env, program, "io::greet", r#"["Ada"]"#);
     expect![[r#"
         exit 0 true
         stderr: hello Ada
         bye
-    "#]].assert_eq(&format!("{document}\nstderr: {stderr}"));
+    "#]]
+    .assert_eq(&format!("{document}\nstderr: {stderr}"));
     let (document, _) = run_both(env, program, "io::countdown", "[100000]");
-    expect![[r##"exit 1 {"errors":[{"code":"depth-limit","message":"recursion depth limit of 10000 nested calls exceeded","file":{"tag":"Some","value":"io/countdown.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":9,"offset":38},"end":{"line":3,"column":26,"offset":55}}},"notes":[{"message":"#0 in io::countdown (×10000)","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}"##]].assert_eq(&document);
+    expect![[r##"exit 1 {"errors":[{"code":"depth-limit","message":"recursion depth limit of 10000 nested calls exceeded","file":{"tag":"Some","value":"io/countdown.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":9,"offset":38},"end":{"line":3,"column":26,"offset":55}}},"notes":[{"message":"#0 in io::countdown (×10000)","span":{"tag":"None"}},{"message":"in test-data/soil0/capabilities/program.json at $.definitions[2].equation","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}"##]].assert_eq(&document);
 }

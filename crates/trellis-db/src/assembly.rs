@@ -40,8 +40,8 @@ pub struct ProgramDef {
     pub equation: Option<Equation>,
     pub requires: Vec<Clause>,
     pub ensures: Vec<Clause>,
-    /// Escape hatches granted by the spec's `allow` block.
-    pub allowed: Vec<String>,
+    /// Escape hatches granted by the spec's `allow` block, with the reasons given.
+    pub allowed: Vec<(String, String)>,
 }
 
 /// A definition as the program sees it.
@@ -67,7 +67,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
                     (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => def.requires = clauses.clone(),
                     (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => def.ensures = clauses.clone(),
                     (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
-                        def.allowed = grants.iter().map(|grant| grant.hatch.clone()).collect();
+                        def.allowed = grants.iter().map(|grant| (grant.hatch.clone(), grant.reason.clone())).collect();
                     }
                     _ => {}
                 }

@@ -13,6 +13,7 @@ mod check;
 mod config;
 mod db;
 mod decisions;
+mod documents;
 mod files;
 mod graph;
 mod hashing;
@@ -33,6 +34,7 @@ pub use check::{CheckOutcome, check_definition, checker_definition, checker_env,
 pub use config::{Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+pub use documents::{env_json, program_json};
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};

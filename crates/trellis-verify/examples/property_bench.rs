@@ -8,15 +8,32 @@ use std::process::Command;
 use std::time::Instant;
 
 use soil_rt::Value;
-use trellis_verify::property::{CaseVerdict, PropertyConfig, PURE_CASES, run_property};
+use trellis_verify::property::{CaseVerdict, PURE_CASES, PropertyConfig, run_property};
 
 fn main() {
-    let rounds: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(20);
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/csvstats");
-    let mut source = String::new();
-    for file in ["sort.soil", "_private.soil"] {
-        source.push_str(&std::fs::read_to_string(root.join(file)).expect("example source"));
-        source.push('\n');
+    let read = |file: &str| std::fs::read_to_string(root.join(file)).unwrap_or_default();
+    // `sort` and the private merge-sort helpers it reaches (the other helpers
+    // need the module's types).
+    let mut source = format!(
+        "sort : (xs : List F64) -> List F64\n{}\n",
+        read("sort.soil")
+    );
+    let (private, _) = soil_syntax::parse_file(&read("_private.soil"));
+    for item in &private.items {
+        let name = match item {
+            soil_syntax::ast::Item::Signature(s) => &s.name.text,
+            soil_syntax::ast::Item::Equation(e) => &e.name.text,
+            _ => continue,
+        };
+        if name.starts_with("_merge") {
+            source.push_str(&soil_syntax::print_item(item));
+            source.push('\n');
+        }
     }
     // The wrappers §8.12 synthesizes for `idempotent` and `order_free`.
     source.push_str(
@@ -45,7 +62,13 @@ fn main() {
                         other => CaseVerdict::Fail(format!("{other:?}")),
                     }
                 });
-                assert!(matches!(result, trellis_verify::property::PropertyResult::Passed { .. }), "{result:?}");
+                assert!(
+                    matches!(
+                        result,
+                        trellis_verify::property::PropertyResult::Passed { .. }
+                    ),
+                    "{result:?}"
+                );
                 cases += PURE_CASES;
             }
         }
@@ -54,7 +77,11 @@ fn main() {
     println!("trellis: {cases} cases, {trellis_rate:.0} cases/s");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches-py/sort_properties.py");
     let hypothesis_rounds = (rounds / 4).max(1).to_string();
-    match Command::new("python3").arg(&script).arg(&hypothesis_rounds).output() {
+    match Command::new("python3")
+        .arg(&script)
+        .arg(&hypothesis_rounds)
+        .output()
+    {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
             let mut parts = text.split_whitespace();
@@ -66,7 +93,10 @@ fn main() {
         }
         Ok(out) => println!(
             "hypothesis: not run ({})",
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("failed")
         ),
         Err(error) => println!("hypothesis: not run ({error})"),
     }

@@ -3,12 +3,15 @@
 //! timed out and reaped), the differential oracles (Python references through an
 //! embedded driver, CLI oracles by pipe, compared through soil-rt's canonical
 //! re-encode), the cram transcript runner, property generation from runtime types
-//! with SplitMix64 seeds and shrinking, and the pre-flight checks over expect
-//! cases. It builds on `soil-rt` (values, types, the one JSON codec),
-//! `soil-syntax` (predicate trees), `trellis-hash` and `trellis-diag`; it must not
-//! depend on the database, the spec parser's file handling, the interpreter or the
-//! host, and it does no I/O outside `process.rs`, `cram.rs`'s temp dirs and the
-//! real runner.
+//! with SplitMix64 seeds and shrinking, the pre-flight checks over expect cases,
+//! and the per-definition suite runner ([`suite::run_suite`]) that drives them all
+//! from pure inputs. It builds on `soil-rt` (values, types, the one JSON codec),
+//! `soil-syntax` (predicate trees), `soil-types` (checking synthesized property
+//! and clause wrappers), `soil-eval` (running Soil), `trellis-spec` (parsed
+//! blocks), `trellis-hash` and `trellis-diag`; it must not depend on the
+//! database or the host, and it does no I/O outside `process.rs`, `cram.rs`'s
+//! temp dirs, the real runner and the suite's read of a Python reference's bytes
+//! for its oracle hash.
 
 mod codes;
 pub mod cram;

@@ -333,6 +333,8 @@ fn shrink_float(x: f64) -> Vec<f64> {
                 .map(|c| c as f64),
         );
     } else if x.abs() >= 9.007_199_254_740_992e15 {
+        // Halving alone needs hundreds of steps from 1e300; try a unit first.
+        out.push(1.0f64.copysign(x));
         out.push(x / 2.0);
     }
     out.retain(|c| c.to_bits() != x.to_bits());

@@ -10,7 +10,8 @@ use trellis_hash::Digest;
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, SpanClass};
 use trellis_verify::RealRunner;
 use trellis_verify::suite::{
-    SuiteInput, SuiteOutcome, Tier, Timeouts, expect_bundle, run_suite,
+    ProgressEvent, SuiteInput, SuiteOutcome, Tier, Timeouts, expect_bundle, expect_bundle_text,
+    run_suite,
 };
 
 fn examples() -> PathBuf {
@@ -35,12 +36,17 @@ struct Spec {
     test_hash: Digest,
 }
 
-fn clauses_of(file: &trellis_spec::TrFile, kind: BlockKind) -> Vec<(trellis_spec::Clause, Arc<SourceText>)> {
+fn clauses_of(
+    file: &trellis_spec::TrFile,
+    kind: BlockKind,
+) -> Vec<(trellis_spec::Clause, Arc<SourceText>)> {
     file.blocks_of(kind)
         .flat_map(|b| {
             let source = SourceText::new(Some(format!("{}.tr", file.file_stem)), &b.value.content);
             match &b.value.syntax {
-                BlockSyntax::Clauses(c) => c.iter().map(|c| (c.clone(), Arc::clone(&source))).collect(),
+                BlockSyntax::Clauses(c) => {
+                    c.iter().map(|c| (c.clone(), Arc::clone(&source))).collect()
+                }
                 _ => Vec::new(),
             }
         })
@@ -49,7 +55,10 @@ fn clauses_of(file: &trellis_spec::TrFile, kind: BlockKind) -> Vec<(trellis_spec
 
 fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     let mut env = Env::default();
     let mut specs = Vec::new();
@@ -68,18 +77,26 @@ fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
                         source: SourceText::new(Some(format!("{stem}.tr")), &block.value.content),
                     });
                 }
-                let Some(signature) = file.signature() else { continue };
+                let Some(signature) = file.signature() else {
+                    continue;
+                };
                 let sig_block = file.blocks_of(BlockKind::SoilSig).next().unwrap();
                 let requires = clauses_of(&file, BlockKind::Requires);
                 let ensures = clauses_of(&file, BlockKind::Ensures);
                 let mut clauses = Vec::new();
-                for (kind, list) in [(ClauseKind::Requires, &requires), (ClauseKind::Ensures, &ensures)] {
+                for (kind, list) in [
+                    (ClauseKind::Requires, &requires),
+                    (ClauseKind::Ensures, &ensures),
+                ] {
                     for (clause, source) in list {
                         if let Some(predicate) = &clause.predicate {
                             clauses.push(Clause {
                                 kind,
                                 label: clause.label.clone(),
-                                predicate: Located { node: predicate.clone(), source: Arc::clone(source) },
+                                predicate: Located {
+                                    node: predicate.clone(),
+                                    source: Arc::clone(source),
+                                },
                             });
                         }
                     }
@@ -88,14 +105,20 @@ fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
                     stem.clone(),
                     Located {
                         node: signature.clone(),
-                        source: SourceText::new(Some(format!("{stem}.tr")), &sig_block.value.content),
+                        source: SourceText::new(
+                            Some(format!("{stem}.tr")),
+                            &sig_block.value.content,
+                        ),
                     },
                     clauses,
                 ));
                 let tests = file.block_values(SpanClass::Test);
                 let parts: Vec<trellis_spec::BlockPart> = tests
                     .iter()
-                    .map(|b| trellis_spec::BlockPart { info: b.header.info_string(), content: b.content.clone() })
+                    .map(|b| trellis_spec::BlockPart {
+                        info: b.header.info_string(),
+                        content: b.content.clone(),
+                    })
                     .collect();
                 specs.push(Spec {
                     name: stem,
@@ -128,7 +151,9 @@ fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
             })
             .collect();
         for item in &parsed.items {
-            let ast::Item::Equation(equation) = item else { continue };
+            let ast::Item::Equation(equation) = item else {
+                continue;
+            };
             let def_name = equation.name.text.clone();
             let (signature, clauses) = match signed.iter().find(|(n, _, _)| *n == def_name) {
                 Some((_, sig, clauses)) => (Some(sig.clone()), clauses.clone()),
@@ -136,27 +161,42 @@ fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
                     private_sigs
                         .iter()
                         .find(|s| s.name.text == def_name)
-                        .map(|s| Located { node: (*s).clone(), source: Arc::clone(&source) }),
+                        .map(|s| Located {
+                            node: (*s).clone(),
+                            source: Arc::clone(&source),
+                        }),
                     Vec::new(),
                 ),
             };
             definitions.push(Definition {
                 name: format!("{name}::{def_name}"),
                 signature,
-                equation: Located { node: equation.clone(), source: Arc::clone(&source) },
+                equation: Located {
+                    node: equation.clone(),
+                    source: Arc::clone(&source),
+                },
                 clauses,
                 allow: Vec::new(),
             });
         }
     }
-    Module { name, env, definitions, specs }
+    Module {
+        name,
+        env,
+        definitions,
+        specs,
+    }
 }
 
 impl Module {
     fn program_for(&self, def: &str) -> Program {
         let full = format!("{}::{def}", self.name);
-        let mut definitions: Vec<Definition> =
-            self.definitions.iter().filter(|d| d.name != full).cloned().collect();
+        let mut definitions: Vec<Definition> = self
+            .definitions
+            .iter()
+            .filter(|d| d.name != full)
+            .cloned()
+            .collect();
         definitions.extend(self.definitions.iter().filter(|d| d.name == full).cloned());
         Program { definitions }
     }
@@ -178,7 +218,13 @@ impl Module {
         run_suite(&input, &RealRunner, &mut |_| {})
     }
 
-    fn input<'a>(&'a self, full: &'a str, program: &'a Program, spec: &'a Spec, tool_dir: &'a Path) -> SuiteInput<'a> {
+    fn input<'a>(
+        &'a self,
+        full: &'a str,
+        program: &'a Program,
+        spec: &'a Spec,
+        tool_dir: &'a Path,
+    ) -> SuiteInput<'a> {
         SuiteInput {
             definition: full,
             env: &self.env,
@@ -221,7 +267,11 @@ fn render(outcome: &SuiteOutcome, skip_cram: bool) -> String {
     for d in &outcome.preflight {
         out.push_str(&format!("preflight {}: {}\n", d.code, d.message));
     }
-    for row in outcome.rows.iter().filter(|r| r.tier != Tier::Cram || !skip_cram) {
+    for row in outcome
+        .rows
+        .iter()
+        .filter(|r| r.tier != Tier::Cram || !skip_cram)
+    {
         out.push_str(&format!(
             "{} {} {} {}\n",
             row.name,
@@ -397,7 +447,8 @@ fn bundle_of_read_file_tests_has_the_contract_shape() {
               }
             }
           ]
-        }"#]].assert_eq(&bundle);
+        }"#]]
+    .assert_eq(&bundle);
 }
 
 #[test]
@@ -407,7 +458,11 @@ fn bundle_of_median_tests_is_canonical() {
     let spec = module.spec("median");
     let bin = stand_in_bin();
     let input = module.input("csvstats::median", &program, spec, &bin);
-    expect![[r#"{"cases":[{"name":"basics#1","def":"csvstats::median","args":[[3.0,1.0,2.0]],"expect":{"tag":"Value","value":2.0},"fakes":{}},{"name":"basics#2","def":"csvstats::median","args":[[4.0,1.0,3.0,2.0]],"expect":{"tag":"Value","value":2.5},"fakes":{}},{"name":"basics#3","def":"csvstats::median","args":[[5.0]],"expect":{"tag":"Value","value":5.0},"fakes":{}},{"name":"basics#4","def":"csvstats::median","args":[[0.0,-0.0,1.0]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#1","def":"csvstats::median","args":[[1.7976931348623157e+308,1.7976931348623157e+308]],"expect":{"tag":"Value","value":1.7976931348623157e+308},"fakes":{}},{"name":"extremes#2","def":"csvstats::median","args":[[-1.7976931348623157e+308,1.7976931348623157e+308]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#3","def":"csvstats::median","args":[[5e-324,5e-324]],"expect":{"tag":"Value","value":5e-324},"fakes":{}}]}"#]].assert_eq(&expect_bundle(&input).to_string());
+    expect![[r#"{"cases":[{"name":"basics#1","def":"csvstats::median","args":[[3.0,1.0,2.0]],"expect":{"tag":"Value","value":2.0},"fakes":{}},{"name":"basics#2","def":"csvstats::median","args":[[4.0,1.0,3.0,2.0]],"expect":{"tag":"Value","value":2.5},"fakes":{}},{"name":"basics#3","def":"csvstats::median","args":[[5.0]],"expect":{"tag":"Value","value":5.0},"fakes":{}},{"name":"basics#4","def":"csvstats::median","args":[[0.0,-0.0,1.0]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#1","def":"csvstats::median","args":[[1.7976931348623157e308,1.7976931348623157e308]],"expect":{"tag":"Value","value":1.7976931348623157e308},"fakes":{}},{"name":"extremes#2","def":"csvstats::median","args":[[-1.7976931348623157e308,1.7976931348623157e308]],"expect":{"tag":"Value","value":0.0},"fakes":{}},{"name":"extremes#3","def":"csvstats::median","args":[[5e-324,5e-324]],"expect":{"tag":"Value","value":5e-324},"fakes":{}}]}"#]].assert_eq(&expect_bundle_text(&input));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&expect_bundle_text(&input)).unwrap(),
+        expect_bundle(&input)
+    );
 }
 
 #[test]
@@ -433,7 +488,11 @@ fn whole_examples_run() {
                 continue;
             }
             let outcome = module.run(name, &bin);
-            out.push_str(&format!("== {}::{name}\n{}", module.name, render(&outcome, true)));
+            out.push_str(&format!(
+                "== {}::{name}\n{}",
+                module.name,
+                render(&outcome, true)
+            ));
         }
     }
     expect![[r#"
@@ -586,22 +645,32 @@ fn sort_with(spec: &str, body: Option<&str>) -> Module {
     let extra: Vec<(&str, &str)> = body.map(|b| ("sort.soil", b)).into_iter().collect();
     let mut module = load_module(&examples().join("csvstats"), &extra);
     let (file, diagnostics) = trellis_spec::parse_tr(spec, "sort");
-    assert!(diagnostics.iter().all(|d| !d.code.starts_with("tr-bad")), "{diagnostics:?}");
+    assert!(
+        diagnostics.iter().all(|d| !d.code.starts_with("tr-bad")),
+        "{diagnostics:?}"
+    );
     let tests = file.block_values(SpanClass::Test);
     let s = module.specs.iter_mut().find(|s| s.name == "sort").unwrap();
     s.tests = tests;
+    let requires = clauses_of(&file, BlockKind::Requires);
+    if !requires.is_empty() {
+        // The suite's requires (wrappers, probes, filters); the runtime guard
+        // of the compiled definition is unchanged.
+        s.requires = requires.into_iter().map(|(c, _)| c).collect();
+    }
     s.test_hash = Digest::of(spec.as_bytes());
     module
 }
 
-const SORT_HEAD: &str = "---\nname: sort\n---\n\n```soil-sig\nsort : (xs : List F64) -> List F64\n```\n\n";
+const SORT_HEAD: &str =
+    "---\nname: sort\n---\n\n```soil-sig\nsort : (xs : List F64) -> List F64\n```\n\n";
 
 #[test]
 fn a_wrong_sort_fails_its_properties_with_shrunk_counterexamples_deterministically() {
     let spec = format!(
         "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```property idempotent\nforall (xs : List F64). sort (sort xs) == sort xs\n```\n"
     );
-    let module = sort_with(&spec, Some("sort xs = reverse (_merge_sort (\\a b -> a <= b) xs)\n"));
+    let module = sort_with(&spec, Some("sort xs = reverse (_merge_sort xs)\n"));
     let first = render(&module.run("sort", &stand_in_bin()), true);
     let second = render(&module.run("sort", &stand_in_bin()), true);
     assert_eq!(first, second, "a fixed seed gives the same run");
@@ -609,9 +678,9 @@ fn a_wrong_sort_fails_its_properties_with_shrunk_counterexamples_deterministical
         basics#1 expect sandboxed fail
           the definition panicked: sort ensures sorted does not hold
         idempotent property sandboxed fail
-          falsified by [0.0,1.307977561521304e38] (shrunk in 400 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate panicked: ensures-violated: sort ensures sorted does not hold at sort.tr:8..21 in _property_idempotent > sort
+          falsified by [0.0,1.0] (shrunk in 3 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate panicked: ensures-violated: sort ensures sorted does not hold at sort.tr:8..21 in _property_idempotent > sort
         derived:ensures:sorted property sandboxed fail
-          falsified by [0.0,1.307977561521304e38] (shrunk in 400 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate is false
+          falsified by [0.0,1.0] (shrunk in 3 steps from [8.225934612705185e-217,-8.443812246946998e157]): the predicate is false
         derived:ensures:permutation property sandboxed pass
     "#]].assert_eq(&first);
 }
@@ -621,7 +690,7 @@ fn a_sort_dropping_duplicates_shrinks_to_a_minimal_pair() {
     let spec = format!(
         "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```property keeps_length\nforall (xs : List F64). len (sort xs) == len xs\n```\n"
     );
-    let dedup = "sort xs = fold (\\acc x -> if contains acc x then acc else acc ++ [x]) [] (_merge_sort (\\a b -> a <= b) xs)\n";
+    let dedup = "sort xs = fold (\\acc x -> if contains acc x then acc else acc ++ [x]) [] (_merge_sort xs)\n";
     let module = sort_with(&spec, Some(dedup));
     expect![[r#"
         basics#1 expect sandboxed pass
@@ -651,8 +720,12 @@ fn xfail_blocks_turn_fail_into_xfail_and_pass_into_xpass() {
     );
     let module = sort_with(&spec, None);
     expect![[r#"
-        preflight preflight-contradiction: wrong#1 (line ?) and right#1 (line ?) call csvstats::sort with the same input [[2.0,1.0]] but expect [2.0,1.0] and [1.0,2.0]
-    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+        wrong#1 expect sandboxed xfail
+        right#1 expect sandboxed xpass
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed pass
+    "#]]
+    .assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
 }
 
 #[test]
@@ -692,19 +765,168 @@ fn cram_blocks_run_real_with_the_tool_dir_on_path() {
         -not what it prints
         +called: call again
 
-    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), false));
+    "#]]
+    .assert_eq(&render(&module.run("sort", &stand_in_bin()), false));
 }
 
 /// The examples' `read_file` transcript against the real `trellis call`; runs
 /// only when `TRELLIS_BIN` names a built binary.
 #[test]
 fn read_file_cram_is_green_with_the_real_binary() {
-    let Some(dir) = std::env::var("TRELLIS_BIN").ok().and_then(|_| trellis_bin_dir()) else {
+    let Some(dir) = std::env::var("TRELLIS_BIN")
+        .ok()
+        .and_then(|_| trellis_bin_dir())
+    else {
         return;
     };
     let module = load_module(&examples().join("csvstats"), &[]);
     let outcome = module.run("read_file", &dir);
-    let cram: Vec<_> = outcome.rows.iter().filter(|r| r.tier == Tier::Cram).collect();
+    let cram: Vec<_> = outcome
+        .rows
+        .iter()
+        .filter(|r| r.tier == Tier::Cram)
+        .collect();
     assert_eq!(cram.len(), 2, "{}", render(&outcome, false));
     assert!(outcome.is_green(), "{}", render(&outcome, false));
+}
+
+#[test]
+fn vacuous_requires_fires_when_no_case_is_in_the_domain() {
+    let spec = format!(
+        "{SORT_HEAD}```requires\nlong: len xs > 3\n```\n\n```test basics\nsort([]) -> []\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        preflight preflight-vacuous-requires: requires `long` of csvstats::sort holds for none of its 2 expect case inputs: the tests never exercise the definition's domain
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn derived_requires_rows_check_the_expect_cases_and_ensures_rows_refuse_vacuity() {
+    let spec = format!(
+        "{SORT_HEAD}```requires\nlong: len xs > 20\n```\n\n```test basics\nsort([]) -> []\nsort([4.0, 3.0, 2.0, 1.0, 0.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0]) -> [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0]\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        basics#1 expect sandboxed pass
+        basics#2 expect sandboxed pass
+        derived:requires:long property sandboxed fail
+          expect case basics#1 does not satisfy requires `long` (the predicate is false): the spec's own example is outside its precondition
+        derived:ensures:sorted property sandboxed error
+          the ensures clause was not exercised: test-requires-too-selective: 128 of 128 generated inputs were outside the requires clauses (or panicked), so `sorted` was barely tested
+        derived:ensures:permutation property sandboxed error
+          the ensures clause was not exercised: test-requires-too-selective: 128 of 128 generated inputs were outside the requires clauses (or panicked), so `permutation` was barely tested
+    "#]].assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn a_satisfiable_requires_passes_the_probe_and_its_row() {
+    let spec = format!(
+        "{SORT_HEAD}```requires\nsome: len xs >= 0\n```\n\n```test basics\nsort([]) -> []\n```\n"
+    );
+    let module = sort_with(&spec, None);
+    expect![[r#"
+        basics#1 expect sandboxed pass
+        derived:requires:some property sandboxed pass
+        derived:ensures:sorted property sandboxed pass
+        derived:ensures:permutation property sandboxed pass
+    "#]]
+    .assert_eq(&render(&module.run("sort", &stand_in_bin()), true));
+}
+
+#[test]
+fn oracle_errors_and_hangs_are_error_rows() {
+    for (reference, why) in [
+        ("cli: echo nope", "non-JSON"),
+        ("cli: echo oops >&2; exit 3", "a failing oracle"),
+        ("cli: sleep 30", "a hanging oracle"),
+    ] {
+        let spec = format!(
+            "{SORT_HEAD}```test basics\nsort([2.0, 1.0]) -> [1.0, 2.0]\n```\n\n```reference\n{reference}\n```\n"
+        );
+        let module = sort_with(&spec, None);
+        let program = module.program_for("sort");
+        let bin = stand_in_bin();
+        let mut input = module.input("csvstats::sort", &program, module.spec("sort"), &bin);
+        input.timeouts.oracle = std::time::Duration::from_millis(300);
+        let outcome = run_suite(&input, &RealRunner, &mut |_| {});
+        let row = outcome
+            .rows
+            .iter()
+            .find(|r| r.tier == Tier::Differential)
+            .unwrap();
+        assert_eq!(
+            row.result.as_str(),
+            "error",
+            "{why}: {}",
+            render(&outcome, true)
+        );
+        assert_eq!(outcome.oracles.len(), 1, "{why}");
+    }
+}
+
+#[test]
+fn progress_reports_preflight_then_every_row() {
+    let module = load_module(&examples().join("csvstats"), &[]);
+    let program = module.program_for("median");
+    let bin = stand_in_bin();
+    let input = module.input("csvstats::median", &program, module.spec("median"), &bin);
+    let mut events = Vec::new();
+    let outcome = run_suite(&input, &RealRunner, &mut |event| {
+        events.push(match event {
+            ProgressEvent::PreflightDone { diagnostics } => format!("preflight {diagnostics}"),
+            ProgressEvent::RowFinished(row) => row.name,
+        })
+    });
+    assert_eq!(events.len(), outcome.rows.len() + 1);
+    assert_eq!(events[0], "preflight 0");
+    assert!(outcome.is_green(), "{}", render(&outcome, true));
+}
+
+/// `execute_bundle` stands in for soil0's library `test`: on every example
+/// definition's bundle, both give the same outcome tags.
+#[test]
+fn execute_bundle_agrees_with_soil0_test_on_the_examples() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/soil0/examples");
+    let env_text = std::fs::read_to_string(dir.join("env.json")).unwrap();
+    let program_text = std::fs::read_to_string(dir.join("program.json")).unwrap();
+    let loaded = soil0::load(
+        soil0::Source::new("env.json", &env_text),
+        soil0::Source::new("program.json", &program_text),
+    )
+    .unwrap_or_else(|d| panic!("{d:?}"));
+    let module = load_module(&examples().join("csvstats"), &[]);
+    let bin = stand_in_bin();
+    let mut compared = 0;
+    for spec in &module.specs {
+        if !module.has_body(&spec.name) {
+            continue;
+        }
+        let full = format!("csvstats::{}", spec.name);
+        let program = module.program_for(&spec.name);
+        let input = module.input(&full, &program, spec, &bin);
+        let text = expect_bundle_text(&input);
+        let bundle = soil0::bundle::decode_bundle(soil0::Source::new("tests.json", &text))
+            .unwrap_or_else(|d| panic!("{}: {d:?}", spec.name));
+        let theirs: serde_json::Value =
+            serde_json::from_str(&soil0::bundle::run_cases(&loaded, "tests.json", &bundle.cases))
+                .unwrap();
+        let ours = trellis_verify::suite::execute_bundle(
+            &module.env,
+            &program,
+            &expect_bundle(&input),
+        )
+        .unwrap();
+        let tags = |doc: &serde_json::Value| -> Vec<String> {
+            doc["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| format!("{} {}", c["name"], c["outcome"]["tag"]))
+                .collect()
+        };
+        assert_eq!(tags(&ours), tags(&theirs), "{}", spec.name);
+        compared += tags(&ours).len();
+    }
+    assert!(compared > 20, "{compared}");
 }

@@ -49,6 +49,11 @@ pub fn run(args: &[String]) -> ExitCode {
             }
         },
         Command::Daemon(command) => daemon_control(&root, *command),
+        Command::Call { def, args } => {
+            let (document, code) = crate::call::call(&root, def, args);
+            println!("{document}");
+            ExitCode::from(code)
+        }
         _ => request(&root, &invocation),
     }
 }

@@ -5,6 +5,7 @@
 //! crates; nothing depends on it.
 
 pub mod args;
+pub mod call;
 pub mod cli;
 pub mod client;
 pub mod daemon;

@@ -105,7 +105,16 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let green = rows.iter().filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted"))).count();
-    let _ = writeln!(out, "{green} of {} definitions green", rows.len());
+    let definitions: Vec<&Value> = rows.iter().filter(|row| row["kind"] == "function").collect();
+    let green = definitions
+        .iter()
+        .filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted")))
+        .count();
+    let flagged_scopes = rows.iter().filter(|row| row["kind"] == "scope" && row["status"] != "green").count();
+    let mut summary = format!("{green} of {} definitions green", definitions.len());
+    if flagged_scopes > 0 {
+        summary.push_str(&format!("; {flagged_scopes} decision scopes need attention"));
+    }
+    let _ = writeln!(out, "{summary}");
     0
 }

@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::{TokenKind, decode_string};
 
-use super::{PResult, Parser};
+use super::{PResult, Parser, take_from};
 
 /// Precedence levels of spec §8, lowest first.
 pub(crate) mod level {
@@ -202,14 +202,15 @@ impl Parser<'_> {
         if !self.at_atom_start() {
             return Ok(func);
         }
-        let mut args = Vec::new();
+        let mark = self.exprs_scratch.len();
         while self.at_atom_start() {
-            args.push(self.postfix()?);
+            let arg = self.postfix()?;
+            self.exprs_scratch.push(arg);
         }
         Ok(Expr {
             kind: ExprKind::App {
                 func: Box::new(func),
-                args,
+                args: take_from(&mut self.exprs_scratch, mark),
             },
             span: self.span_from(start),
         })
@@ -283,17 +284,18 @@ impl Parser<'_> {
             LParen => return self.paren(),
             LBracket => {
                 let open = self.open_bracket();
-                let mut elements = Vec::new();
+                let mark = self.exprs_scratch.len();
                 if !self.at(RBracket) {
                     loop {
-                        elements.push(self.expr()?);
+                        let element = self.expr()?;
+                        self.exprs_scratch.push(element);
                         if self.eat(Comma).is_none() {
                             break;
                         }
                     }
                 }
                 self.close_bracket(open, RBracket)?;
-                ExprKind::List(elements)
+                ExprKind::List(take_from(&mut self.exprs_scratch, mark))
             }
             LBrace => {
                 let open = self.open_bracket();
@@ -350,11 +352,13 @@ impl Parser<'_> {
                 }
             }
             TokenKind::Comma => {
-                let mut elements = vec![first];
+                let mark = self.exprs_scratch.len();
+                self.exprs_scratch.push(first);
                 while self.eat(TokenKind::Comma).is_some() {
-                    elements.push(self.expr()?);
+                    let element = self.expr()?;
+                    self.exprs_scratch.push(element);
                 }
-                ExprKind::Tuple(elements)
+                ExprKind::Tuple(take_from(&mut self.exprs_scratch, mark))
             }
             _ => first.kind,
         };
@@ -379,25 +383,24 @@ impl Parser<'_> {
 
     /// One or more `field = e` or `field` separated by commas.
     fn field_inits(&mut self) -> PResult<Vec<FieldInit>> {
-        let mut fields = Vec::new();
+        let mark = self.fields_scratch.len();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Lower, "naming a field")?;
             let name = self.ident(name);
-            let repeated = fields.iter().any(|f: &FieldInit| f.name.text == name.text);
+            let repeated = self.fields_scratch[mark..]
+                .iter()
+                .any(|f| f.name.text == name.text);
             self.check_new_field(repeated, &name)?;
             let value = if self.eat(TokenKind::Equals).is_some() {
                 Some(self.expr()?)
             } else {
                 None
             };
-            fields.push(FieldInit {
-                name,
-                value,
-                span: self.span_from(start),
-            });
+            let span = self.span_from(start);
+            self.fields_scratch.push(FieldInit { name, value, span });
             if self.eat(TokenKind::Comma).is_none() {
-                return Ok(fields);
+                return Ok(take_from(&mut self.fields_scratch, mark));
             }
         }
     }
@@ -521,7 +524,7 @@ impl Parser<'_> {
         let scrutinee = self.expr()?;
         self.expect(TokenKind::With, "after the `match` scrutinee")?;
         self.eat(TokenKind::Pipe);
-        let mut arms = Vec::new();
+        let mark = self.arms_scratch.len();
         loop {
             let arm_start = self.start();
             let pattern = self.pattern()?;
@@ -532,11 +535,12 @@ impl Parser<'_> {
             };
             self.expect(TokenKind::Arrow, "after the arm's pattern")?;
             let body = self.expr()?;
-            arms.push(MatchArm {
+            let span = self.span_from(arm_start);
+            self.arms_scratch.push(MatchArm {
                 pattern,
                 guard,
                 body,
-                span: self.span_from(arm_start),
+                span,
             });
             if self.eat(TokenKind::Pipe).is_some() {
                 continue;
@@ -554,7 +558,7 @@ impl Parser<'_> {
         Ok(Expr {
             kind: ExprKind::Match {
                 scrutinee: Box::new(scrutinee),
-                arms,
+                arms: take_from(&mut self.arms_scratch, mark),
             },
             span: self.span_from(start),
         })

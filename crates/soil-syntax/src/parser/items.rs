@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser};
+use super::{PResult, Parser, take_from};
 
 impl Parser<'_> {
     pub(super) fn item(&mut self) -> PResult<Item> {
@@ -64,16 +64,17 @@ impl Parser<'_> {
 
     /// Parameters of an equation, lambda or local function: names and `_`.
     pub(super) fn params(&mut self) -> PResult<Vec<crate::ast::Param>> {
-        let mut params = Vec::new();
+        let mark = self.params_scratch.len();
         loop {
-            match self.peek() {
+            let param = match self.peek() {
                 TokenKind::Lower => {
                     let token = self.bump();
-                    params.push(Param::Named(self.ident(token)));
+                    Param::Named(self.ident(token))
                 }
-                TokenKind::Underscore => params.push(Param::Wildcard(self.bump().range())),
-                _ => return Ok(params),
-            }
+                TokenKind::Underscore => Param::Wildcard(self.bump().range()),
+                _ => return Ok(take_from(&mut self.params_scratch, mark)),
+            };
+            self.params_scratch.push(param);
         }
     }
 

@@ -27,7 +27,10 @@ pub(super) fn run(args: &[String], host: &dyn Host, out: &mut dyn Write) -> io::
         return Ok(EXIT_OK);
     }
     if let Some(extra) = parsed.positionals.first() {
-        return usage_error(out, &format!("unexpected argument `{extra}` for `soil0 check`"));
+        return usage_error(
+            out,
+            &format!("unexpected argument `{extra}` for `soil0 check`"),
+        );
     }
     let (env_path, program_path) = match (
         parsed.required("--env", "check"),

@@ -296,6 +296,87 @@ mod tests {
     }
 
     #[test]
+    fn new_commands_report_usage_errors() {
+        let cases: &[&[&str]] = &[
+            &["check", "--program", "p.json"],
+            &["check", "--env", "e.json", "--program", "p.json", "extra"],
+            &["check", "--env"],
+            &["check", "--env", "a", "--env", "b", "--program", "p"],
+            &["run", "--env", "e.json", "--program", "p.json", "m::f"],
+            &[
+                "run",
+                "--env",
+                "e.json",
+                "--program",
+                "p.json",
+                "--fakes",
+                "x",
+                "m::f",
+                "[]",
+            ],
+            &["test"],
+            &["test", "a.json", "b.json"],
+            &["test", "--def", "m::f", "a.json"],
+        ];
+        let mut out = String::new();
+        for args in cases {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            let mut buffer = Vec::new();
+            let code = run(&args, &host(), &mut buffer).expect("write");
+            let document: serde_json::Value =
+                serde_json::from_slice(&buffer).expect("one JSON document");
+            assert_eq!(document["errors"][0]["code"], "usage-error");
+            out.push_str(&format!(
+                "exit {code} {}\n",
+                document["errors"][0]["message"].as_str().unwrap_or("")
+            ));
+        }
+        expect![[r#"
+            exit 2 `soil0 check` needs `--env FILE`
+            exit 2 unexpected argument `extra` for `soil0 check`
+            exit 2 `--env` needs a value
+            exit 2 `--env` given twice
+            exit 2 `soil0 run` needs DEF and JSON-ARGS (e.g. '[1, 2]'), 1 arguments given
+            exit 2 unknown option `--fakes` for `soil0 run`
+            exit 2 `soil0 test` needs exactly one BUNDLE.json, 0 given
+            exit 2 `soil0 test` needs exactly one BUNDLE.json, 2 given
+            exit 2 unknown option `--def` for `soil0 test`
+        "#]]
+        .assert_eq(&out);
+    }
+
+    #[test]
+    fn unreadable_inputs_are_reported_together() {
+        check(
+            &["check", "--env", "nope.json", "--program", "gone.json"],
+            expect![[r#"
+                exit 1
+                {"errors":[{"code":"file-unreadable","message":"cannot read nope.json: no such file","file":{"tag":"Some","value":"nope.json"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.1"},{"code":"file-unreadable","message":"cannot read gone.json: no such file","file":{"tag":"Some","value":"gone.json"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.1"}]}
+            "#]],
+        );
+    }
+
+    #[test]
+    fn each_command_has_its_own_help() {
+        for (command, help) in [
+            ("check", check::HELP),
+            ("run", run::HELP),
+            ("test", test::HELP),
+        ] {
+            for flag in ["-h", "--help"] {
+                let args = vec![command.to_owned(), flag.to_owned()];
+                let mut out = Vec::new();
+                let code = super::run(&args, &host(), &mut out).expect("write");
+                assert_eq!(
+                    (code, String::from_utf8(out).expect("UTF-8")),
+                    (EXIT_OK, help.to_owned())
+                );
+                assert!(help.starts_with(&format!("soil0 {command} ")), "{help}");
+            }
+        }
+    }
+
+    #[test]
     fn the_panic_document_is_an_internal_error() {
         let document: serde_json::Value =
             serde_json::from_str(&internal_error_document("boom")).expect("JSON");

@@ -2,7 +2,9 @@
 
 use std::io::{self, Write};
 
-use super::{EXIT_OK, EXIT_PROBLEMS, Host, options, unreadable, usage_error, write_errors, write_output};
+use super::{
+    EXIT_OK, EXIT_PROBLEMS, Host, options, unreadable, usage_error, write_errors, write_output,
+};
 use crate::Source;
 
 pub(super) const HELP: &str = "\

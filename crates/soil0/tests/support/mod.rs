@@ -48,14 +48,26 @@ fn sorted_paths(dir: &Path, extension: &str) -> Vec<PathBuf> {
 }
 
 fn tr_file(path: &Path) -> trellis_spec::TrFile {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let (file, diagnostics) = trellis_spec::parse_tr(&read(path), &stem);
-    assert!(diagnostics.is_empty(), "{}: {diagnostics:?}", path.display());
+    assert!(
+        diagnostics.is_empty(),
+        "{}: {diagnostics:?}",
+        path.display()
+    );
     file
 }
 
-fn blocks(file: &trellis_spec::TrFile, kind: BlockKind) -> impl Iterator<Item = &trellis_spec::Block> {
-    file.blocks.iter().filter(move |b| b.value.header.kind == kind)
+fn blocks(
+    file: &trellis_spec::TrFile,
+    kind: BlockKind,
+) -> impl Iterator<Item = &trellis_spec::Block> {
+    file.blocks
+        .iter()
+        .filter(move |b| b.value.header.kind == kind)
 }
 
 fn pretty(value: &Value) -> String {
@@ -129,10 +141,19 @@ pub fn program_json() -> String {
     for module in MODULES {
         for path in sorted_paths(&root.join(module), "soil") {
             let (file, diagnostics) = soil_syntax::parse_file(&read(&path));
-            assert!(diagnostics.is_empty(), "{}: {diagnostics:?}", path.display());
-            let relative = format!("{module}/{}", path.file_name().unwrap_or_default().to_string_lossy());
+            assert!(
+                diagnostics.is_empty(),
+                "{}: {diagnostics:?}",
+                path.display()
+            );
+            let relative = format!(
+                "{module}/{}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            );
             for item in &file.items {
-                let ast::Item::Equation(equation) = item else { continue };
+                let ast::Item::Equation(equation) = item else {
+                    continue;
+                };
                 let name = &equation.name.text;
                 let tr_path = root.join(module).join(format!("{name}.tr"));
                 let spec = tr_path.exists().then(|| tr_file(&tr_path));
@@ -148,15 +169,24 @@ pub fn program_json() -> String {
                             (BlockKind::SoilSig, BlockSyntax::Signature(Some(sig))) => {
                                 signature = Some(item_text(ast::Item::Signature(sig.clone())));
                             }
-                            (kind @ (BlockKind::Requires | BlockKind::Ensures), BlockSyntax::Clauses(list)) => {
-                                let kind = if *kind == BlockKind::Requires { "requires" } else { "ensures" };
+                            (
+                                kind @ (BlockKind::Requires | BlockKind::Ensures),
+                                BlockSyntax::Clauses(list),
+                            ) => {
+                                let kind = if *kind == BlockKind::Requires {
+                                    "requires"
+                                } else {
+                                    "ensures"
+                                };
                                 for clause in list {
                                     clauses.push(json!({ "kind": kind, "label": clause.label, "predicate": clause.source }));
                                 }
                             }
                             (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
                                 for grant in grants {
-                                    allow.push(json!({ "hatch": grant.hatch, "reason": grant.reason }));
+                                    allow.push(
+                                        json!({ "hatch": grant.hatch, "reason": grant.reason }),
+                                    );
                                 }
                             }
                             _ => {}
@@ -184,13 +214,19 @@ pub fn tests_json() -> String {
     let mut cases = Vec::new();
     for module in MODULES {
         for path in sorted_paths(&root.join(module), "tr") {
-            let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let stem = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             if !root.join(module).join(format!("{stem}.soil")).exists() {
                 continue; // not lowered yet (mean.tr): nothing to run
             }
             let file = tr_file(&path);
             for block in blocks(&file, BlockKind::Test) {
-                let BlockSyntax::Test(lines) = &block.value.syntax else { continue };
+                let BlockSyntax::Test(lines) = &block.value.syntax else {
+                    continue;
+                };
                 let block_name = block.value.header.name.clone().unwrap_or_default();
                 let mut k = 0;
                 for line in lines {
@@ -200,8 +236,11 @@ pub fn tests_json() -> String {
                         Expected::Value(value) => json!({ "tag": "Value", "value": value.value }),
                         Expected::Panic(_) => json!({ "tag": "Panic", "code": { "tag": "None" } }),
                     };
-                    let fakes: serde_json::Map<String, Value> =
-                        case.fakes.iter().map(|(name, fake)| (name.clone(), fake.value.clone())).collect();
+                    let fakes: serde_json::Map<String, Value> = case
+                        .fakes
+                        .iter()
+                        .map(|(name, fake)| (name.clone(), fake.value.clone()))
+                        .collect();
                     cases.push(json!({
                         "name": format!("{stem}.{block_name}#{k}"),
                         "def": format!("{module}::{}", case.callee),

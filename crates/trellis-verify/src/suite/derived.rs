@@ -42,8 +42,11 @@ pub(super) struct Prepared {
 
 pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, Vec<Diagnostic>> {
     let (module, _) = split_name(input.definition);
-    let mut candidates: Vec<(usize, String, Result<soil_types::Definition, Vec<Diagnostic>>)> =
-        Vec::new();
+    let mut candidates: Vec<(
+        usize,
+        String,
+        Result<soil_types::Definition, Vec<Diagnostic>>,
+    )> = Vec::new();
     let all_params: Vec<(String, String)> = parts
         .params
         .iter()
@@ -54,7 +57,11 @@ pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, 
         let BlockSyntax::Property(Some(property)) = &block.syntax else {
             continue;
         };
-        let name = block.header.name.clone().unwrap_or_else(|| "property".into());
+        let name = block
+            .header
+            .name
+            .clone()
+            .unwrap_or_else(|| "property".into());
         let defined = match &property.body {
             Some(body) => {
                 let binders: Vec<(String, String)> = property
@@ -62,10 +69,19 @@ pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, 
                     .iter()
                     .map(|b| (b.name.clone(), b.type_source.trim().to_owned()))
                     .collect();
-                wrapper(module, &format!("_property_{}", ident_fragment(&name)), &binders, row, body)
+                wrapper(
+                    module,
+                    &format!("_property_{}", ident_fragment(&name)),
+                    &binders,
+                    row,
+                    body,
+                )
             }
-            None => Err(vec![Code::TestPredicateUnrunnable
-                .diagnostic(format!("property `{name}` has no parsed predicate"))]),
+            None => {
+                Err(vec![Code::TestPredicateUnrunnable.diagnostic(format!(
+                    "property `{name}` has no parsed predicate"
+                ))])
+            }
         };
         candidates.push((0, name, defined));
     }
@@ -142,8 +158,10 @@ fn clause_wrapper(
     row: &str,
 ) -> Result<soil_types::Definition, Vec<Diagnostic>> {
     let Some(predicate) = &clause.predicate else {
-        return Err(vec![Code::TestPredicateUnrunnable
-            .diagnostic(format!("{kind} `{}` did not parse", clause.label))]);
+        return Err(vec![
+            Code::TestPredicateUnrunnable
+                .diagnostic(format!("{kind} `{}` did not parse", clause.label)),
+        ]);
     };
     wrapper(
         module,
@@ -179,7 +197,10 @@ fn holds(program: &soil_eval::Program, wrapper: &str, args: Vec<Value>) -> Resul
         Err(RunError::Panic(panic)) => Err(format!("the predicate panicked: {panic}")),
         Err(RunError::Refused(d)) => Err(format!(
             "the predicate could not run: {}",
-            d.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("; ")
+            d.iter()
+                .map(|d| d.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
         )),
     }
 }
@@ -310,7 +331,11 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
         tier: Tier::Property,
         mode: Mode::Sandboxed,
         result,
-        detail: if result == RowResult::Xfail { None } else { detail },
+        detail: if result == RowResult::Xfail {
+            None
+        } else {
+            detail
+        },
     }
 }
 
@@ -327,7 +352,11 @@ pub(super) fn property_rows(input: &SuiteInput, prepared: &Prepared, parts: &Sig
         let BlockSyntax::Property(property) = &block.syntax else {
             continue;
         };
-        let name = block.header.name.clone().unwrap_or_else(|| "property".into());
+        let name = block
+            .header
+            .name
+            .clone()
+            .unwrap_or_else(|| "property".into());
         let Some(property) = property else {
             rows.push(unrunnable_row(
                 name,
@@ -608,7 +637,10 @@ pub(super) fn differential_rows(
                         Ok(value) => SoilOutcome::Value(soil_rt::encode(&value, types)),
                         Err(RunError::Panic(panic)) => SoilOutcome::Panic(panic.to_string()),
                         Err(RunError::Refused(d)) => SoilOutcome::Panic(
-                            d.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("; "),
+                            d.iter()
+                                .map(|d| d.message.as_str())
+                                .collect::<Vec<_>>()
+                                .join("; "),
                         ),
                     };
                     DifferentialCase {

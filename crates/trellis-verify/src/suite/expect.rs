@@ -3,7 +3,7 @@
 //! `tests.json`), and [`execute_bundle`], the one place that bundle is run.
 
 use serde_json::{Map, Value as Json, json};
-use soil_eval::{ParamKind, RunError, World};
+use soil_eval::{RunError, World};
 use soil_rt::{RtType, TypeEnv};
 use trellis_diag::Diagnostic;
 use trellis_spec::{BlockSyntax, BlockValue, TestCase, TestLine};
@@ -44,69 +44,110 @@ pub fn expect_cases(blocks: &[BlockValue]) -> Vec<NamedCase<'_>> {
     out
 }
 
-/// The soil0 test bundle of the expect cases (soil0-cli §10). Arguments and
-/// expected values are the canonical re-encoding of the written JSON decoded
-/// against the signature (exact for every number), or the JSON as written when
-/// it does not decode (pre-flight reports that case).
+/// One bundle case with its JSON parts as text: arguments and the expected
+/// value in canonical form (soil0-cli §7.1) whenever they decode against the
+/// signature, the JSON as written otherwise (pre-flight reports those cases).
+struct BundleCase {
+    name: String,
+    args: Vec<String>,
+    /// `None`: the case expects a panic.
+    expect: Option<String>,
+    fakes: Json,
+}
+
+fn bundle_cases(
+    parts: &SigParts,
+    types: Option<&TypeEnv>,
+    blocks: &[BlockValue],
+) -> Vec<BundleCase> {
+    let data_types = types.and_then(|env| data_types(env, parts).ok());
+    let result_type = types.and_then(|env| rt(env, &parts.result).ok());
+    expect_cases(blocks)
+        .iter()
+        .map(|named| {
+            let case = named.case;
+            let written = || case.args.iter().map(|a| a.value.to_string()).collect();
+            let args = match (&data_types, types) {
+                (Some(tys), Some(env)) => canonical_args(case, tys, env).unwrap_or_else(written),
+                _ => written(),
+            };
+            let expect = match &case.expected {
+                trellis_spec::Expected::Value(value) => Some(
+                    match (&result_type, types) {
+                        (Some(ty), Some(env)) => soil_rt::decode(&value.text, ty, env)
+                            .ok()
+                            .map(|v| soil_rt::encode(&v, env)),
+                        _ => None,
+                    }
+                    .unwrap_or_else(|| value.value.to_string()),
+                ),
+                trellis_spec::Expected::Panic(_) => None,
+            };
+            let mut fakes = Map::new();
+            for (param, value) in &case.fakes {
+                fakes.insert(param.clone(), value.value.clone());
+            }
+            BundleCase {
+                name: named.row.clone(),
+                args,
+                expect,
+                fakes: Json::Object(fakes),
+            }
+        })
+        .collect()
+}
+
+/// The bundle's exact text: compact, keys in the contract's order, every
+/// Soil value in its canonical bytes (a `serde_json` round trip would print
+/// `1e+308` where the canonical form is `1e308`).
+pub fn bundle_text(
+    definition: &str,
+    parts: &SigParts,
+    types: Option<&TypeEnv>,
+    blocks: &[BlockValue],
+) -> String {
+    let quote = |text: &str| Json::String(text.to_owned()).to_string();
+    let cases: Vec<String> = bundle_cases(parts, types, blocks)
+        .iter()
+        .map(|case| {
+            let expect = match &case.expect {
+                Some(value) => format!("{{\"tag\":\"Value\",\"value\":{value}}}"),
+                None => r#"{"tag":"Panic","code":{"tag":"None"}}"#.to_owned(),
+            };
+            format!(
+                "{{\"name\":{},\"def\":{},\"args\":[{}],\"expect\":{expect},\"fakes\":{}}}",
+                quote(&case.name),
+                quote(definition),
+                case.args.join(","),
+                case.fakes
+            )
+        })
+        .collect();
+    format!("{{\"cases\":[{}]}}", cases.join(","))
+}
+
+/// The bundle as a JSON value (for [`execute_bundle`] and hosts that embed it).
 pub fn bundle_of(
     definition: &str,
     parts: &SigParts,
     types: Option<&TypeEnv>,
     blocks: &[BlockValue],
 ) -> Json {
-    let data_types = types.and_then(|env| data_types(env, parts).ok());
-    let result_type = types.and_then(|env| rt(env, &parts.result).ok());
-    let cases: Vec<Json> = expect_cases(blocks)
-        .iter()
-        .map(|named| {
-            let case = named.case;
-            let written: Vec<Json> = case.args.iter().map(|a| a.value.clone()).collect();
-            let args = match (&data_types, types) {
-                (Some(tys), Some(env)) => {
-                    canonical_args(case, tys, env).unwrap_or_else(|| written.clone())
-                }
-                _ => written,
-            };
-            let expect = match &case.expected {
-                trellis_spec::Expected::Value(value) => {
-                    let canonical = match (&result_type, types) {
-                        (Some(ty), Some(env)) => soil_rt::decode(&value.text, ty, env)
-                            .ok()
-                            .and_then(|v| serde_json::from_str(&soil_rt::encode(&v, env)).ok()),
-                        _ => None,
-                    };
-                    json!({"tag": "Value", "value": canonical.unwrap_or_else(|| value.value.clone())})
-                }
-                trellis_spec::Expected::Panic(_) => {
-                    json!({"tag": "Panic", "code": {"tag": "None"}})
-                }
-            };
-            let mut fakes = Map::new();
-            for (param, value) in &case.fakes {
-                fakes.insert(param.clone(), value.value.clone());
-            }
-            json!({
-                "name": named.row,
-                "def": definition,
-                "args": args,
-                "expect": expect,
-                "fakes": Json::Object(fakes),
-            })
-        })
-        .collect();
-    json!({ "cases": cases })
+    let text = bundle_text(definition, parts, types, blocks);
+    serde_json::from_str(&text).unwrap_or_else(|_| json!({"cases": []}))
 }
 
-fn canonical_args(case: &TestCase, types: &[RtType], env: &TypeEnv) -> Option<Vec<Json>> {
+fn canonical_args(case: &TestCase, types: &[RtType], env: &TypeEnv) -> Option<Vec<String>> {
     let text = format!(
         "[{}]",
-        case.args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(",")
+        case.args
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let values = soil_rt::decode_args(&text, types, env).ok()?;
-    values
-        .iter()
-        .map(|v| serde_json::from_str(&soil_rt::encode(v, env)).ok())
-        .collect()
+    Some(values.iter().map(|v| soil_rt::encode(v, env)).collect())
 }
 
 /// The runtime types of a signature's non-capability parameters.
@@ -176,9 +217,11 @@ fn run_case(compiled: &soil_eval::Program, program: &soil_types::Program, case: 
         .and_then(Json::as_object)
         .cloned()
         .unwrap_or_default();
-    let kinds = compiled.params(def).unwrap_or_default();
     for (key, fake) in &fakes {
-        let Some(index) = parts.params.iter().position(|p| p.capability && p.name == *key)
+        let Some(index) = parts
+            .params
+            .iter()
+            .position(|p| p.capability && p.name == *key)
         else {
             return bad_case(format!("`{key}` is not a capability parameter of `{def}`"));
         };
@@ -201,11 +244,7 @@ fn run_case(compiled: &soil_eval::Program, program: &soil_types::Program, case: 
     let outcome = compiled.run_json(def, &args.to_string(), &mut world);
     let expect = case.get("expect").cloned().unwrap_or(Json::Null);
     let expect_tag = expect.get("tag").and_then(Json::as_str).unwrap_or_default();
-    let result_type = kinds
-        .iter()
-        .all(|k| matches!(k, ParamKind::Data(_) | ParamKind::Capability(_)))
-        .then(|| rt(compiled.types(), &parts.result).ok())
-        .flatten();
+    let result_type = rt(compiled.types(), &parts.result).ok();
     match (expect_tag, outcome) {
         ("Value", Ok(actual)) => {
             let value = expect.get("value").cloned().unwrap_or(Json::Null);

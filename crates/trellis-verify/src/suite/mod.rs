@@ -230,6 +230,14 @@ pub fn expect_bundle(input: &SuiteInput) -> serde_json::Value {
     expect::bundle_of(input.definition, &parts, types.as_ref(), input.blocks)
 }
 
+/// [`expect_bundle`] as exact text: compact, canonical bytes for every Soil
+/// value. What a host writes to disk (`tests.json`, a `soil0 test` bundle).
+pub fn expect_bundle_text(input: &SuiteInput) -> String {
+    let parts = SigParts::of(input.signature);
+    let types = soil_eval::type_env_from_decls(input.env.types.iter().map(|t| &t.node)).ok();
+    expect::bundle_text(input.definition, &parts, types.as_ref(), input.blocks)
+}
+
 /// Runs every tier of one definition's suite.
 pub fn run_suite(
     input: &SuiteInput,
@@ -286,7 +294,8 @@ pub fn run_suite(
     for row in derived::ensures_rows(input, &prepared, &parts) {
         push(&mut outcome, row);
     }
-    let (rows, oracles) = derived::differential_rows(input, &prepared, &parts, &expect_inputs, runner);
+    let (rows, oracles) =
+        derived::differential_rows(input, &prepared, &parts, &expect_inputs, runner);
     outcome.oracles = oracles;
     for row in rows {
         push(&mut outcome, row);
@@ -328,7 +337,11 @@ fn decode_cases(
             }
         }
     }
-    if errors.is_empty() { Ok(decoded) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(decoded)
+    } else {
+        Err(errors)
+    }
 }
 
 fn expect_rows(input: &SuiteInput, parts: &SigParts, cases: &[NamedCase]) -> Vec<Row> {
@@ -351,7 +364,11 @@ fn expect_rows(input: &SuiteInput, parts: &SigParts, cases: &[NamedCase]) -> Vec
         .unwrap_or_default();
     cases
         .iter()
-        .zip(outcomes.iter().chain(std::iter::repeat(&serde_json::Value::Null)))
+        .zip(
+            outcomes
+                .iter()
+                .chain(std::iter::repeat(&serde_json::Value::Null)),
+        )
         .map(|(named, result)| expect_row(named, result.get("outcome")))
         .collect()
 }
@@ -370,11 +387,7 @@ fn expect_row(named: &NamedCase, outcome: Option<&serde_json::Value>) -> Row {
         _ => RowResult::Error,
     };
     let detail = (!passed).then(|| {
-        let field = |key: &str| {
-            outcome
-                .and_then(|o| o.get(key))
-                .map(|v| v.to_string())
-        };
+        let field = |key: &str| outcome.and_then(|o| o.get(key)).map(|v| v.to_string());
         let diagnostics: Vec<Diagnostic> = Vec::new();
         let message = match tag {
             "Fail" => "the result differs from the expected value".to_owned(),
@@ -416,7 +429,11 @@ fn expect_row(named: &NamedCase, outcome: Option<&serde_json::Value>) -> Row {
         tier: Tier::Expect,
         mode: Mode::Sandboxed,
         result,
-        detail: if result == RowResult::Xfail { None } else { detail },
+        detail: if result == RowResult::Xfail {
+            None
+        } else {
+            detail
+        },
     }
 }
 
@@ -512,7 +529,11 @@ fn cram_rows(input: &SuiteInput, runner: &dyn ProcessRunner) -> Vec<Row> {
                 tier: Tier::Cram,
                 mode: Mode::Real,
                 result,
-                detail: if result == RowResult::Xfail { None } else { detail },
+                detail: if result == RowResult::Xfail {
+                    None
+                } else {
+                    detail
+                },
             });
         }
     }

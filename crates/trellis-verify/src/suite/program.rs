@@ -43,7 +43,12 @@ impl SigParts {
                 ty: arrow.param.clone(),
                 capability,
             });
-            effects = arrow.effects.labels.iter().map(|l| l.text.clone()).collect();
+            effects = arrow
+                .effects
+                .labels
+                .iter()
+                .map(|l| l.text.clone())
+                .collect();
             ty = &arrow.result;
         }
         SigParts {
@@ -152,7 +157,10 @@ fn lower(expr: &mut Expr) {
                 rhs: rhs.clone(),
             };
         }
-        ExprKind::Is { expr: scrutinee, pattern } => {
+        ExprKind::Is {
+            expr: scrutinee,
+            pattern,
+        } => {
             lower(scrutinee);
             let arms = vec![
                 MatchArm {
@@ -293,7 +301,13 @@ pub fn wrapper(
 /// A block or clause name as a Soil identifier fragment.
 pub fn ident_fragment(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -309,9 +323,15 @@ mod tests {
 
     #[test]
     fn implies_and_is_lower_to_plain_soil() {
-        expect_test::expect![[r#"not (non_empty xs) or median [x] == x"#]]
+        expect_test::expect!["not non_empty xs or median [x] == x"]
             .assert_eq(&lowered("non_empty xs implies median [x] == x"));
-        expect_test::expect![[r#"match parse x with | Ok _ -> true | _ -> false end and a"#]]
-            .assert_eq(&lowered("parse x is Ok _ and a"));
+        expect_test::expect![[r#"
+            (
+              match parse x with
+              | Ok _ -> true
+              | _ -> false
+              end
+            ) and a"#]]
+        .assert_eq(&lowered("parse x is Ok _ and a"));
     }
 }

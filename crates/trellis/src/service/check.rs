@@ -21,6 +21,7 @@ pub fn status(service: &mut Service, _params: &Value) -> Result<Value, RpcError>
         .map(|row| {
             json!({
                 "name": row.name,
+                "kind": row.kind,
                 "status": row.status,
                 "reason": row.reason,
                 "fix": row.fix,

@@ -73,6 +73,18 @@ impl Service {
     }
 }
 
+/// The toolchain pin check, for commands that run outside the daemon.
+pub fn check_pin_of(service: &Service) -> Result<(), Vec<Diagnostic>> {
+    toolchain::check_pin(service).map_err(|error| {
+        error
+            .errors()
+            .iter()
+            .filter_map(|value| value["message"].as_str())
+            .map(|message| Diagnostic::new("toolchain-mismatch", message.to_owned()).with_file("soil.toml"))
+            .collect()
+    })
+}
+
 /// A method failed with diagnostics.
 pub fn failed(diagnostics: &[Diagnostic]) -> RpcError {
     RpcError::failed(diagnostics)

@@ -1,0 +1,44 @@
+//! `trellis call DEF JSON-ARGS`: run a definition with real capabilities, in this
+//! process rather than the daemon, so the real `Fs` resolves relative paths against
+//! the caller's working directory (a cram transcript's temporary directory, say).
+//! The run itself is soil0's §8.6 implementation, shared with `soil0 run`.
+
+use trellis_db::{Item, ItemKind, Workspace, env_json, program_json, root_index, split_definition_name};
+use trellis_diag::{Diagnostic, errors_document};
+
+use crate::service::Service;
+
+/// Runs the call and returns the document to print and the exit code.
+pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) {
+    let mut service = Service::new(root.to_owned());
+    service.refresh();
+    if let Err(error) = crate::service::check_pin_of(&service) {
+        return (errors_document(&error), 1);
+    }
+    let db = service.database();
+    let Some((module, name)) = split_definition_name(def) else {
+        return refuse(format!("`{def}` is not a definition name; write module::name"));
+    };
+    let index = root_index(db, Workspace::get(db));
+    let known = index.module(module).is_some_and(|files| files.specs.contains_key(name) || files.soils.contains_key(name));
+    if !known || ItemKind::of(name) != ItemKind::Function {
+        return refuse(format!("no definition `{module}::{name}` in this root"));
+    }
+    let item = Item::new(db, module.to_owned(), name.to_owned());
+    let env = env_json(db);
+    let program = program_json(db, item);
+    let mut world = soil0::run::command_line_world();
+    let outcome = soil0::run::run_with_world(
+        soil0::Source::new("env.json", env),
+        soil0::Source::new("program.json", program),
+        &item.qualified(db),
+        json_args,
+        &mut world,
+    );
+    let output = outcome.output();
+    (output.document, output.exit)
+}
+
+fn refuse(message: String) -> (String, u8) {
+    (errors_document(&[Diagnostic::new("unknown-definition", message)]), 1)
+}
