@@ -161,21 +161,8 @@ fn keyword(word: &[u8]) -> Option<TokenKind> {
     })
 }
 
-/// `IDENT_CONTINUE[b]`: byte `b` may continue a name (`[A-Za-z0-9_]`). A table
-/// keeps the scanning loop, the lexer's hottest, to one load per byte.
-const IDENT_CONTINUE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        let b = byte as u8;
-        table[byte] = b.is_ascii_alphanumeric() || b == b'_';
-        byte += 1;
-    }
-    table
-};
-
 fn is_ident_continue(byte: u8) -> bool {
-    IDENT_CONTINUE[byte as usize]
+    byte.is_ascii_alphanumeric() || byte == b'_'
 }
 
 /// Lexes `text` into tokens ending with one `Eof`, reporting lexical errors into
@@ -207,15 +194,6 @@ impl Lexer<'_, '_> {
         self.bytes.get(self.pos + offset).copied().unwrap_or(0)
     }
 
-    /// Advances past the name characters at the cursor.
-    fn skip_name(&mut self) {
-        let rest = &self.bytes[self.pos..];
-        self.pos += rest
-            .iter()
-            .position(|&b| !is_ident_continue(b))
-            .unwrap_or(rest.len());
-    }
-
     fn push(&mut self, kind: TokenKind, start: usize) {
         self.tokens.push(Token {
             kind,
@@ -239,17 +217,14 @@ impl Lexer<'_, '_> {
             let byte = self.bytes[self.pos];
             let kind = match byte {
                 b' ' | b'\t' | b'\n' | b'\r' => {
-                    // Indentation comes in runs: skip the whole run at once.
-                    let rest = &self.bytes[self.pos + 1..];
-                    self.pos += 1 + rest
-                        .iter()
-                        .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-                        .unwrap_or(rest.len());
+                    self.pos += 1;
                     continue;
                 }
                 b'a'..=b'z' | b'_' => {
                     self.pos += 1;
-                    self.skip_name();
+                    while self.pos < self.bytes.len() && is_ident_continue(self.bytes[self.pos]) {
+                        self.pos += 1;
+                    }
                     let word = &self.bytes[start..self.pos];
                     if word == b"_" {
                         Underscore
@@ -259,7 +234,9 @@ impl Lexer<'_, '_> {
                 }
                 b'A'..=b'Z' => {
                     self.pos += 1;
-                    self.skip_name();
+                    while self.pos < self.bytes.len() && is_ident_continue(self.bytes[self.pos]) {
+                        self.pos += 1;
+                    }
                     Upper
                 }
                 b'0'..=b'9' => self.number(start),
@@ -296,8 +273,9 @@ impl Lexer<'_, '_> {
                     }
                 }
                 b'-' if self.peek_at(1) == b'-' => {
-                    let rest = &self.bytes[self.pos..];
-                    self.pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                    while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
+                        self.pos += 1;
+                    }
                     continue;
                 }
                 _ => match self.punctuation(byte) {

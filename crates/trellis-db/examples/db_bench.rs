@@ -108,6 +108,29 @@ fn measure(definitions: usize, logged: bool) -> Measure {
 }
 
 fn main() {
+    if let Ok(rounds) = std::env::var("WARM_ONLY") {
+        // Profiling aid: one root, many prose edits.
+        let files = trellis_db::synthetic::synthetic_root(2_000);
+        let mut db = RootDatabase::default();
+        let mut change = Change::default();
+        for (path, text) in &files {
+            if path == "soil.toml" { change.set_config(text.clone()); } else { change.set_file(path.clone(), text.clone()); }
+        }
+        change.apply(&mut db);
+        compute_everything(&db);
+        let spec_path = trellis_db::synthetic::spec_path(20);
+        let spec_text = files.iter().find(|(p, _)| *p == spec_path).map(|(_, t)| t.clone()).expect("spec");
+        let started = Instant::now();
+        let rounds: usize = rounds.parse().unwrap_or(100);
+        for round in 0..rounds {
+            let mut change = Change::default();
+            change.set_file(spec_path.clone(), spec_text.replacen("A generated", &format!("Edit {round}, a generated"), 1));
+            change.apply(&mut db);
+            compute_everything(&db);
+        }
+        println!("{:?} per warm pass", started.elapsed() / rounds as u32);
+        return;
+    }
     println!("trellis-db: every hash, env and program of a synthetic root (median of runs)");
     println!("{:>6}  {:>10}  {:>22}  {:>22}", "N", "cold", "after prose edit", "after leaf-body edit");
     let mut executed = Vec::new();

@@ -168,3 +168,34 @@ pub fn program<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<&'db ProgramDef> {
         .map(|(module, name)| program_def(db, Item::new(db, module.clone(), name.clone())))
         .collect()
 }
+
+/// The program a definition's tests run against: its own program plus whatever the
+/// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
+/// first, the definition itself last.
+#[salsa::tracked(returns(ref))]
+pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
+    let own = program_order(db, item);
+    let index = root_index(db, Workspace::get(db));
+    let spec = index.module(item.module(db)).and_then(|m| m.specs.get(item.name(db)).copied());
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut order = Vec::new();
+    for block in spec.map(|file| crate::spec::test_blocks(db, file).as_slice()).unwrap_or_default() {
+        let BlockSyntax::Property(Some(property)) = &block.syntax else { continue };
+        let Some(body) = &property.body else { continue };
+        let binders: Vec<&str> = property.binders.iter().map(|b| b.name.as_str()).collect();
+        for reference in predicate_refs(body, &binders) {
+            let Target::Definition(module, name) = resolve(db, item, &reference) else { continue };
+            let referenced = Item::new(db, module, name);
+            if referenced == item {
+                continue;
+            }
+            for entry in program_order(db, referenced).iter() {
+                if !own.contains(entry) && seen.insert(entry.clone()) {
+                    order.push(entry.clone());
+                }
+            }
+        }
+    }
+    order.extend(own.iter().cloned());
+    order.into()
+}

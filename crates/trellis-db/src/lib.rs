@@ -40,7 +40,7 @@ pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cy
 pub use index::{ModuleFiles, RootIndex, root_index};
 pub use lockgen::{Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock, spec_lock, spec_record};
 pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
-pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order, program_refs};
+pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order, program_refs, test_program_order};
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{

@@ -908,15 +908,15 @@ fn execute_bundle_agrees_with_soil0_test_on_the_examples() {
         let text = expect_bundle_text(&input);
         let bundle = soil0::bundle::decode_bundle(soil0::Source::new("tests.json", &text))
             .unwrap_or_else(|d| panic!("{}: {d:?}", spec.name));
-        let theirs: serde_json::Value =
-            serde_json::from_str(&soil0::bundle::run_cases(&loaded, "tests.json", &bundle.cases))
-                .unwrap();
-        let ours = trellis_verify::suite::execute_bundle(
-            &module.env,
-            &program,
-            &expect_bundle(&input),
-        )
+        let theirs: serde_json::Value = serde_json::from_str(&soil0::bundle::run_cases(
+            &loaded,
+            "tests.json",
+            &bundle.cases,
+        ))
         .unwrap();
+        let ours =
+            trellis_verify::suite::execute_bundle(&module.env, &program, &expect_bundle(&input))
+                .unwrap();
         let tags = |doc: &serde_json::Value| -> Vec<String> {
             doc["cases"]
                 .as_array()

@@ -85,9 +85,10 @@ fn method_of(command: &Command) -> (&'static str, Value) {
 
 fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let (method, params) = method_of(&invocation.command);
+    let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
     let answer = if invocation.no_daemon {
         let mut service = Service::new(root.to_owned());
-        service.handle(method, &params).map_err(|error| {
+        service.handle_with_progress(method, &params, &mut progress).map_err(|error| {
             if error.errors().is_empty() {
                 ClientError::Transport(error.to_string())
             } else {
@@ -95,7 +96,8 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
             }
         })
     } else {
-        client::connect(root).and_then(|mut client| client::call(&mut client, method, params))
+        client::connect(root)
+            .and_then(|mut client| client::call_with_progress(&mut client, method, params, &mut progress))
     };
     let stdout = &mut std::io::stdout().lock();
     let code = match answer {

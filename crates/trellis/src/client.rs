@@ -88,9 +88,20 @@ fn spawn_daemon(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// One request to the daemon.
+/// One request to the daemon; progress notifications go to `progress`.
 pub fn call(client: &mut Client, method: &str, params: Value) -> Result<Value, ClientError> {
-    client.call(method, params).map_err(ClientError::from_call)
+    call_with_progress(client, method, params, &mut |_| {})
+}
+
+pub fn call_with_progress(
+    client: &mut Client,
+    method: &str,
+    params: Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<Value, ClientError> {
+    client
+        .call_with_notifications(method, params, &mut |notification| progress(notification.params))
+        .map_err(ClientError::from_call)
 }
 
 /// Diagnostics as JSON values, for a uniform error path.

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
-use trellis_rpc::{Handler, RpcError, Server, ServerConfig, ShutdownHandle};
+use trellis_rpc::{Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
 use crate::identity::binary_identity;
 use crate::service::Service;
@@ -19,6 +19,21 @@ struct DaemonHandler {
 
 impl Handler for DaemonHandler {
     fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        self.handle_with_notifier_opt(method, params, None)
+    }
+
+    fn handle_with_notifier(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Result<Value, RpcError> {
+        self.handle_with_notifier_opt(method, params, Some(notifier))
+    }
+}
+
+impl DaemonHandler {
+    fn handle_with_notifier_opt(
+        &self,
+        method: &str,
+        params: Value,
+        mut notifier: Option<&mut Notifier<'_>>,
+    ) -> Result<Value, RpcError> {
         match method {
             "daemon.stop" => {
                 self.shutdown.shutdown();
@@ -36,7 +51,13 @@ impl Handler for DaemonHandler {
                     // consistent (salsa) state; keep serving.
                     Err(poisoned) => poisoned.into_inner(),
                 };
-                service.handle(method, &params)
+                let mut progress = |event: Value| {
+                    if let Some(notifier) = notifier.as_deref_mut() {
+                        // A client that stopped listening loses progress, not the answer.
+                        let _ = notifier.notify("progress", event);
+                    }
+                };
+                service.handle_with_progress(method, &params, &mut progress)
             }
         }
     }

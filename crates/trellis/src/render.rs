@@ -55,6 +55,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Status { json: false } => status_table(out, result),
         Command::Check { .. } => check_report(out, result),
         Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
+        Command::Test { .. } => test_report(out, result),
         _ => {
             let _ = writeln!(out, "{result}");
             0
@@ -117,4 +118,68 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
     }
     let _ = writeln!(out, "{summary}");
     0
+}
+
+/// One line per progress event of a long command (on stderr).
+pub fn progress(out: &mut impl Write, event: &Value) {
+    match event["event"].as_str() {
+        Some("started") => {
+            let _ = writeln!(out, "testing {}", event["def"].as_str().unwrap_or("?"));
+        }
+        Some("row") => {
+            let _ = writeln!(out, "  {:<6} {}", event["result"].as_str().unwrap_or("?"), event["row"].as_str().unwrap_or("?"));
+        }
+        _ => {}
+    }
+}
+
+/// The `trellis test` report: per definition a verdict, per failure the case, the
+/// expected and actual values and the shrunk counterexample.
+fn test_report(out: &mut impl Write, result: &Value) -> u8 {
+    let mut failing = 0;
+    for entry in result["results"].as_array().into_iter().flatten() {
+        let def = entry["def"].as_str().unwrap_or("?");
+        let rows = entry["rows"].as_array().map_or(0, Vec::len);
+        let preflight = entry["preflight"].as_array().cloned().unwrap_or_default();
+        if !preflight.is_empty() {
+            failing += 1;
+            let _ = writeln!(out, "{def}: stopped by pre-flight");
+            diagnostics(out, &preflight);
+            continue;
+        }
+        let not_derived = entry["not_derived"].as_array().cloned().unwrap_or_default();
+        if entry["green"] == true {
+            let _ = writeln!(out, "{def}: {rows} rows, all green");
+            for note in &not_derived {
+                let _ = writeln!(out, "  note: {}", note.as_str().unwrap_or(""));
+            }
+            continue;
+        }
+        failing += 1;
+        let _ = writeln!(out, "{def}: FAILING");
+        for failure in entry["failures"].as_array().into_iter().flatten() {
+            let _ = writeln!(out, "  {}: {}", failure["row"].as_str().unwrap_or("?"), failure["message"].as_str().unwrap_or(""));
+            for (label, key) in [("case", "case"), ("expected", "expected"), ("actual", "actual")] {
+                if let Some(text) = failure[key].as_str() {
+                    let _ = writeln!(out, "    {label:<9} {text}");
+                }
+            }
+            if let Some(shrunk) = failure["shrunk"].as_array() {
+                let parts: Vec<&str> = shrunk.iter().filter_map(Value::as_str).collect();
+                let _ = writeln!(out, "    shrunk    {}", parts.join(", "));
+            }
+        }
+    }
+    for skip in result["skipped"].as_array().into_iter().flatten() {
+        let reason = skip["reason"].as_str().unwrap_or("");
+        if reason != "up to date" {
+            let _ = writeln!(out, "{}: skipped ({reason})", skip["def"].as_str().unwrap_or("?"));
+        }
+    }
+    let errors = result["errors"].as_array().cloned().unwrap_or_default();
+    diagnostics(out, &errors);
+    let ran = result["ran"].as_array().map_or(0, Vec::len);
+    let up_to_date = result["skipped"].as_array().into_iter().flatten().filter(|s| s["reason"] == "up to date").count();
+    let _ = writeln!(out, "ran {ran} suites ({failing} failing); {up_to_date} already up to date");
+    u8::from(failing > 0 || !errors.is_empty())
 }

@@ -1,9 +1,10 @@
 //! The front-end benchmark shared by `frontend_bench` (system allocator) and
 //! `frontend_bench_mimalloc`: the binaries differ only in their global allocator.
 //!
-//! Each phase is timed by the thread's CPU time (`/proc/thread-self/schedstat`,
-//! nanoseconds), which other processes on the machine do not inflate the way they
-//! inflate wall time; the median of the iterations is reported. Figures from
+//! Each phase is timed by the thread's CPU time (`/proc/thread-self/schedstat`),
+//! which other processes on the machine do not inflate the way they inflate wall
+//! time; a sample is the mean of a few passes (the clock advances in scheduler
+//! ticks) and the median of the samples is reported. Figures from
 //! separate runs on a shared machine are not comparable, so `--compare` runs
 //! several binaries as child processes in alternation (round robin) and reports
 //! them side by side.
@@ -45,7 +46,10 @@ pub fn main(allocator: &str) {
             println!("allocator: {allocator}; clock: {}", clock_name());
             let samples = measure(megabytes, iterations);
             let bytes = generate(megabytes * 1024 * 1024).len() as f64;
-            println!("{:<12} {:>10}  (median of {iterations}, one core)", "phase", "MB/s");
+            println!(
+                "{:<12} {:>10}  (median of {iterations}, one core)",
+                "phase", "MB/s"
+            );
             for phase in PHASES {
                 let mut times: Vec<f64> = samples
                     .iter()
@@ -90,9 +94,9 @@ fn measure(megabytes: usize, iterations: usize) -> Vec<(&'static str, f64)> {
         canonical,
         "the canonical text must be a fixpoint"
     );
-    drop(file);
     let chunks = split_into_files(&source, 4096);
-
+    // The reference tree for the phases that read one.
+    let tree = file;
     let mut samples = Vec::new();
     for iteration in 0..=iterations {
         let mut record = |phase, seconds| {
@@ -100,58 +104,89 @@ fn measure(megabytes: usize, iterations: usize) -> Vec<(&'static str, f64)> {
                 samples.push((phase, seconds));
             }
         };
-        let clock = Clock::start();
-        let tokens = soil_syntax::lexer::lex(&source, &mut Vec::new());
-        record("lex", clock.seconds());
-        assert!(tokens.len() > 1);
-        drop(tokens);
-
-        let clock = Clock::start();
-        let (file, _) = soil_syntax::parse_file(&source);
-        record("parse", clock.seconds());
-
-        let clock = Clock::start();
-        let printed = soil_syntax::print_file(&file);
-        record("print", clock.seconds());
-        assert_eq!(printed.len(), canonical.len());
-        drop(printed);
-
-        let clock = Clock::start();
-        drop(file);
-        record("drop tree", clock.seconds());
-
+        record(
+            "lex",
+            per_pass(
+                8,
+                || (),
+                |()| soil_syntax::lexer::lex(&source, &mut Vec::new()),
+            ),
+        );
+        record(
+            "parse",
+            per_pass(2, || (), |()| soil_syntax::parse_file(&source)),
+        );
+        record(
+            "print",
+            per_pass(4, || (), |()| soil_syntax::print_file(&tree)),
+        );
+        record(
+            "drop tree",
+            per_pass(2, || soil_syntax::parse_file(&source), drop),
+        );
         // Parse and print back to back, as `soil0 fmt` does; the tree's drop is
         // excluded (a short-lived process need not free it).
-        let clock = Clock::start();
-        let (file, _) = soil_syntax::parse_file(&source);
-        let printed = soil_syntax::print_file(&file);
-        record("parse+print", clock.seconds());
-        assert_eq!(printed.len(), canonical.len());
-        drop((file, printed));
-
+        record(
+            "parse+print",
+            per_pass(
+                2,
+                || (),
+                |()| {
+                    let (file, _) = soil_syntax::parse_file(&source);
+                    let printed = soil_syntax::print_file(&file);
+                    assert_eq!(printed.len(), canonical.len());
+                    (file, printed)
+                },
+            ),
+        );
         // Real modules hold one definition per file: the same text as separate
         // small files, each parsed, printed and dropped.
-        let clock = Clock::start();
-        let mut bytes = 0;
-        for chunk in &chunks {
-            let (file, _) = soil_syntax::parse_file(chunk);
-            bytes += soil_syntax::print_file(&file).len();
-        }
-        record("4 KB files", clock.seconds());
-        assert!(bytes > 0);
-
-        // Hash form of every item, scaled to a pass over the source so the figure
-        // reads as MB/s of source like the others.
-        let (file, _) = soil_syntax::parse_file(&source);
-        let clock = Clock::start();
-        let mut hashed = 0;
-        for item in &file.items {
-            hashed += soil_syntax::hash_form_item(item).len();
-        }
-        record("hash form", clock.seconds());
-        assert!(hashed > 0);
+        record(
+            "4 KB files",
+            per_pass(
+                1,
+                || (),
+                |()| {
+                    let mut bytes = 0;
+                    for chunk in &chunks {
+                        let (file, _) = soil_syntax::parse_file(chunk);
+                        bytes += soil_syntax::print_file(&file).len();
+                    }
+                    assert!(bytes > 0);
+                },
+            ),
+        );
+        // The hash form of every item, as one pass over the source.
+        record(
+            "hash form",
+            per_pass(
+                2,
+                || (),
+                |()| {
+                    tree.items
+                        .iter()
+                        .map(|item| soil_syntax::hash_form_item(item).len())
+                        .sum::<usize>()
+                },
+            ),
+        );
     }
     samples
+}
+
+/// The mean CPU seconds of `run` over `passes` passes; `prepare` and dropping what
+/// `run` returns are not timed. Several passes per sample keep the clock's
+/// granularity (the scheduler tick, a few milliseconds) small against the sample.
+fn per_pass<S, R>(passes: u32, mut prepare: impl FnMut() -> S, mut run: impl FnMut(S) -> R) -> f64 {
+    let mut total = 0.0;
+    for _ in 0..passes {
+        let input = prepare();
+        let clock = Clock::start();
+        let output = run(input);
+        total += clock.seconds();
+        drop(output);
+    }
+    total / f64::from(passes)
 }
 
 /// Alternates the binaries as child processes, `rounds` times, and prints the
@@ -162,12 +197,17 @@ fn compare(args: &[String]) {
     let mut binaries = vec![this.clone()];
     let sibling = this.with_file_name(format!(
         "{}_mimalloc",
-        this.file_name().and_then(|n| n.to_str()).unwrap_or("frontend_bench")
+        this.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("frontend_bench")
     ));
     if sibling.exists() {
         binaries.push(sibling);
     } else {
-        eprintln!("note: {} not built; comparing without it", sibling.display());
+        eprintln!(
+            "note: {} not built; comparing without it",
+            sibling.display()
+        );
     }
     binaries.extend(args.iter().skip(1).map(Into::into));
 

@@ -15,7 +15,7 @@ mod types;
 use trellis_diag::TextRange;
 
 use crate::ast::{
-    Expr, FieldInit, Ident, Item, MatchArm, Param, Signature, SourceFile, Type, TypeDecl,
+    Expr, FieldInit, Ident, Item, MatchArm, Param, Pattern, Signature, SourceFile, Type, TypeDecl,
 };
 use crate::codes::SyntaxCode;
 use crate::errors::SyntaxError;
@@ -51,6 +51,8 @@ pub(crate) struct Parser<'a> {
     arms_scratch: Vec<MatchArm>,
     params_scratch: Vec<Param>,
     fields_scratch: Vec<FieldInit>,
+    patterns_scratch: Vec<Pattern>,
+    types_scratch: Vec<Type>,
 }
 
 /// Moves `scratch[mark..]` into a `Vec` of exactly that length.
@@ -77,6 +79,8 @@ impl<'a> Parser<'a> {
             arms_scratch: Vec::new(),
             params_scratch: Vec::new(),
             fields_scratch: Vec::new(),
+            patterns_scratch: Vec::new(),
+            types_scratch: Vec::new(),
         }
     }
 
@@ -241,6 +245,8 @@ impl<'a> Parser<'a> {
         self.arms_scratch.clear();
         self.params_scratch.clear();
         self.fields_scratch.clear();
+        self.patterns_scratch.clear();
+        self.types_scratch.clear();
         if self.pos == item_began_at {
             self.bump();
         }
@@ -276,7 +282,14 @@ impl<'a> Parser<'a> {
     // ---- entry points ---------------------------------------------------------
 
     pub(crate) fn source_file(mut self) -> (SourceFile, Vec<SyntaxError>) {
-        let mut items = Vec::new();
+        // Items begin at item starts at the beginning of a line (in canonical and
+        // conventional layout, always): their count sizes the list once instead
+        // of doubling it through the file. It is only an estimate; the list still
+        // grows if items share lines.
+        let capacity = (0..self.tokens.len())
+            .filter(|&i| self.item_start[i] && self.at_line_start(self.tokens[i].start))
+            .count();
+        let mut items = Vec::with_capacity(capacity);
         while !self.at(TokenKind::Eof) {
             let item_began_at = self.pos;
             match self.item() {

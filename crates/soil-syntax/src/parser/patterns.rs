@@ -4,7 +4,7 @@ use crate::ast::{FieldPattern, ListRest, Literal, Pattern, PatternKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser};
+use super::{PResult, Parser, take_from};
 
 impl Parser<'_> {
     /// `Upper atom` (a constructor with a positional payload) or an atom.
@@ -91,12 +91,14 @@ impl Parser<'_> {
                 } else {
                     let first = self.pattern()?;
                     if self.at(TokenKind::Comma) {
-                        let mut elements = vec![first];
+                        let mark = self.patterns_scratch.len();
+                        self.patterns_scratch.push(first);
                         while self.eat(TokenKind::Comma).is_some() {
-                            elements.push(self.pattern()?);
+                            let element = self.pattern()?;
+                            self.patterns_scratch.push(element);
                         }
                         self.close_bracket(open, TokenKind::RParen)?;
-                        PatternKind::Tuple(elements)
+                        PatternKind::Tuple(take_from(&mut self.patterns_scratch, mark))
                     } else {
                         self.close_bracket(open, TokenKind::RParen)?;
                         first.kind
@@ -163,7 +165,7 @@ impl Parser<'_> {
     /// `[]`, `[p, q]`, `[p, ..rest]`, `[p, ..]`, `[..rest]`.
     fn list_pattern(&mut self) -> PResult<PatternKind> {
         let open = self.open_bracket();
-        let mut elements = Vec::new();
+        let mark = self.patterns_scratch.len();
         let mut rest = None;
         if !self.at(TokenKind::RBracket) {
             loop {
@@ -175,13 +177,15 @@ impl Parser<'_> {
                     });
                     break;
                 }
-                elements.push(self.pattern()?);
+                let element = self.pattern()?;
+                self.patterns_scratch.push(element);
                 if self.eat(TokenKind::Comma).is_none() {
                     break;
                 }
             }
         }
         self.close_bracket(open, TokenKind::RBracket)?;
+        let elements = take_from(&mut self.patterns_scratch, mark);
         Ok(PatternKind::List { elements, rest })
     }
 }

@@ -5,7 +5,7 @@ use crate::ast::{EffectRow, FunctionType, Type, TypeKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser};
+use super::{PResult, Parser, take_from};
 
 impl Parser<'_> {
     /// `type := param ('->' row? type)?` where `param` is `(name : type)` or an
@@ -110,14 +110,18 @@ impl Parser<'_> {
         let start = self.start();
         let head = self.bump();
         let head = self.ident(head);
-        let mut args = Vec::new();
+        let mark = self.types_scratch.len();
         while self.at_type_atom() {
-            args.push(self.type_atom()?);
+            let arg = self.type_atom()?;
+            self.types_scratch.push(arg);
         }
-        let kind = if args.is_empty() {
+        let kind = if self.types_scratch.len() == mark {
             TypeKind::Named(head)
         } else {
-            TypeKind::App { head, args }
+            TypeKind::App {
+                head,
+                args: take_from(&mut self.types_scratch, mark),
+            }
         };
         Ok(Type {
             kind,
@@ -159,13 +163,15 @@ impl Parser<'_> {
                         span: self.span_from(start),
                     });
                 }
-                let mut elements = vec![first];
+                let mark = self.types_scratch.len();
+                self.types_scratch.push(first);
                 while self.eat(TokenKind::Comma).is_some() {
-                    elements.push(self.ty()?);
+                    let element = self.ty()?;
+                    self.types_scratch.push(element);
                 }
                 self.close_bracket(open, TokenKind::RParen)?;
                 Ok(Type {
-                    kind: TypeKind::Tuple(elements),
+                    kind: TypeKind::Tuple(take_from(&mut self.types_scratch, mark)),
                     span: self.span_from(start),
                 })
             }

@@ -36,7 +36,7 @@
 //!    the signature's row has `Panic`, in which case the input is skipped like
 //!    an out-of-domain one. When more than 90% of the cases are skipped the row
 //!    is `error` (`test-requires-too-selective`), never a vacuous pass.
-//! 6. **Differential** rows `derived:differential:<line>` (tier
+//! 6. **Differential** rows `derived:differential:<reference line>` (tier
 //!    `differential`), `<line>` the 1-based line of the reference within its
 //!    block: the oracle over every expect case's arguments, compared through
 //!    the canonical re-encode; the oracle's hash is recorded (Python: the
@@ -207,6 +207,8 @@ pub struct SuiteOutcome {
     pub oracles: Vec<OracleRecord>,
     /// The details of every row that is not green, in row order.
     pub failures: Vec<Failure>,
+    /// Derived tests the runner could not generate in v1 (reported, no row).
+    pub not_derived: Vec<Diagnostic>,
 }
 
 impl SuiteOutcome {
@@ -291,7 +293,9 @@ pub fn run_suite(
     for row in derived::requires_rows(input, &prepared, &parts, &expect_inputs) {
         push(&mut outcome, row);
     }
-    for row in derived::ensures_rows(input, &prepared, &parts) {
+    let (ensures, not_derived) = derived::ensures_rows(input, &prepared, &parts);
+    outcome.not_derived = not_derived;
+    for row in ensures {
         push(&mut outcome, row);
     }
     let (rows, oracles) =

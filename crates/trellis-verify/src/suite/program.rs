@@ -334,4 +334,57 @@ mod tests {
             ) and a"#]]
         .assert_eq(&lowered("parse x is Ok _ and a"));
     }
+
+    #[test]
+    fn signatures_split_into_params_result_and_row() {
+        let (sig, errors) = soil_syntax::parse_signature(
+            "read_file : (fs : Fs) -> (path : Utf8) ->{Fs, Panic} Result (List Row) ReadError",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let parts = SigParts::of(&sig.expect("parsed"));
+        let params: Vec<String> = parts
+            .params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}:{}:{}",
+                    p.name,
+                    soil_syntax::print_type(&p.ty),
+                    p.capability
+                )
+            })
+            .collect();
+        assert_eq!(params, ["fs:Fs:true", "path:Utf8:false"]);
+        assert_eq!(
+            soil_syntax::print_type(&parts.result),
+            "Result (List Row) ReadError"
+        );
+        assert!(parts.takes_capabilities() && parts.may_panic());
+        assert_eq!(parts.row_text(), "{Fs, Panic}");
+    }
+
+    #[test]
+    fn wrappers_are_ordinary_signed_definitions() {
+        let (body, _) = soil_syntax::parse_predicate("xs is [] implies len xs == 0");
+        let def = wrapper(
+            Some("csvstats"),
+            "_property_p",
+            &[("xs".into(), "List F64".into())],
+            "{Panic}",
+            &body.expect("parsed"),
+        )
+        .expect("a wrapper");
+        assert_eq!(def.name, "csvstats::_property_p");
+        expect_test::expect![[r#"
+            _property_p : (xs : List F64) ->{Panic} Bool
+            _property_p xs =
+              not (
+              match xs with
+              | [] -> true
+              | _ -> false
+              end
+            ) or len xs == 0
+        "#]]
+        .assert_eq(def.equation.source.text.as_deref().unwrap_or(""));
+    }
 }

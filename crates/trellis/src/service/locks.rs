@@ -22,7 +22,7 @@ pub fn toolchain() -> Toolchain {
 
 /// Writes a lock unless the file already holds exactly its canonical text; says
 /// whether it wrote.
-fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Diagnostic> {
+pub(crate) fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Diagnostic> {
     let target = root.join(relative);
     let current = std::fs::read_to_string(&target).ok();
     if current.as_deref() == Some(trellis_lock::write_lock(lock).as_str()) {
@@ -141,6 +141,7 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             }
         }
     }
+    rewrite_manifest(&root);
     let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
     Ok(json!({ "written": written, "errors": errors }))
 }
@@ -156,6 +157,7 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
     };
     let lock = reviewed_lock(db, item, lock).ok_or_else(|| invalid_params("nothing to review"))?;
     save(&root, &format!("{module}/{name}.lock"), &Lock::Function(lock)).map_err(|e| failed(&[e]))?;
+    rewrite_manifest(&root);
     Ok(json!({ "reviewed": def }))
 }
 
@@ -223,5 +225,40 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             Err(error) => errors.push(error.to_json()),
         }
     }
+    rewrite_manifest(&root);
     Ok(json!({ "label": label, "written": written, "errors": errors }))
+}
+
+/// Rewrites `soil.lock`, the pure merge of every lock in the root (lock-schema §7),
+/// keyed by the qualified name the lock's path gives (`csvstats/median`). Locks
+/// that cannot be read are left out; `trellis status` reports them.
+pub fn rewrite_manifest(root: &Path) {
+    let mut locks = Vec::new();
+    let mut stack = vec![(root.to_owned(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            let path = entry.path();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push((path, format!("{prefix}{name}/")));
+                }
+            } else if let Some(stem) = name.strip_suffix(".lock") {
+                if prefix.is_empty() && stem == "soil" {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else { continue };
+                if let Ok(lock) = trellis_lock::read_lock(&text) {
+                    locks.push((format!("{prefix}{stem}"), lock));
+                }
+            }
+        }
+    }
+    let manifest = trellis_lock::merge(locks, Default::default());
+    let target = root.join("soil.lock");
+    let text = trellis_lock::write_soil_lock(&manifest);
+    if std::fs::read_to_string(&target).ok().as_deref() != Some(text.as_str()) {
+        let _ = trellis_lock::save_soil_lock(&StdFs, &target, &manifest);
+    }
 }

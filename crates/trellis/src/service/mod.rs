@@ -15,6 +15,7 @@ use crate::loader::RootLoader;
 
 mod check;
 mod locks;
+mod test;
 mod toolchain;
 
 pub struct Service {
@@ -50,10 +51,20 @@ impl Service {
 
     /// Answers one request, refreshing first, and reports where the time went.
     pub fn handle(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        self.handle_with_progress(method, params, &mut |_| {})
+    }
+
+    /// [`Service::handle`], with progress events for long commands (`test`).
+    pub fn handle_with_progress(
+        &mut self,
+        method: &str,
+        params: &Value,
+        progress: &mut dyn FnMut(Value),
+    ) -> Result<Value, RpcError> {
         let started = Instant::now();
         let changed = self.refresh();
         let refreshed = started.elapsed();
-        let mut result = dispatch(self, method, params)?;
+        let mut result = dispatch(self, method, params, progress)?;
         let answered = started.elapsed();
         if let Value::Object(fields) = &mut result {
             fields.insert(
@@ -94,7 +105,12 @@ pub fn invalid_params(message: impl Into<String>) -> RpcError {
     RpcError::new(ErrorCode::InvalidParams, message)
 }
 
-fn dispatch(service: &mut Service, method: &str, params: &Value) -> Result<Value, RpcError> {
+fn dispatch(
+    service: &mut Service,
+    method: &str,
+    params: &Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<Value, RpcError> {
     // Everything that verifies or records refuses under another toolchain's pin.
     if matches!(method, "check" | "adopt" | "test" | "review" | "decisions.editorial") {
         toolchain::check_pin(service)?;
@@ -104,6 +120,7 @@ fn dispatch(service: &mut Service, method: &str, params: &Value) -> Result<Value
         "check" => check::check(service, params),
         "status" => check::status(service, params),
         "adopt" => locks::adopt(service, params),
+        "test" => test::test(service, params, progress),
         "review" => locks::review(service, params),
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),

@@ -1,0 +1,339 @@
+//! Whole-command latency of the `trellis` binary on a synthetic root of 2,000
+//! definitions: a cold `check` (the first command spawns the daemon, which loads
+//! the root), a no-op re-check, and re-checks after a prose edit and a leaf-body
+//! edit, each through the daemon and with `--no-daemon` (a fresh process) as the
+//! baseline. Where the time goes comes from the `timings` object the service adds
+//! to each answer, read by calling the daemon over its socket.
+//!
+//! Run with `cargo build --release -p trellis && cargo run --release -p trellis
+//! --example daemon_bench` (optional argument: the number of definitions).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use trellis_db::synthetic::{soil_path, spec_path, synthetic_root};
+
+const REPETITIONS: usize = 7;
+const COLD_REPETITIONS: usize = 3;
+/// End-to-end goals at N = 2,000 (issue 5).
+const NO_OP_GOAL_MS: f64 = 10.0;
+const EDIT_GOAL_MS: f64 = 15.0;
+const SHARE_OF_COLD_GOAL: f64 = 0.02;
+
+struct Bench {
+    trellis: PathBuf,
+    root: PathBuf,
+    runtime: PathBuf,
+}
+
+/// A file toggled between two texts of different lengths, so every edit is a
+/// real change whatever the file system's timestamp resolution.
+struct Toggle {
+    path: PathBuf,
+    original: String,
+    edited: String,
+    is_edited: bool,
+}
+
+impl Toggle {
+    fn new(root: &Path, relative: &str, from: &str, to: &str) -> Result<Toggle, String> {
+        let path = root.join(relative);
+        let original =
+            std::fs::read_to_string(&path).map_err(|e| format!("read {relative}: {e}"))?;
+        if !original.contains(from) {
+            return Err(format!("{relative} does not contain `{from}`"));
+        }
+        let edited = original.replacen(from, to, 1);
+        Ok(Toggle {
+            path,
+            original,
+            edited,
+            is_edited: false,
+        })
+    }
+
+    fn flip(&mut self) -> Result<(), String> {
+        self.is_edited = !self.is_edited;
+        let text = if self.is_edited {
+            &self.edited
+        } else {
+            &self.original
+        };
+        std::fs::write(&self.path, text).map_err(|e| format!("write {}: {e}", self.path.display()))
+    }
+}
+
+impl Bench {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.trellis);
+        command
+            .args(args)
+            .current_dir(&self.root)
+            .env("TRELLIS_ROOT", &self.root)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Runs one command and returns its wall time; fails on a non-zero exit.
+    fn time(&self, args: &[&str]) -> Result<Duration, String> {
+        let started = Instant::now();
+        let output = self
+            .command(args)
+            .output()
+            .map_err(|e| format!("run trellis: {e}"))?;
+        let elapsed = started.elapsed();
+        if !output.status.success() {
+            return Err(format!(
+                "`trellis {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(elapsed)
+    }
+
+    fn socket(&self) -> Result<PathBuf, String> {
+        trellis_rpc::socket_path_with(&self.root, Some(&self.runtime), trellis_rpc::current_uid())
+            .map_err(|e| format!("socket path: {e}"))
+    }
+
+    fn stop_daemon(&self) -> Result<(), String> {
+        let _ = self.command(&["daemon", "stop"]).output();
+        let socket = self.socket()?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while socket.exists() {
+            if Instant::now() > deadline {
+                return Err("the daemon did not stop".to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    /// One `check` over the socket: (round trip, refresh, queries).
+    fn rpc_check(&self) -> Result<(Duration, Duration, Duration), String> {
+        let mut client =
+            trellis_rpc::Client::connect(&self.socket()?).map_err(|e| format!("connect: {e}"))?;
+        let started = Instant::now();
+        let answer = client
+            .call("check", json!({ "def": null }))
+            .map_err(|e| format!("check: {e}"))?;
+        let round_trip = started.elapsed();
+        let micros = |field: &str| {
+            answer["timings"][field]
+                .as_u64()
+                .map(Duration::from_micros)
+                .ok_or_else(|| format!("the answer has no timings.{field}"))
+        };
+        Ok((round_trip, micros("refresh_us")?, micros("queries_us")?))
+    }
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// The measurements of one scenario.
+struct Row {
+    name: &'static str,
+    daemon: Duration,
+    no_daemon: Duration,
+    /// Daemon side, from `timings` (None for the cold row: spawning is client time).
+    refresh: Option<Duration>,
+    queries: Option<Duration>,
+    round_trip: Option<Duration>,
+}
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("daemon_bench: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let definitions: usize = match std::env::args().nth(1) {
+        Some(n) => n.parse().map_err(|_| format!("not a count: {n}"))?,
+        None => 2000,
+    };
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    // target/release/examples/daemon_bench → target/release/trellis
+    let trellis = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("trellis"))
+        .filter(|path| path.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no trellis binary next to {}; build it first with `cargo build --release -p trellis`",
+                exe.display()
+            )
+        })?;
+    let base = std::env::temp_dir().join(format!("tr-bench-{}", std::process::id()));
+    let root = base.join("root");
+    let runtime = base.join("run");
+    for (relative, text) in synthetic_root(definitions) {
+        let path = root.join(&relative);
+        std::fs::create_dir_all(path.parent().unwrap_or(&root))
+            .map_err(|e| format!("mkdir: {e}"))?;
+        std::fs::write(&path, text).map_err(|e| format!("write {relative}: {e}"))?;
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(&runtime).map_err(|e| format!("mkdir: {e}"))?;
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("chmod: {e}"))?;
+    }
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("canonicalize: {e}"))?;
+    let bench = Bench {
+        trellis,
+        root,
+        runtime,
+    };
+    let result = measure(&bench, definitions);
+    let _ = bench.stop_daemon();
+    let _ = std::fs::remove_dir_all(&base);
+    result
+}
+
+fn measure(bench: &Bench, definitions: usize) -> Result<(), String> {
+    println!(
+        "trellis daemon bench: {definitions} definitions, binary {}",
+        bench.trellis.display()
+    );
+    println!("median of {REPETITIONS} runs ({COLD_REPETITIONS} for cold); times in ms\n");
+
+    // Cold: no daemon; the command spawns it and it loads the root.
+    let mut cold = Vec::new();
+    for _ in 0..COLD_REPETITIONS {
+        bench.stop_daemon()?;
+        cold.push(bench.time(&["check"])?);
+    }
+    let no_daemon_check = (0..COLD_REPETITIONS)
+        .map(|_| bench.time(&["--no-daemon", "check"]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rows = vec![Row {
+        name: "cold check (spawn + load)",
+        daemon: median(cold),
+        no_daemon: median(no_daemon_check),
+        refresh: None,
+        queries: None,
+        round_trip: None,
+    }];
+
+    let mut prose = Toggle::new(
+        &bench.root,
+        &spec_path(20),
+        "A generated definition",
+        "A generated, edited definition",
+    )?;
+    let mut leaf = Toggle::new(
+        &bench.root,
+        &soil_path(0),
+        "let base = x *",
+        "let base = 1 + x *",
+    )?;
+    let scenarios: [(&'static str, Option<&mut Toggle>); 3] = [
+        ("no-op re-check", None),
+        ("re-check after a prose edit", Some(&mut prose)),
+        ("re-check after a leaf-body edit", Some(&mut leaf)),
+    ];
+    for (name, mut toggle) in scenarios {
+        let mut whole = Vec::new();
+        let mut no_daemon = Vec::new();
+        let (mut refresh, mut queries, mut round_trip) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..REPETITIONS {
+            if let Some(toggle) = toggle.as_deref_mut() {
+                toggle.flip()?;
+            }
+            whole.push(bench.time(&["check"])?);
+            if let Some(toggle) = toggle.as_deref_mut() {
+                toggle.flip()?;
+            }
+            let (rpc, refreshed, queried) = bench.rpc_check()?;
+            round_trip.push(rpc);
+            refresh.push(refreshed);
+            queries.push(queried);
+            if let Some(toggle) = toggle.as_deref_mut() {
+                toggle.flip()?;
+            }
+            no_daemon.push(bench.time(&["--no-daemon", "check"])?);
+        }
+        rows.push(Row {
+            name,
+            daemon: median(whole),
+            no_daemon: median(no_daemon),
+            refresh: Some(median(refresh)),
+            queries: Some(median(queries)),
+            round_trip: Some(median(round_trip)),
+        });
+    }
+    report(&rows);
+    Ok(())
+}
+
+fn report(rows: &[Row]) {
+    let cold = ms(rows[0].daemon);
+    println!(
+        "{:<34} {:>9} {:>11} {:>9} {:>9} {:>10} {:>12} {:>9}",
+        "scenario",
+        "daemon",
+        "--no-daemon",
+        "refresh",
+        "queries",
+        "rpc trip",
+        "client start",
+        "÷ cold"
+    );
+    for row in rows {
+        let opt = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.2}", ms(d)));
+        let daemon_side = row.refresh.zip(row.queries).map(|(r, q)| r + q);
+        let client = daemon_side.map(|side| row.daemon.saturating_sub(side));
+        println!(
+            "{:<34} {:>9.2} {:>11.2} {:>9} {:>9} {:>10} {:>12} {:>8.2}%",
+            row.name,
+            ms(row.daemon),
+            ms(row.no_daemon),
+            opt(row.refresh),
+            opt(row.queries),
+            opt(row.round_trip),
+            opt(client),
+            100.0 * ms(row.daemon) / cold,
+        );
+    }
+    println!();
+    for row in &rows[1..] {
+        let goal = if row.name.starts_with("no-op") {
+            NO_OP_GOAL_MS
+        } else {
+            EDIT_GOAL_MS
+        };
+        let share = ms(row.daemon) / cold;
+        let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+        println!(
+            "{:<34} {:>8.2} ms (goal {goal} ms: {}), {:.2}% of cold (goal {:.0}%: {}), {:.1}x faster than --no-daemon",
+            row.name,
+            ms(row.daemon),
+            verdict(ms(row.daemon) <= goal),
+            100.0 * share,
+            100.0 * SHARE_OF_COLD_GOAL,
+            verdict(share <= SHARE_OF_COLD_GOAL),
+            ms(row.no_daemon) / ms(row.daemon),
+        );
+    }
+    println!(
+        "\nclient start = whole command minus daemon-side refresh + queries (process start, root discovery, \
+         connect, handshake, rendering)"
+    );
+}

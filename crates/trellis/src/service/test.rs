@@ -1,0 +1,231 @@
+//! `trellis test`: run every tier of a definition's suite (trellis-verify) and record
+//! the results in its lock. Results are keyed by what they were computed from — the
+//! lowering's `soil_hash`, the spec's `test_hash`, the oracles' hashes and the
+//! toolchain — all of which the lock records, so re-running an unchanged definition
+//! does no work at all.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use soil_types::Program;
+use trellis_db::{
+    Item, ItemKind, LockState, Workspace, check_definition, checker_definition, checker_env,
+    current_hashes, lock_state, oracle_rows, program_def, report_diagnostics, test_program_order,
+    root_index, spec_file, split_definition_name, test_blocks,
+};
+use trellis_diag::Diagnostic;
+use trellis_lock::{DefinitionLock, Lock, Mode, TestResult, TestRow, Tier};
+use trellis_rpc::RpcError;
+use trellis_verify::process::RealRunner;
+use trellis_verify::suite::{self, ProgressEvent, RowResult, SuiteInput, SuiteOutcome, Timeouts};
+
+use super::{Service, failed};
+use crate::service::locks::{save, toolchain};
+
+/// Why a definition's suite was not run.
+enum Skip {
+    UpToDate,
+    NotRunnable(String),
+}
+
+pub fn test(service: &mut Service, params: &Value, progress: &mut dyn FnMut(Value)) -> Result<Value, RpcError> {
+    let def = params.get("def").and_then(Value::as_str);
+    let root = service.root().to_owned();
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    let mut targets = Vec::new();
+    for (module, files) in &index.modules {
+        for name in files.specs.keys() {
+            if ItemKind::of(name) == ItemKind::Function {
+                targets.push((module.clone(), name.clone()));
+            }
+        }
+    }
+    if let Some(def) = def {
+        let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
+        targets.retain(|t| Some(t) == wanted.as_ref());
+        if targets.is_empty() {
+            return Err(failed(&[Diagnostic::new("unknown-definition", format!("no definition `{def}` in this root"))]));
+        }
+    }
+    let tool_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(PathBuf::from)).unwrap_or_default();
+    let base_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned());
+    let runner = RealRunner;
+    let mut ran = Vec::new();
+    let mut skipped = Vec::new();
+    let mut results = Vec::new();
+    let mut errors = Vec::new();
+    for (module, name) in targets {
+        let item = Item::new(db, module.clone(), name.clone());
+        let qualified = item.qualified(db);
+        let lock = match lock_state(db, &module, &name) {
+            LockState::Present(Lock::Function(lock)) => lock.clone(),
+            _ => {
+                skipped.push(json!({ "def": qualified, "reason": "not lowered: adopt it first" }));
+                continue;
+            }
+        };
+        match runnable(service, item, &lock) {
+            Err(Skip::UpToDate) => {
+                skipped.push(json!({ "def": qualified, "reason": "up to date" }));
+                continue;
+            }
+            Err(Skip::NotRunnable(reason)) => {
+                skipped.push(json!({ "def": qualified, "reason": reason }));
+                continue;
+            }
+            Ok(()) => {}
+        }
+        progress(json!({ "def": qualified, "event": "started" }));
+        let outcome = run_one(service, item, &root, &tool_dir, &base_path, &runner, progress);
+        let Some(outcome) = outcome else { continue };
+        ran.push(qualified.clone());
+        let preflight = report_diagnostics(service.database(), &outcome.preflight);
+        results.push(result_json(&qualified, &outcome, &preflight));
+        if preflight.is_empty() {
+            let updated = recorded(service, item, lock, &outcome);
+            if let Err(error) = save(&root, &format!("{module}/{name}.lock"), &Lock::Function(updated)) {
+                errors.push(error.to_json());
+            }
+        }
+    }
+    crate::service::locks::rewrite_manifest(&root);
+    Ok(json!({ "ran": ran, "skipped": skipped, "results": results, "errors": errors }))
+}
+
+/// Whether the suite must run: only for a lowering that is current (the Soil and
+/// spec the lock recorded), has no holes, and whose recorded results are stale.
+fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<(), Skip> {
+    let db = service.database();
+    let Some(current) = current_hashes(db, item) else {
+        return Err(Skip::NotRunnable("no spec".to_owned()));
+    };
+    let Some(lowering) = &lock.lowering else {
+        return Err(Skip::NotRunnable("not lowered: adopt it first".to_owned()));
+    };
+    if current.soil_hash != Some(lowering.soil_hash) || current.spec.formal != lock.spec.hashes.formal {
+        return Err(Skip::NotRunnable("the Soil or the spec changed since it was adopted: adopt it again".to_owned()));
+    }
+    if lock.checks.as_ref().is_some_and(|checks| !checks.holes.is_empty()) {
+        return Err(Skip::NotRunnable("the lowering has open holes; holes are never tested".to_owned()));
+    }
+    let oracles_unchanged = lock.oracles.iter().all(|o| current.oracles.get(&o.source) == Some(&o.hash))
+        && current.oracles.len() == lock.oracles.len();
+    let up_to_date = !lock.tests.is_empty()
+        && lock.spec.hashes.test == current.spec.test
+        && oracles_unchanged
+        && lock.toolchain == toolchain();
+    if up_to_date { Err(Skip::UpToDate) } else { Ok(()) }
+}
+
+fn run_one(
+    service: &Service,
+    item: Item<'_>,
+    root: &std::path::Path,
+    tool_dir: &std::path::Path,
+    base_path: &str,
+    runner: &RealRunner,
+    progress: &mut dyn FnMut(Value),
+) -> Option<SuiteOutcome> {
+    let db = service.database();
+    if !matches!(check_definition(db, item), trellis_db::CheckOutcome::Checked(_)) {
+        return None;
+    }
+    let mut program = Program::default();
+    for (module, name) in test_program_order(db, item).iter() {
+        if let Some(definition) = checker_definition(db, Item::new(db, module.clone(), name.clone())) {
+            program.definitions.push(definition.clone());
+        }
+    }
+    let def = program_def(db, item);
+    let signature = def.signature.as_ref()?;
+    let spec = spec_file(db, item)?;
+    let blocks = test_blocks(db, spec);
+    let qualified = item.qualified(db);
+    let input = SuiteInput {
+        definition: &qualified,
+        env: checker_env(db),
+        program: &program,
+        signature,
+        requires: &def.requires,
+        ensures: &def.ensures,
+        blocks,
+        test_hash: trellis_db::test_hash(db, spec),
+        root,
+        tool_dir,
+        base_path,
+        timeouts: Timeouts::default(),
+    };
+    let mut forward = |event: ProgressEvent| {
+        if let ProgressEvent::RowFinished(row) = event {
+            progress(json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }));
+        }
+    };
+    Some(suite::run_suite(&input, runner, &mut forward))
+}
+
+/// The lock with this run's results: rows, oracle hashes, and the test hash the
+/// rows were computed from.
+fn recorded(service: &Service, item: Item<'_>, mut lock: DefinitionLock, outcome: &SuiteOutcome) -> DefinitionLock {
+    let db = service.database();
+    lock.tests = outcome
+        .rows
+        .iter()
+        .map(|row| TestRow {
+            name: row.name.clone(),
+            tier: match row.tier {
+                suite::Tier::Expect => Tier::Expect,
+                suite::Tier::Property => Tier::Property,
+                suite::Tier::Differential => Tier::Differential,
+                suite::Tier::Cram => Tier::Cram,
+            },
+            mode: match row.mode {
+                suite::Mode::Sandboxed => Mode::Sandboxed,
+                suite::Mode::Real => Mode::Real,
+            },
+            result: match row.result {
+                RowResult::Pass => TestResult::Pass,
+                RowResult::Fail => TestResult::Fail,
+                RowResult::Xfail => TestResult::Xfail,
+                RowResult::Xpass => TestResult::Xpass,
+                RowResult::Error => TestResult::Error,
+            },
+        })
+        .collect();
+    lock.oracles = oracle_rows(db, item);
+    if let Some(current) = current_hashes(db, item) {
+        lock.spec.hashes.test = current.spec.test;
+    }
+    lock.toolchain = toolchain();
+    // A result change withdraws an earlier acceptance (accepted only when green).
+    if lock.accepted && !outcome.is_green() {
+        lock.accepted = false;
+    }
+    lock
+}
+
+fn result_json(def: &str, outcome: &SuiteOutcome, preflight: &[Diagnostic]) -> Value {
+    let rows: Vec<Value> = outcome
+        .rows
+        .iter()
+        .map(|row| json!({ "name": row.name, "tier": row.tier.as_str(), "mode": row.mode.as_str(), "result": row.result.as_str() }))
+        .collect();
+    let failures: Vec<Value> = outcome
+        .failures
+        .iter()
+        .map(|f| {
+            json!({
+                "row": f.row, "case": f.case, "expected": f.expected, "actual": f.actual,
+                "shrunk": f.shrunk, "message": f.message,
+            })
+        })
+        .collect();
+    json!({
+        "def": def,
+        "green": outcome.is_green(),
+        "not_derived": outcome.not_derived.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
+        "rows": rows,
+        "failures": failures,
+        "preflight": preflight.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,186 @@
+//! Bad input per command: each gives a clear error carrying a diagnostic code and
+//! exit code 1 (usage errors exit 2), never a panic. `Run` itself fails the test
+//! on any "panicked" in stderr.
+
+mod support;
+
+use support::{Root, Run, TRELLIS, TempDir};
+
+/// Exit code 1 and the diagnostic's code rendered. Failed requests render on
+/// stderr, but `check` and `adopt` render the problems they found on stdout, so
+/// both streams are searched.
+#[track_caller]
+fn assert_error(run: &Run, code: &str) {
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let rendered = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        rendered.contains(&format!("error[{code}]")),
+        "expected error[{code}]: {run:?}"
+    );
+}
+
+#[test]
+fn unknown_definitions_are_refused_by_every_command_naming_one() {
+    let root = Root::examples_with_daemon();
+    for daemon in [true, false] {
+        for command in [&["review"][..], &["adopt"]] {
+            let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
+            args.extend(command);
+            args.push("csvstats::no_such_def");
+            let run = root.run(&args);
+            assert_error(&run, "unknown-definition");
+            assert!(run.stderr.contains("csvstats::no_such_def"), "{run:?}");
+        }
+    }
+    let call = root.run(&["call", "csvstats::no_such_def", "[]"]);
+    assert_eq!(call.code, Some(1), "{call:?}");
+    assert_eq!(call.json()["errors"][0]["code"], "unknown-definition");
+}
+
+/// `check DEF` with a name that is not a definition must not report success.
+#[test]
+fn check_refuses_an_unknown_definition() {
+    let root = Root::examples_with_daemon();
+    for name in [
+        "csvstats::no_such_def",
+        "no_module::median",
+        "median_without_module",
+    ] {
+        let run = root.run(&["check", name]);
+        assert_error(&run, "unknown-definition");
+    }
+}
+
+#[test]
+fn malformed_citations_are_refused() {
+    let root = Root::examples_with_daemon();
+    let before = root.read("csvstats/median.lock");
+    for cite in ["bogus", "project", "team:total-order", ":total-order"] {
+        let run = root.run(&["adopt", "csvstats::median", "--cite", cite]);
+        assert_error(&run, "rpc-invalid-params");
+        assert!(
+            run.stderr.contains("project:LABEL or module:LABEL"),
+            "{run:?}"
+        );
+    }
+    let run = root.run(&[
+        "adopt",
+        "csvstats::median",
+        "--cite",
+        "project:no-such-rule",
+    ]);
+    assert_error(&run, "unknown-decision");
+    assert_eq!(
+        root.read("csvstats/median.lock"),
+        before,
+        "a refused adopt wrote the lock"
+    );
+}
+
+#[test]
+fn unknown_decisions_are_refused() {
+    let root = Root::examples_with_daemon();
+    assert_error(
+        &root.run(&["decisions", "editorial", "no-such-rule"]),
+        "unknown-decision",
+    );
+    assert_error(
+        &root.run(&[
+            "decisions",
+            "editorial",
+            "cell-errors",
+            "--module",
+            "inventory",
+        ]),
+        "unknown-decision",
+    );
+}
+
+#[test]
+fn a_missing_root_is_a_config_error() {
+    let empty = TempDir::new("noroot");
+    let runtime = empty.path().join("run");
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["check"],
+        &["daemon", "status"],
+        &["--no-daemon", "check"],
+    ] {
+        let output = std::process::Command::new(TRELLIS)
+            .args(args)
+            .current_dir(empty.path())
+            .env_remove("TRELLIS_ROOT")
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .expect("run trellis");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error[config-no-root]"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let output = std::process::Command::new(TRELLIS)
+        .arg("status")
+        .current_dir(empty.path())
+        .env("TRELLIS_ROOT", empty.path().join("missing"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("run trellis");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("error[config-no-root]"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let root = Root::examples_with_daemon();
+    for args in [
+        &[][..],
+        &["chek"],
+        &["check", "a", "b"],
+        &["status", "--bogus"],
+        &["check", "--json"],
+        &["adopt", "--cite"],
+        &["refresh", "--module", "m"],
+        &["check", "--cite", "project:x"],
+        &["review"],
+        &["daemon", "restart"],
+    ] {
+        let run = root.run(args);
+        assert_eq!(run.code, Some(2), "{args:?}: {run:?}");
+        assert!(run.stderr.starts_with("trellis: "), "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
+    }
+}
+
+#[test]
+fn a_broken_config_or_spec_is_reported_with_its_location() {
+    let root = Root::examples_with_daemon();
+    let config = root.read("soil.toml");
+    root.write("soil.toml", &format!("{config}garbage [[\n"));
+    for args in [&["check"][..], &["--no-daemon", "check"]] {
+        let run = root.run(args);
+        assert_error(&run, "config-invalid");
+        assert!(
+            format!("{}{}", run.stdout, run.stderr).contains("--> soil.toml:"),
+            "{run:?}"
+        );
+    }
+    root.write("soil.toml", &config);
+
+    root.write("csvstats/median.tr", "---\nname: median\nbogus: 1\n---\n");
+    let run = root.run(&["check"]);
+    assert_error(&run, "tr-unknown-frontmatter-key");
+    assert!(run.stdout.contains("--> csvstats/median.tr:3:1"), "{run:?}");
+}
+
+#[test]
+fn call_reports_bad_json_arguments() {
+    let root = Root::examples_with_daemon();
+    let run = root.run(&["call", "csvstats::median", "not json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.json()["errors"][0]["code"], "json-syntax");
+}

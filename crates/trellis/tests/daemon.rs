@@ -1,0 +1,204 @@
+//! The daemon seen through the binary: round trips over the socket, concurrent
+//! clients, auto-spawn, recovery from a killed daemon, and the restart of a
+//! daemon that reports another version.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use support::{Root, count_daemons_for, is_alive, wait_until};
+use trellis_rpc::{Client, Handler, RpcError, Server, ServerConfig};
+
+#[test]
+fn the_first_command_spawns_the_daemon_and_stop_ends_it() {
+    let root = Root::examples();
+    assert!(!root.socket().exists());
+    let none = root.run(&["daemon", "status"]).ok();
+    assert!(none.stdout.starts_with("no daemon is running"), "{none:?}");
+
+    root.run(&["status", "--json"]).ok();
+    assert!(root.socket().exists(), "no socket after the first command");
+    let pid = root.daemon_pid().expect("daemon status reports a pid");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    // The next command reuses it.
+    root.run(&["status", "--json"]).ok();
+    assert_eq!(root.daemon_pid(), Some(pid));
+
+    let stopped = root.run(&["daemon", "stop"]).ok();
+    assert!(
+        stopped.stdout.starts_with("stopped the daemon"),
+        "{stopped:?}"
+    );
+    wait_until("the daemon exits", || !is_alive(pid));
+    assert!(!root.socket().exists(), "the socket outlived its daemon");
+}
+
+#[test]
+fn a_socket_round_trip_answers_with_timings() {
+    let root = Root::examples();
+    root.run(&["status", "--json"]).ok();
+    let mut client = Client::connect(&root.socket()).expect("connect to the spawned daemon");
+    let answer = client.call("check", json!({ "def": null })).expect("check");
+    assert_eq!(answer["errors"], json!([]));
+    assert!(
+        answer["checked"].as_u64().is_some_and(|n| n > 0),
+        "{answer}"
+    );
+    for field in ["refresh_us", "queries_us", "files_changed"] {
+        assert!(
+            answer["timings"][field].is_u64(),
+            "no timings.{field}: {answer}"
+        );
+    }
+    let error = client
+        .call("no.such.method", json!({}))
+        .expect_err("unknown method");
+    assert!(error.to_string().contains("no.such.method"), "{error}");
+}
+
+#[test]
+fn sixteen_concurrent_clients_get_identical_answers() {
+    let root = Arc::new(Root::examples());
+    root.run(&["daemon", "status"]).ok();
+    let expected = root.run(&["--no-daemon", "status", "--json"]).ok().stdout;
+    let threads: Vec<_> = (0..16)
+        .map(|_| {
+            let root = Arc::clone(&root);
+            std::thread::spawn(move || root.run(&["status", "--json"]))
+        })
+        .collect();
+    let runs: Vec<_> = threads
+        .into_iter()
+        .map(|t| t.join().expect("client thread"))
+        .collect();
+    for run in &runs {
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert_eq!(run.stdout, expected);
+    }
+    // However the spawns raced, one daemon serves the root.
+    assert!(root.daemon_pid().is_some());
+    // Daemons that lost the race to bind exit on their own; one stays.
+    wait_until("exactly one daemon serves the root", || {
+        count_daemons_for(&root) == 1
+    });
+}
+
+#[test]
+fn a_killed_daemon_leaves_a_socket_the_next_command_recovers_from() {
+    let root = Root::examples();
+    root.run(&["status", "--json"]).ok();
+    let pid = root.daemon_pid().expect("pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_until("the daemon dies", || !is_alive(pid));
+    assert!(
+        root.socket().exists(),
+        "kill -9 must leave the socket file behind"
+    );
+
+    let after = root.run(&["status", "--json"]).ok();
+    assert!(after.json()["definitions"].is_array());
+    let new_pid = root.daemon_pid().expect("a new daemon");
+    assert_ne!(new_pid, pid);
+}
+
+/// A stand-in daemon on the root's socket that speaks the framing but reports
+/// another version. The real client must retire it with `rpc.shutdown` (which the
+/// server answers itself) and spawn the real daemon, never sending it a command.
+#[test]
+fn a_daemon_of_another_version_is_stopped_and_replaced() {
+    struct StandIn {
+        commands: AtomicUsize,
+    }
+    impl Handler for StandIn {
+        fn handle(&self, _method: &str, _params: Value) -> Result<Value, RpcError> {
+            self.commands.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({ "definitions": [] }))
+        }
+    }
+    let root = Root::examples();
+    let socket = root.socket();
+    let server =
+        Server::bind(&socket, ServerConfig::new("0.0.0-another-build")).expect("bind the stand-in");
+    let handler = Arc::new(StandIn {
+        commands: AtomicUsize::new(0),
+    });
+    let served = Arc::new(AtomicBool::new(false));
+    let thread = {
+        let handler = Arc::clone(&handler);
+        let served = Arc::clone(&served);
+        std::thread::spawn(move || {
+            struct Shared(Arc<StandIn>);
+            impl Handler for Shared {
+                fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+                    self.0.handle(method, params)
+                }
+            }
+            let result = server.serve(Shared(handler));
+            served.store(true, Ordering::SeqCst);
+            result
+        })
+    };
+    // The stand-in answers the handshake with its own version.
+    let mut probe = Client::connect(&socket).expect("connect to the stand-in");
+    assert!(matches!(
+        probe.hello("0.0.0-another-build"),
+        Ok(trellis_rpc::HelloOutcome::Match)
+    ));
+    drop(probe);
+
+    let run = root.run(&["status", "--json"]).ok();
+    assert!(
+        run.json()["definitions"]
+            .as_array()
+            .is_some_and(|rows| !rows.is_empty()),
+        "{run:?}"
+    );
+    thread
+        .join()
+        .expect("stand-in thread")
+        .expect("the stand-in stopped cleanly");
+    assert!(served.load(Ordering::SeqCst));
+    assert_eq!(
+        handler.commands.load(Ordering::SeqCst),
+        0,
+        "a command reached the stale daemon"
+    );
+    let status = root.run(&["daemon", "status"]).ok();
+    assert!(
+        status
+            .stdout
+            .contains(&format!(", {}+", env!("CARGO_PKG_VERSION"))),
+        "{status:?}"
+    );
+}
+
+/// Several roots whose first commands all arrive at once, from several clients
+/// each: every command must be answered, and each root end up with one daemon.
+#[test]
+fn simultaneous_first_commands_on_many_roots_all_get_answers() {
+    for _round in 0..3 {
+        let roots: Vec<Arc<Root>> = (0..4).map(|_| Arc::new(Root::examples())).collect();
+        let threads: Vec<_> = roots
+            .iter()
+            .flat_map(|root| (0..4).map(move |_| Arc::clone(root)))
+            .map(|root| std::thread::spawn(move || root.run(&["status", "--json"])))
+            .collect();
+        for thread in threads {
+            let run = thread.join().expect("client thread");
+            assert_eq!(run.code, Some(0), "{run:?}");
+        }
+        for root in &roots {
+            wait_until("one daemon per root", || count_daemons_for(root) == 1);
+            assert!(
+                root.daemon_pid().is_some(),
+                "the root's socket leads to no daemon"
+            );
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Goldens of `trellis status` over a copy of the checked-in examples, in both
+//! forms, through the daemon and in-process.
+
+mod support;
+
+use expect_test::expect_file;
+use support::Root;
+
+#[test]
+fn status_json_over_the_examples() {
+    let root = Root::examples_with_daemon();
+    let daemon = root.run(&["status", "--json"]).ok();
+    let local = root.run(&["--no-daemon", "status", "--json"]).ok();
+    assert_eq!(daemon.stdout, local.stdout);
+    let pretty = serde_json::to_string_pretty(&daemon.json()).expect("pretty JSON") + "\n";
+    expect_file!["../../../test-data/trellis/golden/status.json"].assert_eq(&pretty);
+}
+
+#[test]
+fn human_status_over_the_examples() {
+    let root = Root::examples_with_daemon();
+    let daemon = root.run(&["status"]).ok();
+    let local = root.run(&["--no-daemon", "status"]).ok();
+    assert_eq!(daemon.stdout, local.stdout);
+    expect_file!["../../../test-data/trellis/golden/status.txt"].assert_eq(&daemon.stdout);
+}
