@@ -17,7 +17,11 @@ fn compute_everything(db: &RootDatabase) -> usize {
     let index = root_index(db, Workspace::get(db));
     for files in index.modules.values() {
         for &file in files.specs.values() {
-            let _ = (formal_hash(db, file), test_hash(db, file), prose_hash(db, file));
+            let _ = (
+                formal_hash(db, file),
+                test_hash(db, file),
+                prose_hash(db, file),
+            );
             work += 1;
         }
     }
@@ -43,7 +47,11 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 fn measure(definitions: usize, logged: bool) -> Measure {
     let files = trellis_db::synthetic::synthetic_root(definitions);
     let load = || {
-        let mut db = if logged { RootDatabase::with_query_log() } else { RootDatabase::default() };
+        let mut db = if logged {
+            RootDatabase::with_query_log()
+        } else {
+            RootDatabase::default()
+        };
         let mut change = Change::default();
         for (path, text) in &files {
             if path == "soil.toml" {
@@ -66,21 +74,38 @@ fn measure(definitions: usize, logged: bool) -> Measure {
     compute_everything(&db);
     if std::env::var_os("PROBE").is_some() {
         let started = Instant::now();
-        for _ in 0..std::env::var("PROBE").ok().and_then(|v| v.parse().ok()).unwrap_or(1) {
+        for _ in 0..std::env::var("PROBE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+        {
             compute_everything(&db);
         }
         eprintln!("same revision pass: {:?}", started.elapsed());
         let started = Instant::now();
         let index = root_index(&db, Workspace::get(&db));
         let items = all_code_items(&db).clone();
-        eprintln!("index clone + all_code_items: {:?} ({} items, {} modules)", started.elapsed(), items.len(), index.modules.len());
+        eprintln!(
+            "index clone + all_code_items: {:?} ({} items, {} modules)",
+            started.elapsed(),
+            items.len(),
+            index.modules.len()
+        );
     }
     // A middle definition's spec (prose edit) and a leaf's body (leaf-body edit).
     let spec_path = trellis_db::synthetic::spec_path(20);
     let soil_path = trellis_db::synthetic::soil_path(0);
-    let spec_text = files.iter().find(|(p, _)| *p == spec_path).map(|(_, t)| t.clone()).expect("spec");
-    let soil_text = files.iter().find(|(p, _)| *p == soil_path).map(|(_, t)| t.clone()).expect("soil");
-    let mut edit = |db: &mut RootDatabase, path: &str, text: String| {
+    let spec_text = files
+        .iter()
+        .find(|(p, _)| *p == spec_path)
+        .map(|(_, t)| t.clone())
+        .expect("spec");
+    let soil_text = files
+        .iter()
+        .find(|(p, _)| *p == soil_path)
+        .map(|(_, t)| t.clone())
+        .expect("soil");
+    let edit = |db: &mut RootDatabase, path: &str, text: String| {
         let mut change = Change::default();
         change.set_file(path, text);
         change.apply(db);
@@ -96,7 +121,11 @@ fn measure(definitions: usize, logged: bool) -> Measure {
     let mut leaf_count = 0;
     for round in 0..5 {
         let note = format!("A generated definition, revision {round}.");
-        let (t, n) = edit(&mut db, &spec_path, spec_text.replacen("A generated definition", &note, 1));
+        let (t, n) = edit(
+            &mut db,
+            &spec_path,
+            spec_text.replacen("A generated definition", &note, 1),
+        );
         prose.push(t);
         prose_count = n;
         let body = soil_text.replacen(" + ", &format!(" + {round} + "), 1);
@@ -104,7 +133,11 @@ fn measure(definitions: usize, logged: bool) -> Measure {
         leaf.push(t);
         leaf_count = n;
     }
-    Measure { cold: median(colds), prose: (median(prose), prose_count), leaf: (median(leaf), leaf_count) }
+    Measure {
+        cold: median(colds),
+        prose: (median(prose), prose_count),
+        leaf: (median(leaf), leaf_count),
+    }
 }
 
 fn main() {
@@ -114,17 +147,28 @@ fn main() {
         let mut db = RootDatabase::default();
         let mut change = Change::default();
         for (path, text) in &files {
-            if path == "soil.toml" { change.set_config(text.clone()); } else { change.set_file(path.clone(), text.clone()); }
+            if path == "soil.toml" {
+                change.set_config(text.clone());
+            } else {
+                change.set_file(path.clone(), text.clone());
+            }
         }
         change.apply(&mut db);
         compute_everything(&db);
         let spec_path = trellis_db::synthetic::spec_path(20);
-        let spec_text = files.iter().find(|(p, _)| *p == spec_path).map(|(_, t)| t.clone()).expect("spec");
+        let spec_text = files
+            .iter()
+            .find(|(p, _)| *p == spec_path)
+            .map(|(_, t)| t.clone())
+            .expect("spec");
         let started = Instant::now();
         let rounds: usize = rounds.parse().unwrap_or(100);
         for round in 0..rounds {
             let mut change = Change::default();
-            change.set_file(spec_path.clone(), spec_text.replacen("A generated", &format!("Edit {round}, a generated"), 1));
+            change.set_file(
+                spec_path.clone(),
+                spec_text.replacen("A generated", &format!("Edit {round}, a generated"), 1),
+            );
             change.apply(&mut db);
             compute_everything(&db);
         }
@@ -132,7 +176,10 @@ fn main() {
         return;
     }
     println!("trellis-db: every hash, env and program of a synthetic root (median of runs)");
-    println!("{:>6}  {:>10}  {:>22}  {:>22}", "N", "cold", "after prose edit", "after leaf-body edit");
+    println!(
+        "{:>6}  {:>10}  {:>22}  {:>22}",
+        "N", "cold", "after prose edit", "after leaf-body edit"
+    );
     let mut executed = Vec::new();
     for n in [200, 2_000] {
         // Time without salsa's event callback (as the daemon runs); count with it.

@@ -60,14 +60,28 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
         ItemKind::Function => {
             let index = root_index(db, Workspace::get(db));
-            let spec = index.module(item.module(db)).and_then(|m| m.specs.get(item.name(db)).copied());
-            for block in spec.map(|file| formal_blocks(db, file).as_slice()).unwrap_or_default() {
+            let spec = index
+                .module(item.module(db))
+                .and_then(|m| m.specs.get(item.name(db)).copied());
+            for block in spec
+                .map(|file| formal_blocks(db, file).as_slice())
+                .unwrap_or_default()
+            {
                 match (&block.header.kind, &block.syntax) {
-                    (BlockKind::SoilSig, BlockSyntax::Signature(signature)) => def.signature = signature.clone(),
-                    (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => def.requires = clauses.clone(),
-                    (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => def.ensures = clauses.clone(),
+                    (BlockKind::SoilSig, BlockSyntax::Signature(signature)) => {
+                        def.signature = signature.clone()
+                    }
+                    (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => {
+                        def.requires = clauses.clone()
+                    }
+                    (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => {
+                        def.ensures = clauses.clone()
+                    }
                     (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
-                        def.allowed = grants.iter().map(|grant| (grant.hatch.clone(), grant.reason.clone())).collect();
+                        def.allowed = grants
+                            .iter()
+                            .map(|grant| (grant.hatch.clone(), grant.reason.clone()))
+                            .collect();
                     }
                     _ => {}
                 }
@@ -82,8 +96,10 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
 /// its `requires`/`ensures` clauses (predicate vocabulary such as `sorted`).
 #[salsa::tracked(returns(ref))]
 pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
-    let mut targets: BTreeSet<Target> =
-        resolved_refs(db, item).iter().map(|(_, target)| target.clone()).collect();
+    let mut targets: BTreeSet<Target> = resolved_refs(db, item)
+        .iter()
+        .map(|(_, target)| target.clone())
+        .collect();
     let def = program_def(db, item);
     let mut bound: Vec<&str> = vec!["result"];
     if let Some(equation) = &def.equation {
@@ -102,7 +118,9 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
         }
     }
     for clause in def.requires.iter().chain(&def.ensures) {
-        let Some(predicate) = &clause.predicate else { continue };
+        let Some(predicate) = &clause.predicate else {
+            continue;
+        };
         for reference in predicate_refs(predicate, &bound) {
             targets.insert(resolve(db, item, &reference));
         }
@@ -145,7 +163,9 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     for (module, name) in &members {
         let member = Item::new(db, module.clone(), name.clone());
         for target in program_refs(db, member) {
-            let Target::Definition(module, name) = target else { continue };
+            let Target::Definition(module, name) = target else {
+                continue;
+            };
             if members.iter().any(|(m, n)| m == module && n == name) {
                 continue;
             }
@@ -176,15 +196,24 @@ pub fn program<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<&'db ProgramDef> {
 pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
     let own = program_order(db, item);
     let index = root_index(db, Workspace::get(db));
-    let spec = index.module(item.module(db)).and_then(|m| m.specs.get(item.name(db)).copied());
+    let spec = index
+        .module(item.module(db))
+        .and_then(|m| m.specs.get(item.name(db)).copied());
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut order = Vec::new();
-    for block in spec.map(|file| crate::spec::test_blocks(db, file).as_slice()).unwrap_or_default() {
-        let BlockSyntax::Property(Some(property)) = &block.syntax else { continue };
+    for block in spec
+        .map(|file| crate::spec::test_blocks(db, file).as_slice())
+        .unwrap_or_default()
+    {
+        let BlockSyntax::Property(Some(property)) = &block.syntax else {
+            continue;
+        };
         let Some(body) = &property.body else { continue };
         let binders: Vec<&str> = property.binders.iter().map(|b| b.name.as_str()).collect();
         for reference in predicate_refs(body, &binders) {
-            let Target::Definition(module, name) = resolve(db, item, &reference) else { continue };
+            let Target::Definition(module, name) = resolve(db, item, &reference) else {
+                continue;
+            };
             let referenced = Item::new(db, module, name);
             if referenced == item {
                 continue;

@@ -27,7 +27,8 @@ impl Change {
     }
 
     pub fn set_file(&mut self, path: impl Into<Utf8PathBuf>, text: impl Into<String>) -> &mut Self {
-        self.files.insert(path.into().into_string(), Some(text.into()));
+        self.files
+            .insert(path.into().into_string(), Some(text.into()));
         self
     }
 
@@ -49,13 +50,13 @@ impl Change {
                 .config_text_durability(Durability::HIGH)
                 .new(db),
         };
-        if let Some(config) = self.config_text {
-            if **workspace.config_text(db) != *config {
-                workspace
-                    .set_config_text(db)
-                    .with_durability(Durability::HIGH)
-                    .to(Arc::from(config));
-            }
+        if let Some(config) = self.config_text
+            && **workspace.config_text(db) != *config
+        {
+            workspace
+                .set_config_text(db)
+                .with_durability(Durability::HIGH)
+                .to(Arc::from(config));
         }
         if self.files.is_empty() {
             return workspace;
@@ -76,7 +77,8 @@ impl Change {
                     }
                 }
                 (None, Some(text)) => {
-                    let file = SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
+                    let file =
+                        SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
                     by_path.insert(path, file);
                     list_changed = true;
                 }

@@ -23,12 +23,19 @@ use crate::spec::{formal_blocks, parse_spec};
 const BLOCK_MARK: char = '\u{1}';
 
 fn block_source(path: &str, formal_index: usize, block: &BlockValue) -> Arc<SourceText> {
-    SourceText::new(Some(format!("{path}{BLOCK_MARK}{formal_index}")), &block.content)
+    SourceText::new(
+        Some(format!("{path}{BLOCK_MARK}{formal_index}")),
+        &block.content,
+    )
 }
 
 fn spec_file_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     let index = root_index(db, Workspace::get(db));
-    index.module(item.module(db))?.specs.get(item.name(db)).copied()
+    index
+        .module(item.module(db))?
+        .specs
+        .get(item.name(db))
+        .copied()
 }
 
 /// The root's type environment for the checker.
@@ -63,35 +70,53 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
     let mut definition = Definition {
         name: item.qualified(db),
         signature: None,
-        equation: Located { node: equation, source: soil_source.clone() },
+        equation: Located {
+            node: equation,
+            source: soil_source.clone(),
+        },
         clauses: Vec::new(),
         allow: Vec::new(),
     };
     match item.kind(db) {
         ItemKind::Helper => {
-            definition.signature = helper_signature(db, item)
-                .clone()
-                .map(|node| Located { node, source: soil_source.clone() });
+            definition.signature = helper_signature(db, item).clone().map(|node| Located {
+                node,
+                source: soil_source.clone(),
+            });
         }
         ItemKind::Function => {
-            let Some(spec) = spec_file_of(db, item) else { return Some(definition) };
+            let Some(spec) = spec_file_of(db, item) else {
+                return Some(definition);
+            };
             let path = spec.path(db).to_string();
             for (k, block) in formal_blocks(db, spec).iter().enumerate() {
                 let source = || block_source(&path, k, block);
                 match (block.header.kind, &block.syntax) {
                     (BlockKind::SoilSig, BlockSyntax::Signature(Some(signature))) => {
-                        definition.signature = Some(Located { node: signature.clone(), source: source() });
+                        definition.signature = Some(Located {
+                            node: signature.clone(),
+                            source: source(),
+                        });
                     }
                     (BlockKind::Requires, BlockSyntax::Clauses(clauses)) => {
-                        definition.clauses.extend(clauses_of(ClauseKind::Requires, clauses, &source()));
+                        definition.clauses.extend(clauses_of(
+                            ClauseKind::Requires,
+                            clauses,
+                            &source(),
+                        ));
                     }
                     (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => {
-                        definition.clauses.extend(clauses_of(ClauseKind::Ensures, clauses, &source()));
+                        definition.clauses.extend(clauses_of(
+                            ClauseKind::Ensures,
+                            clauses,
+                            &source(),
+                        ));
                     }
                     (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
-                        definition.allow.extend(
-                            grants.iter().map(|g| Allow { hatch: g.hatch.clone(), reason: g.reason.clone() }),
-                        );
+                        definition.allow.extend(grants.iter().map(|g| Allow {
+                            hatch: g.hatch.clone(),
+                            reason: g.reason.clone(),
+                        }));
                     }
                     _ => {}
                 }
@@ -102,7 +127,11 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
     Some(definition)
 }
 
-fn clauses_of(kind: ClauseKind, clauses: &[Clause], source: &Arc<SourceText>) -> Vec<soil_types::Clause> {
+fn clauses_of(
+    kind: ClauseKind,
+    clauses: &[Clause],
+    source: &Arc<SourceText>,
+) -> Vec<soil_types::Clause> {
     clauses
         .iter()
         .filter_map(|clause| {
@@ -110,7 +139,10 @@ fn clauses_of(kind: ClauseKind, clauses: &[Clause], source: &Arc<SourceText>) ->
             Some(soil_types::Clause {
                 kind,
                 label: clause.label.clone(),
-                predicate: Located { node: predicate, source: source.clone() },
+                predicate: Located {
+                    node: predicate,
+                    source: source.clone(),
+                },
             })
         })
         .collect()
@@ -157,16 +189,25 @@ pub fn env_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
 /// spec's block locations, so it re-runs after any edit of the spec; it is cheap
 /// and nothing memoized depends on its result's positions.
 pub fn report_diagnostics(db: &dyn Db, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
-    diagnostics.iter().map(|diagnostic| relocate(db, diagnostic.clone())).collect()
+    diagnostics
+        .iter()
+        .map(|diagnostic| relocate(db, diagnostic.clone()))
+        .collect()
 }
 
 fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
-    let Some((path, block)) = diagnostic.file.as_deref().and_then(|file| file.split_once(BLOCK_MARK)) else {
+    let Some((path, block)) = diagnostic
+        .file
+        .as_deref()
+        .and_then(|file| file.split_once(BLOCK_MARK))
+    else {
         return diagnostic;
     };
     let (path, block) = (path.to_owned(), block.parse::<usize>().unwrap_or(0));
     diagnostic.file = Some(path.clone());
-    let Some(&file) = root_index(db, Workspace::get(db)).by_path.get(&path) else { return diagnostic };
+    let Some(&file) = root_index(db, Workspace::get(db)).by_path.get(&path) else {
+        return diagnostic;
+    };
     let parse = parse_spec(db, file);
     let Some(location) = parse
         .file
@@ -182,7 +223,10 @@ fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
     let index = LineIndex::new(text);
     let map = |span: Span| -> Span {
         let at = |p: Position| index.position(text, location.file_offset(p.offset));
-        Span { start: at(span.start), end: at(span.end) }
+        Span {
+            start: at(span.start),
+            end: at(span.end),
+        }
     };
     diagnostic.span = diagnostic.span.map(map);
     for note in &mut diagnostic.notes {

@@ -15,12 +15,11 @@ pub struct QueryLog {
 
 impl QueryLog {
     fn record(&self, event: &salsa::Event) {
-        if let salsa::EventKind::WillExecute { database_key } = event.kind {
-            if let Ok(mut guard) = self.executed.lock() {
-                if let Some(log) = guard.as_mut() {
-                    log.push(format!("{database_key:?}"));
-                }
-            }
+        if let salsa::EventKind::WillExecute { database_key } = event.kind
+            && let Ok(mut guard) = self.executed.lock()
+            && let Some(log) = guard.as_mut()
+        {
+            log.push(format!("{database_key:?}"));
         }
     }
 
@@ -53,7 +52,10 @@ impl Default for RootDatabase {
     /// A database without an event callback: salsa then builds no event at all,
     /// which is measurably cheaper on every query call.
     fn default() -> Self {
-        Self { storage: salsa::Storage::new(None), log: QueryLog::default() }
+        Self {
+            storage: salsa::Storage::new(None),
+            log: QueryLog::default(),
+        }
     }
 }
 

@@ -65,11 +65,12 @@ pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> String {
     for (module, name) in program_order(db, item).iter() {
         let member = Item::new(db, module.clone(), name.clone());
         let def = program_def(db, member);
-        let Some(equation) = &def.equation else { continue };
-        let signature = def
-            .signature
-            .as_ref()
-            .map(|signature| json!(soil_syntax::print_item(&ast::Item::Signature(signature.clone())).trim_end()));
+        let Some(equation) = &def.equation else {
+            continue;
+        };
+        let signature = def.signature.as_ref().map(|signature| {
+            json!(soil_syntax::print_item(&ast::Item::Signature(signature.clone())).trim_end())
+        });
         let clauses: Vec<Value> = [("requires", &def.requires), ("ensures", &def.ensures)]
             .into_iter()
             .flat_map(|(kind, clauses)| {
@@ -79,8 +80,11 @@ pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> String {
                 })
             })
             .collect();
-        let allow: Vec<Value> =
-            def.allowed.iter().map(|(hatch, reason)| json!({ "hatch": hatch, "reason": reason })).collect();
+        let allow: Vec<Value> = def
+            .allowed
+            .iter()
+            .map(|(hatch, reason)| json!({ "hatch": hatch, "reason": reason }))
+            .collect();
         let file = item_soil_file(db, member).map(|file| json!(file.path(db).as_str()));
         definitions.push(json!({
             "name": format!("{module}::{name}"),

@@ -8,6 +8,7 @@
 //! future language server) read files through their own ports and push edits in
 //! through [`Change`]. It must not depend on any host crate.
 
+mod assembly;
 mod change;
 mod check;
 mod config;
@@ -21,7 +22,6 @@ mod index;
 mod lockgen;
 mod pipeline;
 mod prelude;
-mod assembly;
 mod refs;
 mod resolve;
 mod soil;
@@ -29,8 +29,15 @@ mod spec;
 mod status;
 pub mod synthetic;
 
+pub use assembly::{
+    ProgramDef, env_declarations, program, program_def, program_order, program_refs,
+    test_program_order,
+};
 pub use change::Change;
-pub use check::{CheckOutcome, check_definition, checker_definition, checker_env, env_diagnostics, report_diagnostics};
+pub use check::{
+    CheckOutcome, check_definition, checker_definition, checker_env, env_diagnostics,
+    report_diagnostics,
+};
 pub use config::{Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
@@ -38,16 +45,24 @@ pub use documents::{env_json, program_json};
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
 pub use index::{ModuleFiles, RootIndex, root_index};
-pub use lockgen::{Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock, spec_lock, spec_record};
-pub use pipeline::{CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name};
-pub use assembly::{ProgramDef, env_declarations, program, program_def, program_order, program_refs, test_program_order};
+pub use lockgen::{
+    Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock,
+    spec_lock, spec_record,
+};
+pub use pipeline::{
+    CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name,
+};
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use soil::{
     Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation, parse_soil,
 };
-pub use status::{DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file, lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status, spec_file};
 pub use spec::{
     SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,
     test_blocks, test_hash,
+};
+pub use status::{
+    DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file,
+    lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status,
+    spec_file,
 };

@@ -20,7 +20,9 @@ use crate::files::SourceFile;
 use crate::hashing::soil_hash;
 use crate::soil::Item;
 use crate::spec::{parse_spec, spec_hashes};
-use crate::status::{current_hashes, lowering_edges, oracle_hashes, scope_decisions, empty_scope_hash, spec_file};
+use crate::status::{
+    current_hashes, empty_scope_hash, lowering_edges, oracle_hashes, scope_decisions, spec_file,
+};
 
 /// The spec record of a `.tr`: its hashes and who wrote each reserved block.
 pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
@@ -38,7 +40,14 @@ pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
                 name.push(' ');
                 name.push_str(block_name);
             }
-            BlockAuthor { block: name, author: if header.agent { Author::Agent } else { Author::Human } }
+            BlockAuthor {
+                block: name,
+                author: if header.agent {
+                    Author::Agent
+                } else {
+                    Author::Human
+                },
+            }
         })
         .collect();
     let allow = parse
@@ -46,13 +55,19 @@ pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
         .blocks
         .iter()
         .filter_map(|block| match &block.value.syntax {
-            BlockSyntax::Allow(grants) => Some(grants.iter().map(|g| g.hatch.clone()).collect::<Vec<_>>()),
+            BlockSyntax::Allow(grants) => {
+                Some(grants.iter().map(|g| g.hatch.clone()).collect::<Vec<_>>())
+            }
             _ => None,
         })
         .flatten()
         .collect();
     SpecRecord {
-        hashes: SpecHashes { formal: hashes.formal, test: hashes.test, prose: hashes.prose },
+        hashes: SpecHashes {
+            formal: hashes.formal,
+            test: hashes.test,
+            prose: hashes.prose,
+        },
         blocks,
         pinned: true,
         allow,
@@ -63,7 +78,12 @@ fn checks_from(facts: &CheckFacts) -> Checks {
     let clauses = facts
         .clauses
         .iter()
-        .map(|clause| (format!("{}:{}", clause.kind.as_str(), clause.label), Assurance::Runtime))
+        .map(|clause| {
+            (
+                format!("{}:{}", clause.kind.as_str(), clause.label),
+                Assurance::Runtime,
+            )
+        })
         .collect();
     let termination = match facts.termination.as_str() {
         "non-recursive" => Termination::NotRecursive,
@@ -98,8 +118,12 @@ pub fn adopted_lock(
     previous: Option<&DefinitionLock>,
 ) -> Result<DefinitionLock, Vec<Diagnostic>> {
     let name = item.qualified(db);
-    let spec = spec_file(db, item)
-        .ok_or_else(|| vec![Diagnostic::new("unknown-definition", format!("{name} has no spec"))])?;
+    let spec = spec_file(db, item).ok_or_else(|| {
+        vec![Diagnostic::new(
+            "unknown-definition",
+            format!("{name} has no spec"),
+        )]
+    })?;
     let facts = match check_definition(db, item) {
         CheckOutcome::Checked(facts) => facts,
         CheckOutcome::NotLowered => {
@@ -116,7 +140,11 @@ pub fn adopted_lock(
     let mut applied = Vec::new();
     for citation in citations {
         match scope.entries.get(&(citation.scope, citation.label.clone())) {
-            Some(&hash) => applied.push(DecisionEdge { scope: citation.scope, label: citation.label.clone(), hash }),
+            Some(&hash) => applied.push(DecisionEdge {
+                scope: citation.scope,
+                label: citation.label.clone(),
+                hash,
+            }),
             None => {
                 return Err(vec![Diagnostic::new(
                     "unknown-decision",
@@ -129,11 +157,16 @@ pub fn adopted_lock(
     let record = spec_record(db, spec);
     let unchanged_tests = previous.is_some_and(|lock| {
         lock.spec.hashes.test == record.hashes.test
-            && lock.lowering.as_ref().is_some_and(|l| l.soil_hash == soil_hash)
+            && lock
+                .lowering
+                .as_ref()
+                .is_some_and(|l| l.soil_hash == soil_hash)
     });
-    let checks = checks_from(&facts);
+    let checks = checks_from(facts);
     let (tests, oracles) = match previous {
-        Some(lock) if unchanged_tests && checks.holes.is_empty() => (lock.tests.clone(), lock.oracles.clone()),
+        Some(lock) if unchanged_tests && checks.holes.is_empty() => {
+            (lock.tests.clone(), lock.oracles.clone())
+        }
         _ => (Vec::new(), Vec::new()),
     };
     Ok(DefinitionLock {
@@ -162,11 +195,17 @@ pub fn adopted_lock(
 
 /// The oracle rows of a definition's references, at their current hashes.
 pub fn oracle_rows(db: &dyn Db, item: Item<'_>) -> Vec<OracleRow> {
-    let Some(spec) = spec_file(db, item) else { return Vec::new() };
+    let Some(spec) = spec_file(db, item) else {
+        return Vec::new();
+    };
     oracle_hashes(db, spec)
         .iter()
         .map(|(source, &hash)| OracleRow {
-            kind: if source.starts_with("cli:") { OracleKind::Cli } else { OracleKind::Reference },
+            kind: if source.starts_with("cli:") {
+                OracleKind::Cli
+            } else {
+                OracleKind::Reference
+            },
             source: source.clone(),
             hash,
         })
@@ -182,7 +221,13 @@ pub fn reviewed_lock(db: &dyn Db, item: Item<'_>, lock: &DefinitionLock) -> Opti
 }
 
 /// Re-stamps every edge citing `label` (in `scope`) at the entry's current hash.
-pub fn editorial_lock(db: &dyn Db, item: Item<'_>, lock: &DefinitionLock, scope: Scope, label: &str) -> Option<DefinitionLock> {
+pub fn editorial_lock(
+    db: &dyn Db,
+    item: Item<'_>,
+    lock: &DefinitionLock,
+    scope: Scope,
+    label: &str,
+) -> Option<DefinitionLock> {
     let current = current_hashes(db, item).as_ref()?;
     let hash = *current.decisions.get(&(scope, label.to_owned()))?;
     let mut lock = lock.clone();
@@ -206,7 +251,10 @@ pub fn decisions_record(db: &dyn Db, scope_file: SourceFile) -> DecisionsRecord 
             decision_entry_hash(db, key).map(|hash| (entry.label.clone(), hash))
         })
         .collect();
-    DecisionsRecord { scope_hash: scope_hash(db, scope_file), entries }
+    DecisionsRecord {
+        scope_hash: scope_hash(db, scope_file),
+        entries,
+    }
 }
 
 /// The lock of a module, project or type spec as it stands (stamped by `adopt`).
@@ -224,7 +272,9 @@ pub fn spec_lock(db: &dyn Db, spec: SourceFile, toolchain: &Toolchain) -> Option
                 .blocks
                 .iter()
                 .filter_map(|block| match &block.value.syntax {
-                    BlockSyntax::Exports(exports) => Some(exports.iter().map(|e| e.name.clone()).collect::<Vec<_>>()),
+                    BlockSyntax::Exports(exports) => {
+                        Some(exports.iter().map(|e| e.name.clone()).collect::<Vec<_>>())
+                    }
                     _ => None,
                 })
                 .flatten()
@@ -243,7 +293,10 @@ pub fn spec_lock(db: &dyn Db, spec: SourceFile, toolchain: &Toolchain) -> Option
             name,
             toolchain: toolchain.clone(),
             spec: record,
-            checks: Some(TypeChecks { declaration: Verdict::Ok, invariants: BTreeMap::new() }),
+            checks: Some(TypeChecks {
+                declaration: Verdict::Ok,
+                invariants: BTreeMap::new(),
+            }),
             cycle_hash: None,
             tests: Vec::new(),
             accepted: false,

@@ -11,9 +11,9 @@ use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
 use crate::soil::{Item, ItemKind, parse_soil};
+use crate::spec::parse_spec;
 use crate::status::{definition_status, read_lock_file, scope_row_status};
 use trellis_lock::{Lock, Scope, Status};
-use crate::spec::parse_spec;
 
 /// Everything wrong with one spec file in its root: its own parse and validity
 /// diagnostics, and the rules that need the root (declared tags, exports).
@@ -69,10 +69,12 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
     }
     let wanted = only.and_then(split_definition_name);
     let index = root_index(db, workspace);
-    if only.is_none() {
-        if let Some(project) = index.project {
-            report.diagnostics.extend(spec_diagnostics(db, project).iter().cloned());
-        }
+    if only.is_none()
+        && let Some(project) = index.project
+    {
+        report
+            .diagnostics
+            .extend(spec_diagnostics(db, project).iter().cloned());
     }
     for (module, files) in &index.modules {
         if wanted.is_some_and(|(m, _)| m != module) {
@@ -80,10 +82,14 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
         }
         if wanted.is_none() {
             if let Some(spec) = files.spec {
-                report.diagnostics.extend(spec_diagnostics(db, spec).iter().cloned());
+                report
+                    .diagnostics
+                    .extend(spec_diagnostics(db, spec).iter().cloned());
             }
             if let Some(private) = files.private_soil {
-                report.diagnostics.extend(parse_soil(db, private).diagnostics.iter().cloned());
+                report
+                    .diagnostics
+                    .extend(parse_soil(db, private).diagnostics.iter().cloned());
             }
         }
         for (name, &spec) in &files.specs {
@@ -91,9 +97,13 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
                 continue;
             }
             report.checked += 1;
-            report.diagnostics.extend(spec_diagnostics(db, spec).iter().cloned());
+            report
+                .diagnostics
+                .extend(spec_diagnostics(db, spec).iter().cloned());
             if let Some(&soil) = files.soils.get(name) {
-                report.diagnostics.extend(parse_soil(db, soil).diagnostics.iter().cloned());
+                report
+                    .diagnostics
+                    .extend(parse_soil(db, soil).diagnostics.iter().cloned());
             }
             if ItemKind::of(name) == ItemKind::Function {
                 let item = Item::new(db, module.clone(), name.clone());
@@ -102,19 +112,21 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
                 }
             }
         }
-        if wanted.is_none() {
-            if let Some(private) = files.private_soil {
-                for helper in crate::soil::module_helpers(db, private) {
-                    let item = Item::new(db, module.clone(), helper.clone());
-                    if let CheckOutcome::Failed(errors) = check_definition(db, item) {
-                        report.diagnostics.extend(report_diagnostics(db, errors));
-                    }
+        if wanted.is_none()
+            && let Some(private) = files.private_soil
+        {
+            for helper in crate::soil::module_helpers(db, private) {
+                let item = Item::new(db, module.clone(), helper.clone());
+                if let CheckOutcome::Failed(errors) = check_definition(db, item) {
+                    report.diagnostics.extend(report_diagnostics(db, errors));
                 }
             }
         }
     }
     if wanted.is_none() {
-        report.diagnostics.extend(report_diagnostics(db, env_diagnostics(db)));
+        report
+            .diagnostics
+            .extend(report_diagnostics(db, env_diagnostics(db)));
     }
     dedup(&mut report.diagnostics);
     report
@@ -123,7 +135,14 @@ pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
 /// The same problem reached through two definitions is reported once.
 fn dedup(diagnostics: &mut Vec<Diagnostic>) {
     let mut seen = std::collections::HashSet::new();
-    diagnostics.retain(|d| seen.insert((d.code.clone(), d.file.clone(), d.span.map(|s| s.start.offset), d.message.clone())));
+    diagnostics.retain(|d| {
+        seen.insert((
+            d.code.clone(),
+            d.file.clone(),
+            d.span.map(|s| s.start.offset),
+            d.message.clone(),
+        ))
+    });
 }
 
 /// One row of `trellis status`.
@@ -149,8 +168,16 @@ impl StatusRow {
     }
 
     fn unreadable(name: String, kind: &'static str, errors: &[Diagnostic]) -> StatusRow {
-        let reason = errors.first().map(|d| format!("the lock is unreadable: {}", d.message));
-        StatusRow { name, kind, status: "lock-unreadable".to_owned(), reason, fix: Some("trellis adopt".to_owned()) }
+        let reason = errors
+            .first()
+            .map(|d| format!("the lock is unreadable: {}", d.message));
+        StatusRow {
+            name,
+            kind,
+            status: "lock-unreadable".to_owned(),
+            reason,
+            fix: Some("trellis adopt".to_owned()),
+        }
     }
 }
 
@@ -163,11 +190,20 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
             Some(file) => read_lock_file(db, file).as_ref().ok(),
             None => None,
         };
-        rows.push(scope_row(db, project, Scope::Project, lock, "project".to_owned()));
+        rows.push(scope_row(
+            db,
+            project,
+            Scope::Project,
+            lock,
+            "project".to_owned(),
+        ));
     }
     for (module, files) in &index.modules {
         if let Some(spec) = files.spec {
-            let lock = files.locks.get("_module").and_then(|&file| read_lock_file(db, file).as_ref().ok());
+            let lock = files
+                .locks
+                .get("_module")
+                .and_then(|&file| read_lock_file(db, file).as_ref().ok());
             rows.push(scope_row(db, spec, Scope::Module, lock, module.clone()));
         }
         for name in files.specs.keys() {
@@ -186,7 +222,10 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
 }
 
 fn lock_file_at(db: &dyn Db, path: &str) -> Option<crate::files::SourceFile> {
-    root_index(db, Workspace::get(db)).by_path.get(path).copied()
+    root_index(db, Workspace::get(db))
+        .by_path
+        .get(path)
+        .copied()
 }
 
 fn scope_row(
@@ -203,7 +242,8 @@ fn scope_row(
         row.reason = Some("the decisions have never been stamped into a lock".to_owned());
         row.fix = Some("trellis adopt".to_owned());
     } else if let Status::DecisionFlagged { .. } = status {
-        row.reason = Some("a decision entry was added or removed since the scope was stamped".to_owned());
+        row.reason =
+            Some("a decision entry was added or removed since the scope was stamped".to_owned());
         row.fix = Some("trellis decisions editorial <new label>, or a triage sweep".to_owned());
     }
     row

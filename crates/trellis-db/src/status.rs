@@ -29,12 +29,20 @@ pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnos
 
 /// The lock beside a spec: `<module>/<stem>.lock`.
 pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    root_index(db, Workspace::get(db)).module(module)?.locks.get(stem).copied()
+    root_index(db, Workspace::get(db))
+        .module(module)?
+        .locks
+        .get(stem)
+        .copied()
 }
 
 /// The spec file of a function or type item.
 pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    root_index(db, Workspace::get(db)).module(item.module(db))?.specs.get(item.name(db)).copied()
+    root_index(db, Workspace::get(db))
+        .module(item.module(db))?
+        .specs
+        .get(item.name(db))
+        .copied()
 }
 
 /// The edges a lowering of `item` records now: its direct callees among the root's
@@ -47,26 +55,34 @@ pub fn lowering_edges<'db>(db: &'db dyn Db, item: Item<'db>) -> (Vec<Edge>, Vec<
     let mut first = true;
     while let Some(current) = pending.pop() {
         for (written, target) in resolved_refs(db, current) {
-            let Target::Definition(module, name) = target else { continue };
+            let Target::Definition(module, name) = target else {
+                continue;
+            };
             let callee = Item::new(db, module.clone(), name.clone());
             if callee == item {
                 continue;
             }
-            let Some(hash) = soil_hash(db, callee) else { continue };
+            let Some(hash) = soil_hash(db, callee) else {
+                continue;
+            };
             match ItemKind::of(name) {
-                ItemKind::Helper => {
-                    if helpers.insert(name.clone(), hash).is_none() {
-                        pending.push(callee);
-                    }
+                ItemKind::Helper if helpers.insert(name.clone(), hash).is_none() => {
+                    pending.push(callee);
                 }
-                _ if first => calls.push(Edge { name: written.clone(), hash }),
+                _ if first => calls.push(Edge {
+                    name: written.clone(),
+                    hash,
+                }),
                 _ => {}
             }
         }
         first = false;
     }
     calls.sort();
-    let helpers = helpers.into_iter().map(|(name, hash)| Edge { name, hash }).collect();
+    let helpers = helpers
+        .into_iter()
+        .map(|(name, hash)| Edge { name, hash })
+        .collect();
     (calls, helpers)
 }
 
@@ -93,7 +109,10 @@ pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
         scope_hash(db, file)
     };
     scope.project_scope_hash = index.project.map(|file| add(file, Scope::Project));
-    scope.module_scope_hash = index.module(module).and_then(|m| m.spec).map(|file| add(file, Scope::Module));
+    scope.module_scope_hash = index
+        .module(module)
+        .and_then(|m| m.spec)
+        .map(|file| add(file, Scope::Module));
     scope
 }
 
@@ -108,13 +127,15 @@ pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> 
     let index = root_index(db, Workspace::get(db));
     let mut out = BTreeMap::new();
     for block in test_blocks(db, spec) {
-        let BlockSyntax::Reference(Some(reference)) = &block.syntax else { continue };
+        let BlockSyntax::Reference(Some(reference)) = &block.syntax else {
+            continue;
+        };
         let hash = match &reference.reference {
             // A missing reference file hashes as empty; the test tier reports it.
-            Reference::Python { path, .. } => index
-                .by_path
-                .get(path.as_str())
-                .map_or_else(|| Digest::of(b""), |file| Digest::of(file.text(db).as_bytes())),
+            Reference::Python { path, .. } => index.by_path.get(path.as_str()).map_or_else(
+                || Digest::of(b""),
+                |file| Digest::of(file.text(db).as_bytes()),
+            ),
             Reference::Cli { command } => Digest::of(command.as_bytes()),
         };
         out.insert(reference.line.clone(), hash);
@@ -126,12 +147,24 @@ pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> 
 #[salsa::tracked(returns(ref))]
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
     let spec = spec_file(db, item)?;
-    let SpecHashes { formal, test, prose } = spec_hashes(db, spec);
+    let SpecHashes {
+        formal,
+        test,
+        prose,
+    } = spec_hashes(db, spec);
     let (calls, helpers) = lowering_edges(db, item);
-    let edges = calls.iter().chain(helpers).map(|edge| (edge.name.clone(), edge.hash)).collect();
+    let edges = calls
+        .iter()
+        .chain(helpers)
+        .map(|edge| (edge.name.clone(), edge.hash))
+        .collect();
     let scope = scope_decisions(db, item.module(db));
     Some(CurrentHashes {
-        spec: trellis_lock::SpecHashes { formal, test, prose },
+        spec: trellis_lock::SpecHashes {
+            formal,
+            test,
+            prose,
+        },
         soil_hash: soil_hash(db, item),
         edges,
         decisions: scope.entries,
@@ -162,7 +195,9 @@ pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'
 #[salsa::tracked(returns(ref))]
 pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {
     let Some(current) = current_hashes(db, item) else {
-        return Ok(Status::NotLowered { soil_present: false });
+        return Ok(Status::NotLowered {
+            soil_present: false,
+        });
     };
     match lock_state(db, item.module(db), item.name(db)) {
         LockState::Absent => Ok(trellis_lock::status(current, None)),
@@ -176,7 +211,12 @@ pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status
 }
 
 /// The status of a decision scope (`_module.tr` or `_project.tr`) against its lock.
-pub fn scope_row_status(db: &dyn Db, spec: SourceFile, which: Scope, lock: Option<&Lock>) -> Status {
+pub fn scope_row_status(
+    db: &dyn Db,
+    spec: SourceFile,
+    which: Scope,
+    lock: Option<&Lock>,
+) -> Status {
     let record: Option<&DecisionsRecord> = match lock {
         Some(Lock::Module(lock)) => Some(&lock.decisions),
         Some(Lock::Project(lock)) => Some(&lock.decisions),

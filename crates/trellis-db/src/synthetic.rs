@@ -38,7 +38,11 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
         }
         let calls = callees(index, definitions, &mut rng);
         let name = name_of(index);
-        let mut body = format!("{name} x =\n  let base = x * {} + {} in\n", rng.below(7) + 1, rng.below(100));
+        let mut body = format!(
+            "{name} x =\n  let base = x * {} + {} in\n",
+            rng.below(7) + 1,
+            rng.below(100)
+        );
         let mut sum = String::from("base");
         for (k, &callee) in calls.iter().enumerate() {
             let reference = if module_of(callee) == module {

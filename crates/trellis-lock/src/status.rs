@@ -165,18 +165,24 @@ impl Status {
         // The lowering agent is not wired in yet (v1): a human writes or repairs the
         // Soil and records it with `trellis adopt`.
         match self {
-            Status::NotLowered { soil_present: false } => {
-                Some(format!("write the Soil body, then trellis adopt {def}"))
-            }
+            Status::NotLowered {
+                soil_present: false,
+            } => Some(format!("write the Soil body, then trellis adopt {def}")),
             Status::NotLowered { soil_present: true } => Some(format!("trellis adopt {def}")),
-            Status::SpecChanged => Some(format!("bring the Soil in line with the spec, then trellis adopt {def}")),
+            Status::SpecChanged => Some(format!(
+                "bring the Soil in line with the spec, then trellis adopt {def}"
+            )),
             Status::Partial { .. } => Some(format!("fill the holes, then trellis adopt {def}")),
-            Status::CalleeChanged { .. } => Some(format!("trellis adopt {def} && trellis test {def}")),
+            Status::CalleeChanged { .. } => {
+                Some(format!("trellis adopt {def} && trellis test {def}"))
+            }
             Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => {
                 Some(format!("trellis adopt {def} && trellis test {def}"))
             }
             Status::TestsStale { .. } => Some(format!("trellis test {def}")),
-            Status::Failing { .. } => Some(format!("fix the Soil or the spec, then trellis adopt {def} && trellis test {def}")),
+            Status::Failing { .. } => Some(format!(
+                "fix the Soil or the spec, then trellis adopt {def} && trellis test {def}"
+            )),
             Status::DecisionFlagged { labels, .. } => Some(match labels.first() {
                 Some(label) => format!("trellis decisions editorial {label}"),
                 None => format!("trellis adopt {def}"),
@@ -257,7 +263,10 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
     // A scope-hash change (an entry added or removed) flags the scope once, in
     // its own row (`scope_status`), not every lowering in it (lock-schema §8.6).
     if !labels.is_empty() {
-        return Status::DecisionFlagged { labels, scopes: Vec::new() };
+        return Status::DecisionFlagged {
+            labels,
+            scopes: Vec::new(),
+        };
     }
     if recorded.prose != current.spec.prose {
         return Status::ReviewSuggested;
@@ -272,13 +281,19 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
 /// Where a decision scope (a module's or the project's `decisions`) stands against
 /// its lock: an entry added or removed since the scope was last stamped flags the
 /// scope once, whatever number of definitions lives in it.
-pub fn scope_status(scope: Scope, current_scope_hash: Digest, record: Option<&DecisionsRecord>) -> Status {
+pub fn scope_status(
+    scope: Scope,
+    current_scope_hash: Digest,
+    record: Option<&DecisionsRecord>,
+) -> Status {
     match record {
         Some(record) if record.scope_hash != current_scope_hash => Status::DecisionFlagged {
             labels: Vec::new(),
             scopes: vec![scope],
         },
         Some(_) => Status::Green,
-        None => Status::NotLowered { soil_present: false },
+        None => Status::NotLowered {
+            soil_present: false,
+        },
     }
 }

@@ -207,12 +207,21 @@ fn a_new_entry_flags_the_scope_once_not_each_definition() {
     let mut current = current_for(&lock);
     current.module_scope_hash = h("csvstats scope with one more label");
     assert_eq!(status(&current, Some(&lock)).name(), "accepted");
-    let record = DecisionsRecord { scope_hash: h("csvstats scope"), entries: Default::default() };
+    let record = DecisionsRecord {
+        scope_hash: h("csvstats scope"),
+        entries: Default::default(),
+    };
     assert_eq!(
         scope_status(Scope::Module, current.module_scope_hash, Some(&record)),
-        Status::DecisionFlagged { labels: vec![], scopes: vec![Scope::Module] }
+        Status::DecisionFlagged {
+            labels: vec![],
+            scopes: vec![Scope::Module]
+        }
     );
-    assert_eq!(scope_status(Scope::Module, h("csvstats scope"), Some(&record)).name(), "green");
+    assert_eq!(
+        scope_status(Scope::Module, h("csvstats scope"), Some(&record)).name(),
+        "green"
+    );
 }
 
 #[test]
@@ -275,6 +284,8 @@ fn decision_flags_outrank_prose_review() {
     let lock = median();
     let mut current = current_for(&lock);
     current.spec.prose = h("edited prose");
-    current.decisions.insert((Scope::Project, "floats".to_owned()), h("floats, reworded"));
+    current
+        .decisions
+        .insert((Scope::Project, "floats".to_owned()), h("floats, reworded"));
     assert_eq!(status(&current, Some(&lock)).name(), "decision-flagged");
 }

@@ -38,14 +38,31 @@ The root is $TRELLIS_ROOT, else the nearest directory upwards holding soil.toml.
 pub enum Command {
     Help,
     Version,
-    Check { def: Option<String> },
-    Status { json: bool },
+    Check {
+        def: Option<String>,
+    },
+    Status {
+        json: bool,
+    },
     Refresh,
-    Adopt { def: Option<String>, cite: Vec<String> },
-    Review { def: String },
-    Test { def: Option<String> },
-    Call { def: String, args: String },
-    DecisionsEditorial { label: String, module: Option<String> },
+    Adopt {
+        def: Option<String>,
+        cite: Vec<String>,
+    },
+    Review {
+        def: String,
+    },
+    Test {
+        def: Option<String>,
+    },
+    Call {
+        def: String,
+        args: String,
+    },
+    DecisionsEditorial {
+        label: String,
+        module: Option<String>,
+    },
     ToolchainUpdate,
     Daemon(DaemonCommand),
 }
@@ -82,8 +99,18 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
-            "-h" | "--help" => return Ok(Invocation { command: Command::Help, no_daemon }),
-            "-V" | "--version" => return Ok(Invocation { command: Command::Version, no_daemon }),
+            "-h" | "--help" => {
+                return Ok(Invocation {
+                    command: Command::Help,
+                    no_daemon,
+                });
+            }
+            "-V" | "--version" => {
+                return Ok(Invocation {
+                    command: Command::Version,
+                    no_daemon,
+                });
+            }
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
             "--cite" => match iter.next() {
@@ -111,15 +138,30 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
         ["check"] => Command::Check { def: None },
-        ["check", def] => Command::Check { def: Some((*def).to_owned()) },
+        ["check", def] => Command::Check {
+            def: Some((*def).to_owned()),
+        },
         ["status"] => Command::Status { json },
         ["refresh"] => Command::Refresh,
-        ["adopt"] => Command::Adopt { def: None, cite: std::mem::take(&mut cite) },
-        ["adopt", def] => Command::Adopt { def: Some((*def).to_owned()), cite: std::mem::take(&mut cite) },
-        ["review", def] => Command::Review { def: (*def).to_owned() },
+        ["adopt"] => Command::Adopt {
+            def: None,
+            cite: std::mem::take(&mut cite),
+        },
+        ["adopt", def] => Command::Adopt {
+            def: Some((*def).to_owned()),
+            cite: std::mem::take(&mut cite),
+        },
+        ["review", def] => Command::Review {
+            def: (*def).to_owned(),
+        },
         ["test"] => Command::Test { def: None },
-        ["test", def] => Command::Test { def: Some((*def).to_owned()) },
-        ["call", def, args] => Command::Call { def: (*def).to_owned(), args: (*args).to_owned() },
+        ["test", def] => Command::Test {
+            def: Some((*def).to_owned()),
+        },
+        ["call", def, args] => Command::Call {
+            def: (*def).to_owned(),
+            args: (*args).to_owned(),
+        },
         ["decisions", "editorial", label] => Command::DecisionsEditorial {
             label: (*label).to_owned(),
             module: module.take(),
@@ -139,7 +181,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         refuse_json(words[0])?;
     }
     if module.is_some() {
-        return Err(UsageError("--module only applies to `decisions editorial`".into()));
+        return Err(UsageError(
+            "--module only applies to `decisions editorial`".into(),
+        ));
     }
     if !cite.is_empty() {
         return Err(UsageError("--cite only applies to `adopt`".into()));
@@ -165,19 +209,31 @@ mod tests {
         assert_eq!(
             parse_words("--no-daemon check csvstats::median"),
             Ok(Invocation {
-                command: Command::Check { def: Some("csvstats::median".into()) },
+                command: Command::Check {
+                    def: Some("csvstats::median".into())
+                },
                 no_daemon: true
             })
         );
         assert_eq!(
             parse_words("decisions editorial cell-errors --module csvstats").map(|i| i.command),
-            Ok(Command::DecisionsEditorial { label: "cell-errors".into(), module: Some("csvstats".into()) })
+            Ok(Command::DecisionsEditorial {
+                label: "cell-errors".into(),
+                module: Some("csvstats".into())
+            })
         );
     }
 
     #[test]
     fn mistakes_are_usage_errors() {
-        for line in ["", "chek", "check a b", "status --bogus", "check --json", "refresh --module m"] {
+        for line in [
+            "",
+            "chek",
+            "check a b",
+            "status --bogus",
+            "check --json",
+            "refresh --module m",
+        ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }
     }

@@ -3,7 +3,9 @@
 //! the caller's working directory (a cram transcript's temporary directory, say).
 //! The run itself is soil0's §8.6 implementation, shared with `soil0 run`.
 
-use trellis_db::{Item, ItemKind, Workspace, env_json, program_json, root_index, split_definition_name};
+use trellis_db::{
+    Item, ItemKind, Workspace, env_json, program_json, root_index, split_definition_name,
+};
 use trellis_diag::{Diagnostic, errors_document};
 
 use crate::service::Service;
@@ -17,10 +19,14 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
     }
     let db = service.database();
     let Some((module, name)) = split_definition_name(def) else {
-        return refuse(format!("`{def}` is not a definition name; write module::name"));
+        return refuse(format!(
+            "`{def}` is not a definition name; write module::name"
+        ));
     };
     let index = root_index(db, Workspace::get(db));
-    let known = index.module(module).is_some_and(|files| files.specs.contains_key(name) || files.soils.contains_key(name));
+    let known = index
+        .module(module)
+        .is_some_and(|files| files.specs.contains_key(name) || files.soils.contains_key(name));
     if !known || ItemKind::of(name) != ItemKind::Function {
         return refuse(format!("no definition `{module}::{name}` in this root"));
     }
@@ -40,5 +46,8 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
 }
 
 fn refuse(message: String) -> (String, u8) {
-    (errors_document(&[Diagnostic::new("unknown-definition", message)]), 1)
+    (
+        errors_document(&[Diagnostic::new("unknown-definition", message)]),
+        1,
+    )
 }

@@ -75,9 +75,10 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         Command::Review { def } => ("review", json!({ "def": def })),
         Command::Test { def } => ("test", json!({ "def": def })),
         Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
-        Command::DecisionsEditorial { label, module } => {
-            ("decisions.editorial", json!({ "label": label, "module": module }))
-        }
+        Command::DecisionsEditorial { label, module } => (
+            "decisions.editorial",
+            json!({ "label": label, "module": module }),
+        ),
         Command::ToolchainUpdate => ("toolchain.update", json!({})),
         Command::Help | Command::Version | Command::Daemon(_) => ("", Value::Null),
     }
@@ -88,16 +89,19 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
     let answer = if invocation.no_daemon {
         let mut service = Service::new(root.to_owned());
-        service.handle_with_progress(method, &params, &mut progress).map_err(|error| {
-            if error.errors().is_empty() {
-                ClientError::Transport(error.to_string())
-            } else {
-                ClientError::Failed(error.errors().to_vec())
-            }
-        })
+        service
+            .handle_with_progress(method, &params, &mut progress)
+            .map_err(|error| {
+                if error.errors().is_empty() {
+                    ClientError::Transport(error.to_string())
+                } else {
+                    ClientError::Failed(error.errors().to_vec())
+                }
+            })
     } else {
-        client::connect(root)
-            .and_then(|mut client| client::call_with_progress(&mut client, method, params, &mut progress))
+        client::connect(root).and_then(|mut client| {
+            client::call_with_progress(&mut client, method, params, &mut progress)
+        })
     };
     let stdout = &mut std::io::stdout().lock();
     let code = match answer {

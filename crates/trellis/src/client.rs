@@ -25,7 +25,9 @@ pub enum ClientError {
 impl ClientError {
     fn from_call(error: CallError) -> Self {
         match error {
-            CallError::Rpc(error) if !error.errors().is_empty() => ClientError::Failed(error.errors().to_vec()),
+            CallError::Rpc(error) if !error.errors().is_empty() => {
+                ClientError::Failed(error.errors().to_vec())
+            }
             other => ClientError::Transport(other.to_string()),
         }
     }
@@ -38,16 +40,20 @@ impl ClientError {
 /// Connects to the root's daemon, spawning it if none is there, and checks it runs
 /// this binary; a daemon from another build is stopped and replaced once.
 pub fn connect(root: &Path) -> Result<Client, ClientError> {
-    let socket = trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
+    let socket =
+        trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
     let identity = binary_identity();
     for attempt in 0..2 {
-        let mut client = trellis_rpc::connect_or_spawn(&socket, || spawn_daemon(root), SPAWN_TIMEOUT)
-            .map_err(ClientError::from_socket)?;
+        let mut client =
+            trellis_rpc::connect_or_spawn(&socket, || spawn_daemon(root), SPAWN_TIMEOUT)
+                .map_err(ClientError::from_socket)?;
         match client.hello(&identity).map_err(ClientError::from_call)? {
             HelloOutcome::Match => return Ok(client),
             HelloOutcome::Mismatch { .. } if attempt == 0 => {
                 // `rpc.shutdown` is honoured whatever version the client announced.
-                client.shutdown_daemon(&socket, SPAWN_TIMEOUT).map_err(ClientError::from_call)?;
+                client
+                    .shutdown_daemon(&socket, SPAWN_TIMEOUT)
+                    .map_err(ClientError::from_call)?;
             }
             HelloOutcome::Mismatch { daemon_version } => {
                 return Err(ClientError::Transport(format!(
@@ -56,12 +62,15 @@ pub fn connect(root: &Path) -> Result<Client, ClientError> {
             }
         }
     }
-    Err(ClientError::Transport("could not reach a matching daemon".to_owned()))
+    Err(ClientError::Transport(
+        "could not reach a matching daemon".to_owned(),
+    ))
 }
 
 /// Connects only if a daemon is already running (for `daemon stop|status`).
 pub fn connect_existing(root: &Path) -> Result<Option<Client>, ClientError> {
-    let socket = trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
+    let socket =
+        trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
     match Client::connect(&socket) {
         Ok(client) => Ok(Some(client)),
         Err(_) => Ok(None),
@@ -75,7 +84,10 @@ fn spawn_daemon(root: &Path) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
     let log_dir = root.join(".trellis");
     std::fs::create_dir_all(&log_dir)?;
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(log_dir.join("daemon.log"))?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_dir.join("daemon.log"))?;
     Command::new(exe)
         .args(["daemon", "run"])
         .env("TRELLIS_ROOT", root)
@@ -100,7 +112,9 @@ pub fn call_with_progress(
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, ClientError> {
     client
-        .call_with_notifications(method, params, &mut |notification| progress(notification.params))
+        .call_with_notifications(method, params, &mut |notification| {
+            progress(notification.params)
+        })
         .map_err(ClientError::from_call)
 }
 

@@ -22,7 +22,12 @@ impl Handler for DaemonHandler {
         self.handle_with_notifier_opt(method, params, None)
     }
 
-    fn handle_with_notifier(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Result<Value, RpcError> {
+    fn handle_with_notifier(
+        &self,
+        method: &str,
+        params: Value,
+        notifier: &mut Notifier<'_>,
+    ) -> Result<Value, RpcError> {
         self.handle_with_notifier_opt(method, params, Some(notifier))
     }
 }
@@ -76,6 +81,12 @@ pub fn run(root: &Path) -> Result<(), String> {
         shutdown: server.shutdown_handle(),
         started: std::time::Instant::now(),
     };
-    eprintln!("trellis daemon for {} listening on {}", root.display(), socket.display());
-    server.serve(handler).map_err(|e| format!("the daemon stopped: {e}"))
+    eprintln!(
+        "trellis daemon for {} listening on {}",
+        root.display(),
+        socket.display()
+    );
+    server
+        .serve(handler)
+        .map_err(|e| format!("the daemon stopped: {e}"))
 }

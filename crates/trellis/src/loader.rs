@@ -47,7 +47,10 @@ pub struct Refresh {
 
 impl RootLoader {
     pub fn new(root: PathBuf) -> Self {
-        Self { root, known: BTreeMap::new() }
+        Self {
+            root,
+            known: BTreeMap::new(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -69,8 +72,12 @@ impl RootLoader {
                 }
             };
             for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else { continue };
-                let Ok(file_type) = entry.file_type() else { continue };
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let Ok(file_type) = entry.file_type() else {
+                    continue;
+                };
                 let path = relative.join(&name);
                 if file_type.is_dir() {
                     if !skipped_dir(&name) {
@@ -86,10 +93,12 @@ impl RootLoader {
         }
         for (path, (absolute, modified, len)) in &seen {
             let known = self.known.get(path).copied();
-            if let Some(stamp) = known {
-                if stamp.modified == *modified && stamp.len == *len && modified.is_some() {
-                    continue;
-                }
+            if let Some(stamp) = known
+                && stamp.modified == *modified
+                && stamp.len == *len
+                && modified.is_some()
+            {
+                continue;
             }
             let bytes = match std::fs::read(absolute) {
                 Ok(bytes) => bytes,
@@ -99,7 +108,14 @@ impl RootLoader {
                 }
             };
             let digest = Digest::of(&bytes);
-            self.known.insert(path.clone(), Stamp { modified: *modified, len: *len, digest });
+            self.known.insert(
+                path.clone(),
+                Stamp {
+                    modified: *modified,
+                    len: *len,
+                    digest,
+                },
+            );
             if known.is_some_and(|stamp| stamp.digest == digest) {
                 continue;
             }
@@ -113,8 +129,12 @@ impl RootLoader {
                 Err(_) => problems.push(io_problem(path, "the file is not valid UTF-8")),
             }
         }
-        let removed: Vec<Utf8PathBuf> =
-            self.known.keys().filter(|path| !seen.contains_key(*path)).cloned().collect();
+        let removed: Vec<Utf8PathBuf> = self
+            .known
+            .keys()
+            .filter(|path| !seen.contains_key(*path))
+            .cloned()
+            .collect();
         for path in removed {
             self.known.remove(&path);
             if path != "soil.toml" {
@@ -126,5 +146,6 @@ impl RootLoader {
 }
 
 fn io_problem(path: &camino::Utf8Path, reason: &str) -> Diagnostic {
-    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}")).with_file(path.as_str())
+    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}"))
+        .with_file(path.as_str())
 }

@@ -18,7 +18,11 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Value]) {
         let span = soil_option(&error["span"]);
         match (file, span) {
             (Some(file), Some(span)) => {
-                let _ = writeln!(out, "  --> {file}:{}:{}", span["start"]["line"], span["start"]["column"]);
+                let _ = writeln!(
+                    out,
+                    "  --> {file}:{}:{}",
+                    span["start"]["line"], span["start"]["column"]
+                );
             }
             (Some(file), None) => {
                 let _ = writeln!(out, "  --> {file}");
@@ -28,10 +32,11 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Value]) {
         for note in error["notes"].as_array().into_iter().flatten() {
             let _ = writeln!(out, "  = note: {}", note["message"].as_str().unwrap_or(""));
         }
-        if let (Some(class), Some(spec_ref)) = (error["repair_class"].as_str(), error["spec_ref"].as_str()) {
-            if !spec_ref.is_empty() {
-                let _ = writeln!(out, "  = fix: {class} (see {spec_ref})");
-            }
+        if let (Some(class), Some(spec_ref)) =
+            (error["repair_class"].as_str(), error["spec_ref"].as_str())
+            && !spec_ref.is_empty()
+        {
+            let _ = writeln!(out, "  = fix: {class} (see {spec_ref})");
         }
     }
 }
@@ -84,16 +89,32 @@ fn check_report(out: &mut impl Write, result: &Value) -> u8 {
         let _ = writeln!(out, "checked {checked} definitions: no problems");
         0
     } else {
-        let _ = writeln!(out, "checked {checked} definitions: {} problems", errors.len());
+        let _ = writeln!(
+            out,
+            "checked {checked} definitions: {} problems",
+            errors.len()
+        );
         1
     }
 }
 
 fn status_table(out: &mut impl Write, result: &Value) -> u8 {
-    let rows = result["definitions"].as_array().cloned().unwrap_or_default();
-    let width = rows.iter().filter_map(|row| row["name"].as_str()).map(str::len).max().unwrap_or(10);
-    let status_width =
-        rows.iter().filter_map(|row| row["status"].as_str()).map(str::len).max().unwrap_or(6);
+    let rows = result["definitions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let width = rows
+        .iter()
+        .filter_map(|row| row["name"].as_str())
+        .map(str::len)
+        .max()
+        .unwrap_or(10);
+    let status_width = rows
+        .iter()
+        .filter_map(|row| row["status"].as_str())
+        .map(str::len)
+        .max()
+        .unwrap_or(6);
     for row in &rows {
         let name = row["name"].as_str().unwrap_or("?");
         let status = row["status"].as_str().unwrap_or("?");
@@ -106,15 +127,23 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let definitions: Vec<&Value> = rows.iter().filter(|row| row["kind"] == "function").collect();
+    let definitions: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["kind"] == "function")
+        .collect();
     let green = definitions
         .iter()
         .filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted")))
         .count();
-    let flagged_scopes = rows.iter().filter(|row| row["kind"] == "scope" && row["status"] != "green").count();
+    let flagged_scopes = rows
+        .iter()
+        .filter(|row| row["kind"] == "scope" && row["status"] != "green")
+        .count();
     let mut summary = format!("{green} of {} definitions green", definitions.len());
     if flagged_scopes > 0 {
-        summary.push_str(&format!("; {flagged_scopes} decision scopes need attention"));
+        summary.push_str(&format!(
+            "; {flagged_scopes} decision scopes need attention"
+        ));
     }
     let _ = writeln!(out, "{summary}");
     0
@@ -127,7 +156,12 @@ pub fn progress(out: &mut impl Write, event: &Value) {
             let _ = writeln!(out, "testing {}", event["def"].as_str().unwrap_or("?"));
         }
         Some("row") => {
-            let _ = writeln!(out, "  {:<6} {}", event["result"].as_str().unwrap_or("?"), event["row"].as_str().unwrap_or("?"));
+            let _ = writeln!(
+                out,
+                "  {:<6} {}",
+                event["result"].as_str().unwrap_or("?"),
+                event["row"].as_str().unwrap_or("?")
+            );
         }
         _ => {}
     }
@@ -158,8 +192,17 @@ fn test_report(out: &mut impl Write, result: &Value) -> u8 {
         failing += 1;
         let _ = writeln!(out, "{def}: FAILING");
         for failure in entry["failures"].as_array().into_iter().flatten() {
-            let _ = writeln!(out, "  {}: {}", failure["row"].as_str().unwrap_or("?"), failure["message"].as_str().unwrap_or(""));
-            for (label, key) in [("case", "case"), ("expected", "expected"), ("actual", "actual")] {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                failure["row"].as_str().unwrap_or("?"),
+                failure["message"].as_str().unwrap_or("")
+            );
+            for (label, key) in [
+                ("case", "case"),
+                ("expected", "expected"),
+                ("actual", "actual"),
+            ] {
                 if let Some(text) = failure[key].as_str() {
                     let _ = writeln!(out, "    {label:<9} {text}");
                 }
@@ -173,13 +216,25 @@ fn test_report(out: &mut impl Write, result: &Value) -> u8 {
     for skip in result["skipped"].as_array().into_iter().flatten() {
         let reason = skip["reason"].as_str().unwrap_or("");
         if reason != "up to date" {
-            let _ = writeln!(out, "{}: skipped ({reason})", skip["def"].as_str().unwrap_or("?"));
+            let _ = writeln!(
+                out,
+                "{}: skipped ({reason})",
+                skip["def"].as_str().unwrap_or("?")
+            );
         }
     }
     let errors = result["errors"].as_array().cloned().unwrap_or_default();
     diagnostics(out, &errors);
     let ran = result["ran"].as_array().map_or(0, Vec::len);
-    let up_to_date = result["skipped"].as_array().into_iter().flatten().filter(|s| s["reason"] == "up to date").count();
-    let _ = writeln!(out, "ran {ran} suites ({failing} failing); {up_to_date} already up to date");
+    let up_to_date = result["skipped"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["reason"] == "up to date")
+        .count();
+    let _ = writeln!(
+        out,
+        "ran {ran} suites ({failing} failing); {up_to_date} already up to date"
+    );
     u8::from(failing > 0 || !errors.is_empty())
 }

@@ -16,7 +16,10 @@ pub fn discover_root(trellis_root: Option<OsString>, cwd: &Path) -> Result<PathB
         if !root.join(CONFIG_FILE).is_file() {
             return Err(Diagnostic::new(
                 "config-no-root",
-                format!("TRELLIS_ROOT is {} but it holds no soil.toml", root.display()),
+                format!(
+                    "TRELLIS_ROOT is {} but it holds no soil.toml",
+                    root.display()
+                ),
             ));
         }
         return canonical(&root);
@@ -39,7 +42,10 @@ pub fn discover_root(trellis_root: Option<OsString>, cwd: &Path) -> Result<PathB
 
 fn canonical(path: &Path) -> Result<PathBuf, Diagnostic> {
     path.canonicalize().map_err(|error| {
-        Diagnostic::new("config-no-root", format!("cannot resolve {}: {error}", path.display()))
+        Diagnostic::new(
+            "config-no-root",
+            format!("cannot resolve {}: {error}", path.display()),
+        )
     })
 }
 
@@ -60,7 +66,10 @@ mod tests {
         let via_env = discover_root(Some(base.clone().into_os_string()), &elsewhere).expect("env");
         assert_eq!(via_env, found);
 
-        let missing = discover_root(Some(OsString::from("/nonexistent-trellis-root")), &elsewhere);
+        let missing = discover_root(
+            Some(OsString::from("/nonexistent-trellis-root")),
+            &elsewhere,
+        );
         assert_eq!(missing.expect_err("no root").code, "config-no-root");
         std::fs::remove_dir_all(&base).expect("clean up");
     }

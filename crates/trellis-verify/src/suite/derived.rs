@@ -499,7 +499,12 @@ pub(super) fn ensures_rows(
     let generable = super::expect::data_types(types, parts).and_then(|data| {
         let generator = crate::generate::Generator::new(types);
         data.iter().try_for_each(|ty| {
-            generator.check(ty).map_err(|error| format!("values of `{}` cannot be generated ({})", error.ty, error.why))
+            generator.check(ty).map_err(|error| {
+                format!(
+                    "values of `{}` cannot be generated ({})",
+                    error.ty, error.why
+                )
+            })
         })
     });
     if let Err(message) = generable {

@@ -9,7 +9,11 @@ use super::Service;
 pub fn check(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let def = params.get("def").and_then(Value::as_str);
     let report = trellis_db::check_root(service.database(), def);
-    let mut errors: Vec<Value> = service.load_problems().iter().map(|d| d.to_json()).collect();
+    let mut errors: Vec<Value> = service
+        .load_problems()
+        .iter()
+        .map(|d| d.to_json())
+        .collect();
     errors.extend(report.diagnostics.iter().map(|d| d.to_json()));
     Ok(json!({ "checked": report.checked, "errors": errors }))
 }

@@ -17,7 +17,10 @@ use trellis_rpc::RpcError;
 use super::{Service, failed, invalid_params};
 
 pub fn toolchain() -> Toolchain {
-    Toolchain { trellis: crate::identity::VERSION.to_owned(), soil0_cli: crate::identity::SOIL0_VERSION.to_owned() }
+    Toolchain {
+        trellis: crate::identity::VERSION.to_owned(),
+        soil0_cli: crate::identity::SOIL0_VERSION.to_owned(),
+    }
 }
 
 /// Writes a lock unless the file already holds exactly its canonical text; says
@@ -28,24 +31,46 @@ pub(crate) fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Dia
     if current.as_deref() == Some(trellis_lock::write_lock(lock).as_str()) {
         return Ok(false);
     }
-    trellis_lock::save_lock(&StdFs, &target, lock).map(|()| true).map_err(|error| match error {
-        SaveError::Invariants(mut problems) if !problems.is_empty() => problems.remove(0).in_file(relative),
-        SaveError::Invariants(_) => Diagnostic::new("lock-bad-value", format!("{relative} breaks a lock invariant")),
-        SaveError::Io(error) => Diagnostic::new("root-unreadable", format!("cannot write {relative}: {error}"))
+    trellis_lock::save_lock(&StdFs, &target, lock)
+        .map(|()| true)
+        .map_err(|error| match error {
+            SaveError::Invariants(mut problems) if !problems.is_empty() => {
+                problems.remove(0).in_file(relative)
+            }
+            SaveError::Invariants(_) => Diagnostic::new(
+                "lock-bad-value",
+                format!("{relative} breaks a lock invariant"),
+            ),
+            SaveError::Io(error) => Diagnostic::new(
+                "root-unreadable",
+                format!("cannot write {relative}: {error}"),
+            )
             .with_file(relative),
-    })
+        })
 }
 
 fn citations(params: &Value) -> Result<Vec<Citation>, RpcError> {
     let mut out = Vec::new();
-    for cite in params.get("cite").and_then(Value::as_array).into_iter().flatten() {
+    for cite in params
+        .get("cite")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let text = cite.as_str().unwrap_or_default();
         let (scope, label) = match text.split_once(':') {
             Some(("project", label)) => (Scope::Project, label),
             Some(("module", label)) => (Scope::Module, label),
-            _ => return Err(invalid_params(format!("--cite takes project:LABEL or module:LABEL, not `{text}`"))),
+            _ => {
+                return Err(invalid_params(format!(
+                    "--cite takes project:LABEL or module:LABEL, not `{text}`"
+                )));
+            }
         };
-        out.push(Citation { scope, label: label.to_owned() });
+        out.push(Citation {
+            scope,
+            label: label.to_owned(),
+        });
     }
     Ok(out)
 }
@@ -68,7 +93,10 @@ fn targets(service: &Service, def: Option<&str>) -> Result<Vec<(String, String)>
             let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
             match wanted.filter(|w| out.contains(w)) {
                 Some(wanted) => Ok(vec![wanted]),
-                None => Err(failed(&[Diagnostic::new("unknown-definition", format!("no definition `{def}` in this root"))])),
+                None => Err(failed(&[Diagnostic::new(
+                    "unknown-definition",
+                    format!("no definition `{def}` in this root"),
+                )])),
             }
         }
     }
@@ -88,7 +116,11 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             LockState::Present(Lock::Function(lock)) => Some(lock.clone()),
             _ => None,
         };
-        if def.is_none() && !root_index(db, Workspace::get(db)).module(&module).is_some_and(|m| m.soils.contains_key(&name)) {
+        if def.is_none()
+            && !root_index(db, Workspace::get(db))
+                .module(&module)
+                .is_some_and(|m| m.soils.contains_key(&name))
+        {
             continue;
         }
         // Citations given for one definition apply to it; for all, the previous ones stay.
@@ -99,7 +131,15 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
                 .as_ref()
                 .and_then(|lock| lock.lowering.as_ref())
                 .map(|lowering| {
-                    lowering.decisions.applied.iter().map(|e| Citation { scope: e.scope, label: e.label.clone() }).collect()
+                    lowering
+                        .decisions
+                        .applied
+                        .iter()
+                        .map(|e| Citation {
+                            scope: e.scope,
+                            label: e.label.clone(),
+                        })
+                        .collect()
                 })
                 .unwrap_or_default()
         };
@@ -147,22 +187,36 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
 }
 
 pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params.get("def").and_then(Value::as_str).ok_or_else(|| invalid_params("review needs a definition"))?;
+    let def = params
+        .get("def")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("review needs a definition"))?;
     let root = service.root().to_owned();
     let (module, name) = targets(service, Some(def))?.remove(0);
     let db = service.database();
     let item = Item::new(db, module.clone(), name.clone());
     let LockState::Present(Lock::Function(lock)) = lock_state(db, &module, &name) else {
-        return Err(failed(&[Diagnostic::new("unknown-definition", format!("{def} has no lock to review"))]));
+        return Err(failed(&[Diagnostic::new(
+            "unknown-definition",
+            format!("{def} has no lock to review"),
+        )]));
     };
     let lock = reviewed_lock(db, item, lock).ok_or_else(|| invalid_params("nothing to review"))?;
-    save(&root, &format!("{module}/{name}.lock"), &Lock::Function(lock)).map_err(|e| failed(&[e]))?;
+    save(
+        &root,
+        &format!("{module}/{name}.lock"),
+        &Lock::Function(lock),
+    )
+    .map_err(|e| failed(&[e]))?;
     rewrite_manifest(&root);
     Ok(json!({ "reviewed": def }))
 }
 
 pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let label = params.get("label").and_then(Value::as_str).ok_or_else(|| invalid_params("a LABEL is required"))?;
+    let label = params
+        .get("label")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("a LABEL is required"))?;
     let module_filter = params.get("module").and_then(Value::as_str);
     let root = service.root().to_owned();
     let toolchain = toolchain();
@@ -170,29 +224,43 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
     let index = root_index(db, Workspace::get(db));
     // Which scopes hold the label.
     let mut scopes: Vec<(Scope, Option<String>)> = Vec::new();
-    if let Some(project) = index.project {
-        if trellis_db::decision_entries(db, project).iter().any(|e| e.label == label) && module_filter.is_none() {
-            scopes.push((Scope::Project, None));
-        }
+    if let Some(project) = index.project
+        && trellis_db::decision_entries(db, project)
+            .iter()
+            .any(|e| e.label == label)
+        && module_filter.is_none()
+    {
+        scopes.push((Scope::Project, None));
     }
     for (module, files) in &index.modules {
         if module_filter.is_some_and(|m| m != module) {
             continue;
         }
-        if let Some(spec) = files.spec {
-            if trellis_db::decision_entries(db, spec).iter().any(|e| e.label == label) {
-                scopes.push((Scope::Module, Some(module.clone())));
-            }
+        if let Some(spec) = files.spec
+            && trellis_db::decision_entries(db, spec)
+                .iter()
+                .any(|e| e.label == label)
+        {
+            scopes.push((Scope::Module, Some(module.clone())));
         }
     }
     if scopes.is_empty() {
-        return Err(failed(&[Diagnostic::new("unknown-decision", format!("no decision `{label}` in this root"))]));
-    }
-    if scopes.len() > 1 && module_filter.is_none() {
-        let names: Vec<String> = scopes.iter().map(|(s, m)| m.clone().unwrap_or_else(|| format!("{s:?}").to_lowercase())).collect();
         return Err(failed(&[Diagnostic::new(
             "unknown-decision",
-            format!("`{label}` is a decision in several scopes ({}); choose one with --module", names.join(", ")),
+            format!("no decision `{label}` in this root"),
+        )]));
+    }
+    if scopes.len() > 1 && module_filter.is_none() {
+        let names: Vec<String> = scopes
+            .iter()
+            .map(|(s, m)| m.clone().unwrap_or_else(|| format!("{s:?}").to_lowercase()))
+            .collect();
+        return Err(failed(&[Diagnostic::new(
+            "unknown-decision",
+            format!(
+                "`{label}` is a decision in several scopes ({}); choose one with --module",
+                names.join(", ")
+            ),
         )]));
     }
     let (scope, module) = scopes.remove(0);
@@ -203,12 +271,14 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             continue;
         }
         let item = Item::new(db, def_module.clone(), name.clone());
-        let LockState::Present(Lock::Function(lock)) = lock_state(db, &def_module, &name) else { continue };
+        let LockState::Present(Lock::Function(lock)) = lock_state(db, &def_module, &name) else {
+            continue;
+        };
         if let Some(lock) = editorial_lock(db, item, lock, scope, label) {
             let relative = format!("{def_module}/{name}.lock");
             match save(&root, &relative, &Lock::Function(lock)) {
                 Ok(true) => written.push(relative),
-            Ok(false) => {}
+                Ok(false) => {}
                 Err(error) => errors.push(error.to_json()),
             }
         }
@@ -216,7 +286,10 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
     // Re-stamp the scope itself: an added entry was declared harmless.
     let (relative, spec) = match &module {
         None => ("_project.lock".to_owned(), index.project),
-        Some(module) => (format!("{module}/_module.lock"), index.module(module).and_then(|m| m.spec)),
+        Some(module) => (
+            format!("{module}/_module.lock"),
+            index.module(module).and_then(|m| m.spec),
+        ),
     };
     if let Some(lock) = spec.and_then(|spec| spec_lock(db, spec, &toolchain)) {
         match save(&root, &relative, &lock) {
@@ -236,9 +309,13 @@ pub fn rewrite_manifest(root: &Path) {
     let mut locks = Vec::new();
     let mut stack = vec![(root.to_owned(), String::new())];
     while let Some((dir, prefix)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
-            let Ok(name) = entry.file_name().into_string() else { continue };
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
             let path = entry.path();
             if path.is_dir() {
                 if !name.starts_with('.') && name != "target" {
@@ -248,7 +325,9 @@ pub fn rewrite_manifest(root: &Path) {
                 if prefix.is_empty() && stem == "soil" {
                     continue;
                 }
-                let Ok(text) = std::fs::read_to_string(&path) else { continue };
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
                 if let Ok(lock) = trellis_lock::read_lock(&text) {
                     locks.push((format!("{prefix}{stem}"), lock));
                 }

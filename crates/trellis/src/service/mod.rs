@@ -27,7 +27,11 @@ pub struct Service {
 
 impl Service {
     pub fn new(root: PathBuf) -> Self {
-        Self { db: RootDatabase::default(), loader: RootLoader::new(root), load_problems: Vec::new() }
+        Self {
+            db: RootDatabase::default(),
+            loader: RootLoader::new(root),
+            load_problems: Vec::new(),
+        }
     }
 
     pub fn root(&self) -> &std::path::Path {
@@ -42,7 +46,8 @@ impl Service {
     pub fn refresh(&mut self) -> usize {
         let refresh = self.loader.refresh();
         self.load_problems = refresh.problems;
-        let changed = refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
+        let changed =
+            refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
         if !refresh.change.is_empty() || trellis_db::Workspace::try_get(&self.db).is_none() {
             refresh.change.apply(&mut self.db);
         }
@@ -91,7 +96,9 @@ pub fn check_pin_of(service: &Service) -> Result<(), Vec<Diagnostic>> {
             .errors()
             .iter()
             .filter_map(|value| value["message"].as_str())
-            .map(|message| Diagnostic::new("toolchain-mismatch", message.to_owned()).with_file("soil.toml"))
+            .map(|message| {
+                Diagnostic::new("toolchain-mismatch", message.to_owned()).with_file("soil.toml")
+            })
             .collect()
     })
 }
@@ -112,7 +119,10 @@ fn dispatch(
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, RpcError> {
     // Everything that verifies or records refuses under another toolchain's pin.
-    if matches!(method, "check" | "adopt" | "test" | "review" | "decisions.editorial") {
+    if matches!(
+        method,
+        "check" | "adopt" | "test" | "review" | "decisions.editorial"
+    ) {
         toolchain::check_pin(service)?;
     }
     match method {

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use soil_types::Program;
 use trellis_db::{
     Item, ItemKind, LockState, Workspace, check_definition, checker_definition, checker_env,
-    current_hashes, lock_state, oracle_rows, program_def, report_diagnostics, test_program_order,
-    root_index, spec_file, split_definition_name, test_blocks,
+    current_hashes, lock_state, oracle_rows, program_def, report_diagnostics, root_index,
+    spec_file, split_definition_name, test_blocks, test_program_order,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{DefinitionLock, Lock, Mode, TestResult, TestRow, Tier};
@@ -28,7 +28,11 @@ enum Skip {
     NotRunnable(String),
 }
 
-pub fn test(service: &mut Service, params: &Value, progress: &mut dyn FnMut(Value)) -> Result<Value, RpcError> {
+pub fn test(
+    service: &mut Service,
+    params: &Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<Value, RpcError> {
     let def = params.get("def").and_then(Value::as_str);
     let root = service.root().to_owned();
     let db = service.database();
@@ -45,10 +49,16 @@ pub fn test(service: &mut Service, params: &Value, progress: &mut dyn FnMut(Valu
         let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
         targets.retain(|t| Some(t) == wanted.as_ref());
         if targets.is_empty() {
-            return Err(failed(&[Diagnostic::new("unknown-definition", format!("no definition `{def}` in this root"))]));
+            return Err(failed(&[Diagnostic::new(
+                "unknown-definition",
+                format!("no definition `{def}` in this root"),
+            )]));
         }
     }
-    let tool_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(PathBuf::from)).unwrap_or_default();
+    let tool_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(PathBuf::from))
+        .unwrap_or_default();
     let base_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned());
     let runner = RealRunner;
     let mut ran = Vec::new();
@@ -77,14 +87,20 @@ pub fn test(service: &mut Service, params: &Value, progress: &mut dyn FnMut(Valu
             Ok(()) => {}
         }
         progress(json!({ "def": qualified, "event": "started" }));
-        let outcome = run_one(service, item, &root, &tool_dir, &base_path, &runner, progress);
+        let outcome = run_one(
+            service, item, &root, &tool_dir, &base_path, &runner, progress,
+        );
         let Some(outcome) = outcome else { continue };
         ran.push(qualified.clone());
         let preflight = report_diagnostics(service.database(), &outcome.preflight);
         results.push(result_json(&qualified, &outcome, &preflight));
         if preflight.is_empty() {
             let updated = recorded(service, item, lock, &outcome);
-            if let Err(error) = save(&root, &format!("{module}/{name}.lock"), &Lock::Function(updated)) {
+            if let Err(error) = save(
+                &root,
+                &format!("{module}/{name}.lock"),
+                &Lock::Function(updated),
+            ) {
                 errors.push(error.to_json());
             }
         }
@@ -103,19 +119,36 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
     let Some(lowering) = &lock.lowering else {
         return Err(Skip::NotRunnable("not lowered: adopt it first".to_owned()));
     };
-    if current.soil_hash != Some(lowering.soil_hash) || current.spec.formal != lock.spec.hashes.formal {
-        return Err(Skip::NotRunnable("the Soil or the spec changed since it was adopted: adopt it again".to_owned()));
+    if current.soil_hash != Some(lowering.soil_hash)
+        || current.spec.formal != lock.spec.hashes.formal
+    {
+        return Err(Skip::NotRunnable(
+            "the Soil or the spec changed since it was adopted: adopt it again".to_owned(),
+        ));
     }
-    if lock.checks.as_ref().is_some_and(|checks| !checks.holes.is_empty()) {
-        return Err(Skip::NotRunnable("the lowering has open holes; holes are never tested".to_owned()));
+    if lock
+        .checks
+        .as_ref()
+        .is_some_and(|checks| !checks.holes.is_empty())
+    {
+        return Err(Skip::NotRunnable(
+            "the lowering has open holes; holes are never tested".to_owned(),
+        ));
     }
-    let oracles_unchanged = lock.oracles.iter().all(|o| current.oracles.get(&o.source) == Some(&o.hash))
+    let oracles_unchanged = lock
+        .oracles
+        .iter()
+        .all(|o| current.oracles.get(&o.source) == Some(&o.hash))
         && current.oracles.len() == lock.oracles.len();
     let up_to_date = !lock.tests.is_empty()
         && lock.spec.hashes.test == current.spec.test
         && oracles_unchanged
         && lock.toolchain == toolchain();
-    if up_to_date { Err(Skip::UpToDate) } else { Ok(()) }
+    if up_to_date {
+        Err(Skip::UpToDate)
+    } else {
+        Ok(())
+    }
 }
 
 fn run_one(
@@ -128,12 +161,17 @@ fn run_one(
     progress: &mut dyn FnMut(Value),
 ) -> Option<SuiteOutcome> {
     let db = service.database();
-    if !matches!(check_definition(db, item), trellis_db::CheckOutcome::Checked(_)) {
+    if !matches!(
+        check_definition(db, item),
+        trellis_db::CheckOutcome::Checked(_)
+    ) {
         return None;
     }
     let mut program = Program::default();
     for (module, name) in test_program_order(db, item).iter() {
-        if let Some(definition) = checker_definition(db, Item::new(db, module.clone(), name.clone())) {
+        if let Some(definition) =
+            checker_definition(db, Item::new(db, module.clone(), name.clone()))
+        {
             program.definitions.push(definition.clone());
         }
     }
@@ -158,7 +196,9 @@ fn run_one(
     };
     let mut forward = |event: ProgressEvent| {
         if let ProgressEvent::RowFinished(row) = event {
-            progress(json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }));
+            progress(
+                json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }),
+            );
         }
     };
     Some(suite::run_suite(&input, runner, &mut forward))
@@ -166,7 +206,12 @@ fn run_one(
 
 /// The lock with this run's results: rows, oracle hashes, and the test hash the
 /// rows were computed from.
-fn recorded(service: &Service, item: Item<'_>, mut lock: DefinitionLock, outcome: &SuiteOutcome) -> DefinitionLock {
+fn recorded(
+    service: &Service,
+    item: Item<'_>,
+    mut lock: DefinitionLock,
+    outcome: &SuiteOutcome,
+) -> DefinitionLock {
     let db = service.database();
     lock.tests = outcome
         .rows

@@ -13,7 +13,9 @@ use crate::identity::{SOIL0_VERSION, VERSION};
 /// `toolchain-mismatch` when the root is pinned to another toolchain.
 pub fn check_pin(service: &Service) -> Result<(), RpcError> {
     let db = service.database();
-    let config = root_config(db, Workspace::get(db)).as_ref().map_err(|d| failed(std::slice::from_ref(d)))?;
+    let config = root_config(db, Workspace::get(db))
+        .as_ref()
+        .map_err(|d| failed(std::slice::from_ref(d)))?;
     let pin = &config.toolchain;
     if pin.trellis != VERSION || pin.soil0_cli != SOIL0_VERSION {
         return Err(failed(&[Diagnostic::new(
@@ -43,7 +45,9 @@ pub fn repin(text: &str) -> String {
         let ending = if line.ends_with('\n') { "\n" } else { "" };
         match (in_toolchain, key) {
             (true, "trellis") => out.push_str(&format!("trellis = \"{VERSION}\"{ending}")),
-            (true, "soil0_cli") => out.push_str(&format!("soil0_cli = \"{SOIL0_VERSION}\"{ending}")),
+            (true, "soil0_cli") => {
+                out.push_str(&format!("soil0_cli = \"{SOIL0_VERSION}\"{ending}"))
+            }
             _ => out.push_str(line),
         }
     }
@@ -52,12 +56,20 @@ pub fn repin(text: &str) -> String {
 
 pub fn update(service: &mut Service) -> Result<Value, RpcError> {
     let path = service.root().join("soil.toml");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| failed(&[Diagnostic::new("root-unreadable", format!("cannot read soil.toml: {e}"))]))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        failed(&[Diagnostic::new(
+            "root-unreadable",
+            format!("cannot read soil.toml: {e}"),
+        )])
+    })?;
     let updated = repin(&text);
     if updated != text {
-        std::fs::write(&path, &updated)
-            .map_err(|e| failed(&[Diagnostic::new("root-unreadable", format!("cannot write soil.toml: {e}"))]))?;
+        std::fs::write(&path, &updated).map_err(|e| {
+            failed(&[Diagnostic::new(
+                "root-unreadable",
+                format!("cannot write soil.toml: {e}"),
+            )])
+        })?;
     }
     Ok(json!({ "trellis": VERSION, "soil0_cli": SOIL0_VERSION, "changed": updated != text }))
 }
@@ -70,7 +82,9 @@ mod tests {
     fn repins_only_the_toolchain_values() {
         let text = "entrypoint = \"m::f\"\n\n[toolchain]\ntrellis = \"0.0.1\"\nsoil0_cli = \"0.0.1\"\n\n[tags]\ntrellis = \"a tag that happens to share the name\"\n";
         let updated = repin(text);
-        assert!(updated.contains(&format!("[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\n")));
+        assert!(updated.contains(&format!(
+            "[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\n"
+        )));
         assert!(updated.ends_with("[tags]\ntrellis = \"a tag that happens to share the name\"\n"));
     }
 }
