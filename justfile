@@ -1,7 +1,12 @@
 # Trellis tasks. `just --list` shows them all.
 
-# The main job: every example printed in canonical form.
+# The main job: check the example root and show where every definition stands.
 examples:
+    TRELLIS_ROOT=examples cargo run -q --release -p trellis -- check
+    TRELLIS_ROOT=examples cargo run -q --release -p trellis -- status
+
+# Every example printed in canonical form.
+print-examples:
     cargo run -q --release -p soil0 -- print examples/*/*.soil
 
 # The whole test suite (expect-test goldens: UPDATE_EXPECT=1 just test to bless).
@@ -10,7 +15,12 @@ test:
 
 # Benchmarks: each prints its figures and ratios.
 bench:
+    cargo build -q --release -p trellis
     cargo run -q --release -p soil-syntax --example frontend_bench
+    cargo run -q --release -p soil-eval --example eval_bench
+    cargo run -q --release -p trellis-db --example db_bench
+    cargo run -q --release -p trellis-verify --example property_bench -- 80
+    cargo run -q --release -p trellis --example daemon_bench
 
 fmt:
     cargo fmt --all
