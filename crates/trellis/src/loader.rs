@@ -149,3 +149,56 @@ fn io_problem(path: &camino::Utf8Path, reason: &str) -> Diagnostic {
     Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}"))
         .with_file(path.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis_db::{RootDatabase, all_code_items, soil_hash};
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("create copy");
+        for entry in std::fs::read_dir(from).expect("read examples").flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).expect("copy file");
+            }
+        }
+    }
+
+    fn hashes_of(root: PathBuf) -> Vec<(String, Option<trellis_hash::Digest>)> {
+        let mut loader = RootLoader::new(root);
+        let refresh = loader.refresh();
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        let mut db = RootDatabase::default();
+        refresh.change.apply(&mut db);
+        all_code_items(&db)
+            .iter()
+            .map(|&item| (item.qualified(&db), soil_hash(&db, item)))
+            .collect()
+    }
+
+    /// Paths never enter a hash: the same root at two absolute paths hashes the same.
+    #[test]
+    fn a_copy_elsewhere_hashes_the_same() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let base = std::env::temp_dir().join(format!("trellis-loader-{}", std::process::id()));
+        let (a, b) = (base.join("one"), base.join("deeper/two"));
+        copy_dir(&examples, &a);
+        copy_dir(&examples, &b);
+        let first = hashes_of(a);
+        assert!(!first.is_empty());
+        assert_eq!(first, hashes_of(b));
+        std::fs::remove_dir_all(&base).expect("clean up");
+    }
+
+    /// A refresh that finds nothing new yields an empty change.
+    #[test]
+    fn an_unchanged_root_refreshes_to_nothing() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut loader = RootLoader::new(examples);
+        assert!(!loader.refresh().change.is_empty());
+        assert!(loader.refresh().change.is_empty());
+    }
+}
