@@ -4,6 +4,11 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// Parsing and the database allocate many small nodes; mimalloc measured
+/// clearly faster than the system allocator on exactly that workload.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // A bug must still produce one JSON document, never a backtrace.
     std::panic::set_hook(Box::new(|info| {

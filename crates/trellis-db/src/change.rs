@@ -73,12 +73,18 @@ impl Change {
             match (by_path.get(&path).copied(), text) {
                 (Some(file), Some(text)) => {
                     if **file.text(db) != *text {
-                        file.set_text(db).to(Arc::from(text));
+                        // An edited file becomes volatile: queries over files that
+                        // were never edited keep HIGH durability and revalidate in
+                        // O(1) after edits elsewhere (rust-analyzer's library/local
+                        // split, by edit history instead of by location).
+                        file.set_text(db).with_durability(Durability::LOW).to(Arc::from(text));
                     }
                 }
                 (None, Some(text)) => {
                     let file =
-                        SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
+                        SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
+                            .durability(Durability::HIGH)
+                            .new(db);
                     by_path.insert(path, file);
                     list_changed = true;
                 }
@@ -91,7 +97,7 @@ impl Change {
         }
         if list_changed {
             let files: Arc<[SourceFile]> = by_path.into_values().collect();
-            workspace.set_files(db).to(files);
+            workspace.set_files(db).with_durability(Durability::HIGH).to(files);
         }
         workspace
     }

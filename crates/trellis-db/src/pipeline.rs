@@ -59,8 +59,22 @@ pub fn split_definition_name(name: &str) -> Option<(&str, &str)> {
     name.split_once("::").or_else(|| name.split_once('/'))
 }
 
-/// Checks every definition of the root, or only `only` (`module::name`).
+/// Checks every definition of the root, or only `only` (`module::name`). The whole
+/// root's report is itself memoized, so a re-check that finds nothing changed is one
+/// lookup.
 pub fn check_root(db: &dyn Db, only: Option<&str>) -> CheckReport {
+    match only {
+        None => whole_root_check(db).clone(),
+        Some(_) => check_root_uncached(db, only),
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+fn whole_root_check(db: &dyn Db) -> CheckReport {
+    check_root_uncached(db, None)
+}
+
+fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
     let workspace = Workspace::get(db);
     let mut report = CheckReport::default();
     if let Err(diagnostic) = root_config(db, workspace) {
@@ -181,7 +195,8 @@ impl StatusRow {
     }
 }
 
-/// The status of every definition and decision scope of the root.
+/// The status of every definition and decision scope of the root (memoized).
+#[salsa::tracked(returns(ref))]
 pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
     let index = root_index(db, Workspace::get(db));
     let mut rows = Vec::new();

@@ -3,11 +3,10 @@
 //! it reads the bytes and compares their digest, so a refresh that finds nothing new
 //! produces an empty [`Change`] and the database stays in its revision.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use camino::Utf8PathBuf;
+use rustc_hash::FxHashMap;
 use trellis_db::Change;
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
@@ -35,7 +34,12 @@ fn loaded_file(name: &str) -> bool {
 
 pub struct RootLoader {
     root: PathBuf,
-    known: BTreeMap<Utf8PathBuf, Stamp>,
+    /// Keyed by the root-relative path's text: hashing a string is much cheaper
+    /// than ordering `Path`s component by component, and a refresh visits every file.
+    known: FxHashMap<String, Stamp>,
+    /// Bumped on every refresh; a file not seen in this generation was removed.
+    generation: u64,
+    seen_in: FxHashMap<String, u64>,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -47,10 +51,7 @@ pub struct Refresh {
 
 impl RootLoader {
     pub fn new(root: PathBuf) -> Self {
-        Self {
-            root,
-            known: BTreeMap::new(),
-        }
+        Self { root, known: FxHashMap::default(), generation: 0, seen_in: FxHashMap::default() }
     }
 
     pub fn root(&self) -> &Path {
@@ -59,83 +60,67 @@ impl RootLoader {
 
     /// Stats every file; reads and hashes only those whose stamp moved.
     pub fn refresh(&mut self) -> Refresh {
+        self.generation += 1;
         let mut change = Change::default();
         let mut problems = Vec::new();
-        let mut seen = BTreeMap::new();
-        let mut stack = vec![(self.root.clone(), Utf8PathBuf::new())];
-        while let Some((dir, relative)) = stack.pop() {
+        let mut stack = vec![(self.root.clone(), String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
             let entries = match std::fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(error) => {
-                    problems.push(io_problem(&relative, &error.to_string()));
+                    problems.push(io_problem(&prefix, &error.to_string()));
                     continue;
                 }
             };
             for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                let path = relative.join(&name);
+                let Ok(name) = entry.file_name().into_string() else { continue };
+                let Ok(file_type) = entry.file_type() else { continue };
                 if file_type.is_dir() {
                     if !skipped_dir(&name) {
-                        stack.push((entry.path(), path));
+                        stack.push((entry.path(), format!("{prefix}{name}/")));
                     }
-                } else if file_type.is_file() && loaded_file(&name) {
-                    let metadata = entry.metadata().ok();
-                    let modified = metadata.as_ref().and_then(|m| m.modified().ok());
-                    let len = metadata.as_ref().map_or(0, |m| m.len());
-                    seen.insert(path, (entry.path(), modified, len));
-                }
-            }
-        }
-        for (path, (absolute, modified, len)) in &seen {
-            let known = self.known.get(path).copied();
-            if let Some(stamp) = known
-                && stamp.modified == *modified
-                && stamp.len == *len
-                && modified.is_some()
-            {
-                continue;
-            }
-            let bytes = match std::fs::read(absolute) {
-                Ok(bytes) => bytes,
-                Err(error) => {
-                    problems.push(io_problem(path, &error.to_string()));
                     continue;
                 }
-            };
-            let digest = Digest::of(&bytes);
-            self.known.insert(
-                path.clone(),
-                Stamp {
-                    modified: *modified,
-                    len: *len,
-                    digest,
-                },
-            );
-            if known.is_some_and(|stamp| stamp.digest == digest) {
-                continue;
-            }
-            match String::from_utf8(bytes) {
-                Ok(text) if path == "soil.toml" => {
-                    change.set_config(text);
+                if !file_type.is_file() || !loaded_file(&name) {
+                    continue;
                 }
-                Ok(text) => {
-                    change.set_file(path.clone(), text);
+                let path = format!("{prefix}{name}");
+                let metadata = entry.metadata().ok();
+                let modified = metadata.as_ref().and_then(|m| m.modified().ok());
+                let len = metadata.as_ref().map_or(0, |m| m.len());
+                self.seen_in.insert(path.clone(), self.generation);
+                let known = self.known.get(&path).copied();
+                if known.is_some_and(|stamp| stamp.modified == modified && stamp.len == len && modified.is_some()) {
+                    continue;
                 }
-                Err(_) => problems.push(io_problem(path, "the file is not valid UTF-8")),
+                let bytes = match std::fs::read(entry.path()) {
+                    Ok(bytes) => bytes,
+                    Err(error) => {
+                        problems.push(io_problem(&path, &error.to_string()));
+                        continue;
+                    }
+                };
+                let digest = Digest::of(&bytes);
+                self.known.insert(path.clone(), Stamp { modified, len, digest });
+                if known.is_some_and(|stamp| stamp.digest == digest) {
+                    continue;
+                }
+                match String::from_utf8(bytes) {
+                    Ok(text) if path == "soil.toml" => {
+                        change.set_config(text);
+                    }
+                    Ok(text) => {
+                        change.set_file(path, text);
+                    }
+                    Err(_) => problems.push(io_problem(&path, "the file is not valid UTF-8")),
+                }
             }
         }
-        let removed: Vec<Utf8PathBuf> = self
-            .known
-            .keys()
-            .filter(|path| !seen.contains_key(*path))
-            .cloned()
-            .collect();
+        let generation = self.generation;
+        let removed: Vec<String> =
+            self.seen_in.iter().filter(|(_, seen)| **seen != generation).map(|(path, _)| path.clone()).collect();
         for path in removed {
+            self.seen_in.remove(&path);
             self.known.remove(&path);
             if path != "soil.toml" {
                 change.remove_file(path);
@@ -145,9 +130,8 @@ impl RootLoader {
     }
 }
 
-fn io_problem(path: &camino::Utf8Path, reason: &str) -> Diagnostic {
-    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}"))
-        .with_file(path.as_str())
+fn io_problem(path: &str, reason: &str) -> Diagnostic {
+    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}")).with_file(path)
 }
 
 #[cfg(test)]

@@ -4,6 +4,11 @@
 
 use std::process::ExitCode;
 
+/// Parsing and the database allocate many small nodes; mimalloc measured
+/// clearly faster than the system allocator on exactly that workload.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     trellis::cli::run(&args)

@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::{TokenKind, decode_string};
 
-use super::{PResult, Parser, take_from};
+use super::{PResult, Parser};
 
 /// Precedence levels of spec §8, lowest first.
 pub(crate) mod level {
@@ -202,15 +202,14 @@ impl Parser<'_> {
         if !self.at_atom_start() {
             return Ok(func);
         }
-        let mark = self.exprs_scratch.len();
+        let mut args = Vec::new();
         while self.at_atom_start() {
-            let arg = self.postfix()?;
-            self.exprs_scratch.push(arg);
+            args.push(self.postfix()?);
         }
         Ok(Expr {
             kind: ExprKind::App {
                 func: Box::new(func),
-                args: take_from(&mut self.exprs_scratch, mark),
+                args,
             },
             span: self.span_from(start),
         })
@@ -284,18 +283,17 @@ impl Parser<'_> {
             LParen => return self.paren(),
             LBracket => {
                 let open = self.open_bracket();
-                let mark = self.exprs_scratch.len();
+                let mut elements = Vec::new();
                 if !self.at(RBracket) {
                     loop {
-                        let element = self.expr()?;
-                        self.exprs_scratch.push(element);
+                        elements.push(self.expr()?);
                         if self.eat(Comma).is_none() {
                             break;
                         }
                     }
                 }
                 self.close_bracket(open, RBracket)?;
-                ExprKind::List(take_from(&mut self.exprs_scratch, mark))
+                ExprKind::List(elements)
             }
             LBrace => {
                 let open = self.open_bracket();
@@ -352,13 +350,11 @@ impl Parser<'_> {
                 }
             }
             TokenKind::Comma => {
-                let mark = self.exprs_scratch.len();
-                self.exprs_scratch.push(first);
+                let mut elements = vec![first];
                 while self.eat(TokenKind::Comma).is_some() {
-                    let element = self.expr()?;
-                    self.exprs_scratch.push(element);
+                    elements.push(self.expr()?);
                 }
-                ExprKind::Tuple(take_from(&mut self.exprs_scratch, mark))
+                ExprKind::Tuple(elements)
             }
             _ => first.kind,
         };
@@ -383,24 +379,25 @@ impl Parser<'_> {
 
     /// One or more `field = e` or `field` separated by commas.
     fn field_inits(&mut self) -> PResult<Vec<FieldInit>> {
-        let mark = self.fields_scratch.len();
+        let mut fields = Vec::new();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Lower, "naming a field")?;
             let name = self.ident(name);
-            let repeated = self.fields_scratch[mark..]
-                .iter()
-                .any(|f| f.name.text == name.text);
+            let repeated = fields.iter().any(|f: &FieldInit| f.name.text == name.text);
             self.check_new_field(repeated, &name)?;
             let value = if self.eat(TokenKind::Equals).is_some() {
                 Some(self.expr()?)
             } else {
                 None
             };
-            let span = self.span_from(start);
-            self.fields_scratch.push(FieldInit { name, value, span });
+            fields.push(FieldInit {
+                name,
+                value,
+                span: self.span_from(start),
+            });
             if self.eat(TokenKind::Comma).is_none() {
-                return Ok(take_from(&mut self.fields_scratch, mark));
+                return Ok(fields);
             }
         }
     }
@@ -524,7 +521,7 @@ impl Parser<'_> {
         let scrutinee = self.expr()?;
         self.expect(TokenKind::With, "after the `match` scrutinee")?;
         self.eat(TokenKind::Pipe);
-        let mark = self.arms_scratch.len();
+        let mut arms = Vec::new();
         loop {
             let arm_start = self.start();
             let pattern = self.pattern()?;
@@ -535,12 +532,11 @@ impl Parser<'_> {
             };
             self.expect(TokenKind::Arrow, "after the arm's pattern")?;
             let body = self.expr()?;
-            let span = self.span_from(arm_start);
-            self.arms_scratch.push(MatchArm {
+            arms.push(MatchArm {
                 pattern,
                 guard,
                 body,
-                span,
+                span: self.span_from(arm_start),
             });
             if self.eat(TokenKind::Pipe).is_some() {
                 continue;
@@ -558,7 +554,7 @@ impl Parser<'_> {
         Ok(Expr {
             kind: ExprKind::Match {
                 scrutinee: Box::new(scrutinee),
-                arms: take_from(&mut self.arms_scratch, mark),
+                arms,
             },
             span: self.span_from(start),
         })

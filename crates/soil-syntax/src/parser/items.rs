@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser, take_from};
+use super::{PResult, Parser};
 
 impl Parser<'_> {
     pub(super) fn item(&mut self) -> PResult<Item> {
@@ -64,17 +64,16 @@ impl Parser<'_> {
 
     /// Parameters of an equation, lambda or local function: names and `_`.
     pub(super) fn params(&mut self) -> PResult<Vec<crate::ast::Param>> {
-        let mark = self.params_scratch.len();
+        let mut params = Vec::new();
         loop {
-            let param = match self.peek() {
+            match self.peek() {
                 TokenKind::Lower => {
                     let token = self.bump();
-                    Param::Named(self.ident(token))
+                    params.push(Param::Named(self.ident(token)));
                 }
-                TokenKind::Underscore => Param::Wildcard(self.bump().range()),
-                _ => return Ok(take_from(&mut self.params_scratch, mark)),
-            };
-            self.params_scratch.push(param);
+                TokenKind::Underscore => params.push(Param::Wildcard(self.bump().range())),
+                _ => return Ok(params),
+            }
         }
     }
 

@@ -14,9 +14,7 @@ mod types;
 
 use trellis_diag::TextRange;
 
-use crate::ast::{
-    Expr, FieldInit, Ident, Item, MatchArm, Param, Pattern, Signature, SourceFile, Type, TypeDecl,
-};
+use crate::ast::{Expr, Ident, Item, Signature, SourceFile, Type, TypeDecl};
 use crate::codes::SyntaxCode;
 use crate::errors::SyntaxError;
 use crate::lexer::{Token, TokenKind, lex};
@@ -43,21 +41,6 @@ pub(crate) struct Parser<'a> {
     bracket_depth: u32,
     nesting: u32,
     predicate_mode: bool,
-    /// Scratch stacks for lists whose length is known only at their end
-    /// (arguments, elements, arms, parameters, fields): elements are pushed here
-    /// and moved into a `Vec` of exactly the right capacity, one allocation per
-    /// list. Nested lists share a stack above their own `len()` mark.
-    exprs_scratch: Vec<Expr>,
-    arms_scratch: Vec<MatchArm>,
-    params_scratch: Vec<Param>,
-    fields_scratch: Vec<FieldInit>,
-    patterns_scratch: Vec<Pattern>,
-    types_scratch: Vec<Type>,
-}
-
-/// Moves `scratch[mark..]` into a `Vec` of exactly that length.
-fn take_from<T>(scratch: &mut Vec<T>, mark: usize) -> Vec<T> {
-    scratch.drain(mark..).collect()
 }
 
 impl<'a> Parser<'a> {
@@ -75,12 +58,6 @@ impl<'a> Parser<'a> {
             bracket_depth: 0,
             nesting: 0,
             predicate_mode: false,
-            exprs_scratch: Vec::new(),
-            arms_scratch: Vec::new(),
-            params_scratch: Vec::new(),
-            fields_scratch: Vec::new(),
-            patterns_scratch: Vec::new(),
-            types_scratch: Vec::new(),
         }
     }
 
@@ -240,13 +217,6 @@ impl<'a> Parser<'a> {
     fn recover_to_item(&mut self, item_began_at: usize) {
         self.bracket_depth = 0;
         self.nesting = 0;
-        // An abort leaves the unfinished lists of the failed item behind.
-        self.exprs_scratch.clear();
-        self.arms_scratch.clear();
-        self.params_scratch.clear();
-        self.fields_scratch.clear();
-        self.patterns_scratch.clear();
-        self.types_scratch.clear();
         if self.pos == item_began_at {
             self.bump();
         }

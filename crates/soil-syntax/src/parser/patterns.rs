@@ -4,7 +4,7 @@ use crate::ast::{FieldPattern, ListRest, Literal, Pattern, PatternKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser, take_from};
+use super::{PResult, Parser};
 
 impl Parser<'_> {
     /// `Upper atom` (a constructor with a positional payload) or an atom.
@@ -91,14 +91,12 @@ impl Parser<'_> {
                 } else {
                     let first = self.pattern()?;
                     if self.at(TokenKind::Comma) {
-                        let mark = self.patterns_scratch.len();
-                        self.patterns_scratch.push(first);
+                        let mut elements = vec![first];
                         while self.eat(TokenKind::Comma).is_some() {
-                            let element = self.pattern()?;
-                            self.patterns_scratch.push(element);
+                            elements.push(self.pattern()?);
                         }
                         self.close_bracket(open, TokenKind::RParen)?;
-                        PatternKind::Tuple(take_from(&mut self.patterns_scratch, mark))
+                        PatternKind::Tuple(elements)
                     } else {
                         self.close_bracket(open, TokenKind::RParen)?;
                         first.kind
@@ -165,7 +163,7 @@ impl Parser<'_> {
     /// `[]`, `[p, q]`, `[p, ..rest]`, `[p, ..]`, `[..rest]`.
     fn list_pattern(&mut self) -> PResult<PatternKind> {
         let open = self.open_bracket();
-        let mark = self.patterns_scratch.len();
+        let mut elements = Vec::new();
         let mut rest = None;
         if !self.at(TokenKind::RBracket) {
             loop {
@@ -177,15 +175,13 @@ impl Parser<'_> {
                     });
                     break;
                 }
-                let element = self.pattern()?;
-                self.patterns_scratch.push(element);
+                elements.push(self.pattern()?);
                 if self.eat(TokenKind::Comma).is_none() {
                     break;
                 }
             }
         }
         self.close_bracket(open, TokenKind::RBracket)?;
-        let elements = take_from(&mut self.patterns_scratch, mark);
         Ok(PatternKind::List { elements, rest })
     }
 }

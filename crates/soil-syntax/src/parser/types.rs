@@ -5,7 +5,7 @@ use crate::ast::{EffectRow, FunctionType, Type, TypeKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser, take_from};
+use super::{PResult, Parser};
 
 impl Parser<'_> {
     /// `type := param ('->' row? type)?` where `param` is `(name : type)` or an
@@ -110,18 +110,14 @@ impl Parser<'_> {
         let start = self.start();
         let head = self.bump();
         let head = self.ident(head);
-        let mark = self.types_scratch.len();
+        let mut args = Vec::new();
         while self.at_type_atom() {
-            let arg = self.type_atom()?;
-            self.types_scratch.push(arg);
+            args.push(self.type_atom()?);
         }
-        let kind = if self.types_scratch.len() == mark {
+        let kind = if args.is_empty() {
             TypeKind::Named(head)
         } else {
-            TypeKind::App {
-                head,
-                args: take_from(&mut self.types_scratch, mark),
-            }
+            TypeKind::App { head, args }
         };
         Ok(Type {
             kind,
@@ -163,15 +159,13 @@ impl Parser<'_> {
                         span: self.span_from(start),
                     });
                 }
-                let mark = self.types_scratch.len();
-                self.types_scratch.push(first);
+                let mut elements = vec![first];
                 while self.eat(TokenKind::Comma).is_some() {
-                    let element = self.ty()?;
-                    self.types_scratch.push(element);
+                    elements.push(self.ty()?);
                 }
                 self.close_bracket(open, TokenKind::RParen)?;
                 Ok(Type {
-                    kind: TypeKind::Tuple(take_from(&mut self.types_scratch, mark)),
+                    kind: TypeKind::Tuple(elements),
                     span: self.span_from(start),
                 })
             }

@@ -1,0 +1,18 @@
+//! Writes the synthetic root of `N` definitions into a directory, for benchmarks of
+//! whole commands: `cargo run --release -p trellis-db --example write_synthetic -- DIR N`.
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (Some(dir), Some(count)) = (args.next(), args.next().and_then(|n| n.parse().ok())) else {
+        eprintln!("usage: write_synthetic DIR N");
+        std::process::exit(2);
+    };
+    let dir = std::path::PathBuf::from(dir);
+    for (path, text) in trellis_db::synthetic::synthetic_root(count) {
+        let target = dir.join(&path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).expect("create directories");
+        }
+        std::fs::write(target, text).expect("write file");
+    }
+}
