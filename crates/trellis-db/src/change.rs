@@ -77,7 +77,9 @@ impl Change {
                         // were never edited keep HIGH durability and revalidate in
                         // O(1) after edits elsewhere (rust-analyzer's library/local
                         // split, by edit history instead of by location).
-                        file.set_text(db).with_durability(Durability::LOW).to(Arc::from(text));
+                        file.set_text(db)
+                            .with_durability(Durability::LOW)
+                            .to(Arc::from(text));
                     }
                 }
                 (None, Some(text)) => {
@@ -97,7 +99,10 @@ impl Change {
         }
         if list_changed {
             let files: Arc<[SourceFile]> = by_path.into_values().collect();
-            workspace.set_files(db).with_durability(Durability::HIGH).to(files);
+            workspace
+                .set_files(db)
+                .with_durability(Durability::HIGH)
+                .to(files);
         }
         workspace
     }

@@ -51,7 +51,12 @@ pub struct Refresh {
 
 impl RootLoader {
     pub fn new(root: PathBuf) -> Self {
-        Self { root, known: FxHashMap::default(), generation: 0, seen_in: FxHashMap::default() }
+        Self {
+            root,
+            known: FxHashMap::default(),
+            generation: 0,
+            seen_in: FxHashMap::default(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -73,8 +78,12 @@ impl RootLoader {
                 }
             };
             for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else { continue };
-                let Ok(file_type) = entry.file_type() else { continue };
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let Ok(file_type) = entry.file_type() else {
+                    continue;
+                };
                 if file_type.is_dir() {
                     if !skipped_dir(&name) {
                         stack.push((entry.path(), format!("{prefix}{name}/")));
@@ -90,7 +99,9 @@ impl RootLoader {
                 let len = metadata.as_ref().map_or(0, |m| m.len());
                 self.seen_in.insert(path.clone(), self.generation);
                 let known = self.known.get(&path).copied();
-                if known.is_some_and(|stamp| stamp.modified == modified && stamp.len == len && modified.is_some()) {
+                if known.is_some_and(|stamp| {
+                    stamp.modified == modified && stamp.len == len && modified.is_some()
+                }) {
                     continue;
                 }
                 let bytes = match std::fs::read(entry.path()) {
@@ -101,7 +112,14 @@ impl RootLoader {
                     }
                 };
                 let digest = Digest::of(&bytes);
-                self.known.insert(path.clone(), Stamp { modified, len, digest });
+                self.known.insert(
+                    path.clone(),
+                    Stamp {
+                        modified,
+                        len,
+                        digest,
+                    },
+                );
                 if known.is_some_and(|stamp| stamp.digest == digest) {
                     continue;
                 }
@@ -117,8 +135,12 @@ impl RootLoader {
             }
         }
         let generation = self.generation;
-        let removed: Vec<String> =
-            self.seen_in.iter().filter(|(_, seen)| **seen != generation).map(|(path, _)| path.clone()).collect();
+        let removed: Vec<String> = self
+            .seen_in
+            .iter()
+            .filter(|(_, seen)| **seen != generation)
+            .map(|(path, _)| path.clone())
+            .collect();
         for path in removed {
             self.seen_in.remove(&path);
             self.known.remove(&path);
