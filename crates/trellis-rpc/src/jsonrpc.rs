@@ -366,7 +366,9 @@ mod tests {
     fn malformed_json_is_a_parse_error_with_a_span() {
         check_request(
             r#"{"jsonrpc":"2.0",}"#,
-            expect![[r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the frame is not valid JSON: trailing comma at line 1 column 18","data":{"errors":[{"code":"rpc-parse-error","message":"the frame is not valid JSON: trailing comma at line 1 column 18","file":{"tag":"None"},"span":{"tag":"Some","value":{"start":{"line":1,"column":18,"offset":17},"end":{"line":1,"column":18,"offset":17}}},"notes":[],"repair_class":"fix-input","spec_ref":"design#9.2"}]}}}"#]],
+            expect![[
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the frame is not valid JSON: trailing comma at line 1 column 18","data":{"errors":[{"code":"rpc-parse-error","message":"the frame is not valid JSON: trailing comma at line 1 column 18","file":{"tag":"None"},"span":{"tag":"Some","value":{"start":{"line":1,"column":18,"offset":17},"end":{"line":1,"column":18,"offset":17}}},"notes":[],"repair_class":"fix-input","spec_ref":"design#9.2"}]}}}"#
+            ]],
         );
     }
 
