@@ -95,6 +95,9 @@ impl ShutdownHandle {
 /// A bound, not yet serving, socket server.
 pub struct Server {
     listener: Option<UnixListener>,
+    /// Held for the server's lifetime: one daemon per socket path, even when
+    /// several clients spawn one at the same moment.
+    _ownership: fs::File,
     path: PathBuf,
     file_id: (u64, u64),
     config: ServerConfig,
@@ -104,8 +107,12 @@ pub struct Server {
 
 impl Server {
     /// Binds `path`: creates its directory with mode 0700 if absent and refuses
-    /// one that is not ours or not private, removes a stale socket of ours,
-    /// refuses a live one, binds and sets the socket to 0600.
+    /// one that is not ours or not private, takes the path's ownership lock
+    /// (`<path>.lock`; a second server for the same path is refused), removes a
+    /// stale socket of ours, refuses a live one, then binds and listens under a
+    /// temporary name, sets it to 0600 and renames it into place — so a client
+    /// never sees a socket at `path` that is bound but not yet listening (and
+    /// would mistake it for a stale one).
     pub fn bind(path: &Path, config: ServerConfig) -> Result<Server, SocketError> {
         let dir = path
             .parent()
@@ -118,6 +125,7 @@ impl Server {
                 ),
             })?;
         ensure_private_dir(dir, config.uid)?;
+        let ownership = take_ownership(path)?;
         match probe(path, config.uid)? {
             Probe::Live(_) => {
                 return Err(SocketError::InUse {
@@ -132,26 +140,19 @@ impl Server {
                 });
             }
         }
-        let listener = UnixListener::bind(path).map_err(|error| {
-            if error.kind() == io::ErrorKind::AddrInUse {
-                SocketError::InUse {
-                    path: path.to_owned(),
-                }
-            } else {
-                SocketError::Io {
-                    path: path.to_owned(),
-                    error,
-                }
-            }
-        })?;
+        let io_error = |error| SocketError::Io {
+            path: path.to_owned(),
+            error,
+        };
+        let mut staging = path.as_os_str().to_owned();
+        staging.push(format!(".{}.staging", std::process::id()));
+        let staging = PathBuf::from(staging);
+        let _ = fs::remove_file(&staging);
+        let listener = UnixListener::bind(&staging).map_err(io_error)?;
         // Until this chmod the socket has umask permissions, but the 0700
         // directory already keeps every other user out.
-        fs::set_permissions(path, Permissions::from_mode(0o600)).map_err(|error| {
-            SocketError::Io {
-                path: path.to_owned(),
-                error,
-            }
-        })?;
+        fs::set_permissions(&staging, Permissions::from_mode(0o600)).map_err(io_error)?;
+        fs::rename(&staging, path).map_err(io_error)?;
         let file_id = path_facts(path)?
             .map(|facts| facts.file_id)
             .unwrap_or_default();
@@ -165,6 +166,7 @@ impl Server {
         };
         Ok(Server {
             listener: Some(listener),
+            _ownership: ownership,
             path: path.to_owned(),
             file_id,
             config,
@@ -342,4 +344,32 @@ fn refuse(stream: UnixStream, error: RpcError) {
     let _ = stream.set_write_timeout(Some(REFUSAL_WRITE_TIMEOUT));
     let _ = write_frame(&mut stream, &Response::error(None, error).to_json());
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Takes the exclusive lock of `<path>.lock`, held while the server lives; another
+/// holder means another server owns the path (`InUse`).
+fn take_ownership(path: &Path) -> Result<fs::File, SocketError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(PathBuf::from(lock_path))
+        .map_err(|error| SocketError::Io {
+            path: path.to_owned(),
+            error,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(SocketError::InUse {
+            path: path.to_owned(),
+        }),
+        Err(fs::TryLockError::Error(error)) => Err(SocketError::Io {
+            path: path.to_owned(),
+            error,
+        }),
+    }
 }

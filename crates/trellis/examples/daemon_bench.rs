@@ -280,6 +280,78 @@ fn measure(bench: &Bench, definitions: usize) -> Result<(), String> {
         });
     }
     report(&rows);
+    breakdown(bench, &mut prose, &mut leaf)
+}
+
+/// Where a warm command's time goes, measured piece by piece: the floor of
+/// starting the binary at all, the loader's stat walk alone, and the service
+/// answering in this process (no process start, no socket).
+fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(), String> {
+    let start = median(
+        (0..REPETITIONS)
+            .map(|_| bench.time(&["--version"]))
+            .collect::<Result<Vec<_>, _>>()?,
+    );
+    let mut loader = trellis::loader::RootLoader::new(bench.root.clone());
+    loader.refresh();
+    let walk = median(
+        (0..REPETITIONS)
+            .map(|_| {
+                let started = Instant::now();
+                let refresh = loader.refresh();
+                assert!(
+                    refresh.change.is_empty(),
+                    "nothing changed between refreshes"
+                );
+                started.elapsed()
+            })
+            .collect(),
+    );
+    let mut service = trellis::service::Service::new(bench.root.clone());
+    let check = |service: &mut trellis::service::Service| -> Result<(Duration, Duration), String> {
+        let answer = service
+            .handle("check", &json!({ "def": null }))
+            .map_err(|e| format!("check: {e}"))?;
+        let micros =
+            |field: &str| Duration::from_micros(answer["timings"][field].as_u64().unwrap_or(0));
+        Ok((micros("refresh_us"), micros("queries_us")))
+    };
+    let (cold_refresh, cold_queries) = check(&mut service)?;
+    println!("\nbreakdown (medians, ms):");
+    println!(
+        "  process floor: `trellis --version`            {:>8.2}",
+        ms(start)
+    );
+    println!(
+        "  loader stat walk, nothing changed             {:>8.2}",
+        ms(walk)
+    );
+    println!(
+        "  in-process service, first check              refresh {:>8.2}  queries {:>8.2}",
+        ms(cold_refresh),
+        ms(cold_queries)
+    );
+    let toggles: [(&str, Option<&mut Toggle>); 3] = [
+        ("no-op", None),
+        ("prose edit", Some(prose)),
+        ("leaf-body edit", Some(leaf)),
+    ];
+    for (name, mut toggle) in toggles {
+        let (mut refresh, mut queries) = (Vec::new(), Vec::new());
+        for _ in 0..REPETITIONS {
+            if let Some(toggle) = toggle.as_deref_mut() {
+                toggle.flip()?;
+            }
+            let (r, q) = check(&mut service)?;
+            refresh.push(r);
+            queries.push(q);
+        }
+        println!(
+            "  in-process service, {name:<24} refresh {:>8.2}  queries {:>8.2}",
+            ms(median(refresh)),
+            ms(median(queries))
+        );
+    }
     Ok(())
 }
 
@@ -298,8 +370,9 @@ fn report(rows: &[Row]) {
     );
     for row in rows {
         let opt = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.2}", ms(d)));
-        let daemon_side = row.refresh.zip(row.queries).map(|(r, q)| r + q);
-        let client = daemon_side.map(|side| row.daemon.saturating_sub(side));
+        // The round trip is measured on its own connection (no process start),
+        // so whole command minus round trip is what starting the client costs.
+        let client = row.round_trip.map(|trip| row.daemon.saturating_sub(trip));
         println!(
             "{:<34} {:>9.2} {:>11.2} {:>9} {:>9} {:>10} {:>12} {:>8.2}%",
             row.name,
@@ -333,7 +406,7 @@ fn report(rows: &[Row]) {
         );
     }
     println!(
-        "\nclient start = whole command minus daemon-side refresh + queries (process start, root discovery, \
-         connect, handshake, rendering)"
+        "\nrefresh, queries: the daemon's own `timings`; rpc trip: one `check` over the socket from this process; \
+         client start = whole command minus rpc trip (process start, root discovery, connect, handshake, rendering)"
     );
 }

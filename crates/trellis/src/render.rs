@@ -61,6 +61,31 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Check { .. } => check_report(out, result),
         Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
         Command::Test { .. } => test_report(out, result),
+        Command::Refresh => {
+            let changed = result["timings"]["files_changed"].as_u64().unwrap_or(0);
+            let problems = result["problems"].as_array().cloned().unwrap_or_default();
+            diagnostics(out, &problems);
+            let _ = writeln!(out, "refreshed the root: {changed} files changed");
+            u8::from(!problems.is_empty())
+        }
+        Command::Review { def } => {
+            let _ = writeln!(out, "reviewed {def}: its prose edit is accepted");
+            0
+        }
+        Command::ToolchainUpdate => {
+            let _ = writeln!(
+                out,
+                "soil.toml pins trellis {} / soil0 {}{}",
+                result["trellis"].as_str().unwrap_or("?"),
+                result["soil0_cli"].as_str().unwrap_or("?"),
+                if result["changed"] == true {
+                    ""
+                } else {
+                    " (already)"
+                }
+            );
+            0
+        }
         _ => {
             let _ = writeln!(out, "{result}");
             0

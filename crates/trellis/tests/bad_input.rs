@@ -184,3 +184,21 @@ fn call_reports_bad_json_arguments() {
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.json()["errors"][0]["code"], "json-syntax");
 }
+
+/// `status` must not present a root whose soil.toml does not parse as if all
+/// were well: the problem shows, with its code, in either form.
+#[test]
+fn status_reports_a_broken_config() {
+    let root = Root::examples_with_daemon();
+    let config = root.read("soil.toml");
+    root.write("soil.toml", &format!("{config}garbage [[\n"));
+    for args in [
+        &["status", "--json"][..],
+        &["status"],
+        &["--no-daemon", "status", "--json"],
+    ] {
+        let run = root.run(args);
+        let rendered = format!("{}{}", run.stdout, run.stderr);
+        assert!(rendered.contains("config-invalid"), "{args:?}: {run:?}");
+    }
+}

@@ -94,6 +94,15 @@ fn test_block_edit_makes_tests_stale() {
         json.contains("recorded results are stale: the test blocks changed"),
         "{json}"
     );
+    let rows = |root: &Root| {
+        root.read("csvstats/median.lock")
+            .matches("\"name\":\"basics#")
+            .count()
+    };
+    let recorded = rows(&root);
+    root.run(&["test", "csvstats::median"]).ok();
+    assert_eq!(rows(&root), recorded + 1, "the new case is recorded");
+    assert_eq!(changed(&before, &root.statuses(true)), vec![]);
 }
 
 #[test]
@@ -356,7 +365,11 @@ fn a_toolchain_pin_mismatch_refuses_until_updated() {
         &["check"][..],
         &["adopt"],
         &["adopt", "csvstats::median"],
+        &["test", "csvstats::median"],
+        &["review", "csvstats::median"],
+        &["decisions", "editorial", "total-order"],
         &["--no-daemon", "check"],
+        &["--no-daemon", "adopt"],
     ] {
         let run = root.run(args);
         assert_eq!(run.code, Some(1), "{args:?}: {run:?}");

@@ -8,6 +8,9 @@ use super::Service;
 
 pub fn check(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let def = params.get("def").and_then(Value::as_str);
+    if let Some(def) = def {
+        known_definition(service, def)?;
+    }
     let report = trellis_db::check_root(service.database(), def);
     let mut errors: Vec<Value> = service
         .load_problems()
@@ -18,7 +21,31 @@ pub fn check(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     Ok(json!({ "checked": report.checked, "errors": errors }))
 }
 
+/// `unknown-definition` unless `def` names a spec of the root.
+fn known_definition(service: &Service, def: &str) -> Result<(), RpcError> {
+    let db = service.database();
+    let index = trellis_db::root_index(db, trellis_db::Workspace::get(db));
+    let known = trellis_db::split_definition_name(def).is_some_and(|(module, name)| {
+        index
+            .module(module)
+            .is_some_and(|files| files.specs.contains_key(name))
+    });
+    if known {
+        Ok(())
+    } else {
+        Err(super::failed(&[trellis_diag::Diagnostic::new(
+            "unknown-definition",
+            format!("no definition `{def}` in this root (write module::name)"),
+        )]))
+    }
+}
+
 pub fn status(service: &mut Service, _params: &Value) -> Result<Value, RpcError> {
+    // A broken soil.toml makes every status meaningless: say so instead.
+    let db = service.database();
+    if let Err(diagnostic) = trellis_db::root_config(db, trellis_db::Workspace::get(db)) {
+        return Err(super::failed(std::slice::from_ref(diagnostic)));
+    }
     let rows = trellis_db::root_status(service.database());
     let definitions: Vec<Value> = rows
         .iter()

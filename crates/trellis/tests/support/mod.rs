@@ -257,8 +257,8 @@ impl Root {
     }
 
     /// Records a passing expect row in every function lock that has a lowering
-    /// without holes, so that the ladder's lower rungs (decision flags, review) are
-    /// visible: the test runner is not wired into the binary yet.
+    /// without holes and no results yet, so that the ladder's lower rungs
+    /// (decision flags, review) are visible even where `trellis test` never ran.
     pub fn mark_tests_green(&self) {
         for module in ["csvstats", "inventory"] {
             for entry in std::fs::read_dir(self.root.join(module)).expect("module dir") {
@@ -294,7 +294,8 @@ fn mark_lock_green(path: &Path) {
         return;
     };
     let Some(checks) = &lock.checks else { return };
-    if !checks.holes.is_empty() || lock.lowering.is_none() {
+    // Locks with recorded results (from `trellis test`) are left as they are.
+    if !checks.holes.is_empty() || lock.lowering.is_none() || !lock.tests.is_empty() {
         return;
     }
     let block = lock
