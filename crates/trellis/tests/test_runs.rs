@@ -1,0 +1,96 @@
+//! `trellis test` over the whole examples root: every suite green, results written
+//! into the locks, and a second run executes no suite at all (results are keyed by
+//! soil_hash, test_hash, oracle hashes and toolchain) and leaves every lock byte for
+//! byte as it was — the same bytes as the checked-in locks.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use support::{Root, workspace};
+use trellis_lock::Lock;
+
+/// Every `.lock` under `dir` (soil.lock included) by relative path.
+fn locks(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![(dir.to_owned(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
+            let name = entry.file_name().into_string().expect("UTF-8 name");
+            if entry.path().is_dir() {
+                if !name.starts_with('.') {
+                    stack.push((entry.path(), format!("{prefix}{name}/")));
+                }
+            } else if name.ends_with(".lock") {
+                out.insert(
+                    format!("{prefix}{name}"),
+                    std::fs::read_to_string(entry.path()).expect("read lock"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The `ran N suites (F failing); U already up to date` line's numbers.
+fn summary(stdout: &str) -> (usize, usize, usize) {
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("ran "))
+        .expect("a summary line");
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().expect("number"))
+        .collect();
+    (numbers[0], numbers[1], numbers[2])
+}
+
+#[test]
+fn the_examples_test_green_and_a_second_run_does_no_work() {
+    let root = Root::examples();
+    // Forget every recorded result so the first run does all the work.
+    for (relative, text) in locks(&root.root) {
+        if relative == "soil.lock" {
+            continue;
+        }
+        if let Ok(Lock::Function(mut lock)) = trellis_lock::read_lock(&text) {
+            lock.tests.clear();
+            lock.oracles.clear();
+            std::fs::write(
+                root.path(&relative),
+                trellis_lock::write_lock(&Lock::Function(lock)),
+            )
+            .expect("write");
+        }
+    }
+    let first = root.run(&["--no-daemon", "test"]).ok();
+    let (ran, failing, _) = summary(&first.stdout);
+    assert_eq!((ran, failing), (18, 0), "{}", first.stdout);
+    let after_first = locks(&root.root);
+
+    let second = root.run(&["--no-daemon", "test"]).ok();
+    assert_eq!(summary(&second.stdout), (0, 0, 18), "{}", second.stdout);
+    assert_eq!(
+        locks(&root.root),
+        after_first,
+        "a second run rewrote a lock"
+    );
+    assert_eq!(
+        after_first,
+        locks(&workspace().join("examples")),
+        "the checked-in locks are what a run writes"
+    );
+
+    let statuses = root.statuses(false);
+    for (name, status) in &statuses {
+        let expected = match name.as_str() {
+            "csvstats::mean" => "not-lowered",
+            "inventory::reorder_plan" => "partial",
+            _ => "green",
+        };
+        assert_eq!(status, expected, "{name}");
+    }
+}
