@@ -84,9 +84,7 @@ impl Change {
                 }
                 (None, Some(text)) => {
                     let file =
-                        SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
-                            .durability(Durability::HIGH)
-                            .new(db);
+                        SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
                     by_path.insert(path, file);
                     list_changed = true;
                 }
