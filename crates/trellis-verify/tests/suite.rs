@@ -924,3 +924,34 @@ fn execute_bundle_agrees_with_soil0_test_on_the_examples() {
     }
     assert!(compared > 20, "{compared}");
 }
+
+/// The expect bundle (soil0-cli §10) of every example definition, one per line:
+/// the assembly of every example test block, pinned.
+#[test]
+fn bundles_of_every_example_definition() {
+    let bin = stand_in_bin();
+    let mut out = String::new();
+    for module_name in ["csvstats", "inventory"] {
+        let mut module = load_module(&examples().join(module_name), &[]);
+        if module.name == "inventory" {
+            let csvstats = load_module(&examples().join("csvstats"), &[]);
+            let mut definitions = csvstats.definitions;
+            definitions.append(&mut module.definitions);
+            module.definitions = definitions;
+            module.env.types.extend(csvstats.env.types);
+        }
+        let mut names: Vec<&str> = module.specs.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        for name in names {
+            if !module.has_body(name) {
+                continue;
+            }
+            let program = module.program_for(name);
+            let spec = module.spec(name);
+            let qualified = format!("{}::{name}", module.name);
+            let input = module.input(&qualified, &program, spec, &bin);
+            out.push_str(&format!("{qualified}\n{}\n", expect_bundle_text(&input)));
+        }
+    }
+    expect_test::expect_file!["../../../test-data/verify/example-bundles.txt"].assert_eq(&out);
+}
