@@ -16,6 +16,7 @@ test:
 # Benchmarks: each prints its figures and ratios.
 bench:
     cargo build -q --release -p trellis
+    cargo run -q --release -p soil-syntax --example frontend_bench_mimalloc
     cargo run -q --release -p soil-syntax --example frontend_bench
     cargo run -q --release -p soil-eval --example eval_bench
     cargo run -q --release -p trellis-db --example db_bench

@@ -12,6 +12,10 @@ use soil_eval::{Definition, Program, World, type_env_from_decls, with_eval_stack
 use soil_rt::Value;
 use soil_syntax::ast;
 
+/// The binaries that run Soil (`soil0`, `trellis`) use mimalloc; measure with it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SORT_N: usize = 200_000;
 const FIB_N: i64 = 27;
 const REPS: usize = 3;
