@@ -138,3 +138,50 @@ fn section_numbers_read_headers_outside_fences() {
     let doc = "# Title\n## 1. One\n### 1.2 Sub\n```\n## 9. Not a header\n```\n## §3 Three\n";
     assert_eq!(section_numbers(doc), ["1", "1.2", "3"]);
 }
+
+/// Codes written as literals (`Diagnostic::new("code", …)`) anywhere in the
+/// workspace's library and binary sources are registered; codes built from a
+/// crate's code enum are checked by that crate's own test.
+#[test]
+fn every_literal_code_in_the_sources_is_registered() {
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for crate_dir in std::fs::read_dir(repo_root().join("crates"))
+        .expect("crates/")
+        .flatten()
+    {
+        sources(&crate_dir.path().join("src"), &mut files);
+    }
+    let mut unregistered = Vec::new();
+    for file in files {
+        // The diagnostic type's own unit test uses a deliberately unknown code.
+        if file.ends_with("trellis-diag/src/diagnostic.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for (at, _) in text.match_indices("Diagnostic::new(") {
+            let rest = text[at + "Diagnostic::new(".len()..].trim_start();
+            let Some(literal) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let code: String = literal.chars().take_while(|&c| c != '"').collect();
+            if trellis_diag::registry::lookup(&code).is_none() {
+                unregistered.push(format!("{}: {code}", file.display()));
+            }
+        }
+    }
+    assert!(
+        unregistered.is_empty(),
+        "unregistered codes:\n{}",
+        unregistered.join("\n")
+    );
+}
