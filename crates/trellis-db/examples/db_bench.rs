@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use trellis_db::{
-    Change, RootDatabase, Workspace, all_code_items, env_declarations, formal_hash, program_order,
+    Change, RootDatabase, Workspace, all_code_items, env_json, formal_hash, program_json,
     prose_hash, root_index, soil_hash, test_hash,
 };
 
@@ -25,10 +25,10 @@ fn compute_everything(db: &RootDatabase) -> usize {
             work += 1;
         }
     }
-    work += env_declarations(db).len();
+    work += env_json(db).len();
     for &item in all_code_items(db) {
         let _ = soil_hash(db, item);
-        work += program_order(db, item).len();
+        work += program_json(db, item).len();
     }
     work
 }

@@ -1,12 +1,12 @@
-//! The type environment and callee-first programs (soil0-cli §6, §7): what the
-//! checker and the interpreter are handed for a definition. Both are assembled from
-//! position-free values (signatures and clauses from spec blocks, equations and
-//! declarations from their parses), so they change only when what they say does.
+//! Callee-first programs (soil0-cli §7): what the checker and the interpreter are
+//! handed for a definition, assembled from position-free values (signatures and
+//! clauses from spec blocks, equations from their parses), so a program changes
+//! only when what it says does. The environment is in `check` and `documents`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use soil_syntax::ast::{Equation, Signature, TypeDecl};
+use soil_syntax::ast::{Equation, Signature};
 use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
@@ -15,19 +15,9 @@ use crate::graph::{Graph, strongly_connected};
 use crate::hashing::{all_code_items, cycles_by_member, resolved_refs};
 use crate::index::root_index;
 use crate::refs::predicate_refs;
-use crate::resolve::{Target, resolve, type_index};
+use crate::resolve::{Target, resolve};
 use crate::soil::{Item, ItemKind, helper_signature, item_equation};
 use crate::spec::formal_blocks;
-
-/// Every type declaration of the root, by (module, name).
-#[salsa::tracked(returns(ref))]
-pub fn env_declarations(db: &dyn Db) -> Vec<(String, TypeDecl)> {
-    type_index(db)
-        .declarations
-        .iter()
-        .map(|((module, _), declaration)| (module.clone(), declaration.clone()))
-        .collect()
-}
 
 /// One definition of a program: what the checker needs to know of it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -179,14 +169,6 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     }
     order.extend(members);
     order.into()
-}
-
-/// The program for `item`: every definition it needs, callee-first (soil0-cli §7).
-pub fn program<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<&'db ProgramDef> {
-    program_order(db, item)
-        .iter()
-        .map(|(module, name)| program_def(db, Item::new(db, module.clone(), name.clone())))
-        .collect()
 }
 
 /// The program a definition's tests run against: its own program plus whatever the
