@@ -9,6 +9,9 @@
 
 mod codes;
 mod json;
+/// The span-keeping JSON reader under the codec, for other crates that must point
+/// at the exact place in a JSON document (lock files).
+pub use json::parse as json_tree;
 mod order;
 mod types;
 mod value;

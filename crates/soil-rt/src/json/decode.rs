@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
-use super::parse::{Kind, Node, parse};
+use super::parse::{Kind, Member, Node, parse};
 use crate::codes::JsonCode;
 use crate::types::{Payload, RtType, ShapeId, TypeBody, TypeEnv};
 use crate::value::{Key, List, Value};
@@ -232,7 +232,7 @@ impl<'a> Decoder<'a> {
                 let body = self.env.decl(*id).map(|d| d.body.clone());
                 match body {
                     Some(TypeBody::Record(shape)) => {
-                        let members: Vec<&(String, u32, Node<'_>)> = members.iter().collect();
+                        let members: Vec<&Member<'_>> = members.iter().collect();
                         let fields = self.fields(node, &members, shape, type_args)?;
                         Ok(Value::Record(shape, Rc::from(fields)))
                     }
@@ -275,8 +275,8 @@ impl<'a> Decoder<'a> {
         Ok(text)
     }
 
-    fn check_duplicates(&mut self, members: &[(String, u32, Node<'_>)]) -> Result<(), Diagnostic> {
-        for (i, (key, at, _)) in members.iter().enumerate() {
+    fn check_duplicates(&mut self, members: &[Member<'_>]) -> Result<(), Diagnostic> {
+        for (i, (key, (at, _), _)) in members.iter().enumerate() {
             if members[..i].iter().any(|(k, _, _)| k == key) {
                 self.path.push(Segment::Field(key.clone()));
                 let error = self.fail(
@@ -294,7 +294,7 @@ impl<'a> Decoder<'a> {
     fn variant(
         &mut self,
         node: &Node<'_>,
-        members: &[(String, u32, Node<'_>)],
+        members: &[Member<'_>],
         ty: u32,
         type_args: &[RtType],
     ) -> Result<Value, Diagnostic> {
@@ -343,11 +343,10 @@ impl<'a> Decoder<'a> {
         };
         // The tag must come first in canonical text, but a reader accepts any
         // order; only the set of keys matters.
-        let rest: Vec<&(String, u32, Node<'_>)> =
-            members.iter().filter(|(k, _, _)| k != "tag").collect();
+        let rest: Vec<&Member<'_>> = members.iter().filter(|(k, _, _)| k != "tag").collect();
         let payload = match &variants[tag].payload {
             Payload::None => {
-                if let Some((key, at, _)) = rest.first() {
+                if let Some((key, (at, _), _)) = rest.first() {
                     self.path.push(Segment::Field(key.clone()));
                     let error = self.fail(
                         JsonCode::ExtraField,
@@ -360,7 +359,7 @@ impl<'a> Decoder<'a> {
                 None
             }
             Payload::Positional(payload_ty) => {
-                if let Some((key, at, _)) = rest.iter().find(|(k, _, _)| k != "value") {
+                if let Some((key, (at, _), _)) = rest.iter().find(|(k, _, _)| k != "value") {
                     self.path.push(Segment::Field(key.clone()));
                     let error = self.fail(
                         JsonCode::ExtraField,
@@ -401,7 +400,7 @@ impl<'a> Decoder<'a> {
     fn fields(
         &mut self,
         node: &Node<'_>,
-        members: &[&(String, u32, Node<'_>)],
+        members: &[&Member<'_>],
         shape: ShapeId,
         type_args: &[RtType],
     ) -> Result<Vec<Value>, Diagnostic> {
@@ -413,7 +412,7 @@ impl<'a> Decoder<'a> {
                 "unknown record shape".into(),
             ));
         };
-        for (key, at, _) in members.iter().copied() {
+        for (key, (at, _), _) in members.iter().copied() {
             if shape.field_index(key).is_none() {
                 self.path.push(Segment::Field(key.clone()));
                 let error = self.fail(

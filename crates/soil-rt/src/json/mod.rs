@@ -15,7 +15,7 @@
 //! `"<function>"`, capability tokens as `{"tag":"Fs"}` (never decodable).
 
 mod decode;
-mod parse;
+pub mod parse;
 
 use std::fmt::Write as _;
 

@@ -3,21 +3,26 @@
 //! rounded) and each node's byte offset (so errors carry a span).
 
 /// Documents nested deeper than this are refused rather than risking the stack.
-pub(crate) const MAX_DEPTH: usize = 512;
+pub const MAX_DEPTH: usize = 512;
 
-pub(crate) struct Node<'a> {
+pub struct Node<'a> {
     pub at: u32,
+    /// The offset just past the value.
+    pub end: u32,
     pub kind: Kind<'a>,
 }
 
-pub(crate) enum Kind<'a> {
+/// An object member: the key, the key's byte range (quotes included), the value.
+pub type Member<'a> = (String, (u32, u32), Node<'a>);
+
+pub enum Kind<'a> {
     Null,
     Bool(bool),
     Number(&'a str),
     String(String),
     Array(Vec<Node<'a>>),
-    /// Members in document order: key, the key's offset, value.
-    Object(Vec<(String, u32, Node<'a>)>),
+    /// Members in document order.
+    Object(Vec<Member<'a>>),
 }
 
 impl Kind<'_> {
@@ -33,12 +38,12 @@ impl Kind<'_> {
     }
 }
 
-pub(crate) struct SyntaxError {
+pub struct SyntaxError {
     pub at: u32,
     pub message: String,
 }
 
-pub(crate) fn parse(text: &str) -> Result<Node<'_>, SyntaxError> {
+pub fn parse(text: &str) -> Result<Node<'_>, SyntaxError> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -110,7 +115,11 @@ impl<'a> Reader<'a> {
             Some(b'-' | b'0'..=b'9') => Kind::Number(self.number()?),
             Some(_) => return Err(self.error("expected a JSON value")),
         };
-        Ok(Node { at, kind })
+        Ok(Node {
+            at,
+            end: self.pos as u32,
+            kind,
+        })
     }
 
     fn nested(
@@ -164,6 +173,7 @@ impl<'a> Reader<'a> {
             }
             let key_at = self.pos as u32;
             let key = self.string()?;
+            let key_range = (key_at, self.pos as u32);
             self.skip_ws();
             if self.peek() != Some(b':') {
                 return Err(self.error("expected `:`"));
@@ -171,7 +181,7 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             self.skip_ws();
             let value = self.value()?;
-            members.push((key, key_at, value));
+            members.push((key, key_range, value));
             self.skip_ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
