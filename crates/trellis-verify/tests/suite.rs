@@ -465,21 +465,27 @@ fn bundle_of_median_tests_is_canonical() {
     );
 }
 
+/// The example modules, each carrying what its programs need: inventory calls
+/// csvstats, so its definitions and types come with it.
+fn example_modules() -> Vec<Module> {
+    let csvstats = load_module(&examples().join("csvstats"), &[]);
+    let mut inventory = load_module(&examples().join("inventory"), &[]);
+    let mut definitions = csvstats.definitions.clone();
+    definitions.append(&mut inventory.definitions);
+    inventory.definitions = definitions;
+    inventory
+        .env
+        .types
+        .extend(csvstats.env.types.iter().cloned());
+    vec![csvstats, inventory]
+}
+
 #[test]
 fn whole_examples_run() {
     // Cram rows need `trellis call`; they are covered by the cram tests below.
     let bin = stand_in_bin();
     let mut out = String::new();
-    for module in ["csvstats", "inventory"] {
-        let mut module = load_module(&examples().join(module), &[]);
-        if module.name == "inventory" {
-            // inventory calls csvstats: its programs carry both modules.
-            let csvstats = load_module(&examples().join("csvstats"), &[]);
-            let mut definitions = csvstats.definitions;
-            definitions.append(&mut module.definitions);
-            module.definitions = definitions;
-            module.env.types.extend(csvstats.env.types);
-        }
+    for module in example_modules() {
         let mut names: Vec<&str> = module.specs.iter().map(|s| s.name.as_str()).collect();
         names.sort();
         for name in names {
@@ -931,15 +937,7 @@ fn execute_bundle_agrees_with_soil0_test_on_the_examples() {
 fn bundles_of_every_example_definition() {
     let bin = stand_in_bin();
     let mut out = String::new();
-    for module_name in ["csvstats", "inventory"] {
-        let mut module = load_module(&examples().join(module_name), &[]);
-        if module.name == "inventory" {
-            let csvstats = load_module(&examples().join("csvstats"), &[]);
-            let mut definitions = csvstats.definitions;
-            definitions.append(&mut module.definitions);
-            module.definitions = definitions;
-            module.env.types.extend(csvstats.env.types);
-        }
+    for module in example_modules() {
         let mut names: Vec<&str> = module.specs.iter().map(|s| s.name.as_str()).collect();
         names.sort();
         for name in names {
