@@ -208,41 +208,11 @@ impl<'a> Machine<'a> {
         let mut expr = &program.codes[code_id as usize].body;
         loop {
             match expr {
-                Expr::If {
-                    cond,
-                    then_branch,
-                    else_branch,
-                } => {
-                    expr = if self.condition(cond, base)? {
-                        then_branch
-                    } else {
-                        else_branch
-                    };
-                }
-                Expr::Let { slot, value, body } => {
-                    let v = self.eval(value, base)?;
-                    self.stack[base + *slot as usize] = v;
-                    expr = body;
-                }
-                Expr::LetPattern {
-                    pattern,
-                    value,
-                    body,
-                    span,
-                } => {
-                    let v = self.eval(value, base)?;
-                    if !self.matches(pattern, &v, base) {
-                        let error = self.type_error("a `let` pattern did not match");
-                        return Err(self.locate(error, *span));
-                    }
-                    expr = body;
-                }
-                Expr::Match {
-                    scrutinee,
-                    arms,
-                    span,
-                } => {
-                    expr = self.scrutinize(scrutinee, arms, base, *span)?;
+                Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::LetPattern { .. }
+                | Expr::Match { .. } => {
+                    expr = self.step_control(expr, base)?;
                 }
                 Expr::CallGlobal { def, args, span } => {
                     let target = program.defs[*def as usize].code;
@@ -717,46 +687,58 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// One step into `if`, `let` or `match`: evaluates the condition, binding or
+    /// scrutinee and returns the expression to continue with. Shared by the tail
+    /// loop of [`Self::run`] and [`Self::eval_control`], so both descend alike.
+    #[inline(always)]
+    fn step_control<'e>(&mut self, expr: &'e Expr, base: usize) -> Res<&'e Expr> {
+        match expr {
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => Ok(if self.condition(cond, base)? {
+                then_branch
+            } else {
+                else_branch
+            }),
+            Expr::Let { slot, value, body } => {
+                let v = self.eval(value, base)?;
+                self.stack[base + *slot as usize] = v;
+                Ok(body)
+            }
+            Expr::LetPattern {
+                pattern,
+                value,
+                body,
+                span,
+            } => {
+                let v = self.eval(value, base)?;
+                if !self.matches(pattern, &v, base) {
+                    let error = self.type_error("a `let` pattern did not match");
+                    return Err(self.locate(error, *span));
+                }
+                Ok(body)
+            }
+            Expr::Match {
+                scrutinee,
+                arms,
+                span,
+            } => self.scrutinize(scrutinee, arms, base, *span),
+            other => Ok(other),
+        }
+    }
+
     /// `let`, `if`, `match` outside tail position.
     fn eval_control(&mut self, expr: &Expr, base: usize) -> Res<Value> {
         let mut expr = expr;
         loop {
             match expr {
-                Expr::If {
-                    cond,
-                    then_branch,
-                    else_branch,
-                } => {
-                    expr = if self.condition(cond, base)? {
-                        then_branch
-                    } else {
-                        else_branch
-                    };
-                }
-                Expr::Let { slot, value, body } => {
-                    let v = self.eval(value, base)?;
-                    self.stack[base + *slot as usize] = v;
-                    expr = body;
-                }
-                Expr::LetPattern {
-                    pattern,
-                    value,
-                    body,
-                    span,
-                } => {
-                    let v = self.eval(value, base)?;
-                    if !self.matches(pattern, &v, base) {
-                        let error = self.type_error("a `let` pattern did not match");
-                        return Err(self.locate(error, *span));
-                    }
-                    expr = body;
-                }
-                Expr::Match {
-                    scrutinee,
-                    arms,
-                    span,
-                } => {
-                    expr = self.scrutinize(scrutinee, arms, base, *span)?;
+                Expr::If { .. }
+                | Expr::Let { .. }
+                | Expr::LetPattern { .. }
+                | Expr::Match { .. } => {
+                    expr = self.step_control(expr, base)?;
                 }
                 _ => return self.operand(expr, base),
             }
