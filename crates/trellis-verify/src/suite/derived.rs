@@ -494,36 +494,50 @@ pub(super) fn ensures_rows(
     prepared: &Prepared,
     parts: &SigParts,
 ) -> (Vec<Row>, Vec<Diagnostic>) {
-    let mut not_derived = Vec::new();
     let types = prepared.bare.types();
     let generable = super::expect::data_types(types, parts).and_then(|data| {
         let generator = crate::generate::Generator::new(types);
-        data.iter().try_for_each(|ty| {
-            generator.check(ty).map_err(|error| {
-                format!(
-                    "values of `{}` cannot be generated ({})",
-                    error.ty, error.why
-                )
+        data.iter()
+            .try_for_each(|ty| {
+                generator.check(ty).map_err(|error| {
+                    format!(
+                        "values of `{}` cannot be generated ({})",
+                        error.ty, error.why
+                    )
+                })
             })
-        })
+            .map(|()| data)
     });
-    if let Err(message) = generable {
-        for (label, _) in &prepared.ensures {
-            not_derived.push(Code::TestUngenerableType.diagnostic(format!(
-                "`derived:ensures:{label}` is not generated in v1: {message}; state the claim as a `property` over concrete values"
-            )));
+    match generable {
+        Ok(data_types) => (
+            ensures_rows_generated(input, prepared, parts, &data_types),
+            Vec::new(),
+        ),
+        Err(message) => {
+            let not_derived = prepared
+                .ensures
+                .iter()
+                .map(|(label, _)| {
+                    Code::TestUngenerableType.diagnostic(format!(
+                        "`derived:ensures:{label}` is not generated in v1: {message}; state the claim as a `property` over concrete values"
+                    ))
+                })
+                .collect();
+            (Vec::new(), not_derived)
         }
-        return (Vec::new(), not_derived);
     }
-    (ensures_rows_generated(input, prepared, parts), not_derived)
 }
 
-fn ensures_rows_generated(input: &SuiteInput, prepared: &Prepared, parts: &SigParts) -> Vec<Row> {
+fn ensures_rows_generated(
+    input: &SuiteInput,
+    prepared: &Prepared,
+    parts: &SigParts,
+    data_types: &[RtType],
+) -> Vec<Row> {
     let program = &prepared.bare;
     let types = program.types();
     let cases = case_count(parts.takes_capabilities());
     let config = PropertyConfig::new(cases, crate::property::seed_for(&input.test_hash));
-    let data_types = super::expect::data_types(types, parts);
     let requires: Vec<&str> = prepared
         .requires
         .iter()
@@ -542,17 +556,6 @@ fn ensures_rows_generated(input: &SuiteInput, prepared: &Prepared, parts: &SigPa
                         Tier::Property,
                         diagnostics.clone(),
                         "the ensures clause does not check",
-                    );
-                }
-            };
-            let data_types = match &data_types {
-                Ok(types) => types,
-                Err(message) => {
-                    return unrunnable_row(
-                        name,
-                        Tier::Property,
-                        vec![Code::TestUngenerableType.diagnostic(message.clone())],
-                        "the parameters cannot be generated",
                     );
                 }
             };
