@@ -3,7 +3,7 @@
 //! clauses from spec blocks, equations from their parses), so a program changes
 //! only when what it says does. The environment is in `check` and `documents`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use soil_syntax::ast::{Equation, Signature};
@@ -11,8 +11,8 @@ use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::graph::{Graph, strongly_connected};
-use crate::hashing::{all_code_items, cycles_by_member, resolved_refs};
+use crate::graph::cycle_through;
+use crate::hashing::resolved_refs;
 use crate::index::root_index;
 use crate::refs::predicate_refs;
 use crate::resolve::{Target, resolve};
@@ -118,22 +118,42 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
     targets
 }
 
-/// Cycles of the program graph (bodies and clauses), so `program_order` never
-/// recurses into itself.
+/// The root definitions a definition's program needs directly.
+fn program_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'db>> {
+    program_refs(db, item)
+        .iter()
+        .filter_map(move |target| match target {
+            Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
+            _ => None,
+        })
+}
+
+/// Whether no cycle of the program graph (bodies and clauses) is reachable from
+/// `item`; as `call_cycle_free`, it reads only what `item` reaches.
+#[salsa::tracked(returns(copy), cycle_result = reaches_a_cycle)]
+pub fn program_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
+    program_callees(db, item).all(|callee| callee == item || program_cycle_free(db, callee))
+}
+
+fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> bool {
+    false
+}
+
+/// The members of `item`'s program-graph cycle, so `program_order` never recurses
+/// into itself; `None` when it is in none.
 #[salsa::tracked(returns(ref))]
-pub fn program_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
-    let mut graph: Graph<(String, String)> = Graph::new();
-    for &item in all_code_items(db) {
-        let edges = program_refs(db, item)
-            .iter()
-            .filter_map(|target| match target {
-                Target::Definition(module, name) => Some((module.clone(), name.clone())),
-                _ => None,
-            })
-            .collect();
-        graph.insert((item.module(db).clone(), item.name(db).clone()), edges);
+pub fn program_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
+    if program_cycle_free(db, item) {
+        return None;
     }
-    cycles_by_member(strongly_connected(&graph))
+    let start = (item.module(db).clone(), item.name(db).clone());
+    cycle_through(&start, |(module, name)| {
+        let node = Item::new(db, module.clone(), name.clone());
+        program_callees(db, node)
+            .filter(|&callee| !program_cycle_free(db, callee))
+            .map(|callee| (callee.module(db).clone(), callee.name(db).clone()))
+            .collect()
+    })
 }
 
 /// The definitions `item` needs, as (module, name), callees before callers and
@@ -144,7 +164,7 @@ pub fn program_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, St
 #[salsa::tracked(returns(ref))]
 pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
     let key = (item.module(db).clone(), item.name(db).clone());
-    let members: Vec<(String, String)> = match program_cycles(db).get(&key) {
+    let members: Vec<(String, String)> = match program_cycle(db, item) {
         Some(members) => members.clone(),
         None => vec![key],
     };

@@ -13,11 +13,21 @@ use crate::files::{SourceFile, Workspace};
 
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
+///
+/// Durability (design §7.1): a file enters the database durable (HIGH) and becomes
+/// volatile (LOW) at its first edit, so after an edit every query over files that
+/// were never edited revalidates in O(1) — rust-analyzer's library/local split, by
+/// edit history instead of by location. Salsa does not backdate a value whose
+/// durability dropped, so a file's first edit re-executes its dependents once; a
+/// host that knows a file is about to change (an editor opened it) can pay that
+/// ahead of time with [`Change::mark_volatile`].
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub config_text: Option<String>,
     /// Keyed by the path's text (`/`-separated, root-relative).
     pub files: BTreeMap<String, Option<String>>,
+    /// Files to demote to volatile without changing their text.
+    pub volatile: Vec<String>,
 }
 
 impl Change {
@@ -37,8 +47,13 @@ impl Change {
         self
     }
 
+    pub fn mark_volatile(&mut self, path: impl Into<Utf8PathBuf>) -> &mut Self {
+        self.volatile.push(path.into().into_string());
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.config_text.is_none() && self.files.is_empty()
+        self.config_text.is_none() && self.files.is_empty() && self.volatile.is_empty()
     }
 
     /// Applies the change, creating the workspace on first use. Unchanged texts are
@@ -58,7 +73,7 @@ impl Change {
                 .with_durability(Durability::HIGH)
                 .to(Arc::from(config));
         }
-        if self.files.is_empty() {
+        if self.files.is_empty() && self.volatile.is_empty() {
             return workspace;
         }
         // Keyed by the path's text: comparing `Path`s component by component is
@@ -73,10 +88,6 @@ impl Change {
             match (by_path.get(&path).copied(), text) {
                 (Some(file), Some(text)) => {
                     if **file.text(db) != *text {
-                        // An edited file becomes volatile: queries over files that
-                        // were never edited keep HIGH durability and revalidate in
-                        // O(1) after edits elsewhere (rust-analyzer's library/local
-                        // split, by edit history instead of by location).
                         file.set_text(db)
                             .with_durability(Durability::LOW)
                             .to(Arc::from(text));
@@ -84,7 +95,9 @@ impl Change {
                 }
                 (None, Some(text)) => {
                     let file =
-                        SourceFile::new(db, Utf8PathBuf::from(path.clone()), Arc::from(text));
+                        SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
+                            .durability(Durability::HIGH)
+                            .new(db);
                     by_path.insert(path, file);
                     list_changed = true;
                 }
@@ -93,6 +106,12 @@ impl Change {
                     list_changed = true;
                 }
                 (None, None) => {}
+            }
+        }
+        for path in self.volatile {
+            if let Some(&file) = by_path.get(&path) {
+                let text = file.text(db).clone();
+                file.set_text(db).with_durability(Durability::LOW).to(text);
             }
         }
         if list_changed {

@@ -58,42 +58,57 @@ pub fn env_json(db: &dyn Db) -> String {
     json!({ "types": types }).to_string()
 }
 
-/// `program.json` for `item`: its callee-first program, item last.
+/// `program.json` for `item`: its callee-first program, item last. Stitched from
+/// each member's memoized entry, so an edited body re-renders one entry and its
+/// callers' programs only re-join text.
 #[salsa::tracked(returns(ref))]
 pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> String {
-    let mut definitions = Vec::new();
+    let mut json = String::from(r#"{"definitions":["#);
+    let mut first = true;
     for (module, name) in program_order(db, item).iter() {
         let member = Item::new(db, module.clone(), name.clone());
-        let def = program_def(db, member);
-        let Some(equation) = &def.equation else {
-            continue;
-        };
-        let signature = def.signature.as_ref().map(|signature| {
-            json!(soil_syntax::print_item(&ast::Item::Signature(signature.clone())).trim_end())
-        });
-        let clauses: Vec<Value> = [("requires", &def.requires), ("ensures", &def.ensures)]
-            .into_iter()
-            .flat_map(|(kind, clauses)| {
-                clauses.iter().filter_map(move |clause| {
-                    let predicate = clause.predicate.as_ref()?;
-                    Some(json!({ "kind": kind, "label": clause.label, "predicate": soil_syntax::print_expr(predicate) }))
-                })
-            })
-            .collect();
-        let allow: Vec<Value> = def
-            .allowed
-            .iter()
-            .map(|(hatch, reason)| json!({ "hatch": hatch, "reason": reason }))
-            .collect();
-        let file = item_soil_file(db, member).map(|file| json!(file.path(db).as_str()));
-        definitions.push(json!({
-            "name": format!("{module}::{name}"),
-            "file": soil_option(file),
-            "signature": soil_option(signature),
-            "equation": soil_syntax::print_item(&ast::Item::Equation(equation.clone())).trim_end(),
-            "clauses": clauses,
-            "allow": allow,
-        }));
+        if let Some(entry) = program_entry_json(db, member) {
+            if !first {
+                json.push(',');
+            }
+            json.push_str(entry);
+            first = false;
+        }
     }
-    json!({ "definitions": definitions }).to_string()
+    json.push_str("]}");
+    json
+}
+
+/// One definition's entry of `program.json` (§7.2); `None` until it has a body.
+#[salsa::tracked(returns(as_deref))]
+fn program_entry_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<String> {
+    let def = program_def(db, item);
+    let equation = def.equation.as_ref()?;
+    let signature = def.signature.as_ref().map(|signature| {
+        json!(soil_syntax::print_item(&ast::Item::Signature(signature.clone())).trim_end())
+    });
+    let clauses: Vec<Value> = [("requires", &def.requires), ("ensures", &def.ensures)]
+        .into_iter()
+        .flat_map(|(kind, clauses)| {
+            clauses.iter().filter_map(move |clause| {
+                let predicate = clause.predicate.as_ref()?;
+                Some(json!({ "kind": kind, "label": clause.label, "predicate": soil_syntax::print_expr(predicate) }))
+            })
+        })
+        .collect();
+    let allow: Vec<Value> = def
+        .allowed
+        .iter()
+        .map(|(hatch, reason)| json!({ "hatch": hatch, "reason": reason }))
+        .collect();
+    let file = item_soil_file(db, item).map(|file| json!(file.path(db).as_str()));
+    let entry = json!({
+        "name": format!("{}::{}", def.module, def.name),
+        "file": soil_option(file),
+        "signature": soil_option(signature),
+        "equation": soil_syntax::print_item(&ast::Item::Equation(equation.clone())).trim_end(),
+        "clauses": clauses,
+        "allow": allow,
+    });
+    Some(entry.to_string())
 }

@@ -73,6 +73,30 @@ pub fn strongly_connected<N: Ord + Clone>(graph: &Graph<N>) -> Vec<Vec<N>> {
     components
 }
 
+/// The cycle through `start` (its component when that has two or more members,
+/// sorted), found by exploring only what `successors` leads to from `start`. A
+/// query built on this depends on the graph below `start` and nothing else, so an
+/// edit elsewhere in the root leaves it (and its durability) untouched.
+pub fn cycle_through<N: Ord + Clone>(
+    start: &N,
+    mut successors: impl FnMut(&N) -> Vec<N>,
+) -> Option<Vec<N>> {
+    let mut graph: Graph<N> = Graph::new();
+    let mut pending = vec![start.clone()];
+    while let Some(node) = pending.pop() {
+        if graph.contains_key(&node) {
+            continue;
+        }
+        let next = successors(&node);
+        pending.extend(next.iter().filter(|n| !graph.contains_key(*n)).cloned());
+        graph.insert(node, next);
+    }
+    strongly_connected(&graph)
+        .into_iter()
+        .find(|component| component.contains(start))
+        .filter(|component| component.len() > 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +111,25 @@ mod tests {
         let mut components = strongly_connected(&graph);
         components.sort();
         assert_eq!(components, vec![vec!["a", "b"], vec!["c"], vec!["d"]]);
+    }
+
+    #[test]
+    fn cycle_through_explores_only_below_its_start() {
+        let successors = |node: &&str| -> Vec<&str> {
+            match *node {
+                "top" => vec!["a"],
+                "a" => vec!["b"],
+                "b" => vec!["a", "leaf"],
+                "leaf" => vec!["leaf"],
+                other => panic!("explored {other}, which is not below the start"),
+            }
+        };
+        assert_eq!(cycle_through(&"b", successors), Some(vec!["a", "b"]));
+        assert_eq!(cycle_through(&"top", successors), None);
+        assert_eq!(
+            cycle_through(&"leaf", successors),
+            None,
+            "a self-call is no cycle"
+        );
     }
 }

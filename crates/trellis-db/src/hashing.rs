@@ -13,7 +13,7 @@ use trellis_hash::{Digest, Hasher};
 use crate::config::root_config;
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::graph::{Graph, strongly_connected};
+use crate::graph::{Graph, cycle_through, strongly_connected};
 use crate::index::root_index;
 use crate::refs::{FreeRef, type_refs};
 use crate::resolve::{Target, resolve, type_index};
@@ -37,23 +37,44 @@ pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, Targ
     resolved.into_iter().collect()
 }
 
-/// The call graph's strongly connected components over every function and helper
-/// of the root. Built from `resolved_refs`, which backdate, so a body edit that
-/// keeps its references re-executes nothing here.
+/// The root definitions `item` calls (itself included when it recurses).
+fn callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'db>> {
+    resolved_refs(db, item)
+        .iter()
+        .filter_map(move |(_, target)| match target {
+            Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
+            _ => None,
+        })
+}
+
+/// Whether no call cycle is reachable from `item` (a self-call is not a cycle).
+/// Members of a cycle get salsa's cycle fallback, `false`; everything that calls
+/// into a cycle inherits it. Unlike one root-wide graph, this reads only what
+/// `item` reaches, so an edit elsewhere leaves it durable (design §7.2).
+#[salsa::tracked(returns(copy), cycle_result = reaches_a_cycle)]
+pub fn call_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
+    callees(db, item).all(|callee| callee == item || call_cycle_free(db, callee))
+}
+
+fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> bool {
+    false
+}
+
+/// The members of `item`'s call cycle, sorted, or `None` when it is in none. Only
+/// the part of the graph below `item` that reaches a cycle is explored.
 #[salsa::tracked(returns(ref))]
-pub fn call_cycles(db: &dyn Db) -> BTreeMap<(String, String), Vec<(String, String)>> {
-    let mut graph: Graph<(String, String)> = Graph::new();
-    for &item in all_code_items(db) {
-        let from = (item.module(db).clone(), item.name(db).clone());
-        let edges = resolved_refs(db, item)
-            .iter()
-            .filter_map(|(_, target)| match target {
-                Target::Definition(module, name) => Some((module.clone(), name.clone())),
-                _ => None,
-            });
-        graph.insert(from, edges.collect());
+pub fn call_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
+    if call_cycle_free(db, item) {
+        return None;
     }
-    cycles_by_member(strongly_connected(&graph))
+    let start = (item.module(db).clone(), item.name(db).clone());
+    cycle_through(&start, |(module, name)| {
+        let node = Item::new(db, module.clone(), name.clone());
+        callees(db, node)
+            .filter(|&callee| !call_cycle_free(db, callee))
+            .map(|callee| (callee.module(db).clone(), callee.name(db).clone()))
+            .collect()
+    })
 }
 
 /// The same for type declarations referring to each other through their fields.
@@ -151,7 +172,7 @@ fn builtin_hash(db: &dyn Db) -> String {
 #[salsa::tracked(returns(copy))]
 pub fn soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
     let key = (item.module(db).clone(), item.name(db).clone());
-    if let Some(members) = call_cycles(db).get(&key) {
+    if let Some(members) = call_cycle(db, item) {
         return Some(cycle_hash(db, members));
     }
     let form = hash_form(db, item).as_ref()?;

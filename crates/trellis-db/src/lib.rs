@@ -40,7 +40,9 @@ pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use documents::{env_json, program_json};
 pub use files::{FileKind, SourceFile, Workspace};
-pub use hashing::{all_code_items, call_cycles, resolved_refs, soil_hash, type_cycles, type_hash};
+pub use hashing::{
+    all_code_items, call_cycle, call_cycle_free, resolved_refs, soil_hash, type_cycles, type_hash,
+};
 pub use index::{ModuleFiles, RootIndex, root_index};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock,

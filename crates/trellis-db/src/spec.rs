@@ -61,7 +61,8 @@ pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
     trellis_spec::prose_hash(&parse_spec(db, file).file.prose_bytes(file.text(db)))
 }
 
-/// The three spec hashes of a file, for status and locks.
+/// The three spec hashes of a file, for status and locks: one memo, so a reader
+/// that needs all three (status, a whole-root pass) revalidates one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SpecHashes {
     pub formal: Digest,
@@ -69,6 +70,7 @@ pub struct SpecHashes {
     pub prose: Digest,
 }
 
+#[salsa::tracked(returns(copy))]
 pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
     SpecHashes {
         formal: formal_hash(db, file),
