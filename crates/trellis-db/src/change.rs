@@ -76,16 +76,18 @@ impl Change {
         if self.files.is_empty() && self.volatile.is_empty() {
             return workspace;
         }
-        // Keyed by the path's text: comparing `Path`s component by component is
-        // several times slower, and this map holds every file of the root.
-        let mut by_path: BTreeMap<String, SourceFile> = workspace
-            .files(db)
-            .iter()
-            .map(|&file| (file.path(db).as_str().to_owned(), file))
-            .collect();
-        let mut list_changed = false;
+        // The file list is sorted by path text, so an edit finds its file by binary
+        // search; the map of every path is built only when files come or go.
+        let existing = workspace.files(db).clone();
+        let find = |db: &RootDatabase, path: &str| {
+            existing
+                .binary_search_by(|file| file.path(db).as_str().cmp(path))
+                .ok()
+                .map(|at| existing[at])
+        };
+        let mut added_or_removed: BTreeMap<String, Option<String>> = BTreeMap::new();
         for (path, text) in self.files {
-            match (by_path.get(&path).copied(), text) {
+            match (find(db, &path), text) {
                 (Some(file), Some(text)) => {
                     if **file.text(db) != *text {
                         file.set_text(db)
@@ -93,28 +95,37 @@ impl Change {
                             .to(Arc::from(text));
                     }
                 }
-                (None, Some(text)) => {
-                    let file =
-                        SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
-                            .durability(Durability::HIGH)
-                            .new(db);
-                    by_path.insert(path, file);
-                    list_changed = true;
-                }
-                (Some(_), None) => {
-                    by_path.remove(&path);
-                    list_changed = true;
-                }
                 (None, None) => {}
+                (_, text) => {
+                    added_or_removed.insert(path, text);
+                }
             }
         }
-        for path in self.volatile {
-            if let Some(&file) = by_path.get(&path) {
+        for path in &self.volatile {
+            if let Some(file) = find(db, path) {
                 let text = file.text(db).clone();
                 file.set_text(db).with_durability(Durability::LOW).to(text);
             }
         }
-        if list_changed {
+        if !added_or_removed.is_empty() {
+            let mut by_path: BTreeMap<String, SourceFile> = existing
+                .iter()
+                .map(|&file| (file.path(db).as_str().to_owned(), file))
+                .collect();
+            for (path, text) in added_or_removed {
+                match text {
+                    Some(text) => {
+                        let file =
+                            SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
+                                .durability(Durability::HIGH)
+                                .new(db);
+                        by_path.insert(path, file);
+                    }
+                    None => {
+                        by_path.remove(&path);
+                    }
+                }
+            }
             let files: Arc<[SourceFile]> = by_path.into_values().collect();
             workspace
                 .set_files(db)

@@ -22,6 +22,14 @@ pub struct ModuleFiles {
     pub locks: BTreeMap<String, SourceFile>,
 }
 
+/// A module by name: the key of per-module queries, which split root-wide reports
+/// so an edit re-derives one module's part and re-joins the rest.
+#[salsa::interned(debug)]
+pub struct Module<'db> {
+    #[returns(ref)]
+    pub name: String,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RootIndex {
     /// `_project.tr`

@@ -43,7 +43,7 @@ pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{
     all_code_items, call_cycle, call_cycle_free, resolved_refs, soil_hash, type_cycles, type_hash,
 };
-pub use index::{ModuleFiles, RootIndex, root_index};
+pub use index::{Module, ModuleFiles, RootIndex, root_index};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock,
     spec_lock, spec_record,

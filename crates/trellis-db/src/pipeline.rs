@@ -9,7 +9,7 @@ use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagn
 use crate::config::root_config;
 use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
-use crate::index::root_index;
+use crate::index::{Module, ModuleFiles, root_index};
 use crate::soil::{Item, ItemKind, parse_soil};
 use crate::spec::parse_spec;
 use crate::status::{definition_status, read_lock_file, scope_row_status};
@@ -81,68 +81,93 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
         report.diagnostics.push(diagnostic.clone());
         return report;
     }
-    let wanted = only.and_then(split_definition_name);
     let index = root_index(db, workspace);
-    if only.is_none()
-        && let Some(project) = index.project
-    {
-        report
-            .diagnostics
-            .extend(spec_diagnostics(db, project).iter().cloned());
+    match only.and_then(split_definition_name) {
+        Some((module, name)) => {
+            if let Some(files) = index.module(module) {
+                report = check_module_files(db, module, files, Some(name));
+            }
+        }
+        None => {
+            if let Some(project) = index.project {
+                report
+                    .diagnostics
+                    .extend(spec_diagnostics(db, project).iter().cloned());
+            }
+            for module in index.modules.keys() {
+                let part = module_check(db, Module::new(db, module.clone()));
+                report.checked += part.checked;
+                report.diagnostics.extend(part.diagnostics.iter().cloned());
+            }
+            report
+                .diagnostics
+                .extend(report_diagnostics(db, env_diagnostics(db)));
+        }
     }
-    for (module, files) in &index.modules {
-        if wanted.is_some_and(|(m, _)| m != module) {
-            continue;
-        }
-        if wanted.is_none() {
-            if let Some(spec) = files.spec {
-                report
-                    .diagnostics
-                    .extend(spec_diagnostics(db, spec).iter().cloned());
-            }
-            if let Some(private) = files.private_soil {
-                report
-                    .diagnostics
-                    .extend(parse_soil(db, private).diagnostics.iter().cloned());
-            }
-        }
-        for (name, &spec) in &files.specs {
-            if wanted.is_some_and(|(_, n)| n != name) {
-                continue;
-            }
-            report.checked += 1;
+    dedup(&mut report.diagnostics);
+    report
+}
+
+/// One module's part of the whole-root check.
+#[salsa::tracked(returns(ref))]
+fn module_check<'db>(db: &'db dyn Db, module: Module<'db>) -> CheckReport {
+    let index = root_index(db, Workspace::get(db));
+    match index.module(module.name(db)) {
+        Some(files) => check_module_files(db, module.name(db), files, None),
+        None => CheckReport::default(),
+    }
+}
+
+/// The module's own spec and helpers, and each definition (or only `only`).
+fn check_module_files(
+    db: &dyn Db,
+    module: &str,
+    files: &ModuleFiles,
+    only: Option<&str>,
+) -> CheckReport {
+    let mut report = CheckReport::default();
+    if only.is_none() {
+        if let Some(spec) = files.spec {
             report
                 .diagnostics
                 .extend(spec_diagnostics(db, spec).iter().cloned());
-            if let Some(&soil) = files.soils.get(name) {
-                report
-                    .diagnostics
-                    .extend(parse_soil(db, soil).diagnostics.iter().cloned());
-            }
-            if ItemKind::of(name) == ItemKind::Function {
-                let item = Item::new(db, module.clone(), name.clone());
-                if let CheckOutcome::Failed(errors) = check_definition(db, item) {
-                    report.diagnostics.extend(report_diagnostics(db, errors));
-                }
-            }
         }
-        if wanted.is_none()
-            && let Some(private) = files.private_soil
-        {
-            for helper in crate::soil::module_helpers(db, private) {
-                let item = Item::new(db, module.clone(), helper.clone());
-                if let CheckOutcome::Failed(errors) = check_definition(db, item) {
-                    report.diagnostics.extend(report_diagnostics(db, errors));
-                }
-            }
+        if let Some(private) = files.private_soil {
+            report
+                .diagnostics
+                .extend(parse_soil(db, private).diagnostics.iter().cloned());
         }
     }
-    if wanted.is_none() {
+    for (name, &spec) in &files.specs {
+        if only.is_some_and(|only| only != name) {
+            continue;
+        }
+        report.checked += 1;
         report
             .diagnostics
-            .extend(report_diagnostics(db, env_diagnostics(db)));
+            .extend(spec_diagnostics(db, spec).iter().cloned());
+        if let Some(&soil) = files.soils.get(name) {
+            report
+                .diagnostics
+                .extend(parse_soil(db, soil).diagnostics.iter().cloned());
+        }
+        if ItemKind::of(name) == ItemKind::Function {
+            let item = Item::new(db, module.to_owned(), name.clone());
+            if let CheckOutcome::Failed(errors) = check_definition(db, item) {
+                report.diagnostics.extend(report_diagnostics(db, errors));
+            }
+        }
     }
-    dedup(&mut report.diagnostics);
+    if only.is_none()
+        && let Some(private) = files.private_soil
+    {
+        for helper in crate::soil::module_helpers(db, private) {
+            let item = Item::new(db, module.to_owned(), helper.clone());
+            if let CheckOutcome::Failed(errors) = check_definition(db, item) {
+                report.diagnostics.extend(report_diagnostics(db, errors));
+            }
+        }
+    }
     report
 }
 
@@ -213,25 +238,47 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
             "project".to_owned(),
         ));
     }
-    for (module, files) in &index.modules {
-        if let Some(spec) = files.spec {
-            let lock = files
-                .locks
-                .get("_module")
-                .and_then(|&file| read_lock_file(db, file).as_ref().ok());
-            rows.push(scope_row(db, spec, Scope::Module, lock, module.clone()));
+    for module in index.modules.keys() {
+        rows.extend(
+            module_status(db, Module::new(db, module.clone()))
+                .iter()
+                .cloned(),
+        );
+    }
+    rows
+}
+
+/// One module's rows of the root's status: its decision scope, then each function.
+#[salsa::tracked(returns(ref))]
+fn module_status<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<StatusRow> {
+    let index = root_index(db, Workspace::get(db));
+    let mut rows = Vec::new();
+    let Some(files) = index.module(module.name(db)) else {
+        return rows;
+    };
+    if let Some(spec) = files.spec {
+        let lock = files
+            .locks
+            .get("_module")
+            .and_then(|&file| read_lock_file(db, file).as_ref().ok());
+        rows.push(scope_row(
+            db,
+            spec,
+            Scope::Module,
+            lock,
+            module.name(db).clone(),
+        ));
+    }
+    for name in files.specs.keys() {
+        if ItemKind::of(name) != ItemKind::Function {
+            continue;
         }
-        for name in files.specs.keys() {
-            if ItemKind::of(name) != ItemKind::Function {
-                continue;
-            }
-            let item = Item::new(db, module.clone(), name.clone());
-            let qualified = item.qualified(db);
-            rows.push(match definition_status(db, item) {
-                Ok(status) => StatusRow::from_status(qualified, "function", status),
-                Err(errors) => StatusRow::unreadable(qualified, "function", errors),
-            });
-        }
+        let item = Item::new(db, module.name(db).clone(), name.clone());
+        let qualified = item.qualified(db);
+        rows.push(match definition_status(db, item) {
+            Ok(status) => StatusRow::from_status(qualified, "function", status),
+            Err(errors) => StatusRow::unreadable(qualified, "function", errors),
+        });
     }
     rows
 }

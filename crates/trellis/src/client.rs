@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use trellis_diag::Diagnostic;
@@ -43,28 +43,47 @@ pub fn connect(root: &Path) -> Result<Client, ClientError> {
     let socket =
         trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
     let identity = binary_identity();
-    for attempt in 0..2 {
+    let deadline = Instant::now() + SPAWN_TIMEOUT;
+    let mut restarted = false;
+    loop {
         let mut client =
             trellis_rpc::connect_or_spawn(&socket, || spawn_daemon(root), SPAWN_TIMEOUT)
                 .map_err(ClientError::from_socket)?;
-        match client.hello(&identity).map_err(ClientError::from_call)? {
-            HelloOutcome::Match => return Ok(client),
-            HelloOutcome::Mismatch { .. } if attempt == 0 => {
+        match client.hello(&identity) {
+            Ok(HelloOutcome::Match) => return Ok(client),
+            Ok(HelloOutcome::Mismatch { .. }) if !restarted => {
+                restarted = true;
                 // `rpc.shutdown` is honoured whatever version the client announced.
                 client
                     .shutdown_daemon(&socket, SPAWN_TIMEOUT)
                     .map_err(ClientError::from_call)?;
             }
-            HelloOutcome::Mismatch { daemon_version } => {
+            Ok(HelloOutcome::Mismatch { daemon_version }) => {
                 return Err(ClientError::Transport(format!(
                     "the daemon runs {daemon_version}, this client {identity}, and restarting it did not help"
                 )));
             }
+            // A daemon killed a moment ago can still accept while its last threads
+            // exit, then resets the connection: its socket is stale; probe again.
+            Err(error) if went_away(&error) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(ClientError::from_call(error)),
         }
     }
-    Err(ClientError::Transport(
-        "could not reach a matching daemon".to_owned(),
-    ))
+}
+
+fn went_away(error: &CallError) -> bool {
+    match error {
+        CallError::Disconnected => true,
+        CallError::Io(error) => matches!(
+            error.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::UnexpectedEof
+        ),
+        _ => false,
+    }
 }
 
 /// Connects only if a daemon is already running (for `daemon stop|status`).

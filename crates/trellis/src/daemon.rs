@@ -73,7 +73,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     let socket = trellis_rpc::socket_path_for(root).map_err(|e| format!("no socket path: {e}"))?;
     let server = Server::bind(&socket, ServerConfig::new(binary_identity()))
         .map_err(|e| e.to_diagnostic().message)?;
-    let mut service = Service::new(root.to_owned());
+    let mut service = Service::watching(root.to_owned());
     // Load the root before the first client asks, so its first answer is quick.
     service.refresh();
     let handler = DaemonHandler {

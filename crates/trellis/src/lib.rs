@@ -14,3 +14,4 @@ pub mod loader;
 pub mod render;
 pub mod root;
 pub mod service;
+pub mod watch;

@@ -1,8 +1,10 @@
 //! Loading a root's files into the database. This is the host's side of "no I/O in
 //! queries": the loader walks the root, and for every file whose size or mtime moved
 //! it reads the bytes and compares their digest, so a refresh that finds nothing new
-//! produces an empty [`Change`] and the database stays in its revision.
+//! produces an empty [`Change`] and the database stays in its revision. A daemon
+//! with a change feed ([`crate::watch`]) refreshes just the files it names.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -20,12 +22,12 @@ struct Stamp {
 }
 
 /// Directories never loaded: hidden ones (`.git`, `.trellis`) and build output.
-fn skipped_dir(name: &str) -> bool {
+pub(crate) fn skipped_dir(name: &str) -> bool {
     name.starts_with('.') || name == "target" || name == "__pycache__"
 }
 
 /// Files that are inputs: specs, Soil, locks, the configuration and references.
-fn loaded_file(name: &str) -> bool {
+pub(crate) fn loaded_file(name: &str) -> bool {
     name == "soil.toml"
         || [".tr", ".soil", ".lock", ".py"]
             .iter()
@@ -40,6 +42,9 @@ pub struct RootLoader {
     /// Bumped on every refresh; a file not seen in this generation was removed.
     generation: u64,
     seen_in: FxHashMap<String, u64>,
+    /// Files (and directories) that could not be loaded, by root-relative path,
+    /// kept until a refresh of that path succeeds.
+    problems: BTreeMap<String, Diagnostic>,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -56,6 +61,7 @@ impl RootLoader {
             known: FxHashMap::default(),
             generation: 0,
             seen_in: FxHashMap::default(),
+            problems: BTreeMap::new(),
         }
     }
 
@@ -67,9 +73,9 @@ impl RootLoader {
     /// (one syscall per file, the bulk of a no-op refresh) run on two threads.
     pub fn refresh(&mut self) -> Refresh {
         self.generation += 1;
+        self.problems.clear();
         let mut change = Change::default();
-        let mut problems = Vec::new();
-        let files = self.walk(&mut problems);
+        let files = self.walk();
         let stamps = stat_all(&files);
         for ((path, absolute), (modified, len)) in files.into_iter().zip(stamps) {
             self.seen_in.insert(path.clone(), self.generation);
@@ -79,34 +85,7 @@ impl RootLoader {
             }) {
                 continue;
             }
-            let bytes = match std::fs::read(&absolute) {
-                Ok(bytes) => bytes,
-                Err(error) => {
-                    problems.push(io_problem(&path, &error.to_string()));
-                    continue;
-                }
-            };
-            let digest = Digest::of(&bytes);
-            self.known.insert(
-                path.clone(),
-                Stamp {
-                    modified,
-                    len,
-                    digest,
-                },
-            );
-            if known.is_some_and(|stamp| stamp.digest == digest) {
-                continue;
-            }
-            match String::from_utf8(bytes) {
-                Ok(text) if path == "soil.toml" => {
-                    change.set_config(text);
-                }
-                Ok(text) => {
-                    change.set_file(path, text);
-                }
-                Err(_) => problems.push(io_problem(&path, "the file is not valid UTF-8")),
-            }
+            self.load(path, &absolute, (modified, len), &mut change);
         }
         let generation = self.generation;
         let removed: Vec<String> = self
@@ -116,24 +95,104 @@ impl RootLoader {
             .map(|(path, _)| path.clone())
             .collect();
         for path in removed {
-            self.seen_in.remove(&path);
-            self.known.remove(&path);
-            if path != "soil.toml" {
-                change.remove_file(path);
+            self.forget(path, &mut change);
+        }
+        self.outcome(change)
+    }
+
+    /// Refreshes only `paths` (root-relative), as a change feed reported them:
+    /// each is stat-ed, and read and hashed (whatever its stamp says: the feed saw
+    /// a write, which an unchanged mtime can hide). A path that no longer exists is
+    /// removed. Requires a full [`RootLoader::refresh`] first.
+    pub fn refresh_paths(&mut self, paths: impl IntoIterator<Item = String>) -> Refresh {
+        let mut change = Change::default();
+        for path in paths {
+            let hidden = path.split('/').rev().skip(1).any(skipped_dir);
+            if hidden {
+                continue;
+            }
+            self.problems.remove(&path);
+            let absolute = self.root.join(&path);
+            match std::fs::metadata(&absolute) {
+                Ok(metadata) if metadata.is_file() => {
+                    self.seen_in.insert(path.clone(), self.generation);
+                    let stamp = (metadata.modified().ok(), metadata.len());
+                    self.load(path, &absolute, stamp, &mut change);
+                }
+                _ => self.forget(path, &mut change),
             }
         }
-        Refresh { change, problems }
+        self.outcome(change)
+    }
+
+    /// Reads and hashes one file; sets it in `change` when its bytes moved.
+    fn load(
+        &mut self,
+        path: String,
+        absolute: &Path,
+        (modified, len): (Option<SystemTime>, u64),
+        change: &mut Change,
+    ) {
+        let known = self.known.get(&path).copied();
+        let bytes = match std::fs::read(absolute) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let problem = io_problem(&path, &error.to_string());
+                self.problems.insert(path, problem);
+                return;
+            }
+        };
+        let digest = Digest::of(&bytes);
+        self.known.insert(
+            path.clone(),
+            Stamp {
+                modified,
+                len,
+                digest,
+            },
+        );
+        if known.is_some_and(|stamp| stamp.digest == digest) {
+            return;
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) if path == "soil.toml" => {
+                change.set_config(text);
+            }
+            Ok(text) => {
+                change.set_file(path, text);
+            }
+            Err(_) => {
+                let problem = io_problem(&path, "the file is not valid UTF-8");
+                self.problems.insert(path, problem);
+            }
+        }
+    }
+
+    /// A file that is gone: drop what the loader knew and remove it from the root.
+    fn forget(&mut self, path: String, change: &mut Change) {
+        self.seen_in.remove(&path);
+        if self.known.remove(&path).is_some() && path != "soil.toml" {
+            change.remove_file(path);
+        }
+    }
+
+    fn outcome(&self, change: Change) -> Refresh {
+        Refresh {
+            change,
+            problems: self.problems.values().cloned().collect(),
+        }
     }
 
     /// Every input file of the root as (root-relative path, absolute path).
-    fn walk(&self, problems: &mut Vec<Diagnostic>) -> Vec<(String, PathBuf)> {
+    fn walk(&mut self) -> Vec<(String, PathBuf)> {
         let mut files = Vec::new();
         let mut stack = vec![(self.root.clone(), String::new())];
         while let Some((dir, prefix)) = stack.pop() {
             let entries = match std::fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(error) => {
-                    problems.push(io_problem(&prefix, &error.to_string()));
+                    let problem = io_problem(&prefix, &error.to_string());
+                    self.problems.insert(prefix, problem);
                     continue;
                 }
             };

@@ -1,7 +1,8 @@
 //! The service: one root's database and the methods clients call. The daemon wraps
 //! it in a mutex and serves it over the socket; `--no-daemon` calls it in-process.
 //! Every request first refreshes the inputs from disk (stat, then content hash for
-//! whatever moved), then answers from queries.
+//! whatever moved; in the daemon only for what the change feed names), then answers
+//! from queries.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,6 +13,7 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::{ErrorCode, RpcError};
 
 use crate::loader::RootLoader;
+use crate::watch::{Dirty, RootWatch};
 
 mod check;
 mod locks;
@@ -23,15 +25,38 @@ pub struct Service {
     loader: RootLoader,
     /// Files the last refresh could not load; reported by every command.
     load_problems: Vec<Diagnostic>,
+    /// The daemon's change feed (design §9.6); `None` means stat every file.
+    watch: Option<RootWatch>,
+    /// Whether a full load has happened (the feed only reports what came after).
+    loaded: bool,
 }
 
 impl Service {
+    /// A service that stats every file on each refresh (one-shot commands).
     pub fn new(root: PathBuf) -> Self {
         Self {
             db: RootDatabase::default(),
             loader: RootLoader::new(root),
             load_problems: Vec::new(),
+            watch: None,
+            loaded: false,
         }
+    }
+
+    /// A long-lived service that refreshes only what the change feed names, unless
+    /// `TRELLIS_WATCH=off` or the platform cannot watch (then it stats every file).
+    pub fn watching(root: PathBuf) -> Self {
+        let mut service = Service::new(root);
+        let disabled = std::env::var("TRELLIS_WATCH").is_ok_and(|value| value == "off");
+        if !disabled {
+            match RootWatch::new(service.root()) {
+                Ok(watch) => service.watch = Some(watch),
+                Err(error) => eprintln!(
+                    "trellis daemon: no change feed ({error}); every request stats every file"
+                ),
+            }
+        }
+        service
     }
 
     pub fn root(&self) -> &std::path::Path {
@@ -44,7 +69,15 @@ impl Service {
 
     /// Brings the inputs up to date with the disk; returns how many files changed.
     pub fn refresh(&mut self) -> usize {
-        let refresh = self.loader.refresh();
+        let dirty = match &mut self.watch {
+            Some(watch) if self.loaded => watch.take(),
+            _ => Dirty::Everything,
+        };
+        let refresh = match dirty {
+            Dirty::Paths(paths) => self.loader.refresh_paths(paths),
+            Dirty::Everything => self.loader.refresh(),
+        };
+        self.loaded = true;
         self.load_problems = refresh.problems;
         let changed =
             refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
