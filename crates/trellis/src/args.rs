@@ -32,6 +32,8 @@ Options:
 
 DEF is a definition name, `module::name` (for example `csvstats::median`).
 The root is $TRELLIS_ROOT, else the nearest directory upwards holding soil.toml.
+The daemon learns of edits from an inotify watch; TRELLIS_WATCH=off makes it stat
+every file on each request instead (for a root on a network filesystem).
 ";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
