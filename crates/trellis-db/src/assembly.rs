@@ -11,8 +11,7 @@ use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::graph::cycle_through;
-use crate::hashing::resolved_refs;
+use crate::hashing::{cycle_of, definition_item, reaches_a_cycle, resolved_refs};
 use crate::index::root_index;
 use crate::refs::predicate_refs;
 use crate::resolve::{Target, resolve};
@@ -122,10 +121,7 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
 fn program_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'db>> {
     program_refs(db, item)
         .iter()
-        .filter_map(move |target| match target {
-            Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
-            _ => None,
-        })
+        .filter_map(move |target| definition_item(db, target))
 }
 
 /// Whether no cycle of the program graph (bodies and clauses) is reachable from
@@ -135,25 +131,16 @@ pub fn program_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
     program_callees(db, item).all(|callee| callee == item || program_cycle_free(db, callee))
 }
 
-fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> bool {
-    false
-}
-
 /// The members of `item`'s program-graph cycle, so `program_order` never recurses
 /// into itself; `None` when it is in none.
 #[salsa::tracked(returns(ref))]
 pub fn program_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
-    if program_cycle_free(db, item) {
-        return None;
-    }
-    let start = (item.module(db).clone(), item.name(db).clone());
-    cycle_through(&start, |(module, name)| {
-        let node = Item::new(db, module.clone(), name.clone());
-        program_callees(db, node)
-            .filter(|&callee| !program_cycle_free(db, callee))
-            .map(|callee| (callee.module(db).clone(), callee.name(db).clone()))
-            .collect()
-    })
+    cycle_of(
+        db,
+        item,
+        |node| program_callees(db, node).collect(),
+        program_cycle_free,
+    )
 }
 
 /// The definitions `item` needs, as (module, name), callees before callers and

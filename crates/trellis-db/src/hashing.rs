@@ -37,14 +37,19 @@ pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, Targ
     resolved.into_iter().collect()
 }
 
+/// The item a reference to a root definition names.
+pub(crate) fn definition_item<'db>(db: &'db dyn Db, target: &Target) -> Option<Item<'db>> {
+    match target {
+        Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
+        _ => None,
+    }
+}
+
 /// The root definitions `item` calls (itself included when it recurses).
 fn callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'db>> {
     resolved_refs(db, item)
         .iter()
-        .filter_map(move |(_, target)| match target {
-            Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
-            _ => None,
-        })
+        .filter_map(move |(_, target)| definition_item(db, target))
 }
 
 /// Whether no call cycle is reachable from `item` (a self-call is not a cycle).
@@ -56,23 +61,39 @@ pub fn call_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
     callees(db, item).all(|callee| callee == item || call_cycle_free(db, callee))
 }
 
-fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> bool {
+/// The cycle fallback of the `…_cycle_free` queries.
+pub(crate) fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> bool {
     false
 }
 
-/// The members of `item`'s call cycle, sorted, or `None` when it is in none. Only
-/// the part of the graph below `item` that reaches a cycle is explored.
+/// The members of `item`'s call cycle, sorted, or `None` when it is in none.
 #[salsa::tracked(returns(ref))]
 pub fn call_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
-    if call_cycle_free(db, item) {
+    cycle_of(
+        db,
+        item,
+        |node| callees(db, node).collect(),
+        call_cycle_free,
+    )
+}
+
+/// The cycle through `item` of the graph `edges` describes, exploring only the
+/// part below `item` that `cycle_free` says reaches a cycle.
+pub(crate) fn cycle_of<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+    edges: impl Fn(Item<'db>) -> Vec<Item<'db>>,
+    cycle_free: fn(&'db dyn Db, Item<'db>) -> bool,
+) -> Option<Vec<(String, String)>> {
+    if cycle_free(db, item) {
         return None;
     }
     let start = (item.module(db).clone(), item.name(db).clone());
     cycle_through(&start, |(module, name)| {
-        let node = Item::new(db, module.clone(), name.clone());
-        callees(db, node)
-            .filter(|&callee| !call_cycle_free(db, callee))
-            .map(|callee| (callee.module(db).clone(), callee.name(db).clone()))
+        edges(Item::new(db, module.clone(), name.clone()))
+            .into_iter()
+            .filter(|&next| !cycle_free(db, next))
+            .map(|next| (next.module(db).clone(), next.name(db).clone()))
             .collect()
     })
 }

@@ -29,7 +29,10 @@ mod spec;
 mod status;
 pub mod synthetic;
 
-pub use assembly::{ProgramDef, program_def, program_order, program_refs, test_program_order};
+pub use assembly::{
+    ProgramDef, program_cycle, program_cycle_free, program_def, program_order, program_refs,
+    test_program_order,
+};
 pub use change::Change;
 pub use check::{
     CheckOutcome, check_definition, checker_definition, checker_env, env_diagnostics,
