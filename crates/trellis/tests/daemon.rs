@@ -1,6 +1,6 @@
 //! The daemon seen through the binary: round trips over the socket, concurrent
-//! clients, auto-spawn, recovery from a killed daemon, and the restart of a
-//! daemon that reports another version.
+//! clients, auto-spawn, recovery from a killed daemon, the restart of a daemon
+//! that reports another version, and its change feed.
 
 mod support;
 
@@ -83,6 +83,46 @@ fn sixteen_concurrent_clients_get_identical_answers() {
     wait_until("exactly one daemon serves the root", || {
         count_daemons_for(&root) == 1
     });
+}
+
+/// The change feed (design §9.6) through the binary: an edit that keeps a file's
+/// size and lands within one mtime tick (which a stat walk can miss), a module
+/// directory created and then removed, all seen by the next command with no wait.
+#[test]
+fn the_daemon_sees_every_edit_the_change_feed_reports() {
+    let root = Root::examples();
+    let status = |name: &str| support::rows_by_name(&root.status(true)).get(name).cloned();
+    assert_eq!(status("csvstats::median").as_deref(), Some("green"));
+
+    // Same length, same second: `1` → `3` in the parity test of the body.
+    let body = root.read("csvstats/median.soil");
+    let edited = body.replacen("n % 2 == 1", "n % 2 == 3", 1);
+    assert_eq!(edited.len(), body.len());
+    root.write("csvstats/median.soil", &edited);
+    let after_edit = status("csvstats::median");
+    assert_ne!(after_edit.as_deref(), Some("green"), "the edit went unseen");
+    assert_eq!(
+        after_edit,
+        support::rows_by_name(&root.status(false))
+            .get("csvstats::median")
+            .cloned(),
+        "the daemon and a fresh process disagree"
+    );
+
+    // A new module directory: its definition appears, then disappears with it.
+    std::fs::create_dir(root.path("extra")).expect("mkdir");
+    root.write(
+        "extra/twice.tr",
+        "---\nname: twice\n---\n\n# twice\n\n```soil-sig\ntwice : (x : I64) -> I64\n```\n",
+    );
+    root.write("extra/twice.soil", "twice x = x + x\n");
+    assert!(status("extra::twice").is_some(), "a new module went unseen");
+    std::fs::remove_dir_all(root.path("extra")).expect("rmdir");
+    assert_eq!(
+        status("extra::twice"),
+        None,
+        "a removed module is still listed"
+    );
 }
 
 #[test]
