@@ -29,6 +29,9 @@ pub struct RootWatch {
     inotify: File,
     /// Watch descriptor → the directory's root-relative prefix (`""`, `"csvstats/"`).
     dirs: FxHashMap<i32, String>,
+    /// Set when renewing the watches failed: until a renewal succeeds, every drain
+    /// says `Everything` rather than trusting a partial watch.
+    incomplete: bool,
 }
 
 impl RootWatch {
@@ -39,6 +42,7 @@ impl RootWatch {
             root: root.to_owned(),
             inotify: sys::init()?,
             dirs: FxHashMap::default(),
+            incomplete: false,
         };
         watch.watch_tree()?;
         Ok(watch)
@@ -87,12 +91,9 @@ impl RootWatch {
                 }
             }
         }
-        if everything {
-            // New directories need watches; a failure leaves the next drain to
-            // report everything again rather than trusting a partial watch.
-            if self.watch_tree().is_err() {
-                self.dirs.clear();
-            }
+        if everything || self.incomplete {
+            // New directories need watches.
+            self.incomplete = self.watch_tree().is_err();
             return Dirty::Everything;
         }
         Dirty::Paths(paths)
@@ -279,6 +280,25 @@ mod tests {
         assert_eq!(watch.take(), paths(&["n/b.soil"]));
         std::fs::remove_dir_all(root.join("n")).expect("rmdir");
         assert_eq!(watch.take(), Dirty::Everything);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    #[test]
+    fn a_watch_that_cannot_be_renewed_keeps_asking_for_walks() {
+        let root = temp_root("gone");
+        let mut watch = RootWatch::new(&root).expect("inotify");
+        std::fs::remove_dir_all(&root).expect("remove the root");
+        assert_eq!(watch.take(), Dirty::Everything);
+        assert_eq!(
+            watch.take(),
+            Dirty::Everything,
+            "no events, but no watch either"
+        );
+        std::fs::create_dir_all(root.join("m")).expect("recreate");
+        assert_eq!(watch.take(), Dirty::Everything, "the renewal itself");
+        assert_eq!(watch.take(), paths(&[]));
+        std::fs::write(root.join("m/a.tr"), "back").expect("write");
+        assert_eq!(watch.take(), paths(&["m/a.tr"]));
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
