@@ -412,6 +412,17 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                     ast::BinOp::Div => Op::Div,
                     ast::BinOp::Rem => Op::Rem,
                 };
+                if let (Expr::Local(slot), Expr::I64(literal)) = (&*lhs, &*rhs)
+                    && op != Op::Concat
+                {
+                    return Expr::LocalOpI64 {
+                        op,
+                        slot: *slot,
+                        moved: false,
+                        literal: *literal,
+                        span: e.span,
+                    };
+                }
                 Expr::Binary {
                     op,
                     lhs,

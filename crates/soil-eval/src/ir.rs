@@ -124,6 +124,17 @@ pub enum Expr {
         rhs: Box<Expr>,
         span: TextRange,
     },
+    /// `local <op> integer literal` (`n - 1`, `n < 2`, `i + 1`): the commonest
+    /// operator shape of recursions and loops, fused so an `I64` local is
+    /// decided in one step instead of two operand evaluations and a dispatch.
+    /// `moved` marks the slot's last read (see [`Expr::LocalMove`]).
+    LocalOpI64 {
+        op: Op,
+        slot: Slot,
+        moved: bool,
+        literal: i64,
+        span: TextRange,
+    },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),

@@ -16,6 +16,12 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             set(live, slot, true);
         }
         Expr::LocalMove(slot) => set(live, *slot, true),
+        Expr::LocalOpI64 { slot, moved, .. } => {
+            if !is_live(live, *slot) {
+                *moved = true;
+            }
+            set(live, *slot, true);
+        }
         Expr::Unit
         | Expr::Bool(_)
         | Expr::I64(_)

@@ -3,15 +3,15 @@
 //! stack budget so deep recursion ends in a structured panic.
 
 use std::any::Any;
-use std::cmp::Ordering;
 use std::rc::Rc;
 
-use soil_rt::{Function, List, Value, compare, f64_total_cmp};
+use soil_rt::{Function, List, Value};
 use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{Arm, ClauseIr, Code, CodeId, Const, DefId, Expr, Op, Pat};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr};
+use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
 use crate::world::World;
@@ -116,7 +116,11 @@ impl<'a> Machine<'a> {
 
     /// Gives a panic without a location the span of the expression being
     /// evaluated in the current code.
-    fn locate(&self, mut panic: Box<RuntimePanic>, span: TextRange) -> Box<RuntimePanic> {
+    pub(crate) fn locate(
+        &self,
+        mut panic: Box<RuntimePanic>,
+        span: TextRange,
+    ) -> Box<RuntimePanic> {
         if panic.span.is_none() {
             panic.span = Some(span);
             panic.file = self
@@ -169,10 +173,17 @@ impl<'a> Machine<'a> {
         base: usize,
         closure: Option<(&[Value], &Value)>,
     ) -> Res<Value> {
-        self.enter(code_id)?;
         let program = self.program;
-        let code = &program.codes[code_id as usize];
-        self.setup_frame(code, base, closure);
+        self.setup_frame(&program.codes[code_id as usize], base, closure);
+        self.run_frame(code_id, base)
+    }
+
+    /// Runs `code_id` on its frame at `base` (arguments and captures in
+    /// place): enters the chain, evaluates the body, drops the frame.
+    /// Inlined into its callers so a call costs one native frame.
+    #[inline(always)]
+    fn run_frame(&mut self, code_id: CodeId, base: usize) -> Res<Value> {
+        self.enter(code_id)?;
         let result = self.run(code_id, base);
         self.chain.pop();
         self.stack.truncate(base);
@@ -195,6 +206,7 @@ impl<'a> Machine<'a> {
 
     /// Evaluates the body of the code on top of the chain, looping on tail
     /// calls instead of recursing (the frame is replaced in place).
+    #[inline(always)]
     fn run(&mut self, mut code_id: CodeId, base: usize) -> Res<Value> {
         let program: &'a Program = self.program;
         let clauses = program.codes[code_id as usize].clauses.as_deref();
@@ -408,80 +420,9 @@ impl<'a> Machine<'a> {
 
     // ----- expressions --------------------------------------------------
 
-    /// A Bool-valued expression: comparisons of integers and floats, `and`,
-    /// `or`, `not` decided without building intermediate values.
-    fn condition(&mut self, expr: &Expr, base: usize) -> Res<bool> {
-        match expr {
-            Expr::Binary { op, lhs, rhs, .. }
-                if !matches!(
-                    op,
-                    Op::Concat | Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem
-                ) =>
-            {
-                let a = self.operand(lhs, base)?;
-                let b = self.operand(rhs, base)?;
-                let order = match (&a, &b) {
-                    (Value::I64(x), Value::I64(y)) => x.cmp(y),
-                    (Value::F64(x), Value::F64(y)) => f64_total_cmp(*x, *y),
-                    _ => compare(&a, &b),
-                };
-                Ok(match op {
-                    Op::Eq => order == Ordering::Equal,
-                    Op::Ne => order != Ordering::Equal,
-                    Op::Lt => order == Ordering::Less,
-                    Op::Le => order != Ordering::Greater,
-                    Op::Gt => order == Ordering::Greater,
-                    _ => order != Ordering::Less,
-                })
-            }
-            Expr::And(lhs, rhs) => Ok(self.condition(lhs, base)? && self.condition(rhs, base)?),
-            Expr::Or(lhs, rhs) => Ok(self.condition(lhs, base)? || self.condition(rhs, base)?),
-            Expr::Not(inner) => Ok(!self.condition(inner, base)?),
-            _ => {
-                match self.operand(expr, base)? {
-                    Value::Bool(b) => Ok(b),
-                    other => Err(self
-                        .type_error(format!("expected a Bool condition, found {}", other.kind()))),
-                }
-            }
-        }
-    }
-
-    /// A binary operator; integer and float arithmetic and comparisons skip
-    /// the general dispatch. Kept out of [`Self::eval`] so hot arithmetic does
-    /// not pay for the large frame of the general evaluator.
-    #[inline(never)]
-    fn eval_binary(
-        &mut self,
-        op: Op,
-        lhs: &Expr,
-        rhs: &Expr,
-        span: TextRange,
-        base: usize,
-    ) -> Res<Value> {
-        let a = self.operand(lhs, base)?;
-        let b = self.operand(rhs, base)?;
-        match (op, &a, &b) {
-            (Op::Add, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_add(*y))),
-            (Op::Sub, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_sub(*y))),
-            (Op::Mul, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_mul(*y))),
-            (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
-            (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
-            (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
-            (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
-            (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
-            (Op::Lt, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_lt()));
-            }
-            (Op::Le, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_le()));
-            }
-            _ => {}
-        }
-        self.binary(op, a, b).map_err(|e| self.locate(e, span))
-    }
-
-    /// A saturated call of a definition (the commonest call).
+    /// A saturated call of a definition (the commonest call). Argument
+    /// evaluation and the callee's body loop are inlined here, so a recursive
+    /// definition costs one native frame per call plus its body's operators.
     #[inline(never)]
     fn call_global(
         &mut self,
@@ -490,18 +431,68 @@ impl<'a> Machine<'a> {
         span: TextRange,
         base: usize,
     ) -> Res<Value> {
-        let new_base = self.stack.len();
-        self.push_args(args, base)?;
         let code = self.program.defs[def as usize].code;
-        self.invoke(code, new_base, None)
+        // The callee's frame is allocated first and the arguments evaluated
+        // straight into it (calls inside them build their frames above it).
+        // The filler is an `I64` so `store_operand` writes integers in place.
+        let new_base = self.stack.len();
+        let frame_size = self.program.codes[code as usize].frame_size as usize;
+        self.stack
+            .resize_with(new_base + frame_size.max(args.len()), || Value::I64(0));
+        for (i, arg) in args.iter().enumerate() {
+            self.store_operand(arg, base, new_base + i)?;
+        }
+        self.run_frame(code, new_base)
             .map_err(|e| self.locate(e, span))
+    }
+
+    /// Evaluates an argument into stack slot `at`. Integer leaves are
+    /// written in place: a `Value` moved through a `Result` temporary is
+    /// copied in pieces, and reading those back stalls store forwarding.
+    #[inline(always)]
+    fn store_operand(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
+        let quick = match arg {
+            Expr::I64(n) => Some(*n),
+            Expr::Local(slot) | Expr::LocalMove(slot) => match self.stack[base + *slot as usize] {
+                Value::I64(n) => Some(n),
+                _ => None,
+            },
+            Expr::LocalOpI64 {
+                op, slot, literal, ..
+            } => match self.stack[base + *slot as usize] {
+                Value::I64(x) => i64_arith(*op, x, *literal),
+                _ => None,
+            },
+            _ => None,
+        };
+        match quick {
+            Some(n) => {
+                // The slot holds the frame's `I64` filler: only the payload is
+                // written (an assignment would build the value in a temporary).
+                match &mut self.stack[at] {
+                    Value::I64(slot) => *slot = n,
+                    other => *other = Value::I64(n),
+                }
+                Ok(())
+            }
+            None => self.store_general(arg, base, at),
+        }
+    }
+
+    /// [`Self::store_operand`] for any argument; kept apart so the integer
+    /// path is not merged into this one's copy through a temporary.
+    #[inline(never)]
+    fn store_general(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
+        let value = self.operand(arg, base)?;
+        self.stack[at] = value;
+        Ok(())
     }
 
     /// [`Self::eval`] with the leaves (locals, literals) handled inline: most
     /// operands and arguments are leaves, and a recursive call per leaf would
     /// dominate small functions.
     #[inline(always)]
-    fn operand(&mut self, expr: &Expr, base: usize) -> Res<Value> {
+    pub(crate) fn operand(&mut self, expr: &Expr, base: usize) -> Res<Value> {
         match expr {
             Expr::Local(slot) => Ok(match &self.stack[base + *slot as usize] {
                 // Scalars copy without the general clone.
@@ -515,6 +506,13 @@ impl<'a> Machine<'a> {
             )),
             Expr::I64(n) => Ok(Value::I64(*n)),
             Expr::F64(x) => Ok(Value::F64(*x)),
+            Expr::LocalOpI64 {
+                op,
+                slot,
+                moved,
+                literal,
+                span,
+            } => self.local_op(*op, *slot, *moved, *literal, *span, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
             _ => self.eval(expr, base),
@@ -587,6 +585,7 @@ impl<'a> Machine<'a> {
                 self.eval_control(expr, base)
             }
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
+            Expr::LocalOpI64 { .. } => self.operand(expr, base),
             Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
                 Value::Bool(false) => Ok(Value::Bool(false)),
                 Value::Bool(true) => self.eval(rhs, base),
@@ -697,11 +696,13 @@ impl<'a> Machine<'a> {
                 cond,
                 then_branch,
                 else_branch,
-            } => Ok(if self.condition(cond, base)? {
-                then_branch
-            } else {
-                else_branch
-            }),
+            } => {
+                let holds = match self.quick_condition(cond, base) {
+                    Some(holds) => holds,
+                    None => self.condition(cond, base)?,
+                };
+                Ok(if holds { then_branch } else { else_branch })
+            }
             Expr::Let { slot, value, body } => {
                 let v = self.eval(value, base)?;
                 self.stack[base + *slot as usize] = v;
@@ -769,198 +770,5 @@ impl<'a> Machine<'a> {
             }
             _ => Rc::from(self.eval_all(items, base)?),
         })
-    }
-
-    /// Evaluates a `match` scrutinee and selects the arm. A pair literal
-    /// matched only by pair patterns (`match (a, b) with | (p, q) -> ...`) is
-    /// never built: its two values are matched directly.
-    fn scrutinize<'e>(
-        &mut self,
-        scrutinee: &Expr,
-        arms: &'e [Arm],
-        base: usize,
-        span: TextRange,
-    ) -> Res<&'e Expr> {
-        let pairs_only = |arm: &Arm| match &arm.pattern {
-            Pat::Tuple(patterns) => patterns.len() == 2,
-            Pat::Wild => true,
-            _ => false,
-        };
-        if let Expr::Tuple(items) = scrutinee
-            && let [first, second] = &items[..]
-            && arms.iter().all(pairs_only)
-        {
-            let a = self.operand(first, base)?;
-            let b = self.operand(second, base)?;
-            for arm in arms {
-                let fits = match &arm.pattern {
-                    Pat::Tuple(ps) => {
-                        self.matches(&ps[0], &a, base) && self.matches(&ps[1], &b, base)
-                    }
-                    _ => true,
-                };
-                if fits && self.guard_passes(arm, base)? {
-                    return Ok(&arm.body);
-                }
-            }
-            let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
-            return Err(self.locate(error, span));
-        }
-        let v = self.eval(scrutinee, base)?;
-        self.select_arm(arms, &v, base, span)
-    }
-
-    fn guard_passes(&mut self, arm: &Arm, base: usize) -> Res<bool> {
-        match &arm.guard {
-            None => Ok(true),
-            Some(guard) => match self.eval(guard, base)? {
-                Value::Bool(b) => Ok(b),
-                other => {
-                    Err(self.type_error(format!("a guard needs Bool, found {}", other.kind())))
-                }
-            },
-        }
-    }
-
-    fn select_arm<'e>(
-        &mut self,
-        arms: &'e [Arm],
-        v: &Value,
-        base: usize,
-        span: TextRange,
-    ) -> Res<&'e Expr> {
-        for arm in arms {
-            if self.matches(&arm.pattern, v, base) && self.guard_passes(arm, base)? {
-                return Ok(&arm.body);
-            }
-        }
-        let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
-        Err(self.locate(error, span))
-    }
-
-    fn matches(&mut self, pattern: &Pat, v: &Value, base: usize) -> bool {
-        match (pattern, v) {
-            (Pat::Wild, _) => true,
-            (Pat::Bind(slot), _) => {
-                self.stack[base + *slot as usize] = v.clone();
-                true
-            }
-            (Pat::Unit, Value::Unit) => true,
-            (Pat::Bool(a), Value::Bool(b)) => a == b,
-            (Pat::I64(a), Value::I64(b)) => a == b,
-            (Pat::U64(a), Value::U64(b)) => a == b,
-            (Pat::F64(a), Value::F64(b)) => f64_total_cmp(*a, *b) == Ordering::Equal,
-            (Pat::Str(a), Value::Str(b)) => **a == **b,
-            (
-                Pat::Variant { ty, tag, payload },
-                Value::Variant {
-                    ty: vt,
-                    tag: vg,
-                    payload: vp,
-                },
-            ) => {
-                tag == vg
-                    && ty == vt
-                    && match (payload, vp) {
-                        (None, _) => true,
-                        (Some(p), Some(inner)) => self.matches(p, inner, base),
-                        (Some(_), None) => false,
-                    }
-            }
-            (Pat::Record { fields }, Value::Record(_, values)) => {
-                fields.iter().all(|(i, p)| match values.get(*i as usize) {
-                    Some(field) => self.matches(p, field, base),
-                    None => false,
-                })
-            }
-            (Pat::Tuple(patterns), Value::Tuple(values)) => {
-                patterns.len() == values.len()
-                    && patterns
-                        .iter()
-                        .zip(values.iter())
-                        .all(|(p, x)| self.matches(p, x, base))
-            }
-            (Pat::List { elements, rest }, Value::List(list)) => {
-                let fits = match rest {
-                    None => list.len() == elements.len(),
-                    Some(_) => list.len() >= elements.len(),
-                };
-                if !fits
-                    || !elements
-                        .iter()
-                        .zip(list.iter())
-                        .all(|(p, x)| self.matches(p, x, base))
-                {
-                    return false;
-                }
-                if let Some(Some(slot)) = rest {
-                    self.stack[base + *slot as usize] = Value::List(list.skip(elements.len()));
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn binary(&self, op: Op, a: Value, b: Value) -> Res<Value> {
-        use Value::{F64, I64, U64};
-        if op == Op::Concat {
-            return match (a, b) {
-                (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(&y))),
-                (Value::Str(x), Value::Str(y)) => {
-                    let mut s = String::with_capacity(x.len() + y.len());
-                    s.push_str(&x);
-                    s.push_str(&y);
-                    Ok(Value::Str(Rc::from(s)))
-                }
-                (a, b) => Err(self.type_error(format!(
-                    "`++` does not apply to {} and {}",
-                    a.kind(),
-                    b.kind()
-                ))),
-            };
-        }
-        let value = match (op, &a, &b) {
-            (Op::Add, I64(x), I64(y)) => I64(x.wrapping_add(*y)),
-            (Op::Sub, I64(x), I64(y)) => I64(x.wrapping_sub(*y)),
-            (Op::Mul, I64(x), I64(y)) => I64(x.wrapping_mul(*y)),
-            (Op::Div | Op::Rem, I64(_), I64(0)) | (Op::Div | Op::Rem, U64(_), U64(0)) => {
-                return Err(self.fail(EvalCode::RuntimePanic, "division by zero"));
-            }
-            (Op::Div, I64(x), I64(y)) => I64(x.wrapping_div(*y)),
-            (Op::Rem, I64(x), I64(y)) => I64(x.wrapping_rem(*y)),
-            (Op::Add, U64(x), U64(y)) => U64(x.wrapping_add(*y)),
-            (Op::Sub, U64(x), U64(y)) => U64(x.wrapping_sub(*y)),
-            (Op::Mul, U64(x), U64(y)) => U64(x.wrapping_mul(*y)),
-            (Op::Div, U64(x), U64(y)) => U64(x / y),
-            (Op::Rem, U64(x), U64(y)) => U64(x % y),
-            (Op::Add, F64(x), F64(y)) => F64(x + y),
-            (Op::Sub, F64(x), F64(y)) => F64(x - y),
-            (Op::Mul, F64(x), F64(y)) => F64(x * y),
-            (Op::Div, F64(x), F64(y)) => F64(x / y),
-            (Op::Rem, F64(x), F64(y)) => F64(x % y),
-            (Op::Lt, F64(x), F64(y)) => Value::Bool(f64_total_cmp(*x, *y) == Ordering::Less),
-            (Op::Le, F64(x), F64(y)) => Value::Bool(f64_total_cmp(*x, *y) != Ordering::Greater),
-            (Op::Lt, I64(x), I64(y)) => Value::Bool(x < y),
-            (Op::Le, I64(x), I64(y)) => Value::Bool(x <= y),
-            (Op::Gt, I64(x), I64(y)) => Value::Bool(x > y),
-            (Op::Ge, I64(x), I64(y)) => Value::Bool(x >= y),
-            (Op::Eq, I64(x), I64(y)) => Value::Bool(x == y),
-            (Op::Ne, I64(x), I64(y)) => Value::Bool(x != y),
-            (Op::Eq, _, _) => Value::Bool(compare(&a, &b) == Ordering::Equal),
-            (Op::Ne, _, _) => Value::Bool(compare(&a, &b) != Ordering::Equal),
-            (Op::Lt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Less),
-            (Op::Le, _, _) => Value::Bool(compare(&a, &b) != Ordering::Greater),
-            (Op::Gt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Greater),
-            (Op::Ge, _, _) => Value::Bool(compare(&a, &b) != Ordering::Less),
-            _ => {
-                return Err(self.type_error(format!(
-                    "operator {op:?} does not apply to {} and {}",
-                    a.kind(),
-                    b.kind()
-                )));
-            }
-        };
-        Ok(value)
     }
 }

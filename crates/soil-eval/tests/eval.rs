@@ -629,3 +629,68 @@ fn programs_are_shareable_and_worlds_movable() {
     movable::<World>();
     movable::<RunError>();
 }
+
+const LOCAL_LITERAL: &str = r#"
+ops : (n : I64) -> (I64, I64, I64, I64, I64, Bool, Bool, Bool, Bool, Bool, Bool)
+ops n = (n + 1, n - 1, n * 3, n / 2, n % 2, n == 0, n != 0, n < 2, n <= 2, n > 2, n >= 2)
+sign : (n : I64) -> I64
+sign n = if n < 0 then 0 - 1 else if n == 0 then 0 else 1
+halve : (n : I64) -> I64
+halve n = n / 0
+bump : (u : U64) -> U64
+bump u = u + 1
+below : (x : F64) -> (Bool, Bool)
+below x = (x < 2, if x < 2 then true else false)
+fib : (n : I64) -> I64
+fib n = if n < 2 then n else fib (n - 1) + fib (n - 2)
+"#;
+
+/// `local <op> literal` is evaluated by a fused instruction with an `I64`
+/// fast path: its results, wrapping, panics and their locations must be the
+/// general operators' exactly.
+#[test]
+fn fused_local_literal_operators_agree_with_the_general_path() {
+    check(
+        LOCAL_LITERAL,
+        "ops",
+        "[7]",
+        expect![["[8,6,21,3,1,false,true,false,false,true,true]"]],
+    );
+    check(
+        LOCAL_LITERAL,
+        "ops",
+        "[9223372036854775807]",
+        expect![[
+            "[-9223372036854775808,9223372036854775806,9223372036854775805,4611686018427387903,1,false,true,false,false,true,true]"
+        ]],
+    );
+    check(
+        LOCAL_LITERAL,
+        "ops",
+        "[-9223372036854775808]",
+        expect![[
+            "[-9223372036854775807,9223372036854775807,-9223372036854775808,-4611686018427387904,0,false,true,true,true,false,false]"
+        ]],
+    );
+    check(LOCAL_LITERAL, "sign", "[-5]", expect![["-1"]]);
+    check(LOCAL_LITERAL, "sign", "[0]", expect![["0"]]);
+    check(LOCAL_LITERAL, "sign", "[5]", expect![["1"]]);
+    check(LOCAL_LITERAL, "fib", "[20]", expect![["6765"]]);
+    check(
+        LOCAL_LITERAL,
+        "halve",
+        "[4]",
+        expect![["panic: runtime-panic @7:11 division by zero [#0 in halve]"]],
+    );
+    // Not an `I64` local: the general operator decides (here, a type error
+    // located at the operator).
+    check(
+        LOCAL_LITERAL,
+        "bump",
+        "[1]",
+        expect![[
+            "panic: runtime-type-error @9:10 operator Add does not apply to U64 and I64 [#0 in bump]"
+        ]],
+    );
+    check(LOCAL_LITERAL, "below", "[1.5]", expect![["[false,false]"]]);
+}
