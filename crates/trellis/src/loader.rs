@@ -298,4 +298,62 @@ mod tests {
         assert!(!loader.refresh().change.is_empty());
         assert!(loader.refresh().change.is_empty());
     }
+
+    /// What a change feed names is refreshed, and nothing else: an edit, a new
+    /// file, a removal, a file that stopped being UTF-8 (kept as a problem until
+    /// it is fixed), and a path inside a hidden directory (ignored).
+    #[test]
+    fn refreshing_named_paths_sets_adds_and_removes_exactly_those() {
+        let root = std::env::temp_dir().join(format!("trellis-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m/.cache")).expect("create root");
+        for (path, text) in [("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")] {
+            std::fs::write(root.join(path), text).expect("write");
+        }
+        let mut loader = RootLoader::new(root.clone());
+        assert_eq!(loader.refresh().change.files.len(), 3);
+
+        std::fs::write(root.join("m/a.tr"), "edited").expect("write");
+        std::fs::write(root.join("m/new.soil"), "new").expect("write");
+        std::fs::remove_file(root.join("m/c.lock")).expect("remove");
+        std::fs::write(root.join("m/b.soil"), [0xff, 0xfe]).expect("write");
+        std::fs::write(root.join("m/.cache/x.tr"), "hidden").expect("write");
+        let named = [
+            "m/a.tr",
+            "m/new.soil",
+            "m/c.lock",
+            "m/b.soil",
+            "m/.cache/x.tr",
+        ];
+        let refresh = loader.refresh_paths(named.map(String::from));
+        let files: Vec<(&str, Option<&str>)> = refresh
+            .change
+            .files
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_deref()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("m/a.tr", Some("edited")),
+                ("m/c.lock", None),
+                ("m/new.soil", Some("new")),
+            ]
+        );
+        let problems: Vec<&str> = refresh.problems.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(problems, ["root-unreadable"], "b.soil is not UTF-8");
+
+        std::fs::write(root.join("m/b.soil"), "fixed").expect("write");
+        let refresh = loader.refresh_paths(["m/b.soil".to_owned()]);
+        assert!(
+            refresh.problems.is_empty(),
+            "a fixed file clears its problem"
+        );
+        assert_eq!(refresh.change.files.len(), 1);
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
 }
