@@ -55,7 +55,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
                 fields.remove("timings");
             }
             let _ = writeln!(out, "{result}");
-            0
+            u8::from(result.get("problems").is_some())
         }
         Command::Status { json: false } => status_table(out, result),
         Command::Check { .. } => check_report(out, result),
@@ -116,14 +116,27 @@ fn check_report(out: &mut impl Write, result: &Value) -> u8 {
     } else {
         let _ = writeln!(
             out,
-            "checked {checked} definitions: {} problems",
-            errors.len()
+            "checked {checked} definitions: {}",
+            counted(errors.len(), "problem")
         );
         1
     }
 }
 
+/// `1 problem`, `2 problems`.
+fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 fn status_table(out: &mut impl Write, result: &Value) -> u8 {
+    // Files that could not be loaded come first: the rows below show what the
+    // database last read of them, which the disk no longer says.
+    let problems = result["problems"].as_array().cloned().unwrap_or_default();
+    diagnostics(out, &problems);
     let rows = result["definitions"]
         .as_array()
         .cloned()
@@ -166,12 +179,20 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         .count();
     let mut summary = format!("{green} of {} definitions green", definitions.len());
     if flagged_scopes > 0 {
+        let verb = if flagged_scopes == 1 { "needs" } else { "need" };
         summary.push_str(&format!(
-            "; {flagged_scopes} decision scopes need attention"
+            "; {} {verb} attention",
+            counted(flagged_scopes, "decision scope")
+        ));
+    }
+    if !problems.is_empty() {
+        summary.push_str(&format!(
+            "; {} could not be loaded",
+            counted(problems.len(), "file")
         ));
     }
     let _ = writeln!(out, "{summary}");
-    0
+    u8::from(!problems.is_empty())
 }
 
 /// One line per progress event of a long command (on stderr).

@@ -202,3 +202,36 @@ fn status_reports_a_broken_config() {
         assert!(rendered.contains("config-invalid"), "{args:?}: {run:?}");
     }
 }
+
+/// A file that turns unreadable (here: not UTF-8) is reported with its code and
+/// path by `check` and by `status`, through the daemon's change feed and in a
+/// fresh process alike, and the status rows are not passed off as current.
+#[test]
+fn a_file_that_stops_being_utf8_is_reported_by_check_and_status() {
+    let root = Root::examples_with_daemon();
+    root.run(&["status", "--json"]).ok();
+    std::fs::write(root.path("csvstats/median.soil"), [0xff, 0xfe, b'\n']).expect("write");
+    for daemon in [true, false] {
+        let prefix: &[&str] = if daemon { &[] } else { &["--no-daemon"] };
+        let check = root.run(&[prefix, &["check"]].concat());
+        assert_error(&check, "root-unreadable");
+        assert!(
+            check.stdout.contains("--> csvstats/median.soil"),
+            "{check:?}"
+        );
+        assert!(check.stdout.contains("1 problem\n"), "{check:?}");
+
+        let table = root.run(&[prefix, &["status"]].concat());
+        assert_error(&table, "root-unreadable");
+        assert!(
+            table.stdout.contains("1 file could not be loaded"),
+            "{table:?}"
+        );
+
+        let json = root.run(&[prefix, &["status", "--json"]].concat());
+        assert_eq!(json.code, Some(1), "{json:?}");
+        let problem = &json.json()["problems"][0];
+        assert_eq!(problem["code"], "root-unreadable", "{json:?}");
+        assert_eq!(problem["file"]["value"], "csvstats/median.soil", "{json:?}");
+    }
+}

@@ -59,5 +59,11 @@ pub fn status(service: &mut Service, _params: &Value) -> Result<Value, RpcError>
             })
         })
         .collect();
-    Ok(json!({ "definitions": definitions }))
+    let mut answer = json!({ "definitions": definitions });
+    // Only when there are any, so a clean root's document stays as it was.
+    let problems = service.load_problems();
+    if !problems.is_empty() {
+        answer["problems"] = problems.iter().map(|d| d.to_json()).collect();
+    }
+    Ok(answer)
 }

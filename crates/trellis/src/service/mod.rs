@@ -47,7 +47,8 @@ impl Service {
     /// `TRELLIS_WATCH=off` or the platform cannot watch (then it stats every file).
     pub fn watching(root: PathBuf) -> Self {
         let mut service = Service::new(root);
-        let disabled = std::env::var("TRELLIS_WATCH").is_ok_and(|value| value == "off");
+        let disabled = std::env::var("TRELLIS_WATCH")
+            .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
         if !disabled {
             match RootWatch::new(service.root()) {
                 Ok(watch) => service.watch = Some(watch),
