@@ -49,6 +49,33 @@ pub fn lookup(code: &str) -> Option<&'static CodeEntry> {
     registry().codes.iter().find(|entry| entry.code == code)
 }
 
+/// Where the registry disagrees with what a crate declares of its codes, as
+/// `(code, source, repair_class, spec_ref)`: one line per missing code or differing
+/// field. Crates whose codes carry a class and section assert this is empty.
+pub fn mismatches<'a>(
+    declared: impl IntoIterator<Item = (&'a str, &'a str, &'a str, &'a str)>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for (code, source, repair_class, spec_ref) in declared {
+        let Some(entry) = lookup(code) else {
+            found.push(format!("{code}: not registered"));
+            continue;
+        };
+        for (field, registered, declared) in [
+            ("source", &entry.source, source),
+            ("repair_class", &entry.repair_class, repair_class),
+            ("spec_ref", &entry.spec_ref, spec_ref),
+        ] {
+            if registered != declared {
+                found.push(format!(
+                    "{code}: {field} is {registered:?} in the registry, {declared:?} in code"
+                ));
+            }
+        }
+    }
+    found
+}
+
 /// The codes in `codes` that the registry lacks; crates call this from a test over
 /// their full code list so an unregistered code fails the build.
 pub fn missing_codes<'a>(codes: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
@@ -61,6 +88,29 @@ pub fn missing_codes<'a>(codes: impl IntoIterator<Item = &'a str>) -> Vec<&'a st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mismatches_name_the_missing_code_and_the_differing_field() {
+        let entry = &registry().codes[0];
+        let (code, source) = (entry.code.as_str(), entry.source.as_str());
+        let declared = [
+            (
+                code,
+                source,
+                entry.repair_class.as_str(),
+                entry.spec_ref.as_str(),
+            ),
+            (code, source, "no-such-class", entry.spec_ref.as_str()),
+            ("no-such-code", "trellis", "fix-spec", "design#1"),
+        ];
+        let found = mismatches(declared);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].starts_with(&format!("{code}: repair_class is")),
+            "{found:?}"
+        );
+        assert_eq!(found[1], "no-such-code: not registered");
+    }
 
     #[test]
     fn the_embedded_registry_is_well_formed() {

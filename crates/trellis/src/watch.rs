@@ -32,6 +32,8 @@ pub struct RootWatch {
     /// Set when renewing the watches failed: until a renewal succeeds, every drain
     /// says `Everything` rather than trusting a partial watch.
     incomplete: bool,
+    /// Where events are read into; kept, since every request drains the queue.
+    buffer: Vec<u8>,
 }
 
 impl RootWatch {
@@ -43,6 +45,7 @@ impl RootWatch {
             inotify: sys::init()?,
             dirs: FxHashMap::default(),
             incomplete: false,
+            buffer: vec![0; 64 * 1024],
         };
         watch.watch_tree()?;
         Ok(watch)
@@ -71,7 +74,7 @@ impl RootWatch {
     pub fn take(&mut self) -> Dirty {
         let mut paths = BTreeSet::new();
         let mut everything = false;
-        let mut buffer = vec![0u8; 64 * 1024];
+        let mut buffer = std::mem::take(&mut self.buffer);
         loop {
             let read = match self.inotify.read(&mut buffer) {
                 Ok(0) => break,
@@ -91,6 +94,7 @@ impl RootWatch {
                 }
             }
         }
+        self.buffer = buffer;
         if everything || self.incomplete {
             // New directories need watches.
             self.incomplete = self.watch_tree().is_err();

@@ -428,7 +428,6 @@ pub(super) fn property_rows(input: &SuiteInput, prepared: &Prepared, parts: &Sig
 pub(super) fn requires_rows(
     input: &SuiteInput,
     prepared: &Prepared,
-    _parts: &SigParts,
     cases: &[ExpectCase],
 ) -> Vec<Row> {
     let program = &prepared.guarded;

@@ -290,7 +290,7 @@ pub fn run_suite(
     for row in derived::property_rows(input, &prepared, &parts) {
         push(&mut outcome, row);
     }
-    for row in derived::requires_rows(input, &prepared, &parts, &expect_inputs) {
+    for row in derived::requires_rows(input, &prepared, &expect_inputs) {
         push(&mut outcome, row);
     }
     let (ensures, not_derived) = derived::ensures_rows(input, &prepared, &parts);
