@@ -45,25 +45,28 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// A database holding `files` (the synthetic root), with or without a query log.
+fn load_root(files: &[(String, String)], logged: bool) -> RootDatabase {
+    let mut db = if logged {
+        RootDatabase::with_query_log()
+    } else {
+        RootDatabase::default()
+    };
+    let mut change = Change::default();
+    for (path, text) in files {
+        if path == "soil.toml" {
+            change.set_config(text.clone());
+        } else {
+            change.set_file(path.clone(), text.clone());
+        }
+    }
+    change.apply(&mut db);
+    db
+}
+
 fn measure(definitions: usize, logged: bool) -> Measure {
     let files = trellis_db::synthetic::synthetic_root(definitions);
-    let load = || {
-        let mut db = if logged {
-            RootDatabase::with_query_log()
-        } else {
-            RootDatabase::default()
-        };
-        let mut change = Change::default();
-        for (path, text) in &files {
-            if path == "soil.toml" {
-                change.set_config(text.clone());
-            } else {
-                change.set_file(path.clone(), text.clone());
-            }
-        }
-        change.apply(&mut db);
-        db
-    };
+    let load = || load_root(&files, logged);
     let mut colds = Vec::new();
     for _ in 0..3 {
         let started = Instant::now();
@@ -147,16 +150,7 @@ fn main() {
     if let Ok(rounds) = std::env::var("WARM_ONLY") {
         // Profiling aid: one root, many prose edits.
         let files = trellis_db::synthetic::synthetic_root(2_000);
-        let mut db = RootDatabase::default();
-        let mut change = Change::default();
-        for (path, text) in &files {
-            if path == "soil.toml" {
-                change.set_config(text.clone());
-            } else {
-                change.set_file(path.clone(), text.clone());
-            }
-        }
-        change.apply(&mut db);
+        let mut db = load_root(&files, false);
         compute_everything(&db);
         let spec_path = trellis_db::synthetic::spec_path(20);
         let spec_text = files
