@@ -1,32 +1,33 @@
 //! Benchmark: every hash, the environment and every program of a synthetic root,
 //! cold and then after one prose edit and one leaf-body edit, at N = 200 and
-//! N = 2,000 definitions. Prints warm/cold ratios and how many queries salsa
-//! re-executed (from its event log): work should follow the edit, not the root.
+//! N = 2,000 definitions, read as root-wide consumers read them: one hash table and
+//! one program table per module (design §7.3). Prints warm/cold ratios and how many
+//! queries salsa re-executed (from its event log): work should follow the edit, not
+//! the root.
 //!
 //! Run: `cargo run --release -p trellis-db --example db_bench`
 
 use std::time::{Duration, Instant};
 
 use trellis_db::{
-    Change, RootDatabase, Workspace, all_code_items, env_json, program_json, root_index, soil_hash,
-    spec_hashes,
+    Change, Module, RootDatabase, Workspace, all_code_items, env_json, module_hashes,
+    module_programs, root_index,
 };
 
+/// Every hash and program of the root, read as whole-root consumers read them:
+/// one table of each per module (design §7.3), then the environment.
 fn compute_everything(db: &RootDatabase) -> usize {
     let mut work = 0;
     let index = root_index(db, Workspace::get(db));
-    for files in index.modules.values() {
-        for &file in files.specs.values() {
-            let _ = spec_hashes(db, file);
-            work += 1;
-        }
+    for name in index.modules.keys() {
+        let module = Module::new(db, name.clone());
+        work += module_hashes(db, module).len();
+        work += module_programs(db, module)
+            .iter()
+            .map(|(_, program)| program.len())
+            .sum::<usize>();
     }
-    work += env_json(db).len();
-    for &item in all_code_items(db) {
-        let _ = soil_hash(db, item);
-        work += program_json(db, item).len();
-    }
-    work
+    work + env_json(db).len()
 }
 
 struct Measure {

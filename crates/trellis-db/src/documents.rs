@@ -3,6 +3,8 @@
 //! embedded Soil text comes from the canonical printer, so the documents are
 //! byte-stable whatever the source formatting.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use soil_syntax::ast::{self, TypeDeclBody, VariantPayload};
 
@@ -62,7 +64,7 @@ pub fn env_json(db: &dyn Db) -> String {
 /// each member's memoized entry, so an edited body re-renders one entry and its
 /// callers' programs only re-join text.
 #[salsa::tracked(returns(ref))]
-pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> String {
+pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<str> {
     let mut json = String::from(r#"{"definitions":["#);
     let mut first = true;
     for (module, name) in program_order(db, item).iter() {
@@ -76,7 +78,7 @@ pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> String {
         }
     }
     json.push_str("]}");
-    json
+    json.into()
 }
 
 /// One definition's entry of `program.json` (§7.2); `None` until it has a body.

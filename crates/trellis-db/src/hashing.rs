@@ -14,7 +14,7 @@ use crate::config::root_config;
 use crate::db::Db;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
-use crate::index::root_index;
+use crate::index::{Module, root_index};
 use crate::refs::{FreeRef, type_refs};
 use crate::resolve::{Target, resolve, type_index};
 use crate::soil::{Item, ItemKind, free_refs, hash_form};
@@ -154,29 +154,43 @@ pub(crate) fn cycles_by_member(
 #[salsa::tracked(returns(ref))]
 pub fn all_code_items(db: &dyn Db) -> Vec<Item<'_>> {
     let index = root_index(db, Workspace::get(db));
-    let mut items = Vec::new();
-    for (module, files) in &index.modules {
-        let mut names: BTreeSet<&str> = files
-            .soils
-            .keys()
-            .chain(files.specs.keys())
-            .map(String::as_str)
-            .filter(|name| ItemKind::of(name) == ItemKind::Function)
-            .collect();
-        if let Some(private) = files.private_soil {
-            names.extend(
-                crate::soil::module_helpers(db, private)
-                    .iter()
-                    .map(String::as_str),
-            );
-        }
-        items.extend(
-            names
-                .into_iter()
-                .map(|name| Item::new(db, module.clone(), name.to_owned())),
+    index
+        .modules
+        .keys()
+        .flat_map(|module| {
+            module_code_items(db, Module::new(db, module.clone()))
+                .iter()
+                .copied()
+        })
+        .collect()
+}
+
+/// Every function and helper item of one module, in name order: the public
+/// definitions with a spec or a body, and the helpers `_private.soil` defines.
+#[salsa::tracked(returns(ref))]
+pub fn module_code_items<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<Item<'db>> {
+    let index = root_index(db, Workspace::get(db));
+    let Some(files) = index.module(module.name(db)) else {
+        return Vec::new();
+    };
+    let mut names: BTreeSet<&str> = files
+        .soils
+        .keys()
+        .chain(files.specs.keys())
+        .map(String::as_str)
+        .filter(|name| ItemKind::of(name) == ItemKind::Function)
+        .collect();
+    if let Some(private) = files.private_soil {
+        names.extend(
+            crate::soil::module_helpers(db, private)
+                .iter()
+                .map(String::as_str),
         );
     }
-    items
+    names
+        .into_iter()
+        .map(|name| Item::new(db, module.name(db).clone(), name.to_owned()))
+        .collect()
 }
 
 /// `soil0-builtin/<major>`: builtins move every hash only when soil0's major does.

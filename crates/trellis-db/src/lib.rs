@@ -28,6 +28,7 @@ mod soil;
 mod spec;
 mod status;
 pub mod synthetic;
+mod tables;
 
 pub use assembly::{
     ProgramDef, program_cycle, program_cycle_free, program_def, program_order, program_refs,
@@ -44,7 +45,8 @@ pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_ha
 pub use documents::{env_json, program_json};
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{
-    all_code_items, call_cycle, call_cycle_free, resolved_refs, soil_hash, type_cycles, type_hash,
+    all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs, soil_hash,
+    type_cycles, type_hash,
 };
 pub use index::{Module, ModuleFiles, RootIndex, root_index};
 pub use lockgen::{
@@ -68,3 +70,4 @@ pub use status::{
     lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status,
     spec_file,
 };
+pub use tables::{DefinitionHashes, module_hashes, module_programs};
