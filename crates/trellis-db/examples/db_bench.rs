@@ -10,8 +10,7 @@
 use std::time::{Duration, Instant};
 
 use trellis_db::{
-    Change, Module, RootDatabase, Workspace, all_code_items, env_json, module_hashes,
-    module_programs, root_index,
+    Change, Module, RootDatabase, Workspace, env_json, module_hashes, module_programs, root_index,
 };
 
 /// Every hash and program of the root, read as whole-root consumers read them:
@@ -65,6 +64,56 @@ fn load_root(files: &[(String, String)], logged: bool) -> RootDatabase {
     db
 }
 
+/// The text of `path` in the synthetic root.
+fn text_of(files: &[(String, String)], path: &str) -> String {
+    files
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, t)| t.clone())
+        .expect("the synthetic root has the file")
+}
+
+/// Round `round`'s prose edit of a spec.
+fn prose_edit(spec: &str, round: usize) -> String {
+    spec.replacen(
+        "A generated definition",
+        &format!("A generated definition, revision {round}."),
+        1,
+    )
+}
+
+/// Round `round`'s edit of a leaf's body.
+fn leaf_edit(soil: &str, round: usize) -> String {
+    soil.replacen(" + ", &format!(" + {round} + "), 1)
+}
+
+/// Profiling aid: one root of `WARM_N` definitions (2,000 unless set), `rounds`
+/// prose edits (leaf-body edits with `WARM_LEAF` set), each followed by a pass.
+fn profile_warm_passes(rounds: usize) {
+    let n: usize = std::env::var("WARM_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let files = trellis_db::synthetic::synthetic_root(n);
+    let mut db = load_root(&files, false);
+    compute_everything(&db);
+    let leaf = std::env::var_os("WARM_LEAF").is_some();
+    let (path, edit): (String, fn(&str, usize) -> String) = if leaf {
+        (trellis_db::synthetic::soil_path(0), leaf_edit)
+    } else {
+        (trellis_db::synthetic::spec_path(20), prose_edit)
+    };
+    let text = text_of(&files, &path);
+    let started = Instant::now();
+    for round in 0..rounds {
+        let mut change = Change::default();
+        change.set_file(path.clone(), edit(&text, round));
+        change.apply(&mut db);
+        compute_everything(&db);
+    }
+    println!("{:?} per warm pass", started.elapsed() / rounds as u32);
+}
+
 fn measure(definitions: usize, logged: bool) -> Measure {
     let files = trellis_db::synthetic::synthetic_root(definitions);
     let load = || load_root(&files, logged);
@@ -77,39 +126,11 @@ fn measure(definitions: usize, logged: bool) -> Measure {
     }
     let mut db = load();
     compute_everything(&db);
-    if std::env::var_os("PROBE").is_some() {
-        let started = Instant::now();
-        for _ in 0..std::env::var("PROBE")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1)
-        {
-            compute_everything(&db);
-        }
-        eprintln!("same revision pass: {:?}", started.elapsed());
-        let started = Instant::now();
-        let index = root_index(&db, Workspace::get(&db));
-        let items = all_code_items(&db).clone();
-        eprintln!(
-            "index clone + all_code_items: {:?} ({} items, {} modules)",
-            started.elapsed(),
-            items.len(),
-            index.modules.len()
-        );
-    }
     // A middle definition's spec (prose edit) and a leaf's body (leaf-body edit).
     let spec_path = trellis_db::synthetic::spec_path(20);
     let soil_path = trellis_db::synthetic::soil_path(0);
-    let spec_text = files
-        .iter()
-        .find(|(p, _)| *p == spec_path)
-        .map(|(_, t)| t.clone())
-        .expect("spec");
-    let soil_text = files
-        .iter()
-        .find(|(p, _)| *p == soil_path)
-        .map(|(_, t)| t.clone())
-        .expect("soil");
+    let spec_text = text_of(&files, &spec_path);
+    let soil_text = text_of(&files, &soil_path);
     let edit = |db: &mut RootDatabase, path: &str, text: String| {
         let mut change = Change::default();
         change.set_file(path, text);
@@ -125,16 +146,10 @@ fn measure(definitions: usize, logged: bool) -> Measure {
     let mut prose_count = 0;
     let mut leaf_count = 0;
     for round in 0..ROUNDS {
-        let note = format!("A generated definition, revision {round}.");
-        let (t, n) = edit(
-            &mut db,
-            &spec_path,
-            spec_text.replacen("A generated definition", &note, 1),
-        );
+        let (t, n) = edit(&mut db, &spec_path, prose_edit(&spec_text, round));
         prose.push(t);
         prose_count = n;
-        let body = soil_text.replacen(" + ", &format!(" + {round} + "), 1);
-        let (t, n) = edit(&mut db, &soil_path, body);
+        let (t, n) = edit(&mut db, &soil_path, leaf_edit(&soil_text, round));
         leaf.push(t);
         leaf_count = n;
     }
@@ -149,28 +164,7 @@ fn measure(definitions: usize, logged: bool) -> Measure {
 
 fn main() {
     if let Ok(rounds) = std::env::var("WARM_ONLY") {
-        // Profiling aid: one root, many prose edits.
-        let files = trellis_db::synthetic::synthetic_root(2_000);
-        let mut db = load_root(&files, false);
-        compute_everything(&db);
-        let spec_path = trellis_db::synthetic::spec_path(20);
-        let spec_text = files
-            .iter()
-            .find(|(p, _)| *p == spec_path)
-            .map(|(_, t)| t.clone())
-            .expect("spec");
-        let started = Instant::now();
-        let rounds: usize = rounds.parse().unwrap_or(100);
-        for round in 0..rounds {
-            let mut change = Change::default();
-            change.set_file(
-                spec_path.clone(),
-                spec_text.replacen("A generated", &format!("Edit {round}, a generated"), 1),
-            );
-            change.apply(&mut db);
-            compute_everything(&db);
-        }
-        println!("{:?} per warm pass", started.elapsed() / rounds as u32);
+        profile_warm_passes(rounds.parse().unwrap_or(100));
         return;
     }
     println!("trellis-db: every hash, env and program of a synthetic root (median of runs)");

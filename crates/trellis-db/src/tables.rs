@@ -3,7 +3,6 @@
 //! pass after an edit confirms one memo per untouched module instead of one per
 //! definition, and re-joins only the tables whose entries moved.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use trellis_hash::Digest;
@@ -33,29 +32,29 @@ pub fn module_hashes<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<Definitio
     let Some(files) = index.module(module.name(db)) else {
         return Vec::new();
     };
-    let mut rows: BTreeMap<&str, DefinitionHashes> = files
-        .specs
-        .iter()
-        .map(|(name, &file)| {
-            let row = DefinitionHashes {
-                name: name.clone(),
-                spec: Some(spec_hashes(db, file)),
-                soil_hash: None,
-            };
-            (name.as_str(), row)
-        })
-        .collect();
-    for &item in module_code_items(db, module) {
+    // Both sides are in name order: merge them.
+    let spec_row = |name: &String, file| DefinitionHashes {
+        name: name.clone(),
+        spec: Some(spec_hashes(db, file)),
+        soil_hash: None,
+    };
+    let items = module_code_items(db, module);
+    let mut specs = files.specs.iter().peekable();
+    let mut rows = Vec::with_capacity(files.specs.len().max(items.len()));
+    for &item in items {
         let name = item.name(db);
-        rows.entry(name)
-            .or_insert_with(|| DefinitionHashes {
-                name: name.clone(),
-                spec: None,
-                soil_hash: None,
-            })
-            .soil_hash = soil_hash(db, item);
+        while let Some((spec, &file)) = specs.next_if(|(spec, _)| *spec < name) {
+            rows.push(spec_row(spec, file));
+        }
+        let spec = specs.next_if(|(spec, _)| *spec == name);
+        rows.push(DefinitionHashes {
+            name: name.clone(),
+            spec: spec.map(|(_, &file)| spec_hashes(db, file)),
+            soil_hash: soil_hash(db, item),
+        });
     }
-    rows.into_values().collect()
+    rows.extend(specs.map(|(name, &file)| spec_row(name, file)));
+    rows
 }
 
 /// The `program.json` of every function and helper of `module`, by name in name
