@@ -305,23 +305,14 @@ pub fn decode_bundle(bundle: Source<'_>) -> Result<Bundle, Vec<Diagnostic>> {
     };
     let env = optional_text(object.get("env"), "$.env", &error, &mut errors);
     let program = optional_text(object.get("program"), "$.program", &error, &mut errors);
-    let mut cases = Vec::new();
-    match object.get("cases") {
-        Some(Value::Array(items)) => {
-            for (index, item) in items.iter().enumerate() {
-                if let Some(case) =
-                    decode_case(item, &format!("$.cases[{index}]"), &error, &mut errors)
-                {
-                    cases.push(case);
-                }
-            }
-        }
-        Some(other) => errors.push(error(
-            "$.cases",
-            format!("expected an array, found {}", kind(other)),
-        )),
-        None => {}
-    }
+    let items = array(object.get("cases"), "$.cases", &error, &mut errors);
+    let cases: Vec<Case> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| {
+            decode_case(item, &format!("$.cases[{index}]"), &error, &mut errors)
+        })
+        .collect();
     if errors.is_empty() {
         Ok(Bundle {
             env,
@@ -346,17 +337,7 @@ fn decode_case(
     let before = errors.len();
     let name = text(object.get("name"), &format!("{at}.name"), error, errors);
     let def = text(object.get("def"), &format!("{at}.def"), error, errors);
-    let args = match object.get("args") {
-        Some(Value::Array(items)) => items.clone(),
-        Some(other) => {
-            errors.push(error(
-                &format!("{at}.args"),
-                format!("expected an array, found {}", kind(other)),
-            ));
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let args = array(object.get("args"), &format!("{at}.args"), error, errors).to_vec();
     let expect = decode_expect(object.get("expect"), &format!("{at}.expect"), error, errors);
     let fakes = match object.get("fakes") {
         Some(Value::Object(map)) => map.clone(),
@@ -456,6 +437,26 @@ fn object<'v>(
         }
     }
     (errors.len() == before).then_some(map)
+}
+
+/// `value` as an array: absent is empty; anything else is an error (and empty).
+fn array<'v>(
+    value: Option<&'v Value>,
+    at: &str,
+    error: &ErrorAt<'_>,
+    errors: &mut Vec<Diagnostic>,
+) -> &'v [Value] {
+    match value {
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            errors.push(error(
+                at,
+                format!("expected an array, found {}", kind(other)),
+            ));
+            &[]
+        }
+        None => &[],
+    }
 }
 
 fn text(

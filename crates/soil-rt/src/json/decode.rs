@@ -114,6 +114,14 @@ impl<'a> Decoder<'a> {
             .with_note(format!("at JSON path {path}"))
     }
 
+    /// `fail` with the path extended by the field `key` the error is about.
+    fn fail_in_field(&mut self, key: &str, code: JsonCode, at: u32, message: String) -> Diagnostic {
+        self.path.push(Segment::Field(key.into()));
+        let error = self.fail(code, at, message);
+        self.path.pop();
+        error
+    }
+
     fn mismatch(&mut self, node: &Node<'_>, expected: &RtType) -> Diagnostic {
         let message = format!(
             "expected {}, found {}",
@@ -278,14 +286,12 @@ impl<'a> Decoder<'a> {
     fn check_duplicates(&mut self, members: &[Member<'_>]) -> Result<(), Diagnostic> {
         for (i, (key, (at, _), _)) in members.iter().enumerate() {
             if members[..i].iter().any(|(k, _, _)| k == key) {
-                self.path.push(Segment::Field(key.clone()));
-                let error = self.fail(
+                return Err(self.fail_in_field(
+                    key,
                     JsonCode::DuplicateField,
                     *at,
                     format!("the key {key:?} appears twice"),
-                );
-                self.path.pop();
-                return Err(error);
+                ));
             }
         }
         Ok(())
@@ -302,44 +308,38 @@ impl<'a> Decoder<'a> {
         let tag_node = match members.iter().position(|(k, _, _)| k == "tag") {
             Some(i) => &members[i],
             None => {
-                self.path.push(Segment::Field("tag".into()));
-                let error = self.fail(
+                return Err(self.fail_in_field(
+                    "tag",
                     JsonCode::MissingField,
                     node.at,
                     "missing field \"tag\"".into(),
-                );
-                self.path.pop();
-                return Err(error);
+                ));
             }
         };
         let Kind::String(tag_name) = &tag_node.2.kind else {
-            self.path.push(Segment::Field("tag".into()));
             let found = tag_node.2.kind.describe();
-            let error = self.fail(
+            return Err(self.fail_in_field(
+                "tag",
                 JsonCode::TypeMismatch,
                 tag_node.2.at,
                 format!("expected a variant name string, found {found}"),
-            );
-            self.path.pop();
-            return Err(error);
+            ));
         };
         let Some(TypeBody::Sum(variants)) = env.decl(ty).map(|d| &d.body) else {
             return Err(self.fail(JsonCode::TypeMismatch, node.at, "not a sum type".into()));
         };
         let Some(tag) = variants.iter().position(|v| v.name == *tag_name) else {
-            self.path.push(Segment::Field("tag".into()));
             let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
             let type_name = env.decl(ty).map_or("?", |d| d.name.as_str());
-            let error = self.fail(
+            return Err(self.fail_in_field(
+                "tag",
                 JsonCode::UnknownTag,
                 tag_node.2.at,
                 format!(
                     "{tag_name:?} is not a variant of {type_name} (expected one of {})",
                     names.join(", ")
                 ),
-            );
-            self.path.pop();
-            return Err(error);
+            ));
         };
         // The tag must come first in canonical text, but a reader accepts any
         // order; only the set of keys matters.
@@ -347,27 +347,23 @@ impl<'a> Decoder<'a> {
         let payload = match &variants[tag].payload {
             Payload::None => {
                 if let Some((key, (at, _), _)) = rest.first() {
-                    self.path.push(Segment::Field(key.clone()));
-                    let error = self.fail(
+                    return Err(self.fail_in_field(
+                        key,
                         JsonCode::ExtraField,
                         *at,
                         format!("unexpected field {key:?}: variant {tag_name} has no payload"),
-                    );
-                    self.path.pop();
-                    return Err(error);
+                    ));
                 }
                 None
             }
             Payload::Positional(payload_ty) => {
                 if let Some((key, (at, _), _)) = rest.iter().find(|(k, _, _)| k != "value") {
-                    self.path.push(Segment::Field(key.clone()));
-                    let error = self.fail(
+                    return Err(self.fail_in_field(
+                        key,
                         JsonCode::ExtraField,
                         *at,
                         format!("unexpected field {key:?}"),
-                    );
-                    self.path.pop();
-                    return Err(error);
+                    ));
                 }
                 self.path.push(Segment::Field("value".into()));
                 let Some((_, _, value)) = rest.first() else {
@@ -414,14 +410,12 @@ impl<'a> Decoder<'a> {
         };
         for (key, (at, _), _) in members.iter().copied() {
             if shape.field_index(key).is_none() {
-                self.path.push(Segment::Field(key.clone()));
-                let error = self.fail(
+                return Err(self.fail_in_field(
+                    key,
                     JsonCode::ExtraField,
                     *at,
                     format!("unexpected field {key:?}"),
-                );
-                self.path.pop();
-                return Err(error);
+                ));
             }
         }
         let mut values = Vec::with_capacity(shape.fields.len());
