@@ -34,6 +34,10 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
         .map(|_| DefState::default())
         .collect();
     let mut globals: FxHashMap<String, GlobalDef> = FxHashMap::default();
+    for declaration in &program.declarations {
+        let scheme = signed_scheme(&type_env, &declaration.signature.node);
+        globals.insert(declaration.name.clone(), scheme);
+    }
     for (index, definition) in program.definitions.iter().enumerate() {
         if globals.contains_key(&definition.name) {
             let span = definition.equation.node.name.span;
@@ -45,15 +49,7 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
             continue;
         }
         let entry = match &definition.signature {
-            Some(signature) => {
-                let mut errors = Vec::new();
-                let scheme = scheme_of(&type_env, &signature.node.ty, &mut errors);
-                if errors.is_empty() {
-                    GlobalDef::Ready(scheme)
-                } else {
-                    GlobalDef::Ready(poison())
-                }
-            }
+            Some(signature) => signed_scheme(&type_env, &signature.node),
             None => GlobalDef::Pending,
         };
         globals.insert(definition.name.clone(), entry);
@@ -90,6 +86,14 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
         env_errors,
         definitions,
     }
+}
+
+/// What callers see of a signed definition: its declared type, or poison when the
+/// signature itself is broken (its own check reports why).
+fn signed_scheme(env: &TypeEnv, signature: &ast::Signature) -> GlobalDef {
+    let mut errors = Vec::new();
+    let scheme = scheme_of(env, &signature.ty, &mut errors);
+    GlobalDef::Ready(if errors.is_empty() { scheme } else { poison() })
 }
 
 /// A scheme that unifies with anything, standing in for a broken callee so its

@@ -33,6 +33,7 @@ pub use env::EFFECT_LABELS;
 pub use json::{check_document, check_json, decode_env, decode_program, facts_json};
 pub use prelude::{PRELUDE, prelude_names};
 pub use program::{
-    Allow, CheckFacts, CheckReport, Clause, ClauseFact, ClauseKind, Definition, DefinitionReport,
-    Env, HoleFact, Located, NONSTRUCTURAL_RECURSION, Program, ScopeEntry, SourceText,
+    Allow, CheckFacts, CheckReport, Clause, ClauseFact, ClauseKind, Declaration, Definition,
+    DefinitionReport, Env, HoleFact, Located, NONSTRUCTURAL_RECURSION, Program, ScopeEntry,
+    SourceText,
 };

@@ -26,6 +26,20 @@ pub struct Env {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Program {
     pub definitions: Vec<Definition>,
+    /// Definitions known by their signature alone: callers see the declared
+    /// type, their bodies are not checked and report nothing. A host checking one
+    /// definition passes its signed callees this way, so the check does not depend
+    /// on their bodies; it must still pass in full any definition the checked one
+    /// reaches through mutual recursion, since the recursion check reads bodies.
+    pub declarations: Vec<Declaration>,
+}
+
+/// A definition by its declared signature only (see [`Program::declarations`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    /// `module::name`.
+    pub name: String,
+    pub signature: Located<ast::Signature>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

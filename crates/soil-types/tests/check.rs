@@ -3,6 +3,7 @@
 mod support;
 
 use expect_test::expect;
+use soil_types::{Declaration, check_program};
 use support::check;
 
 #[test]
@@ -467,4 +468,35 @@ depth t = match t with
         {"definition":"m::keys","signature":"(entries : List (Tree, I64)) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
         {"definition":"m::depth","signature":"(t : Tree) -> I64","row":[],"checks":{"clauses":[],"termination":"structural","holes":[]}}
     "#]].assert_eq(&out);
+}
+
+#[test]
+fn declarations_stand_in_for_bodies_and_report_nothing() {
+    let (env, mut program) = support::program(
+        "m",
+        r#"
+callee : (n : I64) -> I64
+callee n = "a body that does not check"
+
+broken : (n : Nope) -> I64
+broken n = n
+
+caller : (n : I64) -> I64
+caller n = callee n + broken n
+"#,
+    );
+    // The first two enter by signature alone: `callee`'s body is not checked, and
+    // `broken`'s unknown type is poison, so `caller` reports no follow-on error.
+    program.declarations = program
+        .definitions
+        .drain(..2)
+        .map(|definition| Declaration {
+            name: definition.name,
+            signature: definition.signature.expect("signed"),
+        })
+        .collect();
+    let report = check_program(&env, &program);
+    expect![[r#"
+        {"definition":"m::caller","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+    "#]].assert_eq(&support::render(&report));
 }

@@ -118,7 +118,10 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
 }
 
 /// The root definitions a definition's program needs directly.
-fn program_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'db>> {
+pub(crate) fn program_callees<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+) -> impl Iterator<Item = Item<'db>> {
     program_refs(db, item)
         .iter()
         .filter_map(move |target| definition_item(db, target))

@@ -7,11 +7,15 @@
 
 use std::sync::Arc;
 
-use soil_types::{Allow, CheckFacts, ClauseKind, Definition, Env, Located, Program, SourceText};
+use rustc_hash::FxHashSet;
+
+use soil_types::{
+    Allow, CheckFacts, ClauseKind, Declaration, Definition, Env, Located, Program, SourceText,
+};
 use trellis_diag::{Diagnostic, LineIndex, Position, Span};
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 
-use crate::assembly::program_order;
+use crate::assembly::{program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
@@ -158,16 +162,36 @@ pub enum CheckOutcome {
     Failed(Vec<Diagnostic>),
 }
 
+/// What a caller's check needs of a signed definition: its name and declared
+/// signature. Editing the body leaves this value unchanged, so the callers'
+/// checks are confirmed rather than re-run.
+#[salsa::tracked(returns(ref))]
+pub fn checker_declaration<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Declaration> {
+    let definition = checker_definition(db, item).as_ref()?;
+    Some(Declaration {
+        name: definition.name.clone(),
+        signature: definition.signature.clone()?,
+    })
+}
+
+/// Checks `item` against its callee-first program, in which only what the check
+/// reads in full enters with its body ([`checked_in_full`]); every other signed
+/// member enters by signature alone ([`checker_declaration`]).
 #[salsa::tracked(returns(ref))]
 pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
     if checker_definition(db, item).is_none() {
         return CheckOutcome::NotLowered;
     }
+    let in_full = checked_in_full(db, item);
     let mut program = Program::default();
     for (module, name) in program_order(db, item).iter() {
         let member = Item::new(db, module.clone(), name.clone());
-        if let Some(definition) = checker_definition(db, member) {
-            program.definitions.push(definition.clone());
+        if in_full.contains(&member) {
+            if let Some(definition) = checker_definition(db, member) {
+                program.definitions.push(definition.clone());
+            }
+        } else if let Some(declaration) = checker_declaration(db, member) {
+            program.declarations.push(declaration.clone());
         }
     }
     // Problems in the environment are reported once, by `env_diagnostics`.
@@ -177,6 +201,34 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
         Some(Err(errors)) => CheckOutcome::Failed(errors),
         None => CheckOutcome::Failed(Vec::new()),
     }
+}
+
+/// The members of `item`'s program its check reads with their bodies: `item`, the
+/// members of its own recursion cycle (the recursion check follows bodies), and,
+/// transitively, every unsigned definition those call (its type is inferred from
+/// its body). A signed callee outside the cycle is never among them, so editing
+/// its body leaves `item`'s check alone.
+fn checked_in_full<'db>(db: &'db dyn Db, item: Item<'db>) -> FxHashSet<Item<'db>> {
+    let mut in_full = FxHashSet::from_iter([item]);
+    if let Some(cycle) = program_cycle(db, item) {
+        in_full.extend(
+            cycle
+                .iter()
+                .map(|(m, n)| Item::new(db, m.clone(), n.clone())),
+        );
+    }
+    let mut to_visit: Vec<Item<'db>> = in_full.iter().copied().collect();
+    while let Some(member) = to_visit.pop() {
+        for callee in program_callees(db, member) {
+            if !in_full.contains(&callee)
+                && checker_declaration(db, callee).is_none()
+                && in_full.insert(callee)
+            {
+                to_visit.push(callee);
+            }
+        }
+    }
+    in_full
 }
 
 /// Problems in the type declarations themselves (block-relative).

@@ -154,3 +154,19 @@ fn editing_one_member_moves_the_cycle_and_its_callers_only() {
         soil_hash(&db, item(&db, "odd"))
     );
 }
+
+/// Signed callees enter a check by signature alone, but the members of the
+/// checked definition's own cycle still enter with their bodies: mutual recursion
+/// is found from either side, and a caller of the cycle is not blamed for it.
+#[test]
+fn the_check_finds_mutual_recursion_through_signed_members() {
+    let db = load(&root(ODD));
+    let report = trellis_db::check_root(&db, None);
+    let recursion: Vec<&str> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "nonstructural-recursion")
+        .filter_map(|d| d.file.as_deref())
+        .collect();
+    assert_eq!(recursion, ["m/even.soil", "m/odd.soil"]);
+}

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use expect_test::{Expect, expect};
 use trellis_db::{
-    Change, DecisionKey, RootDatabase, Workspace, all_code_items, decision_entries,
-    decision_entry_hash, formal_hash, prose_hash, root_index, scope_hash, soil_hash, test_hash,
+    Change, DecisionKey, Module, RootDatabase, Workspace, all_code_items, check_root,
+    decision_entries, decision_entry_hash, formal_hash, prose_hash, root_index, scope_hash,
+    soil_hash, test_hash,
 };
 
 const ROOT: &str = r#"
@@ -174,6 +175,10 @@ fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
     }
     for &item in all_code_items(db) {
         names.insert(format!("{:?}", item.as_id()), item.qualified(db));
+    }
+    for module in root_index(db, Workspace::get(db)).modules.keys() {
+        let module_key = Module::new(db, module.clone());
+        names.insert(format!("{:?}", module_key.as_id()), module.clone());
     }
     for &file in Workspace::get(db).files(db).iter() {
         if file.path(db).as_str().ends_with("_module.tr")
@@ -549,4 +554,82 @@ fn same_root_elsewhere_same_hashes() {
     // Paths are root-relative; a second database loaded from the same bytes (as a
     // copy of the root at another absolute path would be) hashes identically.
     assert_eq!(all_hashes(&load(ROOT)), all_hashes(&load(ROOT)));
+}
+
+/// Sets one file to `start` of its fixture text and checks the whole root, then
+/// edits it to `edit` of that and lists what salsa re-executed for the second
+/// check. The file is volatile before the edit, as in `check_edit`.
+fn check_log_after_edit(
+    path: &str,
+    start: impl FnOnce(&str) -> String,
+    edit: impl FnOnce(&str) -> String,
+) -> Vec<String> {
+    let mut db = load(ROOT);
+    let text = start(&files(ROOT)[path]);
+    let mut change = Change::default();
+    change.set_file(path, text.clone()).mark_volatile(path);
+    change.apply(&mut db);
+    let report = check_root(&db, None);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let mut change = Change::default();
+    change.set_file(path, edit(&text));
+    change.apply(&mut db);
+    db.query_log().start();
+    let report = check_root(&db, None);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    readable(&db, db.query_log().take())
+}
+
+#[test]
+fn a_signed_callee_body_edit_re_checks_the_callee_alone() {
+    // `quad` calls `double`, whose signature is declared: `quad`'s check sees that
+    // signature only, so it is confirmed, not re-run.
+    let executed = check_log_after_edit("m/double.soil", str::to_owned, |text| {
+        text.replace("double x = _twice x", "double x = _twice (x + 0)")
+    });
+    expect![[r#"
+        [
+            "parse_soil(m/double.soil)",
+            "module_check(m)",
+            "item_equation(m::double)",
+            "checker_definition(m::double)",
+            "check_definition(m::double)",
+            "free_refs(m::double)",
+            "program_def(m::double)",
+            "program_refs(m::double)",
+            "checker_declaration(m::double)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn an_unsigned_helper_body_edit_re_checks_its_callers() {
+    // Without a signature `_twice`'s type is inferred from its body, so the checks
+    // of its callers must read the body.
+    let executed = check_log_after_edit(
+        "m/_private.soil",
+        |text| {
+            text.replace("_twice : (n : I64) -> I64\n", "")
+                .replace("_twice n = n + n", "_twice n = n * 2")
+        },
+        |text| text.replace("_twice n = n * 2", "_twice n = n + n * 1"),
+    );
+    expect![[r#"
+        [
+            "parse_soil(m/_private.soil)",
+            "module_check(m)",
+            "module_helpers(m/_private.soil)",
+            "item_equation(m::_twice)",
+            "free_refs(m::_twice)",
+            "program_def(m::_twice)",
+            "helper_signature(m::_twice)",
+            "program_refs(m::_twice)",
+            "checker_definition(m::_twice)",
+            "checker_declaration(m::_twice)",
+            "check_definition(m::double)",
+            "check_definition(m::_twice)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
 }

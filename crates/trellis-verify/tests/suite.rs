@@ -198,7 +198,10 @@ impl Module {
             .cloned()
             .collect();
         definitions.extend(self.definitions.iter().filter(|d| d.name == full).cloned());
-        Program { definitions }
+        Program {
+            definitions,
+            ..Program::default()
+        }
     }
 
     fn spec(&self, def: &str) -> &Spec {

@@ -105,9 +105,9 @@ pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, 
         .iter()
         .filter_map(|(_, _, d)| d.as_ref().ok().cloned())
         .collect();
-    let mut definitions = input.program.definitions.clone();
-    definitions.extend(wrappers.iter().cloned());
-    let report = soil_types::check_program(input.env, &soil_types::Program { definitions });
+    let mut program = input.program.clone();
+    program.definitions.extend(wrappers.iter().cloned());
+    let report = soil_types::check_program(input.env, &program);
     match report.for_definition(input.definition) {
         Some(Ok(_)) => {}
         Some(Err(diagnostics)) => return Err(diagnostics),
