@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
-
 use soil_types::{
     Allow, CheckFacts, ClauseKind, Declaration, Definition, Env, Located, Program, SourceText,
 };

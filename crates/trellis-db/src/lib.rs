@@ -36,8 +36,8 @@ pub use assembly::{
 };
 pub use change::Change;
 pub use check::{
-    CheckOutcome, check_definition, checker_definition, checker_env, env_diagnostics,
-    report_diagnostics,
+    CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
+    env_diagnostics, report_diagnostics,
 };
 pub use config::{Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
