@@ -149,3 +149,35 @@ fn a_leaf_body_edit_re_joins_only_the_modules_that_call_it() {
         "#]],
     );
 }
+
+#[test]
+fn a_new_definition_gets_rows_and_a_removed_one_loses_them() {
+    let (mut db, _) = load();
+    let names = |db: &RootDatabase| -> Vec<String> {
+        let module = Module::new(db, "m001".to_owned());
+        module_hashes(db, module)
+            .iter()
+            .map(|row| row.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&db).len(), 50);
+    let mut change = Change::default();
+    change
+        .set_file("m001/added.tr", "---\nname: added\n---\n\n# added\n")
+        .set_file("m001/added.soil", "added x = x\n")
+        .remove_file("m001/f00050.soil");
+    change.apply(&mut db);
+    let after = names(&db);
+    assert_eq!(after.len(), 51);
+    assert!(after.contains(&"added".to_owned()));
+    let module = Module::new(&db, "m001".to_owned());
+    let f50 = module_hashes(&db, module)
+        .iter()
+        .find(|row| row.name == "f00050")
+        .cloned()
+        .expect("its spec remains");
+    assert!(f50.spec.is_some() && f50.soil_hash.is_none(), "{f50:?}");
+    let programs = module_programs(&db, module);
+    assert!(programs.iter().any(|(name, _)| name == "added"));
+    assert_eq!(programs.len(), 51, "a spec alone still names a code item");
+}
