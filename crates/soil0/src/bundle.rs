@@ -324,6 +324,9 @@ pub fn decode_bundle(bundle: Source<'_>) -> Result<Bundle, Vec<Diagnostic>> {
     }
 }
 
+/// The keys of `{"tag":…,"value":…}`, the shape of `Some` and of `Value`.
+const TAG_AND_VALUE: &[&str] = &["tag", "value"];
+
 type ErrorAt<'a> = dyn Fn(&str, String) -> Diagnostic + 'a;
 
 fn decode_case(
@@ -381,14 +384,7 @@ fn decode_expect(
     };
     match tag {
         "Value" => {
-            let object = object(
-                value,
-                at,
-                &["tag", "value"],
-                &["tag", "value"],
-                error,
-                errors,
-            )?;
+            let object = object(value, at, TAG_AND_VALUE, TAG_AND_VALUE, error, errors)?;
             object.get("value").cloned().map(Expect::Value)
         }
         "Panic" => {
@@ -491,14 +487,7 @@ fn optional_text(
             None
         }
         Some("Some") => {
-            let object = object(
-                value,
-                at,
-                &["tag", "value"],
-                &["tag", "value"],
-                error,
-                errors,
-            )?;
+            let object = object(value, at, TAG_AND_VALUE, TAG_AND_VALUE, error, errors)?;
             text(object.get("value"), &format!("{at}.value"), error, errors)
         }
         _ => {

@@ -54,11 +54,7 @@ fn load_root(files: &[(String, String)], logged: bool) -> RootDatabase {
     };
     let mut change = Change::default();
     for (path, text) in files {
-        if path == "soil.toml" {
-            change.set_config(text.clone());
-        } else {
-            change.set_file(path.clone(), text.clone());
-        }
+        change.set_root_file(path.clone(), text.clone());
     }
     change.apply(&mut db);
     db

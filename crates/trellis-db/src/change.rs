@@ -8,6 +8,7 @@ use std::sync::Arc;
 use camino::Utf8PathBuf;
 use salsa::{Durability, Setter};
 
+use crate::config::CONFIG_FILE;
 use crate::db::RootDatabase;
 use crate::files::{SourceFile, Workspace};
 
@@ -40,6 +41,21 @@ impl Change {
         self.files
             .insert(path.into().into_string(), Some(text.into()));
         self
+    }
+
+    /// Sets a file by its root-relative path, as a host reads it from disk: the
+    /// root's [`CONFIG_FILE`] is the configuration, anything else a file of the root.
+    pub fn set_root_file(
+        &mut self,
+        path: impl Into<Utf8PathBuf>,
+        text: impl Into<String>,
+    ) -> &mut Self {
+        let path = path.into();
+        if path == CONFIG_FILE {
+            self.set_config(text)
+        } else {
+            self.set_file(path, text)
+        }
     }
 
     pub fn remove_file(&mut self, path: impl Into<Utf8PathBuf>) -> &mut Self {

@@ -39,7 +39,7 @@ pub use check::{
     CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
     env_diagnostics, report_diagnostics,
 };
-pub use config::{Config, Toolchain, parse_config, root_config};
+pub use config::{CONFIG_FILE, Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use documents::{env_json, program_json};

@@ -57,11 +57,7 @@ fn load(files: &[(String, String)]) -> RootDatabase {
 fn apply(db: &mut RootDatabase, files: &[(String, String)]) {
     let mut change = Change::default();
     for (path, text) in files {
-        if path == "soil.toml" {
-            change.set_config(text.clone());
-        } else {
-            change.set_file(path.clone(), text.clone());
-        }
+        change.set_root_file(path.clone(), text.clone());
     }
     change.apply(db);
 }

@@ -28,11 +28,7 @@ fn load_examples() -> RootDatabase {
                 }
             } else {
                 let text = std::fs::read_to_string(&path).expect("UTF-8 files");
-                if prefix.is_empty() && name == "soil.toml" {
-                    change.set_config(text);
-                } else {
-                    change.set_file(format!("{prefix}{name}"), text);
-                }
+                change.set_root_file(format!("{prefix}{name}"), text);
             }
         }
     }

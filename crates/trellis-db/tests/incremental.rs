@@ -118,11 +118,7 @@ fn load(fixture: &str) -> RootDatabase {
     let mut db = RootDatabase::with_query_log();
     let mut change = Change::default();
     for (path, text) in files(fixture) {
-        if path == "soil.toml" {
-            change.set_config(text);
-        } else {
-            change.set_file(path, text);
-        }
+        change.set_root_file(path, text);
     }
     change.apply(&mut db);
     db

@@ -20,11 +20,7 @@ fn load() -> (RootDatabase, BTreeMap<String, String>) {
     let mut db = RootDatabase::with_query_log();
     let mut change = Change::default();
     for (path, text) in &files {
-        if path == "soil.toml" {
-            change.set_config(text.clone());
-        } else {
-            change.set_file(path.clone(), text.clone());
-        }
+        change.set_root_file(path.clone(), text.clone());
     }
     change.apply(&mut db);
     (db, files)

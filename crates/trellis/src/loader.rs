@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use rustc_hash::FxHashMap;
-use trellis_db::Change;
+use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
@@ -28,7 +28,7 @@ pub(crate) fn skipped_dir(name: &str) -> bool {
 
 /// Files that are inputs: specs, Soil, locks, the configuration and references.
 pub(crate) fn loaded_file(name: &str) -> bool {
-    name == "soil.toml"
+    name == CONFIG_FILE
         || [".tr", ".soil", ".lock", ".py"]
             .iter()
             .any(|ext| name.ends_with(ext))
@@ -155,11 +155,8 @@ impl RootLoader {
             return;
         }
         match String::from_utf8(bytes) {
-            Ok(text) if path == "soil.toml" => {
-                change.set_config(text);
-            }
             Ok(text) => {
-                change.set_file(path, text);
+                change.set_root_file(path, text);
             }
             Err(_) => {
                 let problem = io_problem(&path, "the file is not valid UTF-8");
@@ -171,7 +168,7 @@ impl RootLoader {
     /// A file that is gone: drop what the loader knew and remove it from the root.
     fn forget(&mut self, path: String, change: &mut Change) {
         self.seen_in.remove(&path);
-        if self.known.remove(&path).is_some() && path != "soil.toml" {
+        if self.known.remove(&path).is_some() && path != CONFIG_FILE {
             change.remove_file(path);
         }
     }

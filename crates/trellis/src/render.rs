@@ -141,18 +141,14 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let width = rows
-        .iter()
-        .filter_map(|row| row["name"].as_str())
-        .map(str::len)
-        .max()
-        .unwrap_or(10);
-    let status_width = rows
-        .iter()
-        .filter_map(|row| row["status"].as_str())
-        .map(str::len)
-        .max()
-        .unwrap_or(6);
+    let column_width = |key: &str, least: usize| {
+        rows.iter()
+            .filter_map(|row| row[key].as_str())
+            .map(str::len)
+            .max()
+            .unwrap_or(least)
+    };
+    let (width, status_width) = (column_width("name", 10), column_width("status", 6));
     for row in &rows {
         let name = row["name"].as_str().unwrap_or("?");
         let status = row["status"].as_str().unwrap_or("?");

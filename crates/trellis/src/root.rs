@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use trellis_diag::Diagnostic;
 
-pub const CONFIG_FILE: &str = "soil.toml";
+pub use trellis_db::CONFIG_FILE;
 
 /// The root directory, canonicalized (so the daemon socket for a root is the same
 /// whichever symlink or relative path reached it).

@@ -23,7 +23,7 @@ fn assert_error(run: &Run, code: &str) {
 fn unknown_definitions_are_refused_by_every_command_naming_one() {
     let root = Root::examples_with_daemon();
     for daemon in [true, false] {
-        for command in [&["review"][..], &["adopt"]] {
+        for command in [&["review"][..], &["adopt"], &["test"]] {
             let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
             args.extend(command);
             args.push("csvstats::no_such_def");

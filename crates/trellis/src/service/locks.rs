@@ -76,7 +76,10 @@ fn citations(params: &Value) -> Result<Vec<Citation>, RpcError> {
 }
 
 /// The function definitions a command applies to: one, or all.
-fn targets(service: &Service, def: Option<&str>) -> Result<Vec<(String, String)>, RpcError> {
+pub(super) fn targets(
+    service: &Service,
+    def: Option<&str>,
+) -> Result<Vec<(String, String)>, RpcError> {
     let db = service.database();
     let index = root_index(db, Workspace::get(db));
     let mut out = Vec::new();

@@ -9,9 +9,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use soil_types::Program;
 use trellis_db::{
-    Item, ItemKind, LockState, Workspace, check_definition, checker_definition, checker_env,
-    current_hashes, lock_state, oracle_rows, program_def, report_diagnostics, root_index,
-    spec_file, split_definition_name, test_blocks, test_program_order,
+    Item, LockState, check_definition, checker_definition, checker_env, current_hashes, lock_state,
+    oracle_rows, program_def, report_diagnostics, spec_file, test_blocks, test_program_order,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{DefinitionLock, Lock, Mode, TestResult, TestRow, Tier};
@@ -19,8 +18,8 @@ use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{self, ProgressEvent, RowResult, SuiteInput, SuiteOutcome, Timeouts};
 
-use super::{Service, failed};
-use crate::service::locks::{save, toolchain};
+use super::Service;
+use crate::service::locks::{save, targets, toolchain};
 
 /// Why a definition's suite was not run.
 enum Skip {
@@ -34,27 +33,9 @@ pub fn test(
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, RpcError> {
     let def = params.get("def").and_then(Value::as_str);
+    let targets = targets(service, def)?;
     let root = service.root().to_owned();
     let db = service.database();
-    let index = root_index(db, Workspace::get(db));
-    let mut targets = Vec::new();
-    for (module, files) in &index.modules {
-        for name in files.specs.keys() {
-            if ItemKind::of(name) == ItemKind::Function {
-                targets.push((module.clone(), name.clone()));
-            }
-        }
-    }
-    if let Some(def) = def {
-        let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
-        targets.retain(|t| Some(t) == wanted.as_ref());
-        if targets.is_empty() {
-            return Err(failed(&[Diagnostic::new(
-                "unknown-definition",
-                format!("no definition `{def}` in this root"),
-            )]));
-        }
-    }
     let tool_dir = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
