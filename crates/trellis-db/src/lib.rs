@@ -15,6 +15,8 @@ mod config;
 mod db;
 mod decisions;
 mod documents;
+mod entry_status;
+mod exports;
 mod files;
 mod graph;
 mod hashing;
@@ -24,6 +26,7 @@ mod pipeline;
 mod prelude;
 mod refs;
 mod resolve;
+mod results;
 mod soil;
 mod spec;
 mod status;
@@ -43,6 +46,7 @@ pub use config::{CONFIG_FILE, Config, Toolchain, parse_config, root_config};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use documents::{env_json, program_json};
+pub use exports::{export_violations, module_exports};
 pub use files::{FileKind, SourceFile, Workspace};
 pub use hashing::{
     all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs, soil_hash,
@@ -50,14 +54,15 @@ pub use hashing::{
 };
 pub use index::{Module, ModuleFiles, RootIndex, root_index};
 pub use lockgen::{
-    Citation, adopted_lock, decisions_record, editorial_lock, oracle_rows, reviewed_lock,
-    spec_lock, spec_record,
+    Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,
+    invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
 };
 pub use pipeline::{
     CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name,
 };
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
+pub use results::suite_key;
 pub use soil::{
     Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation, parse_soil,
 };

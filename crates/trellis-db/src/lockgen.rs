@@ -8,16 +8,18 @@ use soil_types::CheckFacts;
 use trellis_diag::Diagnostic;
 use trellis_lock::{
     AppliedDecisions, Assurance, Author, BlockAuthor, Checks, DecisionEdge, DecisionsRecord,
-    DefinitionLock, Lock, Lowering, ModuleLock, OracleKind, OracleRow, ProjectLock, Provenance,
-    Scope, SpecHashes, SpecRecord, Termination, Toolchain, TypeChecks, TypeLock, Verdict,
+    DefinitionLock, Lock, Lowering, Mode, ModuleLock, OracleKind, OracleRow, ProjectLock,
+    Provenance, Scope, SpecHashes, SpecRecord, Termination, TestResult, TestRow, Tier, Toolchain,
+    TypeChecks, TypeLock, Verdict,
 };
 use trellis_spec::{BlockKind, BlockSyntax, FileKind};
 
-use crate::check::{CheckOutcome, check_definition, report_diagnostics};
+use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
 use crate::db::Db;
 use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 use crate::files::SourceFile;
 use crate::hashing::soil_hash;
+use crate::pipeline::spec_diagnostics;
 use crate::soil::Item;
 use crate::spec::{parse_spec, spec_hashes};
 use crate::status::{
@@ -108,13 +110,17 @@ pub struct Citation {
 }
 
 /// A human-verified lowering of `item` as it stands: the current spec hashes, Soil
-/// hash, edges, the cited decisions at their current hashes, check facts. Test rows
-/// are carried over from `previous` only when the Soil and tests are unchanged.
+/// hash, edges and check facts. The decision edges are the `citations` at their
+/// current hashes when given, otherwise the previous lock's edges exactly as they
+/// were recorded — re-adopting never re-stamps a reliance silently. Recorded test
+/// rows are carried over with their results key, which decides whether they still
+/// describe the inputs (lock-schema §5.4). A spec or a body that does not check is
+/// refused.
 pub fn adopted_lock(
     db: &dyn Db,
     item: Item<'_>,
     toolchain: &Toolchain,
-    citations: &[Citation],
+    citations: Option<&[Citation]>,
     previous: Option<&DefinitionLock>,
 ) -> Result<DefinitionLock, Vec<Diagnostic>> {
     let name = item.qualified(db);
@@ -124,6 +130,10 @@ pub fn adopted_lock(
             format!("{name} has no spec"),
         )]
     })?;
+    let spec_problems = spec_diagnostics(db, spec);
+    if !spec_problems.is_empty() {
+        return Err(spec_problems.clone());
+    }
     let facts = match check_definition(db, item) {
         CheckOutcome::Checked(facts) => facts,
         CheckOutcome::NotLowered => {
@@ -137,38 +147,54 @@ pub fn adopted_lock(
     let soil_hash = soil_hash(db, item).expect("a checked definition has a body");
     let (calls, private_helpers) = lowering_edges(db, item).clone();
     let scope = scope_decisions(db, item.module(db));
-    let mut applied = Vec::new();
-    for citation in citations {
-        match scope.entries.get(&(citation.scope, citation.label.clone())) {
-            Some(&hash) => applied.push(DecisionEdge {
-                scope: citation.scope,
-                label: citation.label.clone(),
-                hash,
-            }),
-            None => {
-                return Err(vec![Diagnostic::new(
-                    "unknown-decision",
-                    format!("no decision `{}` in scope of {name}", citation.label),
-                )]);
+    let previous_decisions = previous
+        .and_then(|lock| lock.lowering.as_ref())
+        .map(|lowering| lowering.decisions.clone());
+    let decisions = match (citations, previous_decisions) {
+        (None, Some(decisions)) => decisions,
+        (citations, _) => {
+            let mut applied = Vec::new();
+            for citation in citations.unwrap_or_default() {
+                match scope.entries.get(&(citation.scope, citation.label.clone())) {
+                    Some(&hash) => applied.push(DecisionEdge {
+                        scope: citation.scope,
+                        label: citation.label.clone(),
+                        hash,
+                    }),
+                    None => {
+                        return Err(vec![Diagnostic::new(
+                            "unknown-decision",
+                            format!("no decision `{}` in scope of {name}", citation.label),
+                        )]);
+                    }
+                }
+            }
+            applied.sort();
+            applied.dedup();
+            AppliedDecisions {
+                project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
+                module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
+                applied,
             }
         }
-    }
-    applied.sort();
+    };
     let record = spec_record(db, spec);
-    let unchanged_tests = previous.is_some_and(|lock| {
-        lock.spec.hashes.test == record.hashes.test
+    let checks = checks_from(facts);
+    let (results_key, tests, oracles) = match previous {
+        Some(lock) if checks.holes.is_empty() => {
+            (lock.results_key, lock.tests.clone(), lock.oracles.clone())
+        }
+        _ => (None, Vec::new(), Vec::new()),
+    };
+    // Acceptance survives only a re-adoption that changes nothing it stood on.
+    let accepted = previous.is_some_and(|lock| {
+        lock.accepted
+            && lock.spec == record
             && lock
                 .lowering
                 .as_ref()
-                .is_some_and(|l| l.soil_hash == soil_hash)
+                .is_some_and(|l| l.soil_hash == soil_hash && l.calls == calls)
     });
-    let checks = checks_from(facts);
-    let (tests, oracles) = match previous {
-        Some(lock) if unchanged_tests && checks.holes.is_empty() => {
-            (lock.tests.clone(), lock.oracles.clone())
-        }
-        _ => (Vec::new(), Vec::new()),
-    };
     Ok(DefinitionLock {
         name: item.name(db).clone(),
         toolchain: toolchain.clone(),
@@ -180,16 +206,13 @@ pub fn adopted_lock(
             soil_hash,
             calls,
             private_helpers,
-            decisions: AppliedDecisions {
-                project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
-                module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
-                applied,
-            },
+            decisions,
         }),
         checks: Some(checks),
+        results_key,
         tests,
         oracles,
-        accepted: false,
+        accepted,
     })
 }
 
@@ -220,7 +243,9 @@ pub fn reviewed_lock(db: &dyn Db, item: Item<'_>, lock: &DefinitionLock) -> Opti
     Some(lock)
 }
 
-/// Re-stamps every edge citing `label` (in `scope`) at the entry's current hash.
+/// Re-stamps every edge citing `label` (in `scope`) at the entry's current hash,
+/// or drops those edges when the entry is gone (the human declares the lowering
+/// did not depend on it).
 pub fn editorial_lock(
     db: &dyn Db,
     item: Item<'_>,
@@ -229,17 +254,21 @@ pub fn editorial_lock(
     label: &str,
 ) -> Option<DefinitionLock> {
     let current = current_hashes(db, item).as_ref()?;
-    let hash = *current.decisions.get(&(scope, label.to_owned()))?;
+    let hash = current.decisions.get(&(scope, label.to_owned())).copied();
     let mut lock = lock.clone();
     let lowering = lock.lowering.as_mut()?;
-    let mut changed = false;
-    for edge in &mut lowering.decisions.applied {
-        if edge.scope == scope && edge.label == label && edge.hash != hash {
-            edge.hash = hash;
-            changed = true;
-        }
+    let before = lowering.decisions.applied.clone();
+    let cites = |edge: &DecisionEdge| edge.scope == scope && edge.label == label;
+    match hash {
+        Some(hash) => lowering
+            .decisions
+            .applied
+            .iter_mut()
+            .filter(|edge| cites(edge))
+            .for_each(|edge| edge.hash = hash),
+        None => lowering.decisions.applied.retain(|edge| !cites(edge)),
     }
-    changed.then_some(lock)
+    (lowering.decisions.applied != before).then_some(lock)
 }
 
 /// The decisions record of a scope file, as it stands.
@@ -258,10 +287,27 @@ pub fn decisions_record(db: &dyn Db, scope_file: SourceFile) -> DecisionsRecord 
 }
 
 /// The lock of a module, project or type spec as it stands (stamped by `adopt`).
-pub fn spec_lock(db: &dyn Db, spec: SourceFile, toolchain: &Toolchain) -> Option<Lock> {
+/// A scope's decisions record is carried over from `previous` when there is one:
+/// stamping a scope's membership is `decisions editorial`'s job, one label at a
+/// time, never a side effect of adopting (lock-schema §2.3). A type lock records
+/// what the checker says of the declaration now, and one `derived:invariant:`
+/// row per clause with result `error`: invariant properties are not generated
+/// in v1 (lock-schema §6.3).
+pub fn spec_lock(
+    db: &dyn Db,
+    spec: SourceFile,
+    toolchain: &Toolchain,
+    previous: Option<&Lock>,
+) -> Option<Lock> {
     let parse = parse_spec(db, spec);
     let name = parse.file.frontmatter.name.clone().unwrap_or_default();
     let record = spec_record(db, spec);
+    let decisions = match previous {
+        Some(Lock::Module(lock)) => lock.decisions.clone(),
+        Some(Lock::Project(lock)) => lock.decisions.clone(),
+        _ => decisions_record(db, spec),
+    };
+    let accepted = previous.is_some_and(|lock| lock.accepted() && *lock.spec() == record);
     Some(match parse.file.kind {
         FileKind::Module => Lock::Module(ModuleLock {
             name,
@@ -279,28 +325,107 @@ pub fn spec_lock(db: &dyn Db, spec: SourceFile, toolchain: &Toolchain) -> Option
                 })
                 .flatten()
                 .collect(),
-            decisions: decisions_record(db, spec),
-            accepted: false,
+            decisions,
+            accepted,
         }),
         FileKind::Project => Lock::Project(ProjectLock {
             name,
             toolchain: toolchain.clone(),
             spec: record,
-            decisions: decisions_record(db, spec),
-            accepted: false,
+            decisions,
+            accepted,
         }),
-        FileKind::Type => Lock::Type(TypeLock {
-            name,
-            toolchain: toolchain.clone(),
-            spec: record,
-            checks: Some(TypeChecks {
-                declaration: Verdict::Ok,
-                invariants: BTreeMap::new(),
-            }),
-            cycle_hash: None,
-            tests: Vec::new(),
-            accepted: false,
-        }),
+        FileKind::Type => {
+            let declaration = if type_problems(db, spec).is_empty() {
+                Verdict::Ok
+            } else {
+                Verdict::Error
+            };
+            let tests = invariant_labels(db, spec)
+                .into_iter()
+                .map(|label| TestRow {
+                    name: format!("derived:invariant:{label}"),
+                    tier: Tier::Property,
+                    mode: Mode::Sandboxed,
+                    result: TestResult::Error,
+                })
+                .collect();
+            Lock::Type(TypeLock {
+                name,
+                toolchain: toolchain.clone(),
+                spec: record,
+                checks: Some(TypeChecks {
+                    declaration,
+                    invariants: BTreeMap::new(),
+                }),
+                cycle_hash: None,
+                tests,
+                accepted,
+            })
+        }
         FileKind::Function | FileKind::Unknown => return None,
     })
+}
+
+/// A scope lock with one label re-stamped: its entry hash recorded as it is now,
+/// or dropped from the record when the entry is gone; the scope hash is then the
+/// hash of the recorded labels, so other added or removed entries stay flagged.
+pub fn editorial_scope_lock(
+    db: &dyn Db,
+    spec: SourceFile,
+    toolchain: &Toolchain,
+    previous: Option<&Lock>,
+    label: &str,
+) -> Option<Lock> {
+    let mut lock = spec_lock(db, spec, toolchain, previous)?;
+    let current = decisions_record(db, spec);
+    let record = match &mut lock {
+        Lock::Module(lock) => &mut lock.decisions,
+        Lock::Project(lock) => &mut lock.decisions,
+        Lock::Type(_) | Lock::Function(_) => return None,
+    };
+    match current.entries.get(label) {
+        Some(&hash) => {
+            record.entries.insert(label.to_owned(), hash);
+        }
+        None => {
+            record.entries.remove(label);
+        }
+    }
+    record.scope_hash = trellis_spec::scope_hash(record.entries.keys().map(String::as_str));
+    Some(lock)
+}
+
+/// What is wrong with a type spec now: its own validity and the checker's view of
+/// its declaration.
+pub fn type_problems(db: &dyn Db, spec: SourceFile) -> Vec<Diagnostic> {
+    let path = spec.path(db).as_str();
+    let mut problems = spec_diagnostics(db, spec).clone();
+    problems.extend(
+        environment_problems(db)
+            .iter()
+            .filter(|d| d.file.as_deref() == Some(path))
+            .cloned(),
+    );
+    problems
+}
+
+/// The checker's findings about the type environment, at file positions; one
+/// memo for the root, shared by every type's row.
+#[salsa::tracked(returns(ref))]
+fn environment_problems(db: &dyn Db) -> Vec<Diagnostic> {
+    report_diagnostics(db, env_diagnostics(db))
+}
+
+/// The labels of a type spec's `invariant` clauses, in document order.
+pub fn invariant_labels(db: &dyn Db, spec: SourceFile) -> Vec<String> {
+    parse_spec(db, spec)
+        .file
+        .blocks_of(BlockKind::Invariant)
+        .filter_map(|block| match &block.value.syntax {
+            BlockSyntax::Clauses(clauses) => Some(clauses.iter().map(|c| c.label.clone())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }

@@ -8,12 +8,14 @@ use trellis_spec::RootContext;
 use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
 use crate::config::root_config;
 use crate::db::Db;
+use crate::entry_status::{scope_entry_row, type_row};
+use crate::exports::export_violations;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{Module, ModuleFiles, root_index};
 use crate::soil::{Item, ItemKind, parse_soil};
 use crate::spec::parse_spec;
-use crate::status::{definition_status, read_lock_file, scope_row_status};
-use trellis_lock::{Lock, Scope, Status};
+use crate::status::definition_status;
+use trellis_lock::{Scope, Status};
 
 /// Everything wrong with one spec file in its root: its own parse and validity
 /// diagnostics, and the rules that need the root (declared tags, exports).
@@ -156,6 +158,9 @@ fn check_module_files(
             if let CheckOutcome::Failed(errors) = check_definition(db, item) {
                 report.diagnostics.extend(report_diagnostics(db, errors));
             }
+            report
+                .diagnostics
+                .extend(export_violations(db, item).iter().cloned());
         }
     }
     if only.is_none()
@@ -166,6 +171,9 @@ fn check_module_files(
             if let CheckOutcome::Failed(errors) = check_definition(db, item) {
                 report.diagnostics.extend(report_diagnostics(db, errors));
             }
+            report
+                .diagnostics
+                .extend(export_violations(db, item).iter().cloned());
         }
     }
     report
@@ -226,16 +234,12 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
     let index = root_index(db, Workspace::get(db));
     let mut rows = Vec::new();
     if let Some(project) = index.project {
-        let lock = match lock_file_at(db, "_project.lock") {
-            Some(file) => read_lock_file(db, file).as_ref().ok(),
-            None => None,
-        };
-        rows.push(scope_row(
+        rows.push(scope_entry_row(
             db,
+            "project".to_owned(),
             project,
             Scope::Project,
-            lock,
-            "project".to_owned(),
+            index.project_lock,
         ));
     }
     for module in index.modules.keys() {
@@ -257,19 +261,24 @@ fn module_status<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<StatusRow> {
         return rows;
     };
     if let Some(spec) = files.spec {
-        let lock = files
-            .locks
-            .get("_module")
-            .and_then(|&file| read_lock_file(db, file).as_ref().ok());
-        rows.push(scope_row(
+        rows.push(scope_entry_row(
             db,
+            module.name(db).clone(),
             spec,
             Scope::Module,
-            lock,
-            module.name(db).clone(),
+            files.locks.get("_module").copied(),
         ));
     }
-    for name in files.specs.keys() {
+    for (name, &spec) in &files.specs {
+        if ItemKind::of(name) == ItemKind::Type {
+            rows.push(type_row(
+                db,
+                format!("{}::{name}", module.name(db)),
+                spec,
+                files.locks.get(name).copied(),
+            ));
+            continue;
+        }
         if ItemKind::of(name) != ItemKind::Function {
             continue;
         }
@@ -281,32 +290,4 @@ fn module_status<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<StatusRow> {
         });
     }
     rows
-}
-
-fn lock_file_at(db: &dyn Db, path: &str) -> Option<crate::files::SourceFile> {
-    root_index(db, Workspace::get(db))
-        .by_path
-        .get(path)
-        .copied()
-}
-
-fn scope_row(
-    db: &dyn Db,
-    spec: crate::files::SourceFile,
-    which: Scope,
-    lock: Option<&Lock>,
-    name: String,
-) -> StatusRow {
-    let status = scope_row_status(db, spec, which, lock);
-    let mut row = StatusRow::from_status(name, "scope", &status);
-    if matches!(status, Status::NotLowered { .. }) {
-        row.status = "not-stamped".to_owned();
-        row.reason = Some("the decisions have never been stamped into a lock".to_owned());
-        row.fix = Some("trellis adopt".to_owned());
-    } else if let Status::DecisionFlagged { .. } = status {
-        row.reason =
-            Some("a decision entry was added or removed since the scope was stamped".to_owned());
-        row.fix = Some("trellis decisions editorial <new label>, or a triage sweep".to_owned());
-    }
-    row
 }

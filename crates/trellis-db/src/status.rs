@@ -10,12 +10,16 @@ use trellis_hash::Digest;
 use trellis_lock::{CurrentHashes, DecisionsRecord, Edge, Lock, Scope, Status};
 use trellis_spec::{BlockSyntax, Reference};
 
+use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
 use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::exports::export_violations;
 use crate::files::{SourceFile, Workspace};
 use crate::hashing::{resolved_refs, soil_hash};
 use crate::index::root_index;
+use crate::pipeline::spec_diagnostics;
 use crate::resolve::Target;
+use crate::results::suite_key;
 use crate::soil::{Item, ItemKind};
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
 
@@ -159,6 +163,21 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         .map(|edge| (edge.name.clone(), edge.hash))
         .collect();
     let scope = scope_decisions(db, item.module(db));
+    let spec_problems = spec_diagnostics(db, spec)
+        .iter()
+        .map(problem_line)
+        .collect();
+    let check_problems = match check_definition(db, item) {
+        CheckOutcome::Failed(errors) => report_diagnostics(db, errors)
+            .iter()
+            .map(problem_line)
+            .collect(),
+        CheckOutcome::NotLowered | CheckOutcome::Checked(_) => Vec::new(),
+    };
+    let check_problems = check_problems
+        .into_iter()
+        .chain(export_violations(db, item).iter().map(problem_line))
+        .collect();
     Some(CurrentHashes {
         spec: trellis_lock::SpecHashes {
             formal,
@@ -171,7 +190,18 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
         module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
         oracles: oracle_hashes(db, spec).clone(),
+        spec_problems,
+        check_problems,
+        suite_key: suite_key(db, item),
     })
+}
+
+/// A diagnostic as one clause of a status reason: where, and what.
+fn problem_line(diagnostic: &Diagnostic) -> String {
+    match &diagnostic.file {
+        Some(file) => format!("{file}: {} ({})", diagnostic.message, diagnostic.code),
+        None => format!("{} ({})", diagnostic.message, diagnostic.code),
+    }
 }
 
 /// What a definition's lock says, or why it cannot be read.
@@ -222,5 +252,9 @@ pub fn scope_row_status(
         Some(Lock::Project(lock)) => Some(&lock.decisions),
         _ => None,
     };
-    trellis_lock::scope_status(which, scope_hash(db, spec), record)
+    let labels: Vec<String> = decision_entries(db, spec)
+        .iter()
+        .map(|entry| entry.label.clone())
+        .collect();
+    trellis_lock::scope_status(which, scope_hash(db, spec), &labels, record)
 }

@@ -276,6 +276,13 @@ impl Violations {
                 vec![Seg::Key("checks")],
             );
         }
+        if l.results_key.is_some() {
+            self.push(
+                Code::NotLowered,
+                message("a results key"),
+                vec![Seg::Key("results_key")],
+            );
+        }
         if !l.tests.is_empty() {
             self.push(
                 Code::NotLowered,

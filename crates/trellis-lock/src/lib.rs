@@ -12,6 +12,7 @@ mod json;
 mod merge;
 mod model;
 mod read;
+mod results;
 mod status;
 mod store;
 mod vocab;
@@ -25,6 +26,7 @@ pub use invariants::{
 pub use merge::{check_soil_lock, merge, ownerless_helpers, qualify};
 pub use model::*;
 pub use read::{read_lock, read_lock_bytes, read_soil_lock};
+pub use results::seal_results;
 pub use status::{CurrentHashes, StaleCause, Status, scope_status, status};
 pub use store::{
     LoadError, LockFs, SaveError, StdFs, load_lock, save_lock, save_soil_lock, temp_path,

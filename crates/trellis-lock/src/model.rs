@@ -7,7 +7,12 @@ use trellis_hash::Digest;
 
 /// The lock-schema format this build reads and writes. A lock carrying a
 /// larger number is refused (`lock-format-newer`), never misread.
-pub const LOCK_FORMAT: u64 = 1;
+pub const LOCK_FORMAT: u64 = 2;
+
+/// The oldest format this build still reads. Format 1 predates `results_key`;
+/// such a lock reads with `results_key: None`, so its rows count as never run
+/// under the current inputs and the next `trellis test` re-runs them.
+pub const OLDEST_LOCK_FORMAT: u64 = 1;
 
 /// One sidecar lock file, by the kind of its `.tr` (lock-schema §1.3).
 // Locks are built once per write and matched often; boxing the function
@@ -128,6 +133,9 @@ pub struct DefinitionLock {
     pub spec: SpecRecord,
     pub lowering: Option<Lowering>,
     pub checks: Option<Checks>,
+    /// The suite key the rows were computed under, sealed with the rows
+    /// (lock-schema §5.4); `None` when no suite has run under this format.
+    pub results_key: Option<Digest>,
     pub tests: Vec<TestRow>,
     pub oracles: Vec<OracleRow>,
     pub accepted: bool,

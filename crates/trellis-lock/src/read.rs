@@ -335,7 +335,9 @@ impl<'t> Reader<'t> {
             return None;
         };
         let kind: Kind = self.word(Some(&kind_member.value))?;
+        let format = declared_format(root);
         let keys = match kind {
+            Kind::Function if format == 1 => vocab::FUNCTION_KEYS_V1,
             Kind::Function => vocab::FUNCTION_KEYS,
             Kind::Type => vocab::TYPE_KEYS,
             Kind::Module => vocab::MODULE_KEYS,
@@ -350,6 +352,10 @@ impl<'t> Reader<'t> {
             Kind::Function => {
                 let lowering = self.nullable(f.get("lowering"), |r, n| r.lowering(n));
                 let checks = self.nullable(f.get("checks"), |r, n| r.checks(n));
+                let results_key = match format {
+                    1 => Some(None),
+                    _ => self.nullable(f.get("results_key"), |r, n| r.digest(Some(n))),
+                };
                 let tests = self.tests(f.get("tests"));
                 let oracles = self.array(f.get("oracles"), |r, n| r.oracle(n));
                 let accepted = self.boolean(f.get("accepted"));
@@ -359,6 +365,7 @@ impl<'t> Reader<'t> {
                     spec: spec?,
                     lowering: lowering?,
                     checks: checks?,
+                    results_key: results_key?,
                     tests: tests?,
                     oracles: oracles?,
                     accepted: accepted?,
@@ -423,12 +430,13 @@ impl<'t> Reader<'t> {
             return None;
         };
         match text.parse::<u64>() {
-            Ok(LOCK_FORMAT) => Some(LOCK_FORMAT),
+            Ok(format) if (OLDEST_LOCK_FORMAT..=LOCK_FORMAT).contains(&format) => Some(format),
             _ => {
                 self.report(
                     Code::BadValue,
                     format!(
-                        "`lock_format` {text} is not a format this toolchain knows ({LOCK_FORMAT})"
+                        "`lock_format` {text} is not a format this toolchain knows \
+                         ({OLDEST_LOCK_FORMAT} to {LOCK_FORMAT})"
                     ),
                     node.range,
                 );
@@ -726,4 +734,22 @@ fn locate(node: &Node, path: &[Seg]) -> TextRange {
         }
     }
     current.range
+}
+
+/// The `lock_format` a lock declares, read before its fields because the field
+/// set depends on it; anything unreadable counts as the current format and is
+/// reported by the field-by-field read.
+fn declared_format(root: &Node) -> u64 {
+    let Value::Object(members) = &root.value else {
+        return LOCK_FORMAT;
+    };
+    members
+        .iter()
+        .find(|m| m.key == "lock_format")
+        .and_then(|m| match &m.value.value {
+            Value::Number(text) => text.parse::<u64>().ok(),
+            _ => None,
+        })
+        .filter(|format| (OLDEST_LOCK_FORMAT..=LOCK_FORMAT).contains(format))
+        .unwrap_or(LOCK_FORMAT)
 }

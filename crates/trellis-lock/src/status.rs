@@ -8,6 +8,7 @@ use trellis_hash::Digest;
 
 use crate::invariants::not_green;
 use crate::model::*;
+use crate::results::seal_results;
 
 /// The hashes of the definition and its surroundings as they are now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +25,12 @@ pub struct CurrentHashes {
     pub module_scope_hash: Digest,
     /// Current hash of every oracle, by its `source`.
     pub oracles: BTreeMap<String, Digest>,
+    /// What is wrong with the spec now (validity in its root), one line each.
+    pub spec_problems: Vec<String>,
+    /// What the checker reports against the current Soil, one line each.
+    pub check_problems: Vec<String>,
+    /// The key over everything the definition's suite executes (lock-schema §5.4).
+    pub suite_key: Digest,
 }
 
 /// Where a definition stands. Exactly one status holds; when several causes
@@ -33,7 +40,13 @@ pub enum Status {
     NotLowered {
         soil_present: bool,
     },
+    SpecInvalid {
+        problems: Vec<String>,
+    },
     SpecChanged,
+    CheckFailing {
+        problems: Vec<String>,
+    },
     Partial {
         holes: Vec<String>,
     },
@@ -62,12 +75,19 @@ pub enum StaleCause {
     SoilChanged,
     OracleChanged(String),
     NeverRun,
+    /// Results recorded before locks sealed them (lock format 1).
+    Unsealed,
+    /// Something else the suite executes moved — a definition its clauses or
+    /// properties call, a type, the toolchain — or the rows were edited.
+    InputsChanged,
 }
 
 /// The rung names, highest precedence first (lock-schema §8.6).
-const PRECEDENCE: [&str; 10] = [
+const PRECEDENCE: [&str; 12] = [
     "not-lowered",
+    "spec-invalid",
     "spec-changed",
+    "check-failing",
     "partial",
     "callee-changed",
     "tests-stale",
@@ -80,13 +100,15 @@ const PRECEDENCE: [&str; 10] = [
 
 impl Status {
     /// The rung names, highest precedence first (lock-schema §8.6).
-    pub const PRECEDENCE: [&'static str; 10] = PRECEDENCE;
+    pub const PRECEDENCE: [&'static str; 12] = PRECEDENCE;
 
     /// The rung's name as `trellis status` prints it.
     pub fn name(&self) -> &'static str {
         match self {
             Status::NotLowered { .. } => "not-lowered",
+            Status::SpecInvalid { .. } => "spec-invalid",
             Status::SpecChanged => "spec-changed",
+            Status::CheckFailing { .. } => "check-failing",
             Status::Partial { .. } => "partial",
             Status::CalleeChanged { .. } => "callee-changed",
             Status::TestsStale { .. } => "tests-stale",
@@ -112,9 +134,15 @@ impl Status {
             Status::NotLowered { soil_present: true } => {
                 "a .soil file exists but no lowering is recorded for it".to_owned()
             }
+            Status::SpecInvalid { problems } => {
+                format!("the spec does not check: {}", problems.join("; "))
+            }
             Status::SpecChanged => {
                 "the signature, clauses or another formal block changed since the lowering"
                     .to_owned()
+            }
+            Status::CheckFailing { problems } => {
+                format!("the Soil does not check: {}", problems.join("; "))
             }
             Status::Partial { holes } => {
                 format!("the lowering left typed holes open: {}", holes.join(", "))
@@ -131,6 +159,13 @@ impl Status {
                         StaleCause::SoilChanged => "the Soil body changed".to_owned(),
                         StaleCause::OracleChanged(source) => format!("oracle `{source}` changed"),
                         StaleCause::NeverRun => "the tests have not been run".to_owned(),
+                        StaleCause::Unsealed => {
+                            "the results predate results keys (lock format 1)".to_owned()
+                        }
+                        StaleCause::InputsChanged => "something the tests execute changed \
+                            (a definition the clauses or properties use, a type, the \
+                            toolchain), or the recorded rows were edited"
+                            .to_owned(),
                     })
                     .collect();
                 format!("recorded results are stale: {}", causes.join("; "))
@@ -169,8 +204,14 @@ impl Status {
                 soil_present: false,
             } => Some(format!("write the Soil body, then trellis adopt {def}")),
             Status::NotLowered { soil_present: true } => Some(format!("trellis adopt {def}")),
+            Status::SpecInvalid { .. } => {
+                Some(format!("fix the spec (trellis check {def} shows where)"))
+            }
             Status::SpecChanged => Some(format!(
                 "bring the Soil in line with the spec, then trellis adopt {def}"
+            )),
+            Status::CheckFailing { .. } => Some(format!(
+                "fix the Soil (trellis check {def} shows where), then trellis adopt {def}"
             )),
             Status::Partial { .. } => Some(format!("fill the holes, then trellis adopt {def}")),
             Status::CalleeChanged { .. } => {
@@ -205,19 +246,36 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         return Status::NotLowered { soil_present: true };
     };
     let recorded = lock.spec.hashes;
+    if !current.spec_problems.is_empty() {
+        return Status::SpecInvalid {
+            problems: current.spec_problems.clone(),
+        };
+    }
     if recorded.formal != current.spec.formal {
         return Status::SpecChanged;
+    }
+    if !current.check_problems.is_empty() {
+        return Status::CheckFailing {
+            problems: current.check_problems.clone(),
+        };
     }
     if !checks.holes.is_empty() {
         return Status::Partial {
             holes: checks.holes.clone(),
         };
     }
+    // Only edges the current body still has: a callee the body stopped using is
+    // the body's own change (tests-stale below), not a callee's.
     let moved: Vec<String> = lowering
         .calls
         .iter()
         .chain(&lowering.private_helpers)
-        .filter(|edge| current.edges.get(&edge.name) != Some(&edge.hash))
+        .filter(|edge| {
+            current
+                .edges
+                .get(&edge.name)
+                .is_some_and(|hash| *hash != edge.hash)
+        })
         .map(|edge| edge.name.clone())
         .collect();
     if !moved.is_empty() {
@@ -235,8 +293,19 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
             causes.push(StaleCause::OracleChanged(oracle.source.clone()));
         }
     }
-    if lock.tests.is_empty() {
-        causes.push(StaleCause::NeverRun);
+    for source in current.oracles.keys() {
+        if !lock.oracles.iter().any(|o| &o.source == source) {
+            causes.push(StaleCause::OracleChanged(source.clone()));
+        }
+    }
+    match lock.results_key {
+        None if lock.tests.is_empty() => causes.push(StaleCause::NeverRun),
+        None => causes.push(StaleCause::Unsealed),
+        Some(key) => {
+            if causes.is_empty() && key != seal_results(current.suite_key, &lock.tests) {
+                causes.push(StaleCause::InputsChanged);
+            }
+        }
     }
     if !causes.is_empty() {
         return Status::TestsStale { causes };
@@ -280,17 +349,28 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
 
 /// Where a decision scope (a module's or the project's `decisions`) stands against
 /// its lock: an entry added or removed since the scope was last stamped flags the
-/// scope once, whatever number of definitions lives in it.
+/// scope once, whatever number of definitions lives in it. The flag names the
+/// labels whose membership moved, each cleared by its own `decisions editorial`.
 pub fn scope_status(
     scope: Scope,
     current_scope_hash: Digest,
+    current_labels: &[String],
     record: Option<&DecisionsRecord>,
 ) -> Status {
     match record {
-        Some(record) if record.scope_hash != current_scope_hash => Status::DecisionFlagged {
-            labels: Vec::new(),
-            scopes: vec![scope],
-        },
+        Some(record) if record.scope_hash != current_scope_hash => {
+            let added = current_labels
+                .iter()
+                .filter(|label| !record.entries.contains_key(label.as_str()));
+            let removed = record
+                .entries
+                .keys()
+                .filter(|label| !current_labels.contains(label));
+            Status::DecisionFlagged {
+                labels: added.chain(removed).cloned().collect(),
+                scopes: vec![scope],
+            }
+        }
         Some(_) => Status::Green,
         None => Status::NotLowered {
             soil_present: false,

@@ -126,6 +126,20 @@ pub const FUNCTION_KEYS: &[&str] = &[
     "spec",
     "lowering",
     "checks",
+    "results_key",
+    "tests",
+    "oracles",
+    "accepted",
+];
+/// A format-1 function lock: the same without `results_key` (lock-schema §1.5).
+pub const FUNCTION_KEYS_V1: &[&str] = &[
+    "lock_format",
+    "name",
+    "kind",
+    "toolchain",
+    "spec",
+    "lowering",
+    "checks",
     "tests",
     "oracles",
     "accepted",

@@ -184,6 +184,7 @@ fn lock_out(lock: &Lock) -> Out {
             let mut m = head(&l.name, &l.toolchain, &l.spec);
             m.push(("lowering", opt(&l.lowering, lowering_out)));
             m.push(("checks", opt(&l.checks, checks_out)));
+            m.push(("results_key", opt(&l.results_key, digest)));
             m.push(("tests", tests_out(&l.tests)));
             m.push((
                 "oracles",

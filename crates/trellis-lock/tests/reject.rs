@@ -55,7 +55,7 @@ fn each_rejection_names_its_code_and_position() {
         lock-bad-type.lock: lock-bad-type @27:15 expected true or false, found a string
         lock-bad-value.lock: lock-bad-value @60:68 `passed` is not one of pass | fail | xfail | xpass | error
         lock-duplicate-key.lock: lock-duplicate-key @25:3 `checks` appears twice in `lock`
-        lock-format-newer.lock: lock-format-newer @2:18 this lock was written with lock_format 2; this toolchain reads lock_format 1 — upgrade trellis rather than let it misread the lock
+        lock-format-newer.lock: lock-format-newer @2:18 this lock was written with lock_format 3; this toolchain reads lock_format 2 — upgrade trellis rather than let it misread the lock
         lock-invariant-accepted-not-green.lock: lock-invariant-accepted-not-green @71:15 only a green entry can be accepted: failing: basics#3
         lock-invariant-assurance.lock: lock-invariant-assurance @52:26 `requires:finite` is `assumed`, which only an `allow` grant permits
         lock-invariant-author-pin.lock: lock-invariant-author-pin @16:36 `pinned` approves the `soil-sig` block, but that block is still agent-authored; removing its `@agent` marker is the adoption
@@ -89,7 +89,7 @@ fn invalid_utf8_is_a_syntax_error_at_the_first_bad_byte() {
 #[test]
 fn a_newer_format_inside_soil_lock_is_refused_too() {
     let mean = fs::read_to_string(common::data_dir().join("ok/mean.lock")).expect("mean");
-    let newer = mean.replace("\"lock_format\": 1", "\"lock_format\": 7");
+    let newer = mean.replace("\"lock_format\": 2", "\"lock_format\": 7");
     let soil_lock = format!(
         "{{\"lock_format\": 1, \"definitions\": {{\"mean\": {newer}}}, \"soil_private\": [], \
          \"escape_hatches\": [], \"trusted_packages\": {{}}}}"

@@ -273,12 +273,14 @@ fn function_lock() -> impl Strategy<Value = Lock> {
                 let green = checks
                     .as_ref()
                     .is_some_and(|c| c.holes.is_empty() && not_green(c, &tests).is_none());
+                let results_key = lowered.then_some(hash);
                 Lock::Function(DefinitionLock {
                     name,
                     toolchain,
                     spec,
                     lowering,
                     checks,
+                    results_key,
                     tests,
                     oracles,
                     accepted: accepted && green,

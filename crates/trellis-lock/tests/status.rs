@@ -40,6 +40,9 @@ fn current_for(lock: &DefinitionLock) -> CurrentHashes {
             .iter()
             .map(|o| (o.source.clone(), o.hash))
             .collect(),
+        spec_problems: Vec::new(),
+        check_problems: Vec::new(),
+        suite_key: common::median_suite_key(),
     }
 }
 
@@ -57,6 +60,11 @@ fn show(status: &Status) -> String {
 
 fn median() -> DefinitionLock {
     function(common::median())
+}
+
+/// Seals the lock's rows as a run under the fixture's suite key would.
+fn reseal(lock: &mut DefinitionLock) {
+    lock.results_key = Some(seal_results(common::median_suite_key(), &lock.tests));
 }
 
 #[test]
@@ -125,10 +133,9 @@ fn callee_changed() {
     let lock = median();
     let mut current = current_for(&lock);
     current.edges.insert("sort".to_owned(), h("sort, edited"));
-    current.edges.remove("_halfway");
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "callee-changed — a callee or private helper changed since the lowering was checked: sort, _halfway — trellis adopt csvstats/median && trellis test csvstats/median"
+        "callee-changed — a callee or private helper changed since the lowering was checked: sort — trellis adopt csvstats/median && trellis test csvstats/median"
     );
 }
 
@@ -152,6 +159,7 @@ fn tests_never_run_are_stale() {
     let mut lock = median();
     lock.tests.clear();
     lock.oracles.clear();
+    lock.results_key = None;
     lock.accepted = false;
     assert_eq!(
         status(&current_for(&lock), Some(&lock)),
@@ -167,6 +175,7 @@ fn failing() {
     lock.accepted = false;
     lock.tests[1].result = TestResult::Fail;
     lock.tests[4].result = TestResult::Xpass;
+    reseal(&mut lock);
     assert_eq!(
         show(&status(&current_for(&lock), Some(&lock))),
         "failing — not green: basics#2, derived:requires:non_empty — fix the Soil or the spec, then trellis adopt csvstats/median && trellis test csvstats/median"
@@ -212,14 +221,19 @@ fn a_new_entry_flags_the_scope_once_not_each_definition() {
         entries: Default::default(),
     };
     assert_eq!(
-        scope_status(Scope::Module, current.module_scope_hash, Some(&record)),
+        scope_status(
+            Scope::Module,
+            current.module_scope_hash,
+            &["new-rule".to_owned()],
+            Some(&record)
+        ),
         Status::DecisionFlagged {
-            labels: vec![],
+            labels: vec!["new-rule".to_owned()],
             scopes: vec![Scope::Module]
         }
     );
     assert_eq!(
-        scope_status(Scope::Module, h("csvstats scope"), Some(&record)).name(),
+        scope_status(Scope::Module, h("csvstats scope"), &[], Some(&record)).name(),
         "green"
     );
 }
@@ -241,6 +255,7 @@ fn precedence_follows_the_ladder() {
     let mut lock = median();
     lock.accepted = false;
     lock.tests[0].result = TestResult::Fail;
+    reseal(&mut lock);
     let mut current = current_for(&lock);
     current.spec.prose = h("edited prose");
     current.module_scope_hash = h("new label");
@@ -254,8 +269,13 @@ fn precedence_follows_the_ladder() {
     }
     lock.tests.clear();
     lock.oracles.clear();
+    lock.results_key = None;
+    seen.push(status(&current, Some(&lock)).name());
+    current.check_problems = vec!["a type error".to_owned()];
     seen.push(status(&current, Some(&lock)).name());
     current.spec.formal = h("edited signature");
+    seen.push(status(&current, Some(&lock)).name());
+    current.spec_problems = vec!["an undeclared tag".to_owned()];
     seen.push(status(&current, Some(&lock)).name());
     current.soil_hash = None;
     seen.push(status(&current, Some(&lock)).name());
@@ -264,19 +284,15 @@ fn precedence_follows_the_ladder() {
         seen,
         [
             "not-lowered",
+            "spec-invalid",
             "spec-changed",
+            "check-failing",
             "partial",
             "callee-changed",
             "tests-stale",
             "failing"
         ]
     );
-    // `failing` outranks the two review rungs it was combined with above.
-    let ladder = Status::PRECEDENCE;
-    let position = |name| ladder.iter().position(|r| *r == name).expect("rung");
-    assert!(position("failing") < position("decision-flagged"));
-    assert!(position("decision-flagged") < position("review-suggested"));
-    assert!(position("review-suggested") < position("accepted"));
 }
 
 #[test]
@@ -288,4 +304,81 @@ fn decision_flags_outrank_prose_review() {
         .decisions
         .insert((Scope::Project, "floats".to_owned()), h("floats, reworded"));
     assert_eq!(status(&current, Some(&lock)).name(), "decision-flagged");
+}
+
+#[test]
+fn spec_invalid_comes_before_everything_recorded() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.spec_problems = vec!["tag `sorting` is not declared (tr-undeclared-tag)".to_owned()];
+    current.spec.formal = h("edited signature");
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "spec-invalid — the spec does not check: tag `sorting` is not declared (tr-undeclared-tag) — fix the spec (trellis check csvstats/median shows where)"
+    );
+}
+
+#[test]
+fn check_failing_comes_before_callee_and_test_rungs() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.check_problems =
+        vec!["effect `Panic` is not declared (effect-not-declared)".to_owned()];
+    current.edges.insert("sort".to_owned(), h("edited sort"));
+    current.spec.test = h("edited tests");
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "check-failing — the Soil does not check: effect `Panic` is not declared (effect-not-declared) — fix the Soil (trellis check csvstats/median shows where), then trellis adopt csvstats/median"
+    );
+}
+
+#[test]
+fn a_moved_suite_key_makes_results_stale() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.suite_key = h("sorted changed under a property");
+    assert_eq!(
+        status(&current, Some(&lock)),
+        Status::TestsStale {
+            causes: vec![StaleCause::InputsChanged]
+        }
+    );
+}
+
+#[test]
+fn trimmed_rows_break_the_seal() {
+    let mut lock = median();
+    lock.tests.retain(|row| !row.name.starts_with("derived:"));
+    assert_eq!(
+        status(&current_for(&lock), Some(&lock)),
+        Status::TestsStale {
+            causes: vec![StaleCause::InputsChanged]
+        }
+    );
+}
+
+#[test]
+fn unsealed_rows_are_stale() {
+    let mut lock = median();
+    lock.results_key = None;
+    assert_eq!(
+        status(&current_for(&lock), Some(&lock)),
+        Status::TestsStale {
+            causes: vec![StaleCause::Unsealed]
+        }
+    );
+}
+
+#[test]
+fn an_edge_the_body_no_longer_has_is_not_a_callee_change() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.edges.remove("_halfway");
+    current.soil_hash = Some(h("median without its helper"));
+    assert_eq!(
+        status(&current, Some(&lock)),
+        Status::TestsStale {
+            causes: vec![StaleCause::SoilChanged]
+        }
+    );
 }

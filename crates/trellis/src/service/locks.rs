@@ -126,27 +126,13 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         {
             continue;
         }
-        // Citations given for one definition apply to it; for all, the previous ones stay.
-        let cite_here: Vec<Citation> = if def.is_some() {
-            cite.clone()
-        } else {
-            previous
-                .as_ref()
-                .and_then(|lock| lock.lowering.as_ref())
-                .map(|lowering| {
-                    lowering
-                        .decisions
-                        .applied
-                        .iter()
-                        .map(|e| Citation {
-                            scope: e.scope,
-                            label: e.label.clone(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
+        // Citations given for one definition replace its edges; otherwise the
+        // recorded edges stay exactly as they are (never silently re-stamped).
+        let cite_here: Option<&[Citation]> = match def {
+            Some(_) if !cite.is_empty() => Some(&cite),
+            _ => None,
         };
-        match adopted_lock(db, item, &toolchain, &cite_here, previous.as_ref()) {
+        match adopted_lock(db, item, &toolchain, cite_here, previous.as_ref()) {
             Ok(lock) => {
                 let relative = format!("{module}/{name}.lock");
                 match save(&root, &relative, &Lock::Function(lock)) {
@@ -160,22 +146,35 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     }
     if def.is_none() {
         let index = root_index(db, Workspace::get(db));
-        let mut specs: Vec<(String, trellis_db::SourceFile)> = Vec::new();
+        let mut specs: Vec<(
+            String,
+            trellis_db::SourceFile,
+            Option<trellis_db::SourceFile>,
+        )> = Vec::new();
         if let Some(project) = index.project {
-            specs.push(("_project.lock".to_owned(), project));
+            specs.push(("_project.lock".to_owned(), project, index.project_lock));
         }
         for (module, files) in &index.modules {
             if let Some(spec) = files.spec {
-                specs.push((format!("{module}/_module.lock"), spec));
+                let lock = files.locks.get("_module").copied();
+                specs.push((format!("{module}/_module.lock"), spec, lock));
             }
             for (name, &spec) in &files.specs {
                 if ItemKind::of(name) == ItemKind::Type {
-                    specs.push((format!("{module}/{name}.lock"), spec));
+                    let lock = files.locks.get(name).copied();
+                    specs.push((format!("{module}/{name}.lock"), spec, lock));
                 }
             }
         }
-        for (relative, spec) in specs {
-            if let Some(lock) = spec_lock(db, spec, &toolchain) {
+        for (relative, spec, lock_file) in specs {
+            let previous =
+                lock_file.and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok());
+            let problems = trellis_db::type_problems(db, spec);
+            if !problems.is_empty() {
+                errors.extend(problems);
+                continue;
+            }
+            if let Some(lock) = spec_lock(db, spec, &toolchain, previous) {
                 match save(&root, &relative, &lock) {
                     Ok(true) => written.push(relative),
                     Ok(false) => {}
@@ -195,6 +194,9 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("review needs a definition"))?;
     let root = service.root().to_owned();
+    if let Some((relative, spec)) = entry_spec(service, def) {
+        return review_entry(service, def, &relative, spec);
+    }
     let (module, name) = targets(service, Some(def))?.remove(0);
     let db = service.database();
     let item = Item::new(db, module.clone(), name.clone());
@@ -215,6 +217,57 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
     Ok(json!({ "reviewed": def }))
 }
 
+/// The lock path and spec of a non-function entry: `project`, a module by name, or
+/// a type (`module::Type`).
+fn entry_spec(service: &Service, name: &str) -> Option<(String, trellis_db::SourceFile)> {
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    if name == "project" {
+        return index.project.map(|spec| ("_project.lock".to_owned(), spec));
+    }
+    if let Some(spec) = index.module(name).and_then(|m| m.spec) {
+        return Some((format!("{name}/_module.lock"), spec));
+    }
+    let (module, stem) = split_definition_name(name)?;
+    if ItemKind::of(stem) != ItemKind::Type {
+        return None;
+    }
+    let spec = *index.module(module)?.specs.get(stem)?;
+    Some((format!("{module}/{stem}.lock"), spec))
+}
+
+/// Re-stamps the prose hash of a type, module or project lock.
+fn review_entry(
+    service: &Service,
+    name: &str,
+    relative: &str,
+    spec: trellis_db::SourceFile,
+) -> Result<Value, RpcError> {
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    let lock = index
+        .by_path
+        .get(relative)
+        .and_then(|&file| trellis_db::read_lock_file(db, file).as_ref().ok().cloned())
+        .ok_or_else(|| {
+            failed(&[Diagnostic::new(
+                "unknown-definition",
+                format!("{name} has no lock to review: stamp it with trellis adopt"),
+            )])
+        })?;
+    let mut lock = lock;
+    let prose = trellis_db::spec_hashes(db, spec).prose;
+    match &mut lock {
+        Lock::Type(l) => l.spec.hashes.prose = prose,
+        Lock::Module(l) => l.spec.hashes.prose = prose,
+        Lock::Project(l) => l.spec.hashes.prose = prose,
+        Lock::Function(_) => return Err(invalid_params("nothing to review")),
+    }
+    save(service.root(), relative, &lock).map_err(|e| failed(&[e]))?;
+    rewrite_manifest(service.root());
+    Ok(json!({ "reviewed": name }))
+}
+
 pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let label = params
         .get("label")
@@ -225,12 +278,23 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
     let toolchain = toolchain();
     let db = service.database();
     let index = root_index(db, Workspace::get(db));
-    // Which scopes hold the label.
+    // Which scopes hold the label now, or recorded it before it was removed.
+    let holds = |spec: trellis_db::SourceFile, lock: Option<trellis_db::SourceFile>| {
+        let current = trellis_db::decision_entries(db, spec)
+            .iter()
+            .any(|e| e.label == label);
+        let recorded = lock
+            .and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok())
+            .is_some_and(|lock| match lock {
+                Lock::Module(lock) => lock.decisions.entries.contains_key(label),
+                Lock::Project(lock) => lock.decisions.entries.contains_key(label),
+                _ => false,
+            });
+        current || recorded
+    };
     let mut scopes: Vec<(Scope, Option<String>)> = Vec::new();
     if let Some(project) = index.project
-        && trellis_db::decision_entries(db, project)
-            .iter()
-            .any(|e| e.label == label)
+        && holds(project, index.project_lock)
         && module_filter.is_none()
     {
         scopes.push((Scope::Project, None));
@@ -240,9 +304,7 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             continue;
         }
         if let Some(spec) = files.spec
-            && trellis_db::decision_entries(db, spec)
-                .iter()
-                .any(|e| e.label == label)
+            && holds(spec, files.locks.get("_module").copied())
         {
             scopes.push((Scope::Module, Some(module.clone())));
         }
@@ -286,15 +348,27 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             }
         }
     }
-    // Re-stamp the scope itself: an added entry was declared harmless.
-    let (relative, spec) = match &module {
-        None => ("_project.lock".to_owned(), index.project),
+    // Re-stamp this one label in the scope's record: an added entry declared
+    // harmless, a changed one declared editorial, a removed one forgotten. Other
+    // labels whose membership moved stay flagged.
+    let (relative, spec, lock_file) = match &module {
+        None => (
+            "_project.lock".to_owned(),
+            index.project,
+            index.project_lock,
+        ),
         Some(module) => (
             format!("{module}/_module.lock"),
             index.module(module).and_then(|m| m.spec),
+            index
+                .module(module)
+                .and_then(|m| m.locks.get("_module").copied()),
         ),
     };
-    if let Some(lock) = spec.and_then(|spec| spec_lock(db, spec, &toolchain)) {
+    let previous = lock_file.and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok());
+    if let Some(lock) = spec
+        .and_then(|spec| trellis_db::editorial_scope_lock(db, spec, &toolchain, previous, label))
+    {
         match save(&root, &relative, &lock) {
             Ok(true) => written.push(relative),
             Ok(false) => {}

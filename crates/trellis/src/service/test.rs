@@ -1,8 +1,7 @@
 //! `trellis test`: run every tier of a definition's suite (trellis-verify) and record
-//! the results in its lock. Results are keyed by what they were computed from — the
-//! lowering's `soil_hash`, the spec's `test_hash`, the oracles' hashes and the
-//! toolchain — all of which the lock records, so re-running an unchanged definition
-//! does no work at all.
+//! the results in its lock. Results are keyed by everything the suite executes (the
+//! database's `suite_key`, lock-schema §5.4) and sealed with the rows, so an
+//! unchanged definition does no work at all and a changed input is never missed.
 
 use std::path::PathBuf;
 
@@ -10,10 +9,13 @@ use serde_json::{Value, json};
 use soil_types::Program;
 use trellis_db::{
     Item, LockState, check_definition, checker_definition, checker_env, current_hashes, lock_state,
-    oracle_rows, program_def, report_diagnostics, spec_file, test_blocks, test_program_order,
+    oracle_rows, program_def, report_diagnostics, spec_file, suite_key, test_blocks,
+    test_program_order,
 };
 use trellis_diag::Diagnostic;
-use trellis_lock::{DefinitionLock, Lock, Mode, TestResult, TestRow, Tier};
+use trellis_lock::{
+    DefinitionLock, Lock, Mode, StaleCause, Status, TestResult, TestRow, Tier, seal_results,
+};
 use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{self, ProgressEvent, RowResult, SuiteInput, SuiteOutcome, Timeouts};
@@ -25,6 +27,8 @@ use crate::service::locks::{save, targets, toolchain};
 enum Skip {
     UpToDate,
     NotRunnable(String),
+    /// The spec or the Soil does not check: nothing is run or recorded.
+    Refused(Vec<Diagnostic>),
 }
 
 pub fn test(
@@ -51,6 +55,11 @@ pub fn test(
         let qualified = item.qualified(db);
         let lock = match lock_state(db, &module, &name) {
             LockState::Present(Lock::Function(lock)) => lock.clone(),
+            LockState::Unreadable(problems) => {
+                errors.extend(problems.iter().map(Diagnostic::to_json));
+                skipped.push(json!({ "def": qualified, "reason": "its lock is unreadable" }));
+                continue;
+            }
             _ => {
                 skipped.push(json!({ "def": qualified, "reason": "not lowered: adopt it first" }));
                 continue;
@@ -63,6 +72,11 @@ pub fn test(
             }
             Err(Skip::NotRunnable(reason)) => {
                 skipped.push(json!({ "def": qualified, "reason": reason }));
+                continue;
+            }
+            Err(Skip::Refused(problems)) => {
+                errors.extend(problems.iter().map(Diagnostic::to_json));
+                skipped.push(json!({ "def": qualified, "reason": "it does not check" }));
                 continue;
             }
             Ok(()) => {}
@@ -91,48 +105,48 @@ pub fn test(
 }
 
 /// Whether the suite must run: only for a lowering that is current (the Soil and
-/// spec the lock recorded), has no holes, and whose recorded results are stale.
+/// spec the lock recorded), checks, has no holes, and whose recorded results are
+/// stale — the status ladder decides, over the suite key (lock-schema §5.4).
 fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<(), Skip> {
     let db = service.database();
     let Some(current) = current_hashes(db, item) else {
         return Err(Skip::NotRunnable("no spec".to_owned()));
     };
-    let Some(lowering) = &lock.lowering else {
-        return Err(Skip::NotRunnable("not lowered: adopt it first".to_owned()));
-    };
-    if current.soil_hash != Some(lowering.soil_hash)
-        || current.spec.formal != lock.spec.hashes.formal
-    {
-        return Err(Skip::NotRunnable(
-            "the Soil or the spec changed since it was adopted: adopt it again".to_owned(),
-        ));
-    }
-    if lock
-        .checks
-        .as_ref()
-        .is_some_and(|checks| !checks.holes.is_empty())
-    {
-        return Err(Skip::NotRunnable(
+    match trellis_lock::status(current, Some(lock)) {
+        Status::NotLowered { .. } => {
+            Err(Skip::NotRunnable("not lowered: adopt it first".to_owned()))
+        }
+        Status::SpecInvalid { .. } | Status::CheckFailing { .. } => {
+            let spec = spec_file(db, item).expect("a definition with hashes has a spec");
+            let mut problems = trellis_db::spec_diagnostics(db, spec).clone();
+            if let trellis_db::CheckOutcome::Failed(errors) = check_definition(db, item) {
+                problems.extend(report_diagnostics(db, errors));
+            }
+            problems.extend(trellis_db::export_violations(db, item).iter().cloned());
+            Err(Skip::Refused(problems))
+        }
+        Status::SpecChanged => Err(Skip::NotRunnable(
+            "the spec changed since it was adopted: adopt it again".to_owned(),
+        )),
+        Status::Partial { .. } => Err(Skip::NotRunnable(
             "the lowering has open holes; holes are never tested".to_owned(),
-        ));
-    }
-    let oracles_unchanged = lock
-        .oracles
-        .iter()
-        .all(|o| current.oracles.get(&o.source) == Some(&o.hash))
-        && current.oracles.len() == lock.oracles.len();
-    let up_to_date = !lock.tests.is_empty()
-        && lock.spec.hashes.test == current.spec.test
-        && oracles_unchanged
-        && lock.toolchain == toolchain();
-    if up_to_date {
-        Err(Skip::UpToDate)
-    } else {
-        Ok(())
+        )),
+        Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => Err(
+            Skip::NotRunnable("the Soil changed since it was adopted: adopt it again".to_owned()),
+        ),
+        Status::CalleeChanged { .. } => Err(Skip::NotRunnable(
+            "a callee changed since it was adopted: adopt it again".to_owned(),
+        )),
+        Status::TestsStale { .. } => Ok(()),
+        Status::Failing { .. }
+        | Status::DecisionFlagged { .. }
+        | Status::ReviewSuggested
+        | Status::Accepted
+        | Status::Green => Err(Skip::UpToDate),
     }
 }
 
-fn run_one(
+pub(crate) fn run_one(
     service: &Service,
     item: Item<'_>,
     root: &std::path::Path,
@@ -194,7 +208,23 @@ fn recorded(
     outcome: &SuiteOutcome,
 ) -> DefinitionLock {
     let db = service.database();
-    lock.tests = outcome
+    lock.tests = recorded_rows(outcome);
+    lock.results_key = Some(seal_results(suite_key(db, item), &lock.tests));
+    lock.oracles = oracle_rows(db, item);
+    if let Some(current) = current_hashes(db, item) {
+        lock.spec.hashes.test = current.spec.test;
+    }
+    lock.toolchain = toolchain();
+    // A result change withdraws an earlier acceptance (accepted only when green).
+    if lock.accepted && !outcome.is_green() {
+        lock.accepted = false;
+    }
+    lock
+}
+
+/// A suite's rows as the lock records them.
+pub(crate) fn recorded_rows(outcome: &SuiteOutcome) -> Vec<TestRow> {
+    outcome
         .rows
         .iter()
         .map(|row| TestRow {
@@ -217,17 +247,7 @@ fn recorded(
                 RowResult::Error => TestResult::Error,
             },
         })
-        .collect();
-    lock.oracles = oracle_rows(db, item);
-    if let Some(current) = current_hashes(db, item) {
-        lock.spec.hashes.test = current.spec.test;
-    }
-    lock.toolchain = toolchain();
-    // A result change withdraws an earlier acceptance (accepted only when green).
-    if lock.accepted && !outcome.is_green() {
-        lock.accepted = false;
-    }
-    lock
+        .collect()
 }
 
 fn result_json(def: &str, outcome: &SuiteOutcome, preflight: &[Diagnostic]) -> Value {

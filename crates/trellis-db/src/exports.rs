@@ -1,0 +1,76 @@
+//! Exports enforced (tr-grammar §5.1): a definition may call into another module
+//! only through the names that module's `exports` block lists. A module without
+//! an `exports` block exports nothing. Resolution is left alone — the reference
+//! still names its target, so hashes do not depend on the rule — and each
+//! violation is a diagnostic at the written reference.
+
+use std::collections::BTreeSet;
+
+use trellis_diag::{Diagnostic, LineIndex, TextRange};
+use trellis_spec::BlockSyntax;
+
+use crate::db::Db;
+use crate::files::Workspace;
+use crate::index::root_index;
+use crate::refs::FreeRef;
+use crate::soil::{Item, free_refs, item_soil_file};
+use crate::spec::parse_spec;
+
+/// The names a module exports, from its `_module.tr`.
+#[salsa::tracked(returns(ref))]
+pub fn module_exports(db: &dyn Db, module: crate::index::Module<'_>) -> BTreeSet<String> {
+    let index = root_index(db, Workspace::get(db));
+    let Some(spec) = index.module(module.name(db)).and_then(|m| m.spec) else {
+        return BTreeSet::new();
+    };
+    parse_spec(db, spec)
+        .file
+        .blocks
+        .iter()
+        .filter_map(|block| match &block.value.syntax {
+            BlockSyntax::Exports(exports) => Some(exports.iter().map(|e| e.name.clone())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// Every qualified reference of `item` to a name its module does not export.
+#[salsa::tracked(returns(ref))]
+pub fn export_violations<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Diagnostic> {
+    let own = item.module(db);
+    let mut out = Vec::new();
+    for reference in free_refs(db, item) {
+        let FreeRef::Qualified { module, name } = reference else {
+            continue;
+        };
+        if module == own
+            || !root_index(db, Workspace::get(db))
+                .modules
+                .contains_key(module)
+        {
+            continue;
+        }
+        let exported = module_exports(db, crate::index::Module::new(db, module.clone()));
+        if exported.contains(name) {
+            continue;
+        }
+        let written = format!("{module}::{name}");
+        let mut diagnostic = Diagnostic::new(
+            "unexported-name",
+            format!(
+                "`{written}` is not exported by module `{module}`: add `{name}` to the `exports` block of {module}/_module.tr, or do not call it from `{own}`"
+            ),
+        );
+        if let Some(file) = item_soil_file(db, item) {
+            let text = file.text(db);
+            diagnostic = diagnostic.with_file(file.path(db).as_str());
+            if let Some(at) = text.find(&written) {
+                let range = TextRange::new(at as u32, (at + written.len()) as u32);
+                diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, range));
+            }
+        }
+        out.push(diagnostic);
+    }
+    out
+}

@@ -1,0 +1,211 @@
+//! The suite key (lock-schema §5.4): one hash over everything a definition's test
+//! suite executes, so a recorded result is reused only while every input it ran
+//! on is unchanged — the action-key discipline of build systems, applied to tests.
+//!
+//! What the suite reads, and so what the key covers:
+//!
+//! - the toolchain that runs it;
+//! - the definition's spec: the formal blocks (signature, clauses, grants) and
+//!   the test blocks (cases, properties, cram, references; they seed properties);
+//! - every definition in its test program (`test_program_order`: its body's
+//!   callees, the definitions its clauses and properties mention, and theirs),
+//!   each by its `soil_hash` and — because every clause is a runtime guard — its
+//!   spec's formal hash; a private helper by its `soil_hash` and signature. Name
+//!   resolution is covered by the membership itself: a root definition that comes
+//!   to shadow a builtin joins the program and moves the key;
+//! - the type environment as a whole (a record field can be used without naming
+//!   its type, so no narrower set is sound without the checker's help);
+//! - each Python reference's directory: every `.py` file under it (the driver puts
+//!   that directory first on `sys.path`, so any local import resolves there), and
+//!   each CLI oracle's command text;
+//! - for cram transcripts, the programs of every `trellis call DEF` they run; a
+//!   transcript that runs any other `trellis` command depends on the whole root.
+
+use trellis_hash::{Digest, Hasher};
+use trellis_spec::{BlockSyntax, CramStep, Reference};
+
+use crate::assembly::{program_order, test_program_order};
+use crate::db::Db;
+use crate::documents::env_json;
+use crate::files::Workspace;
+use crate::hashing::soil_hash;
+use crate::index::{Module, root_index};
+use crate::pipeline::split_definition_name;
+use crate::soil::{Item, ItemKind, helper_signature};
+use crate::spec::{formal_hash, test_blocks, test_hash};
+use crate::status::spec_file;
+use crate::tables::module_hashes;
+
+/// The version every key is computed under: results recorded by another build
+/// are not reused (the workspace shares one version).
+const TOOLCHAIN: &str = concat!("trellis ", env!("CARGO_PKG_VERSION"));
+
+/// The key over everything `item`'s suite executes.
+#[salsa::tracked(returns(copy))]
+pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
+    let mut hasher = Hasher::tagged("suite-key/1");
+    hasher.part(TOOLCHAIN.as_bytes());
+    let spec = spec_file(db, item);
+    match spec {
+        Some(spec) => hasher
+            .part(formal_hash(db, spec).to_string().as_bytes())
+            .part(test_hash(db, spec).to_string().as_bytes()),
+        None => hasher.part(b"no spec").part(b""),
+    };
+    hasher.part(b"program");
+    for (module, name) in test_program_order(db, item).iter() {
+        program_entry(db, &mut hasher, Item::new(db, module.clone(), name.clone()));
+    }
+    hasher.part(b"types");
+    hasher.part(Digest::of(env_json(db).as_bytes()).to_string().as_bytes());
+    if let Some(spec) = spec {
+        for block in test_blocks(db, spec) {
+            match &block.syntax {
+                BlockSyntax::Reference(Some(reference)) => {
+                    hasher.part(b"oracle").part(reference.line.as_bytes());
+                    oracle_inputs(db, &mut hasher, &reference.reference);
+                }
+                BlockSyntax::Cram(steps) => {
+                    for step in steps {
+                        if let CramStep::Command(command) = step {
+                            cram_inputs(db, &mut hasher, &command.command);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    hasher.finish()
+}
+
+/// One definition of a program: its name, body hash and contract.
+fn program_entry(db: &dyn Db, hasher: &mut Hasher, item: Item<'_>) {
+    hasher.part(item.qualified(db).as_bytes());
+    let body = soil_hash(db, item).map(|hash| hash.to_string());
+    hasher.part(body.as_deref().unwrap_or("no body").as_bytes());
+    let contract = match item.kind(db) {
+        ItemKind::Helper => helper_signature(db, item)
+            .as_ref()
+            .map(|signature| soil_syntax::print_type(&signature.ty)),
+        ItemKind::Function | ItemKind::Type => {
+            spec_file(db, item).map(|spec| formal_hash(db, spec).to_string())
+        }
+    };
+    hasher.part(contract.as_deref().unwrap_or("no contract").as_bytes());
+}
+
+/// A Python reference's directory (every `.py` under it, by path and content),
+/// or a CLI oracle's command.
+fn oracle_inputs(db: &dyn Db, hasher: &mut Hasher, reference: &Reference) {
+    match reference {
+        Reference::Python { path, .. } => {
+            let dir = match path.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/"),
+                None => String::new(),
+            };
+            let index = root_index(db, Workspace::get(db));
+            for (file_path, file) in index.by_path.range(dir.clone()..) {
+                if !file_path.starts_with(&dir) {
+                    break;
+                }
+                if file_path.ends_with(".py") {
+                    hasher
+                        .part(file_path.as_bytes())
+                        .part(Digest::of(file.text(db).as_bytes()).to_string().as_bytes());
+                }
+            }
+        }
+        Reference::Cli { command } => {
+            hasher.part(command.as_bytes());
+        }
+    }
+}
+
+/// What one cram command reaches of the root.
+fn cram_inputs(db: &dyn Db, hasher: &mut Hasher, command: &str) {
+    match cram_reach(command) {
+        CramReach::Nothing => {}
+        CramReach::Calls(names) => {
+            for name in names {
+                hasher.part(b"call").part(name.as_bytes());
+                let Some((module, name)) = split_definition_name(&name) else {
+                    continue;
+                };
+                let target = Item::new(db, module.to_owned(), name.to_owned());
+                for (module, name) in program_order(db, target).iter() {
+                    program_entry(db, hasher, Item::new(db, module.clone(), name.clone()));
+                }
+            }
+        }
+        CramReach::WholeRoot => {
+            hasher.part(b"whole root");
+            let index = root_index(db, Workspace::get(db));
+            for module in index.modules.keys() {
+                for row in module_hashes(db, Module::new(db, module.clone())) {
+                    hasher.part(module.as_bytes()).part(row.name.as_bytes());
+                    if let Some(spec) = &row.spec {
+                        for hash in [spec.formal, spec.test] {
+                            hasher.part(hash.to_string().as_bytes());
+                        }
+                    }
+                    let body = row.soil_hash.map(|hash| hash.to_string());
+                    hasher.part(body.as_deref().unwrap_or("no body").as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// How much of the root a cram command can observe through `trellis`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum CramReach {
+    Nothing,
+    Calls(Vec<String>),
+    WholeRoot,
+}
+
+/// Reads a shell command for `trellis` invocations: `trellis call DEF …` runs
+/// DEF's program; any other `trellis` command may read anything in the root.
+pub(crate) fn cram_reach(command: &str) -> CramReach {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '`'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let mut calls = Vec::new();
+    for (at, word) in words.iter().enumerate() {
+        if *word != "trellis" && !word.ends_with("/trellis") {
+            continue;
+        }
+        let mut rest = words[at + 1..].iter().filter(|w| !w.starts_with('-'));
+        match (rest.next(), rest.next()) {
+            (Some(&"call"), Some(def)) => calls.push(def.trim_matches(['\'', '"']).to_owned()),
+            _ => return CramReach::WholeRoot,
+        }
+    }
+    if calls.is_empty() {
+        CramReach::Nothing
+    } else {
+        CramReach::Calls(calls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CramReach, cram_reach};
+
+    #[test]
+    fn cram_commands_reach_what_they_call() {
+        assert_eq!(cram_reach("printf 'a\\n' > data.csv"), CramReach::Nothing);
+        assert_eq!(
+            cram_reach("trellis call csvstats::median '[[1.0]]'"),
+            CramReach::Calls(vec!["csvstats::median".to_owned()])
+        );
+        assert_eq!(
+            cram_reach("cat x | /usr/bin/trellis --no-daemon call inventory/low_stock 1"),
+            CramReach::Calls(vec!["inventory/low_stock".to_owned()])
+        );
+        assert_eq!(cram_reach("trellis status"), CramReach::WholeRoot);
+        assert_eq!(cram_reach("trellis"), CramReach::WholeRoot);
+    }
+}
