@@ -11,7 +11,10 @@ Usage: trellis <command> [options]
 
 Commands:
   check [DEF]                     check specs and Soil (all definitions, or one)
-  status [--json]                 what is green, what is stale, and why
+  status [--json] [--verify]      what is green, what is stale, and why; --verify
+                                  recomputes every status from scratch (a fresh
+                                  database, every suite re-run, nothing written)
+                                  and reports each row where they disagree
   refresh                         reload the root's files into the daemon
   adopt [DEF] [--cite SCOPE:LABEL]...
                                   record hand-written Soil as a human-verified
@@ -45,6 +48,7 @@ pub enum Command {
     },
     Status {
         json: bool,
+        verify: bool,
     },
     Refresh,
     Adopt {
@@ -95,6 +99,7 @@ impl fmt::Display for UsageError {
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
+    let mut verify = false;
     let mut module = None;
     let mut cite = Vec::new();
     let mut words = Vec::new();
@@ -115,6 +120,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             }
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
+            "--verify" => verify = true,
             "--cite" => match iter.next() {
                 Some(value) => cite.push(value.clone()),
                 None => return Err(UsageError("--cite needs SCOPE:LABEL".into())),
@@ -143,7 +149,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
         },
-        ["status"] => Command::Status { json },
+        ["status"] => Command::Status { json, verify },
         ["refresh"] => Command::Refresh,
         ["adopt"] => Command::Adopt {
             def: None,
@@ -181,6 +187,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
     if !matches!(command, Command::Status { .. }) {
         refuse_json(words[0])?;
+        if verify {
+            return Err(UsageError("--verify only applies to `status`".into()));
+        }
     }
     if module.is_some() {
         return Err(UsageError(
@@ -206,7 +215,10 @@ mod tests {
     fn commands_parse() {
         assert_eq!(
             parse_words("status --json").map(|i| i.command),
-            Ok(Command::Status { json: true })
+            Ok(Command::Status {
+                json: true,
+                verify: false
+            })
         );
         assert_eq!(
             parse_words("--no-daemon check csvstats::median"),

@@ -69,7 +69,7 @@ fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
 fn method_of(command: &Command) -> (&'static str, Value) {
     match command {
         Command::Check { def } => ("check", json!({ "def": def })),
-        Command::Status { .. } => ("status", json!({})),
+        Command::Status { verify, .. } => ("status", json!({ "verify": verify })),
         Command::Refresh => ("refresh", json!({})),
         Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),
         Command::Review { def } => ("review", json!({ "def": def })),
@@ -107,7 +107,7 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let code = match answer {
         Ok(result) => render::answer(stdout, &invocation.command, &result),
         Err(ClientError::Failed(errors)) => {
-            if matches!(invocation.command, Command::Status { json: true }) {
+            if matches!(invocation.command, Command::Status { json: true, .. }) {
                 let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
             } else {
                 render::diagnostics(&mut std::io::stderr(), &errors);

@@ -49,15 +49,22 @@ fn soil_option(value: &Value) -> Option<&Value> {
 /// Renders a successful answer; returns the exit code.
 pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
     match command {
-        Command::Status { json: true } => {
+        Command::Status { json: true, .. } => {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
                 fields.remove("timings");
             }
             let _ = writeln!(out, "{result}");
-            u8::from(result.get("problems").is_some())
+            let disagreements = result["disagreements"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty());
+            u8::from(result.get("problems").is_some() || disagreements)
         }
-        Command::Status { json: false } => status_table(out, result),
+        Command::Status {
+            json: false,
+            verify: true,
+        } => verify_report(out, result),
+        Command::Status { json: false, .. } => status_table(out, result),
         Command::Check { .. } => check_report(out, result),
         Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
         Command::Test { .. } => test_report(out, result),
@@ -169,16 +176,30 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         .iter()
         .filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted")))
         .count();
-    let flagged_scopes = rows
-        .iter()
-        .filter(|row| row["kind"] == "scope" && row["status"] != "green")
-        .count();
+    let unsettled = |kind: &str| {
+        rows.iter()
+            .filter(|row| row["kind"] == kind)
+            .filter(|row| !matches!(row["status"].as_str(), Some("green" | "accepted")))
+            .count()
+    };
+    let (flagged_scopes, unsettled_types) = (unsettled("scope"), unsettled("type"));
     let mut summary = format!("{green} of {} definitions green", definitions.len());
     if flagged_scopes > 0 {
         let verb = if flagged_scopes == 1 { "needs" } else { "need" };
         summary.push_str(&format!(
             "; {} {verb} attention",
             counted(flagged_scopes, "decision scope")
+        ));
+    }
+    if unsettled_types > 0 {
+        let verb = if unsettled_types == 1 {
+            "needs"
+        } else {
+            "need"
+        };
+        summary.push_str(&format!(
+            "; {} {verb} attention",
+            counted(unsettled_types, "type")
         ));
     }
     if !problems.is_empty() {
@@ -189,6 +210,43 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
     }
     let _ = writeln!(out, "{summary}");
     u8::from(!problems.is_empty())
+}
+
+/// `status --verify`: the rows where the memoized status and a from-scratch
+/// recomputation disagree, or a line saying they all agree.
+fn verify_report(out: &mut impl Write, result: &Value) -> u8 {
+    let disagreements = result["disagreements"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let rows = result["definitions"].as_array().map_or(0, Vec::len);
+    for row in &disagreements {
+        let _ = writeln!(
+            out,
+            "{}: status says {}, a fresh recomputation says {}: {}",
+            row["name"].as_str().unwrap_or("?"),
+            row["recorded"].as_str().unwrap_or("?"),
+            row["verified"].as_str().unwrap_or("?"),
+            row["reason"].as_str().unwrap_or("")
+        );
+    }
+    if disagreements.is_empty() {
+        let _ = writeln!(
+            out,
+            "verified: all {} agree with a fresh recomputation ({} re-run)",
+            counted(rows, "status row"),
+            counted(result["suites_run"].as_u64().unwrap_or(0) as usize, "suite")
+        );
+        0
+    } else {
+        let _ = writeln!(
+            out,
+            "{} of {} disagree with a fresh recomputation",
+            disagreements.len(),
+            counted(rows, "status row")
+        );
+        1
+    }
 }
 
 /// One line per progress event of a long command (on stderr).

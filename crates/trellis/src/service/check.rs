@@ -40,25 +40,17 @@ fn known_definition(service: &Service, def: &str) -> Result<(), RpcError> {
     }
 }
 
-pub fn status(service: &mut Service, _params: &Value) -> Result<Value, RpcError> {
+pub fn status(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     // A broken soil.toml makes every status meaningless: say so instead.
     let db = service.database();
     if let Err(diagnostic) = trellis_db::root_config(db, trellis_db::Workspace::get(db)) {
         return Err(super::failed(std::slice::from_ref(diagnostic)));
     }
+    if params.get("verify").and_then(Value::as_bool) == Some(true) {
+        return super::verify::verify(service);
+    }
     let rows = trellis_db::root_status(service.database());
-    let definitions: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            json!({
-                "name": row.name,
-                "kind": row.kind,
-                "status": row.status,
-                "reason": row.reason,
-                "fix": row.fix,
-            })
-        })
-        .collect();
+    let definitions: Vec<Value> = rows.iter().map(row_json).collect();
     let mut answer = json!({ "definitions": definitions });
     // Only when there are any, so a clean root's document stays as it was.
     let problems = service.load_problems();
@@ -66,4 +58,15 @@ pub fn status(service: &mut Service, _params: &Value) -> Result<Value, RpcError>
         answer["problems"] = problems.iter().map(|d| d.to_json()).collect();
     }
     Ok(answer)
+}
+
+/// One status row as the answer carries it.
+pub(super) fn row_json(row: &trellis_db::StatusRow) -> Value {
+    json!({
+        "name": row.name,
+        "kind": row.kind,
+        "status": row.status,
+        "reason": row.reason,
+        "fix": row.fix,
+    })
 }

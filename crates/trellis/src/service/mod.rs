@@ -19,6 +19,7 @@ mod check;
 mod locks;
 mod test;
 mod toolchain;
+mod verify;
 
 pub struct Service {
     db: RootDatabase,

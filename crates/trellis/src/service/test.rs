@@ -44,7 +44,7 @@ pub fn test(
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let base_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned());
+    let base_path = base_path();
     let runner = RealRunner;
     let mut ran = Vec::new();
     let mut skipped = Vec::new();
@@ -102,6 +102,11 @@ pub fn test(
     }
     crate::service::locks::rewrite_manifest(&root);
     Ok(json!({ "ran": ran, "skipped": skipped, "results": results, "errors": errors }))
+}
+
+/// The `PATH` suites run oracles and cram under (it must reach `python3`, `sh`).
+pub(crate) fn base_path() -> String {
+    std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned())
 }
 
 /// Whether the suite must run: only for a lowering that is current (the Soil and

@@ -1,0 +1,141 @@
+//! `trellis status --verify`: the user's audit of status, and the oracle of the
+//! soundness tests. Every status is recomputed from scratch — a fresh database
+//! loaded from disk, so no memo of the running one is consulted — and every
+//! definition whose status trusts its recorded results (failing, flagged, review,
+//! accepted, green) has its suite re-run in memory; a fresh run whose rows differ
+//! from the lock's makes the truthful status `tests-stale`. Nothing is written.
+//! Each row where the memoized answer differs from the recomputed one is reported.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use trellis_db::{Item, LockState, StatusRow, lock_state, root_status, split_definition_name};
+use trellis_lock::{Lock, TestRow};
+use trellis_rpc::RpcError;
+use trellis_verify::process::RealRunner;
+
+use super::Service;
+use super::test::{recorded_rows, run_one};
+
+/// Statuses computed from results a fresh run must confirm.
+const TRUSTS_RESULTS: [&str; 5] = [
+    "failing",
+    "decision-flagged",
+    "review-suggested",
+    "accepted",
+    "green",
+];
+
+pub fn verify(service: &mut Service) -> Result<Value, RpcError> {
+    let memoized: Vec<StatusRow> = root_status(service.database()).clone();
+    let mut fresh = Service::new(service.root().to_owned());
+    fresh.refresh();
+    let mut verified: Vec<StatusRow> = root_status(fresh.database()).clone();
+    let tool_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(PathBuf::from))
+        .unwrap_or_default();
+    let base_path = super::test::base_path();
+    let root = service.root().to_owned();
+    let mut suites_run = 0;
+    for row in &mut verified {
+        if row.kind != "function" || !TRUSTS_RESULTS.contains(&row.status.as_str()) {
+            continue;
+        }
+        let Some((module, name)) = split_definition_name(&row.name) else {
+            continue;
+        };
+        let db = fresh.database();
+        let LockState::Present(Lock::Function(lock)) = lock_state(db, module, name) else {
+            continue;
+        };
+        let recorded = lock.tests.clone();
+        let item = Item::new(db, module.to_owned(), name.to_owned());
+        suites_run += 1;
+        let outcome = run_one(
+            &fresh,
+            item,
+            &root,
+            &tool_dir,
+            &base_path,
+            &RealRunner,
+            &mut |_| {},
+        );
+        let rows = outcome
+            .as_ref()
+            .filter(|outcome| outcome.preflight.is_empty())
+            .map(recorded_rows);
+        if let Some(difference) = difference(&recorded, rows.as_deref()) {
+            row.status = "tests-stale".to_owned();
+            row.reason = Some(format!(
+                "a fresh run disagrees with the recorded results: {difference}"
+            ));
+            row.fix = Some(format!("trellis test {}", row.name));
+        }
+    }
+    let by_name: BTreeMap<&str, &StatusRow> = memoized
+        .iter()
+        .map(|row| (row.name.as_str(), row))
+        .collect();
+    let mut disagreements = Vec::new();
+    for row in &verified {
+        let recorded = by_name.get(row.name.as_str()).map(|r| r.status.as_str());
+        if recorded != Some(row.status.as_str()) {
+            disagreements.push(json!({
+                "name": row.name,
+                "recorded": recorded.unwrap_or("(no row)"),
+                "verified": row.status,
+                "reason": row.reason,
+            }));
+        }
+    }
+    for row in &memoized {
+        if !verified.iter().any(|v| v.name == row.name) {
+            disagreements.push(json!({
+                "name": row.name,
+                "recorded": row.status,
+                "verified": "(no row)",
+                "reason": "the entry no longer exists",
+            }));
+        }
+    }
+    let definitions: Vec<Value> = verified.iter().map(super::check::row_json).collect();
+    Ok(json!({
+        "definitions": definitions,
+        "disagreements": disagreements,
+        "suites_run": suites_run,
+    }))
+}
+
+/// How a fresh run's rows differ from the recorded ones, if they do.
+fn difference(recorded: &[TestRow], fresh: Option<&[TestRow]>) -> Option<String> {
+    let Some(fresh) = fresh else {
+        return Some("the suite no longer runs (it does not check, or pre-flight stops it)".into());
+    };
+    if recorded == fresh {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for row in fresh {
+        match recorded.iter().find(|r| r.name == row.name) {
+            None => parts.push(format!("`{}` is not recorded", row.name)),
+            Some(old) if old != row => parts.push(format!(
+                "`{}` recorded {}, now {}",
+                row.name,
+                trellis_lock::Word::word(old.result),
+                trellis_lock::Word::word(row.result)
+            )),
+            Some(_) => {}
+        }
+    }
+    for row in recorded {
+        if !fresh.iter().any(|f| f.name == row.name) {
+            parts.push(format!("`{}` is no longer a test", row.name));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("the rows are recorded in another order".to_owned());
+    }
+    Some(parts.join("; "))
+}
