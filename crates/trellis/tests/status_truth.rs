@@ -1,0 +1,490 @@
+//! `status` tells the truth: one regression test per way it was found to report
+//! `green` (or a lock to record a fact) that a fresh run refutes. Each test edits a
+//! private copy of `examples/`, runs the commands status prescribes, and checks
+//! both the status and that `status --verify` (a from-scratch recomputation with
+//! every trusted suite re-run) agrees with it.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use support::{Root, Run};
+
+/// `trellis --no-daemon ARGS` in the root.
+fn t(root: &Root, args: &[&str]) -> Run {
+    let mut all = vec!["--no-daemon"];
+    all.extend_from_slice(args);
+    root.run(&all)
+}
+
+fn statuses(root: &Root) -> BTreeMap<String, String> {
+    root.statuses(false)
+}
+
+fn status_of(root: &Root, name: &str) -> String {
+    statuses(root)
+        .remove(name)
+        .unwrap_or_else(|| panic!("no status row for {name}"))
+}
+
+/// The memoized status and a from-scratch recomputation agree.
+#[track_caller]
+fn assert_verified(root: &Root) {
+    let run = t(root, &["status", "--verify"]);
+    assert_eq!(run.code, Some(0), "status --verify disagrees: {run:?}");
+}
+
+fn row_reason(root: &Root, name: &str) -> String {
+    let status = root.status(false);
+    status["definitions"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|row| row["name"] == name)
+        .and_then(|row| row["reason"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn the_examples_start_green_and_verified() {
+    let root = Root::examples();
+    let not_green: Vec<(String, String)> = statuses(&root)
+        .into_iter()
+        .filter(|(_, status)| status != "green")
+        .collect();
+    assert_eq!(
+        not_green,
+        [
+            ("csvstats::mean".to_owned(), "not-lowered".to_owned()),
+            ("inventory::reorder_plan".to_owned(), "partial".to_owned()),
+        ]
+    );
+    assert_verified(&root);
+    let second = t(&root, &["test"]).ok();
+    assert!(
+        second.stdout.contains("ran 0 suites"),
+        "a second test with nothing changed runs no suite: {second:?}"
+    );
+}
+
+// 1. A callee's signature edit breaks callers.
+#[test]
+fn a_callee_signature_edit_is_never_green_for_its_callers() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/sort.tr",
+        "sort : (xs : List F64) -> List F64",
+        "sort : (xs : List F64) ->{Panic} List F64",
+    );
+    let after = statuses(&root);
+    assert_eq!(after["csvstats::sort"], "spec-changed");
+    // median declares Panic and still checks; its results ran the old sort.
+    for name in ["csvstats::median", "csvstats::sort_by", "csvstats::sorted"] {
+        assert_eq!(after[name], "tests-stale", "{name}");
+    }
+    assert_verified(&root);
+}
+
+#[test]
+fn a_helper_signature_that_breaks_a_pure_caller_fails_its_check() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/_private.soil",
+        "_merge_sort : (xs : List a) -> List a",
+        "_merge_sort : (xs : List a) ->{Panic} List a",
+    );
+    assert_eq!(status_of(&root, "csvstats::sort_by"), "check-failing");
+    assert!(
+        row_reason(&root, "csvstats::sort_by").contains("effect-not-declared"),
+        "{}",
+        row_reason(&root, "csvstats::sort_by")
+    );
+    let test = t(&root, &["test", "csvstats::sort_by"]);
+    assert_eq!(
+        test.code,
+        Some(1),
+        "test refuses a body that does not check: {test:?}"
+    );
+    assert_verified(&root);
+}
+
+// 2. A contract edit keeps old results.
+#[test]
+fn a_new_ensures_clause_is_run_after_adopt() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.tr",
+        "bounded: result >= minimum xs and result <= maximum xs",
+        "bounded: result >= minimum xs and result <= maximum xs\nwrong: result > maximum xs",
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "spec-changed");
+    t(&root, &["adopt", "csvstats::median"]).ok();
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    let run = t(&root, &["test", "csvstats::median"]);
+    assert!(run.stdout.contains("ran 1 suite"), "{run:?}");
+    assert!(root.read("csvstats/median.lock").contains(
+        r#"{"name":"derived:ensures:wrong","tier":"property","mode":"sandboxed","result":"fail"}"#
+    ));
+    assert_eq!(status_of(&root, "csvstats::median"), "failing");
+    assert_verified(&root);
+}
+
+#[test]
+fn a_signature_change_the_body_does_not_meet_cannot_be_adopted() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/count_of.tr",
+        "count_of : (xs : List a) -> (x : a) -> I64",
+        "count_of : (xs : List I64) -> I64",
+    );
+    let adopt = t(&root, &["adopt", "csvstats::count_of"]);
+    assert_eq!(adopt.code, Some(1), "{adopt:?}");
+    assert_ne!(status_of(&root, "csvstats::count_of"), "green");
+    assert_verified(&root);
+}
+
+// 3. A malformed test case is dropped.
+#[test]
+fn a_malformed_case_makes_the_spec_invalid_and_test_refuses() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.tr",
+        "median([5.0]) -> 5.0",
+        "median([5.0,]) -> 5.0",
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "spec-invalid");
+    let run = t(&root, &["test", "csvstats::median"]);
+    assert_eq!(
+        run.code,
+        Some(1),
+        "test must refuse a spec that does not check: {run:?}"
+    );
+    assert!(!run.stdout.contains("all green"), "{run:?}");
+    assert_eq!(status_of(&root, "csvstats::median"), "spec-invalid");
+    assert_verified(&root);
+}
+
+// 4. Definitions a spec mentions are tracked.
+#[test]
+fn breaking_a_predicate_stales_everything_whose_tests_run_it() {
+    let root = Root::examples();
+    root.edit("csvstats/sorted.soil", "a <= b", "a >= b");
+    t(&root, &["adopt", "csvstats::sorted"]).ok();
+    let after = statuses(&root);
+    for name in ["csvstats::sort", "csvstats::median", "inventory::low_stock"] {
+        assert_eq!(after[name], "tests-stale", "{name}");
+    }
+    t(&root, &["test"]);
+    let after = statuses(&root);
+    for name in ["csvstats::sort", "csvstats::median", "csvstats::sorted"] {
+        assert_eq!(after[name], "failing", "{name}");
+    }
+    assert_verified(&root);
+}
+
+#[test]
+fn breaking_a_private_helper_stales_a_property_that_reaches_it() {
+    let root = Root::examples();
+    let private = root.read("csvstats/_private.soil");
+    assert!(
+        private.contains("_merge "),
+        "the fixture has a _merge helper"
+    );
+    // Reverse the merge's comparison: sort then sorts descending.
+    let broken = private.replacen("<=", ">", 1);
+    assert_ne!(broken, private);
+    root.write("csvstats/_private.soil", &broken);
+    assert_eq!(status_of(&root, "csvstats::sorted"), "tests-stale");
+    assert_verified(&root);
+}
+
+// 5. A callee's contract change reaches its callers.
+#[test]
+fn a_callee_contract_change_stales_its_callers() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/sort.tr",
+        "permutation: is_permutation xs result",
+        "permutation: is_permutation xs result\nlonger: len result > len xs",
+    );
+    t(&root, &["adopt", "csvstats::sort"]).ok();
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    t(&root, &["test"]);
+    assert_eq!(status_of(&root, "csvstats::median"), "failing");
+    assert_verified(&root);
+}
+
+// 6. A new definition shadowing a builtin.
+#[test]
+fn a_definition_shadowing_a_builtin_stales_properties_that_use_the_name() {
+    let root = Root::examples();
+    root.write(
+        "csvstats/reverse.tr",
+        "---\nname: reverse\ntags: [sorting]\n---\n\n# reverse\n\nDrops the first element.\n\n```soil-sig\nreverse : (xs : List F64) -> List F64\n```\n\n```test basics\nreverse([1.0, 2.0]) -> [2.0]\n```\n",
+    );
+    root.write("csvstats/reverse.soil", "reverse xs = drop 1 xs\n");
+    assert_eq!(status_of(&root, "csvstats::sort"), "tests-stale");
+    assert_verified(&root);
+}
+
+// 7. Type edits reach users that do not name the type.
+#[test]
+fn a_type_edit_stales_every_suite_and_a_rename_fails_the_check() {
+    let root = Root::examples();
+    let item = root.read("inventory/Item.tr");
+    root.write(
+        "inventory/Item.tr",
+        &item.replacen("on_hand : I64", "on_hand : I64,\n  shelf : Utf8", 1),
+    );
+    let after = statuses(&root);
+    assert_eq!(after["inventory::Item"], "spec-changed");
+    assert_eq!(after["inventory::stock_value"], "tests-stale");
+    assert_verified(&root);
+
+    let renamed = Root::examples();
+    renamed.write(
+        "inventory/Item.tr",
+        &item.replacen("on_hand : I64", "quantity : I64", 1),
+    );
+    assert_eq!(
+        status_of(&renamed, "inventory::stock_value"),
+        "check-failing"
+    );
+    assert_verified(&renamed);
+}
+
+// 8. Cram calls are tracked.
+#[test]
+fn a_definition_a_cram_transcript_calls_is_tracked() {
+    let root = Root::examples();
+    let spec = root.read("csvstats/read_file.tr");
+    let cram_end = spec.rfind("\n```").expect("the cram block closes");
+    let extended = format!(
+        "{}\n$ trellis call csvstats::median '[[3.0, 1.0, 2.0]]'\n2.0{}",
+        &spec[..cram_end],
+        &spec[cram_end..]
+    );
+    root.write("csvstats/read_file.tr", &extended);
+    t(&root, &["test", "csvstats::read_file"]);
+    assert_eq!(status_of(&root, "csvstats::read_file"), "green");
+    root.edit("csvstats/median.soil", "at s (n / 2)\n", "at s 0\n");
+    t(&root, &["adopt", "csvstats::median"]).ok();
+    assert_eq!(status_of(&root, "csvstats::read_file"), "tests-stale");
+    assert_verified(&root);
+}
+
+// 9. Reference imports are tracked.
+#[test]
+fn a_file_the_reference_imports_is_tracked() {
+    let root = Root::examples();
+    root.write(
+        "reference/refhelp.py",
+        "def half(a, b):\n    return a / 2.0 + b / 2.0\n",
+    );
+    let stats = root.read("reference/stats.py");
+    root.write(
+        "reference/stats.py",
+        &stats.replacen(
+            "import math\n",
+            "import math\nfrom refhelp import half\n",
+            1,
+        ),
+    );
+    t(&root, &["test", "csvstats::median"]);
+    assert_eq!(status_of(&root, "csvstats::median"), "green");
+    root.write("reference/refhelp.py", "def half(a, b):\n    return 0.0\n");
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    let second = t(&root, &["test", "csvstats::median"]);
+    assert!(second.stdout.contains("ran 1 suite"), "{second:?}");
+    assert_verified(&root);
+}
+
+// 10. A lock missing rows is not green.
+#[test]
+fn a_lock_with_rows_deleted_or_hashes_pasted_is_stale() {
+    let root = Root::examples();
+    let mut lock: serde_json::Value =
+        serde_json::from_str(&root.read("csvstats/sort.lock")).expect("sort.lock is JSON");
+    let rows = lock["tests"].as_array_mut().expect("rows");
+    let before = rows.len();
+    rows.retain(|row| {
+        !row["name"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("derived:")
+    });
+    assert!(rows.len() < before);
+    root.write(
+        "csvstats/sort.lock",
+        &serde_json::to_string_pretty(&lock).expect("JSON"),
+    );
+    assert_eq!(status_of(&root, "csvstats::sort"), "tests-stale");
+    let run = t(&root, &["test", "csvstats::sort"]);
+    assert!(run.stdout.contains("ran 1 suite"), "{run:?}");
+    assert_eq!(status_of(&root, "csvstats::sort"), "green");
+    assert_verified(&root);
+
+    // A new body whose hash is recorded without running anything (as pasting the
+    // new soil_hash into the lock would): the rows still describe the old body.
+    root.edit(
+        "csvstats/sort.soil",
+        "_merge_sort xs",
+        "_merge_sort (_merge_sort xs)",
+    );
+    t(&root, &["adopt", "csvstats::sort"]).ok();
+    assert_eq!(status_of(&root, "csvstats::sort"), "tests-stale");
+    assert_verified(&root);
+}
+
+// 11. Decision reliance is never lost.
+#[test]
+fn adopt_keeps_citations_and_never_clears_a_flag() {
+    let root = Root::examples();
+    assert!(
+        root.read("csvstats/median.lock")
+            .contains(r#""label":"total-order""#)
+    );
+    t(&root, &["adopt", "csvstats::median"]).ok();
+    assert!(
+        root.read("csvstats/median.lock")
+            .contains(r#""label":"total-order""#),
+        "adopt without --cite keeps the citations"
+    );
+    root.edit(
+        "_project.tr",
+        "compare and sort by the total order",
+        "compare and sort by the F64 total order",
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "decision-flagged");
+    t(&root, &["adopt", "csvstats::median"]).ok();
+    t(&root, &["adopt"]).ok();
+    assert_eq!(
+        status_of(&root, "csvstats::median"),
+        "decision-flagged",
+        "adopt never re-stamps a reliance"
+    );
+    assert_verified(&root);
+}
+
+#[test]
+fn editorial_clears_exactly_its_own_label() {
+    let root = Root::examples();
+    let module = root.read("csvstats/_module.tr");
+    let decisions = module.rfind("\n```").expect("the decisions block closes");
+    root.write(
+        "csvstats/_module.tr",
+        &format!(
+            "{}\n- **new-rule** — a rule added after the lowerings{}",
+            &module[..decisions],
+            &module[decisions..]
+        ),
+    );
+    root.edit(
+        "csvstats/_module.tr",
+        "BadCell carries the cell's index",
+        "BadCell carries the index",
+    );
+    assert_eq!(status_of(&root, "csvstats"), "decision-flagged");
+    t(&root, &["adopt"]).ok();
+    assert_eq!(
+        status_of(&root, "csvstats"),
+        "decision-flagged",
+        "adopt of all keeps the flag"
+    );
+    t(&root, &["decisions", "editorial", "cell-errors"]).ok();
+    assert_eq!(
+        status_of(&root, "csvstats"),
+        "decision-flagged",
+        "editorial of another label keeps the new entry flagged"
+    );
+    assert!(row_reason(&root, "csvstats").contains("new-rule"));
+    t(&root, &["decisions", "editorial", "new-rule"]).ok();
+    assert_eq!(status_of(&root, "csvstats"), "green");
+    assert_verified(&root);
+}
+
+// 12. Invalid specs are never green.
+#[test]
+fn an_undeclared_tag_makes_specs_invalid_and_adopt_test_review_refuse() {
+    let root = Root::examples();
+    let config = root.read("soil.toml");
+    let without: String = config
+        .lines()
+        .filter(|line| !line.starts_with("sorting"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    root.write("soil.toml", &without);
+    let after = statuses(&root);
+    for name in ["csvstats::sort", "csvstats::sort_by", "csvstats::sorted"] {
+        assert_eq!(after[name], "spec-invalid", "{name}");
+    }
+    assert_eq!(t(&root, &["adopt", "csvstats::sort"]).code, Some(1));
+    assert_eq!(t(&root, &["test", "csvstats::sort"]).code, Some(1));
+    assert_verified(&root);
+
+    let tagged = Root::examples();
+    tagged.edit(
+        "csvstats/median.tr",
+        "tags: [stats]",
+        "tags: [stats, bogus]",
+    );
+    t(&tagged, &["review", "csvstats::median"]);
+    assert_eq!(status_of(&tagged, "csvstats::median"), "spec-invalid");
+    assert_verified(&tagged);
+}
+
+// 13. Exports are enforced.
+#[test]
+fn an_unexported_callee_is_refused_and_the_module_row_moves() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/_module.tr",
+        "median, mean, sort, sort_by\n",
+        "median, mean, sort\n",
+    );
+    let check = t(&root, &["check"]);
+    assert!(
+        check.stdout.contains("unexported-name") || check.stderr.contains("unexported-name"),
+        "{check:?}"
+    );
+    let after = statuses(&root);
+    assert_ne!(after["csvstats"], "green");
+    assert_eq!(after["inventory::low_stock"], "check-failing");
+    assert_verified(&root);
+}
+
+// 14. Types have truthful rows and locks.
+#[test]
+fn a_broken_type_is_invalid_and_never_stamped_ok() {
+    let root = Root::examples();
+    root.edit("csvstats/Row.tr", "cells : List F64", "cells : List Flt");
+    assert_eq!(status_of(&root, "csvstats::Row"), "spec-invalid");
+    let adopt = t(&root, &["adopt"]);
+    assert_eq!(adopt.code, Some(1), "{adopt:?}");
+    assert!(
+        !root.read("csvstats/Row.lock").contains("cells : List Flt"),
+        "the broken type is not stamped"
+    );
+    assert!(
+        root.read("csvstats/Row.lock")
+            .contains(r#"{"name":"derived:invariant:positive_line","tier":"property","mode":"sandboxed","result":"error"}"#)
+    );
+    assert!(row_reason(&Root::examples(), "csvstats::Row").contains("not tested in v1"));
+    assert_verified(&root);
+}
+
+// 15. Reasons name only what the body still uses.
+#[test]
+fn a_body_that_stops_using_a_helper_is_not_blamed_on_it() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.soil",
+        "_halfway (at s (n / 2 - 1)) (at s (n / 2))",
+        "(at s (n / 2 - 1) + at s (n / 2)) / 2.0",
+    );
+    root.edit("csvstats/_private.soil", "sum / 2.0", "sum * 0.5");
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    assert!(!row_reason(&root, "csvstats::median").contains("_halfway"));
+    assert_verified(&root);
+}
