@@ -10,7 +10,8 @@
 use std::time::{Duration, Instant};
 
 use trellis_db::{
-    Change, Module, RootDatabase, Workspace, env_json, module_hashes, module_programs, root_index,
+    Change, Item, ItemKind, Module, RootDatabase, Workspace, env_json, module_hashes,
+    module_programs, root_index, root_status, suite_key,
 };
 
 /// Every hash and program of the root, read as whole-root consumers read them:
@@ -158,7 +159,73 @@ fn measure(definitions: usize, logged: bool) -> Measure {
     }
 }
 
+/// Every function's suite key (lock-schema §5.4), as `status` and `test` read them.
+fn every_suite_key(db: &RootDatabase) -> usize {
+    let index = root_index(db, Workspace::get(db));
+    let mut keys = 0;
+    for (module, files) in &index.modules {
+        for name in files.specs.keys() {
+            if ItemKind::of(name) == ItemKind::Function {
+                suite_key(db, Item::new(db, module.clone(), name.clone()));
+                keys += 1;
+            }
+        }
+    }
+    keys
+}
+
+/// The cost of the suite keys: all of them cold (after every hash is computed),
+/// after a leaf-body edit, and the whole status (which reads them) both ways.
+fn measure_keys(definitions: usize) {
+    let files = trellis_db::synthetic::synthetic_root(definitions);
+    let soil_path = trellis_db::synthetic::soil_path(0);
+    let soil_text = text_of(&files, &soil_path);
+    let mut cold_keys = Vec::new();
+    let mut warm_keys = Vec::new();
+    let mut cold_status = Vec::new();
+    let mut warm_status = Vec::new();
+    let mut keys = 0;
+    for round in 0..3 {
+        let mut db = load_root(&files, false);
+        compute_everything(&db);
+        let started = Instant::now();
+        keys = every_suite_key(&db);
+        cold_keys.push(started.elapsed());
+        let started = Instant::now();
+        root_status(&db);
+        cold_status.push(started.elapsed());
+        // Two edits of the leaf: the first demotes the file (design §7.1).
+        for edit in 0..2 {
+            let mut change = Change::default();
+            change.set_file(&soil_path, leaf_edit(&soil_text, round * 2 + edit));
+            change.apply(&mut db);
+            let started = Instant::now();
+            every_suite_key(&db);
+            let keyed = started.elapsed();
+            root_status(&db);
+            if edit == 1 {
+                warm_keys.push(keyed);
+                warm_status.push(started.elapsed() - keyed);
+            }
+        }
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{definitions:>6}  {keys:>5} keys  cold {:>8.2}ms  after a leaf edit {:>7.3}ms  |  status cold {:>8.2}ms  after {:>7.3}ms",
+        ms(median(cold_keys)),
+        ms(median(warm_keys)),
+        ms(median(cold_status)),
+        ms(median(warm_status)),
+    );
+}
+
 fn main() {
+    if std::env::var_os("KEYS_ONLY").is_some() {
+        for n in [200, 2_000] {
+            measure_keys(n);
+        }
+        return;
+    }
     if let Ok(rounds) = std::env::var("WARM_ONLY") {
         profile_warm_passes(rounds.parse().unwrap_or(100));
         return;
@@ -199,4 +266,9 @@ fn main() {
         "same edit, same re-executed queries at N=200 and N=2000: {}",
         if same { "yes" } else { "NO" }
     );
+    println!();
+    println!("suite keys (lock-schema §5.4): every function's key, after every hash is computed");
+    for n in [200, 2_000] {
+        measure_keys(n);
+    }
 }
