@@ -31,12 +31,24 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 /// How long a refusal frame may take to write before the peer is dropped.
 const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The default bound on one write to a client: a client that reads nothing for
+/// this long is dropped.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The default time a request frame may take to arrive once its first byte has.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How the server behaves; [`ServerConfig::new`] gives the production defaults.
 #[derive(Clone)]
 pub struct ServerConfig {
     /// This binary's version, reported by `rpc.hello`.
     pub version: String,
     pub frame_limit: usize,
+    /// Bounds every write to a client; one that does not read is dropped.
+    pub write_timeout: Duration,
+    /// Bounds how long a started request frame may take to arrive; a client that
+    /// stalls mid-frame is dropped and its partial frame freed.
+    pub frame_timeout: Duration,
     pub max_connections: usize,
     pub credentials: Arc<dyn PeerCredentials>,
     /// The uid that must own the socket directory and every peer.
@@ -48,6 +60,8 @@ impl ServerConfig {
         Self {
             version: version.into(),
             frame_limit: DEFAULT_FRAME_LIMIT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
@@ -193,6 +207,8 @@ impl Server {
             handler: Arc::new(handler),
             version: self.config.version.clone(),
             frame_limit: self.config.frame_limit,
+            write_timeout: self.config.write_timeout,
+            frame_timeout: self.config.frame_timeout,
             shutdown: self.shutdown.clone(),
         });
         spawn_acceptor(listener, self.shutdown.clone())?;
