@@ -101,6 +101,12 @@ impl Service {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         let started = Instant::now();
+        // Held from the refresh that reads the locks to the last write.
+        let _writer = if WRITERS.contains(&method) {
+            Some(writer_lock(self.root()).map_err(|e| failed(&[e]))?)
+        } else {
+            None
+        };
         let changed = self.refresh();
         let refreshed = started.elapsed();
         let mut result = dispatch(self, method, params, progress)?;
@@ -121,6 +127,45 @@ impl Service {
     pub fn load_problems(&self) -> &[Diagnostic] {
         &self.load_problems
     }
+}
+
+/// The methods that write into the root. Each holds the root's writer lock
+/// (lock-schema §1.6) from its refresh to its last write, so writers of one root
+/// — the daemon and any `--no-daemon` processes — run one after another and none
+/// builds on locks another is about to replace.
+const WRITERS: &[&str] = &[
+    "adopt",
+    "test",
+    "review",
+    "decisions.editorial",
+    "toolchain.update",
+];
+
+/// Where the writer lock lives, root-relative (hidden: never an input).
+pub const WRITER_LOCK: &str = ".trellis/writer.lock";
+
+/// Takes the root's writer lock, waiting for the current holder; released when
+/// the file is dropped (or its process ends, however it ends).
+fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
+    let path = root.join(WRITER_LOCK);
+    let problem = |error: std::io::Error| {
+        Diagnostic::new(
+            "root-unreadable",
+            format!("cannot take the root's writer lock {WRITER_LOCK}: {error}"),
+        )
+        .with_file(WRITER_LOCK)
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(problem)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(problem)?;
+    file.lock().map_err(problem)?;
+    Ok(file)
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
