@@ -13,25 +13,14 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
+use crate::walk::{Entry, classify, skipped_dir, walk};
+
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
     digest: Digest,
-}
-
-/// Directories never loaded: hidden ones (`.git`, `.trellis`) and build output.
-pub(crate) fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || name == "target" || name == "__pycache__"
-}
-
-/// Files that are inputs: specs, Soil, locks, the configuration and references.
-pub(crate) fn loaded_file(name: &str) -> bool {
-    name == CONFIG_FILE
-        || [".tr", ".soil", ".lock", ".py"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
 }
 
 pub struct RootLoader {
@@ -75,7 +64,12 @@ impl RootLoader {
         self.generation += 1;
         self.problems.clear();
         let mut change = Change::default();
-        let files = self.walk();
+        let walked = walk(&self.root);
+        for problem in walked.problems {
+            let path = problem.file.clone().unwrap_or_default();
+            self.problems.insert(path, problem);
+        }
+        let files = walked.files;
         let stamps = stat_all(&files);
         for ((path, absolute), (modified, len)) in files.into_iter().zip(stamps) {
             self.seen_in.insert(path.clone(), self.generation);
@@ -113,11 +107,20 @@ impl RootLoader {
             }
             self.problems.remove(&path);
             let absolute = self.root.join(&path);
-            match std::fs::metadata(&absolute) {
-                Ok(metadata) if metadata.is_file() => {
+            // The walker's rule, for one path: its own type, no link followed.
+            let metadata = std::fs::symlink_metadata(&absolute);
+            let name = path.rsplit('/').next().unwrap_or(&path);
+            match metadata.as_ref().map(|m| classify(name, m.file_type())) {
+                Ok(Entry::File) => {
+                    let metadata = metadata.as_ref().expect("matched Ok");
                     self.seen_in.insert(path.clone(), self.generation);
                     let stamp = (metadata.modified().ok(), metadata.len());
                     self.load(path, &absolute, stamp, &mut change);
+                }
+                Ok(Entry::NotAFile(what)) => {
+                    self.problems
+                        .insert(path.clone(), crate::walk::not_a_file(&path, what));
+                    self.forget(path, &mut change);
                 }
                 _ => self.forget(path, &mut change),
             }
@@ -179,38 +182,6 @@ impl RootLoader {
             problems: self.problems.values().cloned().collect(),
         }
     }
-
-    /// Every input file of the root as (root-relative path, absolute path).
-    fn walk(&mut self) -> Vec<(String, PathBuf)> {
-        let mut files = Vec::new();
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let entries = match std::fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(error) => {
-                    let problem = io_problem(&prefix, &error.to_string());
-                    self.problems.insert(prefix, problem);
-                    continue;
-                }
-            };
-            for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                if file_type.is_dir() {
-                    if !skipped_dir(&name) {
-                        stack.push((entry.path(), format!("{prefix}{name}/")));
-                    }
-                } else if file_type.is_file() && loaded_file(&name) {
-                    files.push((format!("{prefix}{name}"), entry.path()));
-                }
-            }
-        }
-        files
-    }
 }
 
 /// (modified, length) of each file, in order; two threads share the syscalls.
@@ -241,7 +212,7 @@ fn stat_all(files: &[(String, PathBuf)]) -> Vec<(Option<SystemTime>, u64)> {
 }
 
 fn io_problem(path: &str, reason: &str) -> Diagnostic {
-    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}")).with_file(path)
+    crate::walk::unreadable(path, reason)
 }
 
 #[cfg(test)]

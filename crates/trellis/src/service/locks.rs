@@ -184,7 +184,7 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             }
         }
     }
-    rewrite_manifest(&root);
+    errors.extend(rewrite_manifest(&root).err());
     let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
     Ok(json!({ "written": written, "errors": errors }))
 }
@@ -211,7 +211,7 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         &Lock::Function(lock),
     )
     .map_err(|e| failed(&[e]))?;
-    rewrite_manifest(&root);
+    rewrite_manifest(&root).map_err(|e| failed(&[e]))?;
     Ok(json!({ "reviewed": def }))
 }
 
@@ -301,46 +301,43 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             Err(error) => errors.push(error.to_json()),
         }
     }
-    rewrite_manifest(&root);
+    errors.extend(rewrite_manifest(&root).err().map(|e| e.to_json()));
     Ok(json!({ "label": label, "written": written, "errors": errors }))
 }
 
 /// Rewrites `soil.lock`, the pure merge of every lock in the root (lock-schema §7),
-/// keyed by the qualified name the lock's path gives (`csvstats/median`). Locks
-/// that cannot be read are left out; `trellis status` reports them.
-pub fn rewrite_manifest(root: &Path) {
+/// keyed by the qualified name the lock's path gives (`csvstats/median`). The locks
+/// are the ones the root walker finds (crate::walk: no symlink followed, nothing
+/// outside the root); locks that cannot be read are left out, and `check`,
+/// `status` and `test` report them. The file is written through the one atomic
+/// writer, and only when its text changes; a failed write is the caller's error.
+pub fn rewrite_manifest(root: &Path) -> Result<(), Diagnostic> {
     let mut locks = Vec::new();
-    let mut stack = vec![(root.to_owned(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for (relative, absolute) in crate::walk::walk(root).files {
+        let Some(stem) = relative.strip_suffix(".lock") else {
             continue;
         };
-        for entry in entries.flatten() {
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            let path = entry.path();
-            if path.is_dir() {
-                if !name.starts_with('.') && name != "target" {
-                    stack.push((path, format!("{prefix}{name}/")));
-                }
-            } else if let Some(stem) = name.strip_suffix(".lock") {
-                if prefix.is_empty() && stem == "soil" {
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                if let Ok(lock) = trellis_lock::read_lock(&text) {
-                    locks.push((format!("{prefix}{stem}"), lock));
-                }
-            }
+        if stem == "soil" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&absolute) else {
+            continue;
+        };
+        if let Ok(lock) = trellis_lock::read_lock(&text) {
+            locks.push((stem.to_owned(), lock));
         }
     }
     let manifest = trellis_lock::merge(locks, Default::default());
     let target = root.join("soil.lock");
     let text = trellis_lock::write_soil_lock(&manifest);
-    if std::fs::read_to_string(&target).ok().as_deref() != Some(text.as_str()) {
-        let _ = trellis_lock::save_soil_lock(&StdFs, &target, &manifest);
+    if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {
+        return Ok(());
     }
+    trellis_lock::save_soil_lock(&StdFs, &target, &manifest).map_err(|error| {
+        Diagnostic::new(
+            "root-unreadable",
+            format!("cannot write soil.lock: {error}"),
+        )
+        .with_file("soil.lock")
+    })
 }
