@@ -235,3 +235,47 @@ fn a_file_that_stops_being_utf8_is_reported_by_check_and_status() {
         assert_eq!(problem["file"]["value"], "csvstats/median.soil", "{json:?}");
     }
 }
+
+/// An empty lock, a garbage lock, a directory named like a lock and a FIFO named
+/// like Soil: `check`, `test` and `status` (human and JSON), in-process and
+/// through the daemon, each exit 1 and name every one of those files. (A FIFO
+/// that were opened would block the command: none is.)
+#[test]
+fn unreadable_locks_and_non_files_are_reported_by_every_command() {
+    let root = Root::examples_with_daemon();
+    root.write("csvstats/median.lock", "");
+    root.write("csvstats/sort.lock", "garbage\n");
+    std::fs::create_dir(root.path("csvstats/ghost.lock")).expect("mkdir");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(root.path("csvstats/pipe.soil"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    let files = [
+        "csvstats/median.lock",
+        "csvstats/sort.lock",
+        "csvstats/ghost.lock",
+        "csvstats/pipe.soil",
+    ];
+    for daemon in [false, true] {
+        for command in [
+            &["check"][..],
+            &["test"],
+            &["status"],
+            &["status", "--json"],
+        ] {
+            let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
+            args.extend(command);
+            let run = root.run(&args);
+            assert_eq!(run.code, Some(1), "`{}`: {run:?}", args.join(" "));
+            let rendered = format!("{}{}", run.stdout, run.stderr);
+            for file in files {
+                assert!(
+                    rendered.contains(file),
+                    "`{}` does not name {file}: {run:?}",
+                    args.join(" ")
+                );
+            }
+        }
+    }
+}

@@ -127,6 +127,26 @@ impl Service {
     pub fn load_problems(&self) -> &[Diagnostic] {
         &self.load_problems
     }
+
+    /// Every lock of the root that cannot be read, each diagnostic naming its file
+    /// (an empty or garbage lock must not pass for an absent one).
+    pub fn unreadable_locks(&self) -> Vec<Diagnostic> {
+        let db = &self.db;
+        let index = trellis_db::root_index(db, trellis_db::Workspace::get(db));
+        index
+            .project_lock
+            .iter()
+            .chain(
+                index
+                    .modules
+                    .values()
+                    .flat_map(|files| files.locks.values()),
+            )
+            .filter_map(|&file| trellis_db::read_lock_file(db, file).as_ref().err())
+            .flatten()
+            .cloned()
+            .collect()
+    }
 }
 
 /// The methods that write into the root. Each holds the root's writer lock
@@ -209,7 +229,14 @@ fn dispatch(
         "check" => check::check(service, params),
         "status" => check::status(service, params),
         "adopt" => locks::adopt(service, params),
-        "test" => test::test(service, params, progress),
+        "test" => test::test(service, params, progress).map(|mut answer| {
+            // Files that could not be loaded are not tested: say so.
+            if let Some(errors) = answer["errors"].as_array_mut() {
+                let problems = service.load_problems().iter().map(Diagnostic::to_json);
+                errors.splice(0..0, problems);
+            }
+            answer
+        }),
         "review" => locks::review(service, params),
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),

@@ -51,6 +51,10 @@ pub fn test(
         let qualified = item.qualified(db);
         let lock = match lock_state(db, &module, &name) {
             LockState::Present(Lock::Function(lock)) => lock.clone(),
+            LockState::Unreadable(problems) => {
+                errors.extend(problems.iter().map(|d| d.to_json()));
+                continue;
+            }
             _ => {
                 skipped.push(json!({ "def": qualified, "reason": "not lowered: adopt it first" }));
                 continue;
