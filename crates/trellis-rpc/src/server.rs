@@ -111,7 +111,7 @@ pub struct Server {
     listener: Option<UnixListener>,
     /// Held for the server's lifetime: one daemon per socket path, even when
     /// several clients spawn one at the same moment.
-    _ownership: fs::File,
+    ownership: fs::File,
     path: PathBuf,
     file_id: (u64, u64),
     config: ServerConfig,
@@ -139,7 +139,7 @@ impl Server {
                 ),
             })?;
         ensure_private_dir(dir, config.uid)?;
-        let ownership = take_ownership(path)?;
+        let ownership = takeownership(path)?;
         match probe(path, config.uid)? {
             Probe::Live(_) => {
                 return Err(SocketError::InUse {
@@ -180,7 +180,7 @@ impl Server {
         };
         Ok(Server {
             listener: Some(listener),
-            _ownership: ownership,
+            ownership,
             path: path.to_owned(),
             file_id,
             config,
@@ -322,12 +322,20 @@ impl Server {
 
 impl Drop for Server {
     /// Removes the socket file, but only if it is still the one this server bound
-    /// (a successor may have replaced it).
+    /// (a successor may have replaced it), and the ownership file likewise.
     fn drop(&mut self) {
         if let Ok(Some(facts)) = path_facts(&self.path)
             && facts.file_id == self.file_id
         {
             let _ = fs::remove_file(&self.path);
+        }
+        // Still holding its lock, remove the ownership file if it is ours; a
+        // server binding meanwhile notices the unlink and takes a fresh file.
+        let lock_path = ownership_path(&self.path);
+        if let (Ok(held), Ok(current)) = (self.ownership.metadata(), fs::metadata(&lock_path))
+            && identity(&held) == identity(&current)
+        {
+            let _ = fs::remove_file(&lock_path);
         }
     }
 }
@@ -362,30 +370,56 @@ fn refuse(stream: UnixStream, error: RpcError) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// Takes the exclusive lock of `<path>.lock`, held while the server lives; another
-/// holder means another server owns the path (`InUse`).
-fn take_ownership(path: &Path) -> Result<fs::File, SocketError> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// `<path>.lock`, the file whose lock says who owns the socket path.
+fn ownership_path(path: &Path) -> PathBuf {
     let mut lock_path = path.as_os_str().to_owned();
     lock_path.push(".lock");
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(PathBuf::from(lock_path))
-        .map_err(|error| SocketError::Io {
-            path: path.to_owned(),
-            error,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(SocketError::InUse {
-            path: path.to_owned(),
-        }),
-        Err(fs::TryLockError::Error(error)) => Err(SocketError::Io {
-            path: path.to_owned(),
-            error,
-        }),
+    PathBuf::from(lock_path)
+}
+
+/// (device, inode) of an open file or of a path, to tell whether they are one.
+fn identity(metadata: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino())
+}
+
+/// Takes the exclusive lock of `<path>.lock`, held while the server lives; another
+/// holder means another server owns the path (`InUse`). A server removes the
+/// file when it stops (so they do not pile up in the runtime directory), which
+/// means the file we locked may have been unlinked by its previous owner just
+/// before: the lock counts only if the path still names the file we locked,
+/// otherwise we try again with the new file.
+fn takeownership(path: &Path) -> Result<fs::File, SocketError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock_path = ownership_path(path);
+    let io_error = |error| SocketError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    loop {
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(io_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(SocketError::InUse {
+                    path: path.to_owned(),
+                });
+            }
+            Err(fs::TryLockError::Error(error)) => return Err(io_error(error)),
+        }
+        let ours = identity(&file.metadata().map_err(io_error)?);
+        match fs::metadata(&lock_path) {
+            Ok(current) if identity(&current) == ours => return Ok(file),
+            // Unlinked (or replaced) by the owner that just stopped: retry.
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io_error(error)),
+        }
     }
 }

@@ -161,8 +161,8 @@ impl RootLoader {
             Ok(text) => {
                 change.set_root_file(path, text);
             }
-            Err(_) => {
-                let problem = io_problem(&path, "the file is not valid UTF-8");
+            Err(error) => {
+                let problem = not_utf8(&path, error.as_bytes(), error.utf8_error());
                 self.problems.insert(path, problem);
             }
         }
@@ -209,6 +209,28 @@ fn stat_all(files: &[(String, PathBuf)]) -> Vec<(Option<SystemTime>, u64)> {
         );
         stamps
     })
+}
+
+/// A file that is not UTF-8, located at its first invalid byte.
+fn not_utf8(path: &str, bytes: &[u8], error: std::str::Utf8Error) -> Diagnostic {
+    let valid = error.valid_up_to();
+    // The prefix before the first invalid byte is valid by definition.
+    let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+    let start = trellis_diag::LineIndex::new(prefix).position(prefix, valid as u32);
+    let bad = error.error_len().unwrap_or(bytes.len() - valid);
+    let end = trellis_diag::Position {
+        column: start.column + 1,
+        offset: start.offset + bad as u32,
+        ..start
+    };
+    io_problem(
+        path,
+        &format!(
+            "the file is not valid UTF-8: byte 0x{:02x} at line {}, column {}",
+            bytes[valid], start.line, start.column
+        ),
+    )
+    .with_span(trellis_diag::Span { start, end })
 }
 
 fn io_problem(path: &str, reason: &str) -> Diagnostic {

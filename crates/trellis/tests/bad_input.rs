@@ -279,3 +279,52 @@ fn unreadable_locks_and_non_files_are_reported_by_every_command() {
         }
     }
 }
+
+/// An argument that is not UTF-8 is a usage error (exit 2) naming it, never a
+/// panic (exit 101).
+#[test]
+fn a_non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = Root::examples();
+    for args in [&["status"][..], &["check"], &["--no-daemon", "check"]] {
+        let output = root
+            .command(args)
+            .arg(std::ffi::OsStr::from_bytes(b"a\xffb"))
+            .output()
+            .expect("run trellis");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(
+            stderr.contains("argument") && stderr.contains("a\\xffb") && stderr.contains("UTF-8"),
+            "{stderr}"
+        );
+    }
+}
+
+/// A `soil.toml` with a byte that is not UTF-8 (in a comment) is reported as
+/// exactly that, at its line and column, by every command — not as the
+/// "missing field" of the empty configuration it would leave behind.
+#[test]
+fn a_soil_toml_that_is_not_utf8_is_reported_at_the_byte() {
+    let root = Root::examples_with_daemon();
+    let mut bytes = std::fs::read(root.path("soil.toml")).expect("read soil.toml");
+    bytes.extend_from_slice(b"# caf\xe9\n");
+    let line = bytes.iter().filter(|&&b| b == b'\n').count();
+    std::fs::write(root.path("soil.toml"), &bytes).expect("write soil.toml");
+    for daemon in [false, true] {
+        for command in [&["check"][..], &["status"], &["test"], &["adopt"]] {
+            let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
+            args.extend(command);
+            let run = root.run(&args);
+            assert_error(&run, "root-unreadable");
+            let rendered = format!("{}{}", run.stdout, run.stderr);
+            assert!(
+                rendered.contains("not valid UTF-8")
+                    && rendered.contains(&format!("soil.toml:{line}:6"))
+                    && !rendered.contains("missing field"),
+                "`{}`: {run:?}",
+                args.join(" ")
+            );
+        }
+    }
+}

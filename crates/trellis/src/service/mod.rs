@@ -211,12 +211,104 @@ pub fn invalid_params(message: impl Into<String>) -> RpcError {
     RpcError::new(ErrorCode::InvalidParams, message)
 }
 
+/// What one param of a method may be.
+#[derive(Clone, Copy)]
+enum Param {
+    /// A string, `null` or absent.
+    OptionalText,
+    /// A string.
+    Text,
+    /// An array of strings, `null` or absent.
+    TextList,
+}
+
+/// The params each method takes; anything else is `-32602 invalid params`,
+/// so a mistyped `{"def": 17}` cannot quietly mean "every definition".
+fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
+    use Param::*;
+    Some(match method {
+        "refresh" | "status" | "toolchain.update" => &[],
+        "check" | "test" => &[("def", OptionalText)],
+        "adopt" => &[("def", OptionalText), ("cite", TextList)],
+        "review" => &[("def", Text)],
+        "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
+        _ => return None,
+    })
+}
+
+fn check_params(method: &str, params: &Value) -> Result<(), RpcError> {
+    let Some(expected) = params_of(method) else {
+        return Ok(()); // an unknown method is refused by name
+    };
+    let fields = match params {
+        Value::Null => return check_fields(method, expected, &serde_json::Map::new()),
+        Value::Object(fields) => fields,
+        other => {
+            return Err(invalid_params(format!(
+                "{method} takes an object of params, not {other}"
+            )));
+        }
+    };
+    check_fields(method, expected, fields)
+}
+
+fn check_fields(
+    method: &str,
+    expected: &[(&str, Param)],
+    fields: &serde_json::Map<String, Value>,
+) -> Result<(), RpcError> {
+    if let Some(unknown) = fields
+        .keys()
+        .find(|key| !expected.iter().any(|(name, _)| name == key))
+    {
+        return Err(invalid_params(format!(
+            "{method} takes no param `{unknown}`"
+        )));
+    }
+    for &(name, kind) in expected {
+        let value = fields.get(name).unwrap_or(&Value::Null);
+        let fits = match kind {
+            Param::OptionalText => value.is_null() || value.is_string(),
+            Param::Text => value.is_string(),
+            Param::TextList => {
+                value.is_null()
+                    || value
+                        .as_array()
+                        .is_some_and(|items| items.iter().all(Value::is_string))
+            }
+        };
+        if !fits {
+            let wanted = match kind {
+                Param::OptionalText => "a string or null",
+                Param::Text => "a string",
+                Param::TextList => "an array of strings or null",
+            };
+            return Err(invalid_params(format!(
+                "{method}: `{name}` must be {wanted}, not {value}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn dispatch(
     service: &mut Service,
     method: &str,
     params: &Value,
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, RpcError> {
+    check_params(method, params)?;
+    // An unreadable soil.toml is the root's first problem: report it as itself
+    // (not as the empty configuration it leaves behind, "missing field").
+    let config_problems: Vec<Diagnostic> = service
+        .load_problems()
+        .iter()
+        .filter(|d| d.file.as_deref() == Some(trellis_db::CONFIG_FILE))
+        .cloned()
+        .collect();
+    if !config_problems.is_empty() && method != "refresh" {
+        return Err(failed(&config_problems));
+    }
     // Everything that verifies or records refuses under another toolchain's pin.
     if matches!(
         method,
