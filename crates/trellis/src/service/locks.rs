@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use trellis_db::{
     Citation, Item, ItemKind, LockState, Workspace, adopted_lock, editorial_lock, lock_state,
-    reviewed_lock, root_index, spec_lock, split_definition_name,
+    read_lock_file, reviewed_lock, root_index, spec_lock, split_definition_name,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{Lock, SaveError, Scope, StdFs, Toolchain};
@@ -184,7 +184,7 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             }
         }
     }
-    errors.extend(rewrite_manifest(&root).err());
+    errors.extend(rewrite_manifest(service).err());
     let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
     Ok(json!({ "written": written, "errors": errors }))
 }
@@ -211,7 +211,7 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         &Lock::Function(lock),
     )
     .map_err(|e| failed(&[e]))?;
-    rewrite_manifest(&root).map_err(|e| failed(&[e]))?;
+    rewrite_manifest(service).map_err(|e| failed(&[e]))?;
     Ok(json!({ "reviewed": def }))
 }
 
@@ -301,34 +301,36 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             Err(error) => errors.push(error.to_json()),
         }
     }
-    errors.extend(rewrite_manifest(&root).err().map(|e| e.to_json()));
+    errors.extend(rewrite_manifest(service).err().map(|e| e.to_json()));
     Ok(json!({ "label": label, "written": written, "errors": errors }))
 }
 
 /// Rewrites `soil.lock`, the pure merge of every lock in the root (lock-schema §7),
-/// keyed by the qualified name the lock's path gives (`csvstats/median`). The locks
-/// are the ones the root walker finds (crate::walk: no symlink followed, nothing
-/// outside the root); locks that cannot be read are left out, and `check`,
-/// `status` and `test` report them. The file is written through the one atomic
-/// writer, and only when its text changes; a failed write is the caller's error.
-pub fn rewrite_manifest(root: &Path) -> Result<(), Diagnostic> {
-    let mut locks = Vec::new();
-    for (relative, absolute) in crate::walk::walk(root).files {
-        let Some(stem) = relative.strip_suffix(".lock") else {
-            continue;
-        };
-        if stem == "soil" {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&absolute) else {
-            continue;
-        };
-        if let Ok(lock) = trellis_lock::read_lock(&text) {
-            locks.push((stem.to_owned(), lock));
-        }
-    }
+/// keyed by the qualified name the lock's path gives (`csvstats/median`). It is
+/// derived from the lock inputs the database reads — the files of the one root
+/// walk (crate::walk: no symlink followed, nothing outside the root), refreshed
+/// first so the locks this request wrote are in — and not from a walk of its
+/// own. Locks that cannot be read are left out (`check`, `status` and `test`
+/// report them). The file is written through the one atomic writer, and only
+/// when its text changes; a failed write is the caller's error.
+pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
+    service.refresh();
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    let project = index.project_lock.map(|file| ("_project".to_owned(), file));
+    let modules = index.modules.iter().flat_map(|(module, files)| {
+        files
+            .locks
+            .iter()
+            .map(move |(stem, &file)| (format!("{module}/{stem}"), file))
+    });
+    let locks: Vec<(String, Lock)> = project
+        .into_iter()
+        .chain(modules)
+        .filter_map(|(name, file)| Some((name, read_lock_file(db, file).as_ref().ok()?.clone())))
+        .collect();
     let manifest = trellis_lock::merge(locks, Default::default());
-    let target = root.join("soil.lock");
+    let target = service.root().join("soil.lock");
     let text = trellis_lock::write_soil_lock(&manifest);
     if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {
         return Ok(());
