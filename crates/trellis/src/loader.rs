@@ -21,6 +21,10 @@ struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
     digest: Digest,
+    /// Whether the bytes could be read and were UTF-8. A file that could not is
+    /// read again on every refresh, so its problem is reported every time and
+    /// not only by the refresh that first met it.
+    loaded: bool,
 }
 
 pub struct RootLoader {
@@ -75,7 +79,7 @@ impl RootLoader {
             self.seen_in.insert(path.clone(), self.generation);
             let known = self.known.get(&path).copied();
             if known.is_some_and(|stamp| {
-                stamp.modified == modified && stamp.len == len && modified.is_some()
+                stamp.modified == modified && stamp.len == len && modified.is_some() && stamp.loaded
             }) {
                 continue;
             }
@@ -141,23 +145,27 @@ impl RootLoader {
             Ok(bytes) => bytes,
             Err(error) => {
                 let problem = io_problem(&path, &error.to_string());
+                if let Some(stamp) = self.known.get_mut(&path) {
+                    stamp.loaded = false;
+                }
                 self.problems.insert(path, problem);
                 return;
             }
         };
         let digest = Digest::of(&bytes);
+        let text = String::from_utf8(bytes);
         self.known.insert(
             path.clone(),
             Stamp {
                 modified,
                 len,
                 digest,
+                loaded: text.is_ok(),
             },
         );
-        if known.is_some_and(|stamp| stamp.digest == digest) {
-            return;
-        }
-        match String::from_utf8(bytes) {
+        match text {
+            // The database already holds exactly these bytes.
+            Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => {}
             Ok(text) => {
                 change.set_root_file(path, text);
             }
@@ -278,6 +286,38 @@ mod tests {
         assert!(!first.is_empty());
         assert_eq!(first, hashes_of(b));
         std::fs::remove_dir_all(&base).expect("clean up");
+    }
+
+    /// A file that is not UTF-8 is reported by every refresh — full or by the
+    /// change feed — not only by the one that first read it (a daemon whose
+    /// initial load met the file lost the problem on its next refresh).
+    #[test]
+    fn a_file_that_is_not_utf8_stays_reported() {
+        let root = std::env::temp_dir().join(format!("trellis-utf8-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("soil.toml"), b"# caf\xe9\n").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let codes = |refresh: Refresh| -> Vec<(Option<String>, String)> {
+            refresh
+                .problems
+                .into_iter()
+                .map(|d| (d.file, d.code))
+                .collect()
+        };
+        let expected = vec![(Some("soil.toml".to_owned()), "root-unreadable".to_owned())];
+        assert_eq!(codes(loader.refresh()), expected);
+        assert_eq!(codes(loader.refresh()), expected, "a second full refresh");
+        assert_eq!(
+            codes(loader.refresh_paths(["soil.toml".to_owned()])),
+            expected,
+            "a refresh the change feed asked for"
+        );
+        std::fs::write(root.join("soil.toml"), "fixed").expect("write");
+        let fixed = loader.refresh_paths(["soil.toml".to_owned()]);
+        assert!(fixed.problems.is_empty());
+        assert_eq!(fixed.change.config_text.as_deref(), Some("fixed"));
+        std::fs::remove_dir_all(&root).expect("clean up");
     }
 
     /// A refresh that finds nothing new yields an empty change.
