@@ -76,7 +76,10 @@
 //! client, never repaired. Before reading a frame the server checks the peer's
 //! uid (`SO_PEERCRED`) against its own; another uid receives one
 //! `UnauthorizedPeer` error and is disconnected. A leftover socket with no
-//! listener is removed only if it is a socket owned by the user.
+//! listener is removed only if it is a socket owned by the user. One server per
+//! socket is ensured by an exclusive lock on `<socket>.lock`, which a stopping
+//! server removes while it still holds the lock (a server binding meanwhile
+//! sees the unlink and locks a fresh file), so none are left behind.
 //!
 //! ## 5. Spawning and the version handshake
 //!
