@@ -2,7 +2,8 @@
 //! it in a mutex and serves it over the socket; `--no-daemon` calls it in-process.
 //! Every request first refreshes the inputs from disk (stat, then content hash for
 //! whatever moved; in the daemon only for what the change feed names), then answers
-//! from queries.
+//! from queries. Params are checked against each method's declared shape first;
+//! methods that write into the root hold its writer lock from that refresh on.
 
 use std::path::PathBuf;
 use std::time::Instant;
