@@ -29,8 +29,8 @@ pub use read::{read_lock, read_lock_bytes, read_soil_lock};
 pub use results::seal_results;
 pub use status::{CurrentHashes, StaleCause, Status, scope_status, status};
 pub use store::{
-    LoadError, LockFs, SaveError, StdFs, load_lock, save_lock, save_soil_lock, temp_path,
-    write_atomic,
+    LoadError, LockFs, SaveError, StdFs, TEMP_SUFFIX, is_temp_name, load_lock, save_lock,
+    save_soil_lock, temp_path, write_atomic,
 };
 pub use vocab::Word;
 pub use write::{write_lock, write_soil_lock};

@@ -1,11 +1,14 @@
-//! Atomic lock writes through a small filesystem port (lock-schema §1.6): write
-//! a temp file beside the target, fsync it, rename it over the target, fsync
-//! the directory. A crash at any point leaves either the old lock or the new
-//! one, never half of either.
+//! Atomic writes through a small filesystem port (lock-schema §1.6): write a
+//! temp file of this write's own beside the target, fsync it, rename it over
+//! the target, fsync the directory. A crash at any point leaves either the old
+//! file or the new one, never half of either, and concurrent writers never
+//! share a temp file. Every file the host writes into a root (locks,
+//! `soil.lock`, `soil.toml`) goes through [`write_atomic`].
 
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use trellis_diag::Diagnostic;
 
@@ -23,6 +26,8 @@ pub trait LockFs {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Fsyncs a directory so a rename inside it is durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Removes a file (a failed write's temp file).
+    fn remove(&self, path: &Path) -> io::Result<()>;
 }
 
 /// The real filesystem.
@@ -57,26 +62,48 @@ impl LockFs for StdFs {
             Err(error) => Err(error),
         }
     }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
 }
 
-/// The temp file a write of `target` goes through. The name is fixed per target
-/// (so a temp left by a crash is overwritten by the next write, never
-/// accumulated) and hidden with a suffix no lock uses (so readers and root
-/// scans, which look for `*.lock`, ignore it).
+/// What every temp file name ends with: a suffix no input uses, so readers and
+/// root walks (which look for `*.lock`) never see one.
+pub const TEMP_SUFFIX: &str = ".trellis-tmp";
+
+/// Whether a file name is one of the writer's temp files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
+}
+
+/// A fresh temp file name for one write of `target`: hidden, beside it, and
+/// unique to this process and this write (`.<file>.<pid>-<n>.trellis-tmp`), so
+/// concurrent writers of one target — threads or processes — never write,
+/// rename or remove each other's temp file.
 pub fn temp_path(target: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.trellis-tmp"))
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    target.with_file_name(format!(".{name}.{}-{n}{TEMP_SUFFIX}", std::process::id()))
 }
 
-/// Writes `bytes` to `target` atomically through `port`. The daemon serializes
-/// writes of one target, so one fixed temp name per target is enough.
+/// Writes `bytes` to `target` atomically through `port`, through a temp name
+/// of its own, so any number of writers may write one target at once: each
+/// rename is atomic and the last one wins. A write that fails removes its
+/// temp file (a crash cannot, and leaves an inert hidden file behind).
 pub fn write_atomic(port: &impl LockFs, target: &Path, bytes: &[u8]) -> io::Result<()> {
     let temp = temp_path(target);
-    port.write_synced(&temp, bytes)?;
-    port.rename(&temp, target)?;
+    let written = port
+        .write_synced(&temp, bytes)
+        .and_then(|()| port.rename(&temp, target));
+    if let Err(error) = written {
+        let _ = port.remove(&temp);
+        return Err(error);
+    }
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

@@ -1,5 +1,6 @@
 //! Atomic writes: a crash between the temp write and the rename leaves the old
-//! lock intact, and the next write replaces the stale temp file.
+//! lock intact, a failed write removes its temp file, and concurrent writers of
+//! one lock never share a temp file.
 
 mod common;
 
@@ -68,6 +69,24 @@ impl LockFs for CrashingFs {
         self.step("sync_dir")?;
         StdFs.sync_dir(dir)
     }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.step("remove")?;
+        StdFs.remove(path)
+    }
+}
+
+/// The writer's temp files in `dir`.
+fn temps_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(is_temp_name)
+        })
+        .collect()
 }
 
 #[test]
@@ -79,7 +98,7 @@ fn save_then_load_round_trips() {
     let loaded = load_lock(&StdFs, &target).expect("loads").expect("present");
     assert_eq!(loaded, common::median());
     assert!(
-        !temp_path(&target).exists(),
+        temps_in(&dir.0).is_empty(),
         "the temp file was renamed away"
     );
 }
@@ -102,7 +121,9 @@ fn a_crash_before_the_rename_leaves_the_old_lock_intact() {
     // The target still holds every old byte; the new text sits in the temp
     // file, which no reader looks at.
     assert_eq!(std::fs::read(&target).expect("target"), old);
-    let temp = temp_path(&target);
+    let temps = temps_in(&dir.0);
+    assert_eq!(temps.len(), 1, "{temps:?}");
+    let temp = temps[0].clone();
     assert_eq!(
         std::fs::read_to_string(&temp).expect("temp left behind"),
         write_lock(&common::median())
@@ -112,10 +133,10 @@ fn a_crash_before_the_rename_leaves_the_old_lock_intact() {
         common::mean()
     );
 
-    // The next write reuses the same temp name, so the leftover is replaced
-    // and renamed away rather than accumulated.
+    // The next write goes through a temp of its own; the crash's leftover is
+    // inert (hidden, never read) and the recovery is unaffected by it.
     save_lock(&StdFs, &target, &common::median()).expect("recovery write");
-    assert!(!temp.exists());
+    assert_eq!(temps_in(&dir.0), vec![temp]);
     assert_eq!(
         load_lock(&StdFs, &target).expect("loads").expect("present"),
         common::median()
@@ -159,7 +180,7 @@ fn a_lock_breaking_an_invariant_is_never_written() {
         other => panic!("expected an invariant refusal, got {other:?}"),
     }
     assert!(!target.exists());
-    assert!(!temp_path(&target).exists());
+    assert!(temps_in(&dir.0).is_empty());
 }
 
 #[test]
@@ -197,4 +218,45 @@ fn saving_over_a_human_block_as_agent_is_refused() {
         other => panic!("expected an author-flip refusal, got {other:?}"),
     }
     assert_eq!(std::fs::read(&target).expect("bytes"), before);
+}
+
+/// A rename that fails (the target is a directory) removes the write's temp.
+#[test]
+fn a_failed_rename_removes_its_temp_file() {
+    let dir = TempDir::new();
+    let target = dir.0.join("median.lock");
+    std::fs::create_dir(&target).expect("a directory where the lock goes");
+    let text = write_lock(&common::median());
+    assert!(write_atomic(&StdFs, &target, text.as_bytes()).is_err());
+    assert!(temps_in(&dir.0).is_empty(), "{:?}", temps_in(&dir.0));
+}
+
+/// Writers of one lock at the same moment — threads here, processes in the
+/// `trellis` end-to-end tests — each succeed, and the lock holds one of their
+/// texts whole. One shared temp name made them truncate and rename each
+/// other's temp file (`No such file or directory`).
+#[test]
+fn concurrent_writers_of_one_lock_all_succeed() {
+    let dir = TempDir::new();
+    let target = dir.0.join("median.lock");
+    let texts = [write_lock(&common::median()), write_lock(&common::mean())];
+    std::thread::scope(|scope| {
+        for writer in 0..8 {
+            let target = &target;
+            let lock = if writer % 2 == 0 {
+                common::median()
+            } else {
+                common::mean()
+            };
+            scope.spawn(move || {
+                for _ in 0..40 {
+                    write_atomic(&StdFs, target, write_lock(&lock).as_bytes())
+                        .expect("every concurrent write succeeds");
+                }
+            });
+        }
+    });
+    let text = std::fs::read_to_string(&target).expect("the lock");
+    assert!(texts.contains(&text), "a torn lock: {text}");
+    assert!(temps_in(&dir.0).is_empty(), "{:?}", temps_in(&dir.0));
 }

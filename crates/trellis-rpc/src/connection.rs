@@ -3,16 +3,28 @@
 //!
 //! Requests on one connection are handled in order; concurrency comes from
 //! connections, each on its own thread.
+//!
+//! No handler ever writes to the socket: responses and notifications are queued
+//! to the connection's writer thread, which bounds every write with the server's
+//! write timeout and drops a client that does not read (it shuts the socket, so
+//! the reading side ends too). A handler that holds shared state while it
+//! notifies therefore never waits on a client. A frame, once its first byte has
+//! arrived, must be complete within the frame timeout, so a half-sent frame
+//! cannot hold its buffer for longer than that.
 
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read};
+use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::codes::ErrorCode;
-use crate::framing::{FrameError, FrameReader, encode_frame, write_encoded, write_frame};
+use crate::framing::{FrameError, FrameReader, encode_frame, write_encoded};
 use crate::jsonrpc::{Request, Response, RpcError, decode_request};
 use crate::server::ShutdownHandle;
 
@@ -49,15 +61,18 @@ pub trait Handler: Send + Sync {
     }
 }
 
-/// Sends notifications to the client whose request is being handled.
+/// Sends notifications to the client whose request is being handled. Sending
+/// never blocks: the frame is queued for the connection's writer thread.
 pub struct Notifier<'a> {
-    writer: &'a mut dyn Write,
+    outbox: &'a Outbox,
     limit: usize,
 }
 
 impl Notifier<'_> {
-    /// Sends `{"jsonrpc":"2.0","method":…,"params":…}`. A notification over the
-    /// frame limit is refused here rather than sent for the client to reject.
+    /// Queues `{"jsonrpc":"2.0","method":…,"params":…}`. A notification over the
+    /// frame limit is refused here rather than sent for the client to reject. When
+    /// the client has fallen [`OUTBOX_FRAMES`] frames behind, the notification is
+    /// dropped (`WouldBlock`); when the client is gone, `BrokenPipe`.
     pub fn notify(&mut self, method: &str, params: Value) -> io::Result<()> {
         let frame = encode_frame(&Request::notification(method, params))?;
         let size = frame.len() - 1;
@@ -70,7 +85,88 @@ impl Notifier<'_> {
                 ),
             ));
         }
-        write_encoded(self.writer, &frame)
+        self.outbox.offer(frame)
+    }
+}
+
+/// How many frames may wait for a slow client before notifications are dropped.
+pub const OUTBOX_FRAMES: usize = 1024;
+
+/// The queue to one connection's writer thread.
+pub(crate) struct Outbox {
+    frames: SyncSender<Vec<u8>>,
+}
+
+impl Outbox {
+    /// Queues a frame that may be lost (a notification); never blocks.
+    fn offer(&self, frame: Vec<u8>) -> io::Result<()> {
+        match self.frames.try_send(frame) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the client is not reading; the notification was dropped",
+            )),
+            Err(TrySendError::Disconnected(_)) => Err(gone()),
+        }
+    }
+
+    /// Queues a frame that must not be lost (a response). Blocks only while the
+    /// queue is full, which the writer's timeout bounds.
+    fn send(&self, frame: Vec<u8>) -> io::Result<()> {
+        self.frames.send(frame).map_err(|_| gone())
+    }
+}
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the client was dropped")
+}
+
+/// Starts the thread that writes `stream`'s frames, each write bounded by
+/// `timeout`; a write that fails or times out shuts the socket down both ways.
+fn spawn_writer(
+    stream: UnixStream,
+    timeout: Duration,
+) -> io::Result<(Outbox, thread::JoinHandle<()>)> {
+    let mut stream = stream;
+    stream.set_write_timeout(Some(timeout))?;
+    let (frames, queue) = sync_channel::<Vec<u8>>(OUTBOX_FRAMES);
+    let thread = thread::Builder::new()
+        .name("trellis-rpc-writer".to_owned())
+        .spawn(move || {
+            for frame in queue {
+                if write_encoded(&mut stream, &frame).is_err() {
+                    // Also wakes the reading side, which then ends the connection.
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+            }
+        })?;
+    Ok((Outbox { frames }, thread))
+}
+
+/// The socket's reading side, with an optional deadline for the frame being read.
+struct DeadlineReader {
+    stream: UnixStream,
+    deadline: Option<Instant>,
+}
+
+impl Read for DeadlineReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let timeout = match self.deadline {
+            None => None,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the frame did not arrive in time",
+                    ));
+                }
+                Some(left)
+            }
+        };
+        self.stream.set_read_timeout(timeout)?;
+        self.stream.read(buf)
     }
 }
 
@@ -79,22 +175,38 @@ pub(crate) struct ConnectionContext {
     pub handler: Arc<dyn Handler>,
     pub version: String,
     pub frame_limit: usize,
+    pub write_timeout: Duration,
+    pub frame_timeout: Duration,
     pub shutdown: ShutdownHandle,
 }
 
-/// Serves `stream` until the client hangs up, the stream fails, or shutdown
-/// closes its read side.
+/// Serves `stream` until the client hangs up, the stream fails, shutdown closes
+/// its read side, a frame stalls past the frame timeout, or the client stops
+/// reading.
 pub(crate) fn serve_connection(stream: UnixStream, context: &ConnectionContext) {
-    let Ok(read_half) = stream.try_clone() else {
+    let Ok(write_half) = stream.try_clone() else {
         return;
     };
-    let mut frames = FrameReader::new(BufReader::new(read_half), context.frame_limit);
-    let mut writer = stream;
+    let Ok((outbox, writer)) = spawn_writer(write_half, context.write_timeout) else {
+        return;
+    };
+    let reader = DeadlineReader {
+        stream,
+        deadline: None,
+    };
+    let mut frames = FrameReader::new(BufReader::new(reader), context.frame_limit);
     let mut state = ConnectionState::default();
     loop {
+        // Waiting for a request is free; once one starts, it must finish in time.
+        frames.get_mut().get_mut().deadline = None;
+        match frames.get_mut().fill_buf() {
+            Ok(bytes) if !bytes.is_empty() => {}
+            _ => break,
+        }
+        frames.get_mut().get_mut().deadline = Some(Instant::now() + context.frame_timeout);
         let response = match frames.read_frame() {
-            Ok(Some(frame)) => dispatch(&frame, context, &mut state, &mut writer),
-            Ok(None) | Err(FrameError::Io(_)) => return,
+            Ok(Some(frame)) => dispatch(&frame, context, &mut state, &outbox),
+            Ok(None) | Err(FrameError::Io(_)) => break,
             Err(FrameError::TooLarge { limit, .. }) => Some(Response::error(
                 None,
                 RpcError::new(
@@ -104,11 +216,15 @@ pub(crate) fn serve_connection(stream: UnixStream, context: &ConnectionContext) 
             )),
         };
         if let Some(response) = response
-            && send_response(&mut writer, response, context.frame_limit).is_err()
+            && send_response(&outbox, response, context.frame_limit).is_err()
         {
-            return;
+            break;
         }
     }
+    // Whatever is queued is still written (each write bounded), then the thread ends.
+    drop(outbox);
+    let _ = writer.join();
+    let _ = frames.get_mut().get_mut().stream.shutdown(Shutdown::Both);
 }
 
 #[derive(Default)]
@@ -121,7 +237,7 @@ fn dispatch(
     frame: &[u8],
     context: &ConnectionContext,
     state: &mut ConnectionState,
-    writer: &mut UnixStream,
+    outbox: &Outbox,
 ) -> Option<Response> {
     let request = match decode_request(frame) {
         Ok(request) => request,
@@ -146,7 +262,7 @@ fn dispatch(
     } else if let Some(client_version) = &state.mismatched_client_version {
         Err(version_mismatch(&context.version, client_version))
     } else {
-        call_handler(&method, params, context, writer)
+        call_handler(&method, params, context, outbox)
     };
     id.map(|id| Response {
         id: Some(id),
@@ -184,10 +300,10 @@ fn call_handler(
     method: &str,
     params: Value,
     context: &ConnectionContext,
-    writer: &mut UnixStream,
+    outbox: &Outbox,
 ) -> Result<Value, RpcError> {
     let mut notifier = Notifier {
-        writer,
+        outbox,
         limit: context.frame_limit,
     };
     let handler = &context.handler;
@@ -209,17 +325,13 @@ fn call_handler(
     }
 }
 
-/// Writes a response; one too large for the frame limit is replaced by a
+/// Queues a response; one too large for the frame limit is replaced by a
 /// `FrameTooLarge` error for the same id, so the client learns why.
-pub(crate) fn send_response(
-    writer: &mut impl Write,
-    response: Response,
-    limit: usize,
-) -> io::Result<()> {
+fn send_response(outbox: &Outbox, response: Response, limit: usize) -> io::Result<()> {
     let frame = encode_frame(&response.to_json())?;
     let size = frame.len() - 1;
     if size <= limit {
-        return write_encoded(writer, &frame);
+        return outbox.send(frame);
     }
     let replacement = Response::error(
         response.id,
@@ -228,5 +340,5 @@ pub(crate) fn send_response(
             format!("the response is {size} bytes, over the frame limit of {limit}"),
         ),
     );
-    write_frame(writer, &replacement.to_json())
+    outbox.send(encode_frame(&replacement.to_json())?)
 }

@@ -201,6 +201,10 @@ impl<R: BufRead> FrameReader<R> {
     pub fn get_ref(&self) -> &R {
         &self.reader
     }
+
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
 }
 
 #[cfg(test)]

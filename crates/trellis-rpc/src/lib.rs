@@ -20,6 +20,15 @@
 //! End of stream before a frame's first byte ends the connection; a final line
 //! without `\n` is still a frame.
 //!
+//! No client can stall another. Waiting for a request's first byte is free, but
+//! once it has arrived the whole frame must arrive within the frame timeout (10 s,
+//! [`DEFAULT_FRAME_TIMEOUT`]) or the connection is dropped and its partial frame
+//! freed. Handlers never write to the socket: responses and notifications go
+//! to the connection's writer thread through a bounded queue, notifications
+//! never wait (past [`OUTBOX_FRAMES`] queued frames they are dropped), and every
+//! write is bounded by the write timeout (5 s, [`DEFAULT_WRITE_TIMEOUT`]); a
+//! client that reads nothing for that long is disconnected.
+//!
 //! ## 2. Messages
 //!
 //! Requests are JSON-RPC 2.0 objects (`jsonrpc`, `id` integer or string,
@@ -67,7 +76,10 @@
 //! client, never repaired. Before reading a frame the server checks the peer's
 //! uid (`SO_PEERCRED`) against its own; another uid receives one
 //! `UnauthorizedPeer` error and is disconnected. A leftover socket with no
-//! listener is removed only if it is a socket owned by the user.
+//! listener is removed only if it is a socket owned by the user. One server per
+//! socket is ensured by an exclusive lock on `<socket>.lock`, which a stopping
+//! server removes while it still holds the lock (a server binding meanwhile
+//! sees the unlink and locks a fresh file), so none are left behind.
 //!
 //! ## 5. Spawning and the version handshake
 //!
@@ -117,7 +129,9 @@ pub use client::{
     is_version_mismatch, root_hash, socket_dir, socket_path_for, socket_path_with,
 };
 pub use codes::{ErrorCode, diag};
-pub use connection::{HELLO_METHOD, Handler, Notifier, PROTOCOL_VERSION, SHUTDOWN_METHOD};
+pub use connection::{
+    HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD,
+};
 pub use credentials::{
     FixedPeerCredentials, PeerCredentials, PeerIdentity, SocketPeerCredentials, current_uid,
 };
@@ -129,7 +143,10 @@ pub use jsonrpc::{
     Id, Incoming, JSONRPC_VERSION, Notification, Request, Response, RpcError, decode_incoming,
     decode_request,
 };
-pub use server::{DEFAULT_MAX_CONNECTIONS, Server, ServerConfig, ShutdownHandle};
+pub use server::{
+    DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, Server, ServerConfig,
+    ShutdownHandle,
+};
 pub use socket_file::{
     PathFacts, Probe, SocketError, check_private_dir, ensure_private_dir, path_facts,
     private_dir_violation, probe,

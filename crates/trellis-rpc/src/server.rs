@@ -31,12 +31,24 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 /// How long a refusal frame may take to write before the peer is dropped.
 const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The default bound on one write to a client: a client that reads nothing for
+/// this long is dropped.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The default time a request frame may take to arrive once its first byte has.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How the server behaves; [`ServerConfig::new`] gives the production defaults.
 #[derive(Clone)]
 pub struct ServerConfig {
     /// This binary's version, reported by `rpc.hello`.
     pub version: String,
     pub frame_limit: usize,
+    /// Bounds every write to a client; one that does not read is dropped.
+    pub write_timeout: Duration,
+    /// Bounds how long a started request frame may take to arrive; a client that
+    /// stalls mid-frame is dropped and its partial frame freed.
+    pub frame_timeout: Duration,
     pub max_connections: usize,
     pub credentials: Arc<dyn PeerCredentials>,
     /// The uid that must own the socket directory and every peer.
@@ -48,6 +60,8 @@ impl ServerConfig {
         Self {
             version: version.into(),
             frame_limit: DEFAULT_FRAME_LIMIT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
@@ -97,7 +111,7 @@ pub struct Server {
     listener: Option<UnixListener>,
     /// Held for the server's lifetime: one daemon per socket path, even when
     /// several clients spawn one at the same moment.
-    _ownership: fs::File,
+    ownership: fs::File,
     path: PathBuf,
     file_id: (u64, u64),
     config: ServerConfig,
@@ -125,7 +139,7 @@ impl Server {
                 ),
             })?;
         ensure_private_dir(dir, config.uid)?;
-        let ownership = take_ownership(path)?;
+        let ownership = takeownership(path)?;
         match probe(path, config.uid)? {
             Probe::Live(_) => {
                 return Err(SocketError::InUse {
@@ -166,7 +180,7 @@ impl Server {
         };
         Ok(Server {
             listener: Some(listener),
-            _ownership: ownership,
+            ownership,
             path: path.to_owned(),
             file_id,
             config,
@@ -193,6 +207,8 @@ impl Server {
             handler: Arc::new(handler),
             version: self.config.version.clone(),
             frame_limit: self.config.frame_limit,
+            write_timeout: self.config.write_timeout,
+            frame_timeout: self.config.frame_timeout,
             shutdown: self.shutdown.clone(),
         });
         spawn_acceptor(listener, self.shutdown.clone())?;
@@ -306,12 +322,20 @@ impl Server {
 
 impl Drop for Server {
     /// Removes the socket file, but only if it is still the one this server bound
-    /// (a successor may have replaced it).
+    /// (a successor may have replaced it), and the ownership file likewise.
     fn drop(&mut self) {
         if let Ok(Some(facts)) = path_facts(&self.path)
             && facts.file_id == self.file_id
         {
             let _ = fs::remove_file(&self.path);
+        }
+        // Still holding its lock, remove the ownership file if it is ours; a
+        // server binding meanwhile notices the unlink and takes a fresh file.
+        let lock_path = ownership_path(&self.path);
+        if let (Ok(held), Ok(current)) = (self.ownership.metadata(), fs::metadata(&lock_path))
+            && identity(&held) == identity(&current)
+        {
+            let _ = fs::remove_file(&lock_path);
         }
     }
 }
@@ -346,30 +370,56 @@ fn refuse(stream: UnixStream, error: RpcError) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// Takes the exclusive lock of `<path>.lock`, held while the server lives; another
-/// holder means another server owns the path (`InUse`).
-fn take_ownership(path: &Path) -> Result<fs::File, SocketError> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// `<path>.lock`, the file whose lock says who owns the socket path.
+fn ownership_path(path: &Path) -> PathBuf {
     let mut lock_path = path.as_os_str().to_owned();
     lock_path.push(".lock");
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(PathBuf::from(lock_path))
-        .map_err(|error| SocketError::Io {
-            path: path.to_owned(),
-            error,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(SocketError::InUse {
-            path: path.to_owned(),
-        }),
-        Err(fs::TryLockError::Error(error)) => Err(SocketError::Io {
-            path: path.to_owned(),
-            error,
-        }),
+    PathBuf::from(lock_path)
+}
+
+/// (device, inode) of an open file or of a path, to tell whether they are one.
+fn identity(metadata: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino())
+}
+
+/// Takes the exclusive lock of `<path>.lock`, held while the server lives; another
+/// holder means another server owns the path (`InUse`). A server removes the
+/// file when it stops (so they do not pile up in the runtime directory), which
+/// means the file we locked may have been unlinked by its previous owner just
+/// before: the lock counts only if the path still names the file we locked,
+/// otherwise we try again with the new file.
+fn takeownership(path: &Path) -> Result<fs::File, SocketError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock_path = ownership_path(path);
+    let io_error = |error| SocketError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    loop {
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(io_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(SocketError::InUse {
+                    path: path.to_owned(),
+                });
+            }
+            Err(fs::TryLockError::Error(error)) => return Err(io_error(error)),
+        }
+        let ours = identity(&file.metadata().map_err(io_error)?);
+        match fs::metadata(&lock_path) {
+            Ok(current) if identity(&current) == ours => return Ok(file),
+            // Unlinked (or replaced) by the owner that just stopped: retry.
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io_error(error)),
+        }
     }
 }

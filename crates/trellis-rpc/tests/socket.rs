@@ -638,6 +638,28 @@ fn a_stop_request_shuts_down_gracefully() {
     ));
 }
 
+/// A stopped server leaves nothing in the runtime directory: not its socket, and
+/// not its ownership file (`<socket>.lock`, which used to pile up, one per
+/// root ever served). A server started after it binds as before.
+#[test]
+fn a_stopped_server_leaves_no_files_behind() {
+    let dir = TempDir::new("tidy");
+    let path = dir.socket();
+    for round in 0..3 {
+        let running = start(&path, config());
+        assert_eq!(
+            client(&path).call("echo", json!([round])).expect("echo"),
+            json!([round])
+        );
+        running.stop();
+        let left: Vec<_> = fs::read_dir(path.parent().expect("dir"))
+            .expect("read run dir")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
 #[test]
 fn a_daemon_of_another_version_is_stopped_and_replaced() {
     let dir = TempDir::new("restart");

@@ -96,6 +96,34 @@ impl fmt::Display for UsageError {
     }
 }
 
+/// The process's arguments as text. Every name and value trellis takes is
+/// UTF-8, so an argument that is not is a usage error naming it (lossily, with
+/// the invalid bytes escaped), never a panic.
+pub fn from_os(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<Vec<String>, UsageError> {
+    args.into_iter()
+        .enumerate()
+        .map(|(at, arg)| {
+            arg.into_string().map_err(|raw| {
+                use std::os::unix::ffi::OsStrExt;
+                let shown: String = raw
+                    .as_bytes()
+                    .utf8_chunks()
+                    .flat_map(|chunk| {
+                        let invalid = chunk.invalid().iter().map(|b| format!("\\x{b:02x}"));
+                        std::iter::once(chunk.valid().to_owned()).chain(invalid)
+                    })
+                    .collect();
+                UsageError(format!(
+                    "argument {} (`{shown}`) is not valid UTF-8; trellis takes UTF-8 names and values",
+                    at + 1
+                ))
+            })
+        })
+        .collect()
+}
+
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;

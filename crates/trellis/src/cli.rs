@@ -123,6 +123,11 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// How long `daemon stop` waits for the process to exit. The daemon's own waits
+/// are bounded well below it (in-flight requests aside, a stalled client is
+/// dropped after the write timeout).
+const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn daemon_control(root: &std::path::Path, command: DaemonCommand) -> ExitCode {
     let client = match client::connect_existing(root) {
         Ok(client) => client,
@@ -145,9 +150,25 @@ fn daemon_control(root: &std::path::Path, command: DaemonCommand) -> ExitCode {
     };
     match client::call(&mut client, method, json!({})) {
         Ok(answer) if command == DaemonCommand::Stop => {
-            let _ = answer;
-            println!("stopped the daemon for {}", root.display());
-            ExitCode::SUCCESS
+            drop(client);
+            let pid = answer["pid"]
+                .as_u64()
+                .and_then(|pid| i32::try_from(pid).ok());
+            match pid.map(|pid| client::wait_for_exit(pid, STOP_TIMEOUT)) {
+                Some(false) => {
+                    eprintln!(
+                        "trellis: the daemon for {} (pid {}) was asked to stop but is still running after {} s",
+                        root.display(),
+                        answer["pid"],
+                        STOP_TIMEOUT.as_secs()
+                    );
+                    ExitCode::FAILURE
+                }
+                _ => {
+                    println!("stopped the daemon for {}", root.display());
+                    ExitCode::SUCCESS
+                }
+            }
         }
         Ok(answer) => {
             println!(

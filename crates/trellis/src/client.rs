@@ -96,6 +96,40 @@ pub fn connect_existing(root: &Path) -> Result<Option<Client>, ClientError> {
     }
 }
 
+/// Waits until process `pid` has exited (or is a zombie nobody reaped yet);
+/// `false` when it still runs after `timeout`.
+pub fn wait_for_exit(pid: i32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut delay = Duration::from_millis(1);
+    while is_running(pid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(delay);
+        delay = (delay * 2).min(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Whether `pid` names a live (not zombie) process.
+fn is_running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesized command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) if std::path::Path::new("/proc/self").exists() => false,
+        Err(_) => signal_zero(pid),
+    }
+}
+
+/// Without `/proc`: signal 0 probes for existence without touching the process.
+#[allow(unsafe_code)]
+fn signal_zero(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks that `pid` exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
 /// Starts `trellis daemon run` for the root, detached, its output in
 /// `.trellis/daemon.log`.
 fn spawn_daemon(root: &Path) -> std::io::Result<()> {

@@ -1,6 +1,9 @@
 //! `trellis daemon run`: bind the root's socket and serve the [`Service`] until a
 //! `daemon.stop` request. One database per daemon, behind a mutex: requests are
-//! answered one at a time, each from a freshly refreshed revision.
+//! answered one at a time, each from a freshly refreshed revision. Nothing is
+//! written to a socket under that mutex: progress is queued to each connection's
+//! writer, whose writes are bounded, so a client that stops reading is dropped
+//! instead of stalling everyone else.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -42,7 +45,8 @@ impl DaemonHandler {
         match method {
             "daemon.stop" => {
                 self.shutdown.shutdown();
-                Ok(json!({ "stopped": true }))
+                // The client waits for this process to be gone before it says so.
+                Ok(json!({ "stopped": true, "pid": std::process::id() }))
             }
             "daemon.status" => Ok(json!({
                 "pid": std::process::id(),
@@ -58,7 +62,10 @@ impl DaemonHandler {
                 };
                 let mut progress = |event: Value| {
                     if let Some(notifier) = notifier.as_deref_mut() {
-                        // A client that stopped listening loses progress, not the answer.
+                        // Queued, never written here: the database lock is held, and
+                        // no client may make another wait (trellis-rpc's writer
+                        // thread bounds the write). A client that stopped listening
+                        // loses progress, not the answer.
                         let _ = notifier.notify("progress", event);
                     }
                 };

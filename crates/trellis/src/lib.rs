@@ -14,4 +14,5 @@ pub mod loader;
 pub mod render;
 pub mod root;
 pub mod service;
+pub mod walk;
 pub mod watch;

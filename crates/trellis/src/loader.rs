@@ -13,25 +13,18 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
+use crate::walk::{Entry, classify, skipped_dir, walk};
+
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
     digest: Digest,
-}
-
-/// Directories never loaded: hidden ones (`.git`, `.trellis`) and build output.
-pub(crate) fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || name == "target" || name == "__pycache__"
-}
-
-/// Files that are inputs: specs, Soil, locks, the configuration and references.
-pub(crate) fn loaded_file(name: &str) -> bool {
-    name == CONFIG_FILE
-        || [".tr", ".soil", ".lock", ".py"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
+    /// Whether the bytes could be read and were UTF-8. A file that could not is
+    /// read again on every refresh, so its problem is reported every time and
+    /// not only by the refresh that first met it.
+    loaded: bool,
 }
 
 pub struct RootLoader {
@@ -75,13 +68,18 @@ impl RootLoader {
         self.generation += 1;
         self.problems.clear();
         let mut change = Change::default();
-        let files = self.walk();
+        let walked = walk(&self.root);
+        for problem in walked.problems {
+            let path = problem.file.clone().unwrap_or_default();
+            self.problems.insert(path, problem);
+        }
+        let files = walked.files;
         let stamps = stat_all(&files);
         for ((path, absolute), (modified, len)) in files.into_iter().zip(stamps) {
             self.seen_in.insert(path.clone(), self.generation);
             let known = self.known.get(&path).copied();
             if known.is_some_and(|stamp| {
-                stamp.modified == modified && stamp.len == len && modified.is_some()
+                stamp.modified == modified && stamp.len == len && modified.is_some() && stamp.loaded
             }) {
                 continue;
             }
@@ -113,11 +111,20 @@ impl RootLoader {
             }
             self.problems.remove(&path);
             let absolute = self.root.join(&path);
-            match std::fs::metadata(&absolute) {
-                Ok(metadata) if metadata.is_file() => {
+            // The walker's rule, for one path: its own type, no link followed.
+            let metadata = std::fs::symlink_metadata(&absolute);
+            let name = path.rsplit('/').next().unwrap_or(&path);
+            match metadata.as_ref().map(|m| classify(name, m.file_type())) {
+                Ok(Entry::File) => {
+                    let metadata = metadata.as_ref().expect("matched Ok");
                     self.seen_in.insert(path.clone(), self.generation);
                     let stamp = (metadata.modified().ok(), metadata.len());
                     self.load(path, &absolute, stamp, &mut change);
+                }
+                Ok(Entry::NotAFile(what)) => {
+                    self.problems
+                        .insert(path.clone(), crate::walk::not_a_file(&path, what));
+                    self.forget(path, &mut change);
                 }
                 _ => self.forget(path, &mut change),
             }
@@ -138,28 +145,32 @@ impl RootLoader {
             Ok(bytes) => bytes,
             Err(error) => {
                 let problem = io_problem(&path, &error.to_string());
+                if let Some(stamp) = self.known.get_mut(&path) {
+                    stamp.loaded = false;
+                }
                 self.problems.insert(path, problem);
                 return;
             }
         };
         let digest = Digest::of(&bytes);
+        let text = String::from_utf8(bytes);
         self.known.insert(
             path.clone(),
             Stamp {
                 modified,
                 len,
                 digest,
+                loaded: text.is_ok(),
             },
         );
-        if known.is_some_and(|stamp| stamp.digest == digest) {
-            return;
-        }
-        match String::from_utf8(bytes) {
+        match text {
+            // The database already holds exactly these bytes.
+            Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => {}
             Ok(text) => {
                 change.set_root_file(path, text);
             }
-            Err(_) => {
-                let problem = io_problem(&path, "the file is not valid UTF-8");
+            Err(error) => {
+                let problem = not_utf8(&path, error.as_bytes(), error.utf8_error());
                 self.problems.insert(path, problem);
             }
         }
@@ -178,38 +189,6 @@ impl RootLoader {
             change,
             problems: self.problems.values().cloned().collect(),
         }
-    }
-
-    /// Every input file of the root as (root-relative path, absolute path).
-    fn walk(&mut self) -> Vec<(String, PathBuf)> {
-        let mut files = Vec::new();
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let entries = match std::fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(error) => {
-                    let problem = io_problem(&prefix, &error.to_string());
-                    self.problems.insert(prefix, problem);
-                    continue;
-                }
-            };
-            for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                if file_type.is_dir() {
-                    if !skipped_dir(&name) {
-                        stack.push((entry.path(), format!("{prefix}{name}/")));
-                    }
-                } else if file_type.is_file() && loaded_file(&name) {
-                    files.push((format!("{prefix}{name}"), entry.path()));
-                }
-            }
-        }
-        files
     }
 }
 
@@ -240,8 +219,30 @@ fn stat_all(files: &[(String, PathBuf)]) -> Vec<(Option<SystemTime>, u64)> {
     })
 }
 
+/// A file that is not UTF-8, located at its first invalid byte.
+fn not_utf8(path: &str, bytes: &[u8], error: std::str::Utf8Error) -> Diagnostic {
+    let valid = error.valid_up_to();
+    // The prefix before the first invalid byte is valid by definition.
+    let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+    let start = trellis_diag::LineIndex::new(prefix).position(prefix, valid as u32);
+    let bad = error.error_len().unwrap_or(bytes.len() - valid);
+    let end = trellis_diag::Position {
+        column: start.column + 1,
+        offset: start.offset + bad as u32,
+        ..start
+    };
+    io_problem(
+        path,
+        &format!(
+            "the file is not valid UTF-8: byte 0x{:02x} at line {}, column {}",
+            bytes[valid], start.line, start.column
+        ),
+    )
+    .with_span(trellis_diag::Span { start, end })
+}
+
 fn io_problem(path: &str, reason: &str) -> Diagnostic {
-    Diagnostic::new("root-unreadable", format!("cannot load {path}: {reason}")).with_file(path)
+    crate::walk::unreadable(path, reason)
 }
 
 #[cfg(test)]
@@ -285,6 +286,38 @@ mod tests {
         assert!(!first.is_empty());
         assert_eq!(first, hashes_of(b));
         std::fs::remove_dir_all(&base).expect("clean up");
+    }
+
+    /// A file that is not UTF-8 is reported by every refresh — full or by the
+    /// change feed — not only by the one that first read it (a daemon whose
+    /// initial load met the file lost the problem on its next refresh).
+    #[test]
+    fn a_file_that_is_not_utf8_stays_reported() {
+        let root = std::env::temp_dir().join(format!("trellis-utf8-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("soil.toml"), b"# caf\xe9\n").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let codes = |refresh: Refresh| -> Vec<(Option<String>, String)> {
+            refresh
+                .problems
+                .into_iter()
+                .map(|d| (d.file, d.code))
+                .collect()
+        };
+        let expected = vec![(Some("soil.toml".to_owned()), "root-unreadable".to_owned())];
+        assert_eq!(codes(loader.refresh()), expected);
+        assert_eq!(codes(loader.refresh()), expected, "a second full refresh");
+        assert_eq!(
+            codes(loader.refresh_paths(["soil.toml".to_owned()])),
+            expected,
+            "a refresh the change feed asked for"
+        );
+        std::fs::write(root.join("soil.toml"), "fixed").expect("write");
+        let fixed = loader.refresh_paths(["soil.toml".to_owned()]);
+        assert!(fixed.problems.is_empty());
+        assert_eq!(fixed.change.config_text.as_deref(), Some("fixed"));
+        std::fs::remove_dir_all(&root).expect("clean up");
     }
 
     /// A refresh that finds nothing new yields an empty change.

@@ -10,6 +10,11 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    trellis::cli::run(&args)
+    match trellis::args::from_os(std::env::args_os().skip(1)) {
+        Ok(args) => trellis::cli::run(&args),
+        Err(error) => {
+            eprintln!("trellis: {error}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::loader::{loaded_file, skipped_dir};
+use crate::walk::{loaded_file, walk};
 
 /// What changed since the last drain.
 #[derive(Debug, PartialEq, Eq)]
@@ -51,21 +51,17 @@ impl RootWatch {
         Ok(watch)
     }
 
-    /// Adds a watch to every directory of the tree (an existing watch is kept: the
-    /// kernel returns the same descriptor).
+    /// Adds a watch to every directory the walker walks (an existing watch is
+    /// kept: the kernel returns the same descriptor). A directory the walk could
+    /// not read makes the watch incomplete, like a failed watch.
     fn watch_tree(&mut self) -> io::Result<()> {
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
+        let walked = walk(&self.root);
+        for (prefix, dir) in walked.dirs {
             let descriptor = sys::add_watch(&self.inotify, &dir)?;
-            self.dirs.insert(descriptor, prefix.clone());
-            for entry in std::fs::read_dir(&dir)?.flatten() {
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                if entry.file_type().is_ok_and(|t| t.is_dir()) && !skipped_dir(&name) {
-                    stack.push((entry.path(), format!("{prefix}{name}/")));
-                }
-            }
+            self.dirs.insert(descriptor, prefix);
+        }
+        if !walked.complete {
+            return Err(io::Error::other("a directory of the root cannot be read"));
         }
         Ok(())
     }

@@ -235,3 +235,96 @@ fn a_file_that_stops_being_utf8_is_reported_by_check_and_status() {
         assert_eq!(problem["file"]["value"], "csvstats/median.soil", "{json:?}");
     }
 }
+
+/// An empty lock, a garbage lock, a directory named like a lock and a FIFO named
+/// like Soil: `check`, `test` and `status` (human and JSON), in-process and
+/// through the daemon, each exit 1 and name every one of those files. (A FIFO
+/// that were opened would block the command: none is.)
+#[test]
+fn unreadable_locks_and_non_files_are_reported_by_every_command() {
+    let root = Root::examples_with_daemon();
+    root.write("csvstats/median.lock", "");
+    root.write("csvstats/sort.lock", "garbage\n");
+    std::fs::create_dir(root.path("csvstats/ghost.lock")).expect("mkdir");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(root.path("csvstats/pipe.soil"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    let files = [
+        "csvstats/median.lock",
+        "csvstats/sort.lock",
+        "csvstats/ghost.lock",
+        "csvstats/pipe.soil",
+    ];
+    for daemon in [false, true] {
+        for command in [
+            &["check"][..],
+            &["test"],
+            &["status"],
+            &["status", "--json"],
+        ] {
+            let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
+            args.extend(command);
+            let run = root.run(&args);
+            assert_eq!(run.code, Some(1), "`{}`: {run:?}", args.join(" "));
+            let rendered = format!("{}{}", run.stdout, run.stderr);
+            for file in files {
+                assert!(
+                    rendered.contains(file),
+                    "`{}` does not name {file}: {run:?}",
+                    args.join(" ")
+                );
+            }
+        }
+    }
+}
+
+/// An argument that is not UTF-8 is a usage error (exit 2) naming it, never a
+/// panic (exit 101).
+#[test]
+fn a_non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = Root::examples();
+    for args in [&["status"][..], &["check"], &["--no-daemon", "check"]] {
+        let output = root
+            .command(args)
+            .arg(std::ffi::OsStr::from_bytes(b"a\xffb"))
+            .output()
+            .expect("run trellis");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(
+            stderr.contains("argument") && stderr.contains("a\\xffb") && stderr.contains("UTF-8"),
+            "{stderr}"
+        );
+    }
+}
+
+/// A `soil.toml` with a byte that is not UTF-8 (in a comment) is reported as
+/// exactly that, at its line and column, by every command — not as the
+/// "missing field" of the empty configuration it would leave behind.
+#[test]
+fn a_soil_toml_that_is_not_utf8_is_reported_at_the_byte() {
+    let root = Root::examples_with_daemon();
+    let mut bytes = std::fs::read(root.path("soil.toml")).expect("read soil.toml");
+    bytes.extend_from_slice(b"# caf\xe9\n");
+    let line = bytes.iter().filter(|&&b| b == b'\n').count();
+    std::fs::write(root.path("soil.toml"), &bytes).expect("write soil.toml");
+    for daemon in [false, true] {
+        for command in [&["check"][..], &["status"], &["test"], &["adopt"]] {
+            let mut args = if daemon { vec![] } else { vec!["--no-daemon"] };
+            args.extend(command);
+            let run = root.run(&args);
+            assert_error(&run, "root-unreadable");
+            let rendered = format!("{}{}", run.stdout, run.stderr);
+            assert!(
+                rendered.contains("not valid UTF-8")
+                    && rendered.contains(&format!("soil.toml:{line}:6"))
+                    && !rendered.contains("missing field"),
+                "`{}`: {run:?}",
+                args.join(" ")
+            );
+        }
+    }
+}

@@ -242,3 +242,35 @@ fn simultaneous_first_commands_on_many_roots_all_get_answers() {
         }
     }
 }
+
+/// Params of the wrong type are `-32602 invalid params`, not quietly read as
+/// absent (`{"def": 17}` checked every definition).
+#[test]
+fn wrongly_typed_params_are_invalid_params() {
+    let root = Root::examples_with_daemon();
+    let mut client = Client::connect(&root.socket()).expect("connect");
+    for (method, params) in [
+        ("check", json!({ "def": 17 })),
+        ("check", json!({ "definition": "csvstats::median" })),
+        ("check", json!([1, 2])),
+        ("test", json!({ "def": ["csvstats::median"] })),
+        ("adopt", json!({ "cite": "project:floats" })),
+        ("review", json!({})),
+        ("decisions.editorial", json!({ "label": 3 })),
+        ("status", json!({ "json": true })),
+    ] {
+        match client.call(method, params.clone()) {
+            Err(trellis_rpc::CallError::Rpc(error)) => assert_eq!(
+                error.kind(),
+                Some(trellis_rpc::ErrorCode::InvalidParams),
+                "{method} {params}: {error}"
+            ),
+            other => panic!("{method} {params}: expected invalid params, got {other:?}"),
+        }
+    }
+    // Well-typed params still work.
+    let answer = client
+        .call("check", json!({ "def": "csvstats::median" }))
+        .expect("check");
+    assert_eq!(answer["errors"], json!([]));
+}

@@ -17,6 +17,17 @@ pub fn check(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         .iter()
         .map(|d| d.to_json())
         .collect();
+    // A lock that cannot be read is a problem of the root, not an absent lock.
+    let own_lock = def
+        .and_then(trellis_db::split_definition_name)
+        .map(|(module, name)| format!("{module}/{name}.lock"));
+    errors.extend(
+        service
+            .unreadable_locks()
+            .iter()
+            .filter(|d| own_lock.is_none() || d.file == own_lock)
+            .map(|d| d.to_json()),
+    );
     errors.extend(report.diagnostics.iter().map(|d| d.to_json()));
     Ok(json!({ "checked": report.checked, "errors": errors }))
 }
@@ -53,7 +64,8 @@ pub fn status(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
     let definitions: Vec<Value> = rows.iter().map(row_json).collect();
     let mut answer = json!({ "definitions": definitions });
     // Only when there are any, so a clean root's document stays as it was.
-    let problems = service.load_problems();
+    let mut problems = service.load_problems().to_vec();
+    problems.extend(service.unreadable_locks());
     if !problems.is_empty() {
         answer["problems"] = problems.iter().map(|d| d.to_json()).collect();
     }

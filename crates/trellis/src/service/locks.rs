@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use trellis_db::{
     Citation, Item, ItemKind, LockState, Workspace, adopted_lock, editorial_lock, lock_state,
-    reviewed_lock, root_index, spec_lock, split_definition_name,
+    read_lock_file, reviewed_lock, root_index, spec_lock, split_definition_name,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{Lock, SaveError, Scope, StdFs, Toolchain};
@@ -183,7 +183,7 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             }
         }
     }
-    rewrite_manifest(&root);
+    errors.extend(rewrite_manifest(service).err());
     let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
     Ok(json!({ "written": written, "errors": errors }))
 }
@@ -213,7 +213,7 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         &Lock::Function(lock),
     )
     .map_err(|e| failed(&[e]))?;
-    rewrite_manifest(&root);
+    rewrite_manifest(service).map_err(|e| failed(&[e]))?;
     Ok(json!({ "reviewed": def }))
 }
 
@@ -238,7 +238,7 @@ fn entry_spec(service: &Service, name: &str) -> Option<(String, trellis_db::Sour
 
 /// Re-stamps the prose hash of a type, module or project lock.
 fn review_entry(
-    service: &Service,
+    service: &mut Service,
     name: &str,
     relative: &str,
     spec: trellis_db::SourceFile,
@@ -264,7 +264,7 @@ fn review_entry(
         Lock::Function(_) => return Err(invalid_params("nothing to review")),
     }
     save(service.root(), relative, &lock).map_err(|e| failed(&[e]))?;
-    rewrite_manifest(service.root());
+    rewrite_manifest(service).map_err(|e| failed(&[e]))?;
     Ok(json!({ "reviewed": name }))
 }
 
@@ -375,46 +375,45 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             Err(error) => errors.push(error.to_json()),
         }
     }
-    rewrite_manifest(&root);
+    errors.extend(rewrite_manifest(service).err().map(|e| e.to_json()));
     Ok(json!({ "label": label, "written": written, "errors": errors }))
 }
 
 /// Rewrites `soil.lock`, the pure merge of every lock in the root (lock-schema §7),
-/// keyed by the qualified name the lock's path gives (`csvstats/median`). Locks
-/// that cannot be read are left out; `trellis status` reports them.
-pub fn rewrite_manifest(root: &Path) {
-    let mut locks = Vec::new();
-    let mut stack = vec![(root.to_owned(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            let path = entry.path();
-            if path.is_dir() {
-                if !name.starts_with('.') && name != "target" {
-                    stack.push((path, format!("{prefix}{name}/")));
-                }
-            } else if let Some(stem) = name.strip_suffix(".lock") {
-                if prefix.is_empty() && stem == "soil" {
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                if let Ok(lock) = trellis_lock::read_lock(&text) {
-                    locks.push((format!("{prefix}{stem}"), lock));
-                }
-            }
-        }
-    }
+/// keyed by the qualified name the lock's path gives (`csvstats/median`). It is
+/// derived from the lock inputs the database reads — the files of the one root
+/// walk (crate::walk: no symlink followed, nothing outside the root), refreshed
+/// first so the locks this request wrote are in — and not from a walk of its
+/// own. Locks that cannot be read are left out (`check`, `status` and `test`
+/// report them). The file is written through the one atomic writer, and only
+/// when its text changes; a failed write is the caller's error.
+pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
+    service.refresh();
+    let db = service.database();
+    let index = root_index(db, Workspace::get(db));
+    let project = index.project_lock.map(|file| ("_project".to_owned(), file));
+    let modules = index.modules.iter().flat_map(|(module, files)| {
+        files
+            .locks
+            .iter()
+            .map(move |(stem, &file)| (format!("{module}/{stem}"), file))
+    });
+    let locks: Vec<(String, Lock)> = project
+        .into_iter()
+        .chain(modules)
+        .filter_map(|(name, file)| Some((name, read_lock_file(db, file).as_ref().ok()?.clone())))
+        .collect();
     let manifest = trellis_lock::merge(locks, Default::default());
-    let target = root.join("soil.lock");
+    let target = service.root().join("soil.lock");
     let text = trellis_lock::write_soil_lock(&manifest);
-    if std::fs::read_to_string(&target).ok().as_deref() != Some(text.as_str()) {
-        let _ = trellis_lock::save_soil_lock(&StdFs, &target, &manifest);
+    if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {
+        return Ok(());
     }
+    trellis_lock::save_soil_lock(&StdFs, &target, &manifest).map_err(|error| {
+        Diagnostic::new(
+            "root-unreadable",
+            format!("cannot write soil.lock: {error}"),
+        )
+        .with_file("soil.lock")
+    })
 }

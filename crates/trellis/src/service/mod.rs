@@ -2,7 +2,8 @@
 //! it in a mutex and serves it over the socket; `--no-daemon` calls it in-process.
 //! Every request first refreshes the inputs from disk (stat, then content hash for
 //! whatever moved; in the daemon only for what the change feed names), then answers
-//! from queries.
+//! from queries. Params are checked against each method's declared shape first;
+//! methods that write into the root hold its writer lock from that refresh on.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -102,6 +103,12 @@ impl Service {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         let started = Instant::now();
+        // Held from the refresh that reads the locks to the last write.
+        let _writer = if WRITERS.contains(&method) {
+            Some(writer_lock(self.root()).map_err(|e| failed(&[e]))?)
+        } else {
+            None
+        };
         let changed = self.refresh();
         let refreshed = started.elapsed();
         let mut result = dispatch(self, method, params, progress)?;
@@ -122,6 +129,65 @@ impl Service {
     pub fn load_problems(&self) -> &[Diagnostic] {
         &self.load_problems
     }
+
+    /// Every lock of the root that cannot be read, each diagnostic naming its file
+    /// (an empty or garbage lock must not pass for an absent one).
+    pub fn unreadable_locks(&self) -> Vec<Diagnostic> {
+        let db = &self.db;
+        let index = trellis_db::root_index(db, trellis_db::Workspace::get(db));
+        index
+            .project_lock
+            .iter()
+            .chain(
+                index
+                    .modules
+                    .values()
+                    .flat_map(|files| files.locks.values()),
+            )
+            .filter_map(|&file| trellis_db::read_lock_file(db, file).as_ref().err())
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
+
+/// The methods that write into the root. Each holds the root's writer lock
+/// (lock-schema §1.6) from its refresh to its last write, so writers of one root
+/// — the daemon and any `--no-daemon` processes — run one after another and none
+/// builds on locks another is about to replace.
+const WRITERS: &[&str] = &[
+    "adopt",
+    "test",
+    "review",
+    "decisions.editorial",
+    "toolchain.update",
+];
+
+/// Where the writer lock lives, root-relative (hidden: never an input).
+pub const WRITER_LOCK: &str = ".trellis/writer.lock";
+
+/// Takes the root's writer lock, waiting for the current holder; released when
+/// the file is dropped (or its process ends, however it ends).
+fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
+    let path = root.join(WRITER_LOCK);
+    let problem = |error: std::io::Error| {
+        Diagnostic::new(
+            "root-unreadable",
+            format!("cannot take the root's writer lock {WRITER_LOCK}: {error}"),
+        )
+        .with_file(WRITER_LOCK)
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(problem)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(problem)?;
+    file.lock().map_err(problem)?;
+    Ok(file)
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
@@ -147,12 +213,109 @@ pub fn invalid_params(message: impl Into<String>) -> RpcError {
     RpcError::new(ErrorCode::InvalidParams, message)
 }
 
+/// What one param of a method may be.
+#[derive(Clone, Copy)]
+enum Param {
+    /// A string, `null` or absent.
+    OptionalText,
+    /// A string.
+    Text,
+    /// An array of strings, `null` or absent.
+    TextList,
+    /// `true`, `false`, `null` or absent.
+    OptionalFlag,
+}
+
+/// The params each method takes; anything else is `-32602 invalid params`,
+/// so a mistyped `{"def": 17}` cannot quietly mean "every definition".
+fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
+    use Param::*;
+    Some(match method {
+        "refresh" | "toolchain.update" => &[],
+        "status" => &[("verify", OptionalFlag)],
+        "check" | "test" => &[("def", OptionalText)],
+        "adopt" => &[("def", OptionalText), ("cite", TextList)],
+        "review" => &[("def", Text)],
+        "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
+        _ => return None,
+    })
+}
+
+fn check_params(method: &str, params: &Value) -> Result<(), RpcError> {
+    let Some(expected) = params_of(method) else {
+        return Ok(()); // an unknown method is refused by name
+    };
+    let fields = match params {
+        Value::Null => return check_fields(method, expected, &serde_json::Map::new()),
+        Value::Object(fields) => fields,
+        other => {
+            return Err(invalid_params(format!(
+                "{method} takes an object of params, not {other}"
+            )));
+        }
+    };
+    check_fields(method, expected, fields)
+}
+
+fn check_fields(
+    method: &str,
+    expected: &[(&str, Param)],
+    fields: &serde_json::Map<String, Value>,
+) -> Result<(), RpcError> {
+    if let Some(unknown) = fields
+        .keys()
+        .find(|key| !expected.iter().any(|(name, _)| name == key))
+    {
+        return Err(invalid_params(format!(
+            "{method} takes no param `{unknown}`"
+        )));
+    }
+    for &(name, kind) in expected {
+        let value = fields.get(name).unwrap_or(&Value::Null);
+        let fits = match kind {
+            Param::OptionalText => value.is_null() || value.is_string(),
+            Param::Text => value.is_string(),
+            Param::TextList => {
+                value.is_null()
+                    || value
+                        .as_array()
+                        .is_some_and(|items| items.iter().all(Value::is_string))
+            }
+            Param::OptionalFlag => value.is_null() || value.is_boolean(),
+        };
+        if !fits {
+            let wanted = match kind {
+                Param::OptionalText => "a string or null",
+                Param::Text => "a string",
+                Param::TextList => "an array of strings or null",
+                Param::OptionalFlag => "true, false or null",
+            };
+            return Err(invalid_params(format!(
+                "{method}: `{name}` must be {wanted}, not {value}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn dispatch(
     service: &mut Service,
     method: &str,
     params: &Value,
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, RpcError> {
+    check_params(method, params)?;
+    // An unreadable soil.toml is the root's first problem: report it as itself
+    // (not as the empty configuration it leaves behind, "missing field").
+    let config_problems: Vec<Diagnostic> = service
+        .load_problems()
+        .iter()
+        .filter(|d| d.file.as_deref() == Some(trellis_db::CONFIG_FILE))
+        .cloned()
+        .collect();
+    if !config_problems.is_empty() && method != "refresh" {
+        return Err(failed(&config_problems));
+    }
     // Everything that verifies or records refuses under another toolchain's pin.
     if matches!(
         method,
@@ -165,7 +328,14 @@ fn dispatch(
         "check" => check::check(service, params),
         "status" => check::status(service, params),
         "adopt" => locks::adopt(service, params),
-        "test" => test::test(service, params, progress),
+        "test" => test::test(service, params, progress).map(|mut answer| {
+            // Files that could not be loaded are not tested: say so.
+            if let Some(errors) = answer["errors"].as_array_mut() {
+                let problems = service.load_problems().iter().map(Diagnostic::to_json);
+                errors.splice(0..0, problems);
+            }
+            answer
+        }),
         "review" => locks::review(service, params),
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),

@@ -100,7 +100,9 @@ pub fn test(
             }
         }
     }
-    crate::service::locks::rewrite_manifest(&root);
+    if let Err(error) = crate::service::locks::rewrite_manifest(service) {
+        errors.push(error.to_json());
+    }
     Ok(json!({ "ran": ran, "skipped": skipped, "results": results, "errors": errors }))
 }
 

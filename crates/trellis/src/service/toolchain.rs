@@ -57,19 +57,23 @@ pub fn repin(text: &str) -> String {
 pub fn update(service: &mut Service) -> Result<Value, RpcError> {
     let path = service.root().join("soil.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        failed(&[Diagnostic::new(
-            "root-unreadable",
-            format!("cannot read soil.toml: {e}"),
-        )])
+        failed(&[
+            Diagnostic::new("root-unreadable", format!("cannot read soil.toml: {e}"))
+                .with_file("soil.toml"),
+        ])
     })?;
     let updated = repin(&text);
     if updated != text {
-        std::fs::write(&path, &updated).map_err(|e| {
-            failed(&[Diagnostic::new(
-                "root-unreadable",
-                format!("cannot write soil.toml: {e}"),
-            )])
-        })?;
+        // Through the one atomic writer: a crash leaves the old pin or the new.
+        trellis_lock::write_atomic(&trellis_lock::StdFs, &path, updated.as_bytes()).map_err(
+            |e| {
+                failed(&[Diagnostic::new(
+                    "root-unreadable",
+                    format!("cannot write soil.toml: {e}"),
+                )
+                .with_file("soil.toml")])
+            },
+        )?;
     }
     Ok(json!({ "trellis": VERSION, "soil0_cli": SOIL0_VERSION, "changed": updated != text }))
 }

@@ -1,0 +1,168 @@
+//! No client can stall the server for another: a client that stops reading while
+//! its request streams notifications under a shared lock, and a client that sends
+//! half a frame and goes quiet, are both dropped, and everyone else is answered.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use trellis_rpc::{Client, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
+
+/// A daemon-like handler: every method runs under one lock, as the real daemon's
+/// database does; `flood` notifies far more than a socket buffer holds.
+struct Locked {
+    state: Mutex<()>,
+    flooded: AtomicUsize,
+}
+
+impl Handler for Locked {
+    fn handle(&self, _method: &str, params: Value) -> Result<Value, RpcError> {
+        let _guard = self.state.lock().expect("lock");
+        Ok(params)
+    }
+
+    fn handle_with_notifier(
+        &self,
+        method: &str,
+        params: Value,
+        notifier: &mut Notifier<'_>,
+    ) -> Result<Value, RpcError> {
+        if method != "flood" {
+            return self.handle(method, params);
+        }
+        let _guard = self.state.lock().expect("lock");
+        let chunk = "p".repeat(64 * 1024);
+        for step in 0..200 {
+            // A client that stopped listening loses progress, not the answer.
+            let _ = notifier.notify("progress", json!({ "step": step, "pad": chunk }));
+        }
+        self.flooded.fetch_add(1, Ordering::SeqCst);
+        Ok(json!("flooded"))
+    }
+}
+
+struct Served {
+    _dir: TempDir,
+    socket: PathBuf,
+    shutdown: ShutdownHandle,
+    thread: Option<thread::JoinHandle<std::io::Result<()>>>,
+    handler: Arc<Locked>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.shutdown.shutdown();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn serve(tag: &str, config: ServerConfig) -> Served {
+    let dir = std::env::temp_dir().join(format!("trellis-stall-{}-{tag}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let socket = dir.join("run").join("d.sock");
+    let server = Server::bind(&socket, config).expect("binds");
+    let shutdown = server.shutdown_handle();
+    let handler = Arc::new(Locked {
+        state: Mutex::new(()),
+        flooded: AtomicUsize::new(0),
+    });
+    struct Shared(Arc<Locked>);
+    impl Handler for Shared {
+        fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+            self.0.handle(method, params)
+        }
+        fn handle_with_notifier(
+            &self,
+            method: &str,
+            params: Value,
+            notifier: &mut Notifier<'_>,
+        ) -> Result<Value, RpcError> {
+            self.0.handle_with_notifier(method, params, notifier)
+        }
+    }
+    let shared = Shared(Arc::clone(&handler));
+    let thread = thread::spawn(move || server.serve(shared));
+    Served {
+        _dir: TempDir(dir),
+        socket,
+        shutdown,
+        thread: Some(thread),
+        handler,
+    }
+}
+
+#[test]
+fn a_client_that_never_reads_stalls_nobody() {
+    let mut config = ServerConfig::new("1");
+    config.write_timeout = Duration::from_millis(300);
+    let served = serve("reader", config);
+    // Sends `flood` and never reads a byte of the answer.
+    let mut silent = UnixStream::connect(&served.socket).expect("connects");
+    silent
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"flood\"}\n")
+        .expect("sends");
+    // The flood holds the lock while it notifies; it must finish all the same.
+    let started = Instant::now();
+    while served.handler.flooded.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the handler is stuck writing to a client that does not read"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let mut other = Client::connect(&served.socket).expect("connects");
+    other
+        .set_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    assert_eq!(
+        other.call("echo", json!([1])).expect("answered"),
+        json!([1])
+    );
+    // The silent client was dropped: after what the kernel buffered, the end.
+    silent
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut sink = Vec::new();
+    silent
+        .read_to_end(&mut sink)
+        .expect("the server closes the connection");
+}
+
+#[test]
+fn a_half_sent_frame_is_dropped_after_the_frame_timeout() {
+    let mut config = ServerConfig::new("1");
+    config.frame_timeout = Duration::from_millis(200);
+    let served = serve("half", config);
+    let mut half = UnixStream::connect(&served.socket).expect("connects");
+    half.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    half.write_all(&vec![b'x'; 1 << 20])
+        .expect("sends a megabyte");
+    let mut reader = BufReader::new(half);
+    let mut line = String::new();
+    // The server gives up on the frame and hangs up: end of stream, not a timeout.
+    let read = reader.read_line(&mut line).expect("closed, not timed out");
+    assert_eq!(read, 0, "{line}");
+    // An idle connection (no frame started) is not dropped.
+    let mut idle = Client::connect(&served.socket).expect("connects");
+    thread::sleep(Duration::from_millis(400));
+    idle.set_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    assert_eq!(idle.call("echo", json!([2])).expect("answered"), json!([2]));
+}

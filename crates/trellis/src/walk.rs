@@ -1,0 +1,172 @@
+//! The one walker of a root's files, used by the loader, the change feed's
+//! watches and the `soil.lock` rewrite, so they cannot disagree about what a
+//! root holds (design §9.7).
+//!
+//! The rule: the walk never follows a symbolic link. A symlinked directory is
+//! not entered (so a link to `.` or to `/` can neither loop nor leave the root);
+//! it is no input and is skipped. An input file — a name ending in `.tr`,
+//! `.soil`, `.lock` or `.py`, or `soil.toml` — must be a regular file: a
+//! directory, FIFO, socket, device or symlink by such a name is reported
+//! (`root-unreadable`, with the path) and never opened, so a FIFO cannot block a
+//! command and a directory cannot pass for a missing lock. Hidden directories
+//! (`.git`, `.trellis`) and build output (`target`, `__pycache__`) are skipped.
+
+use std::fs::FileType;
+use std::path::{Path, PathBuf};
+
+use trellis_db::CONFIG_FILE;
+use trellis_diag::Diagnostic;
+
+/// Directories never walked: hidden ones (`.git`, `.trellis`) and build output.
+pub(crate) fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || name == "target" || name == "__pycache__"
+}
+
+/// Names of input files: specs, Soil, locks, the configuration and references.
+/// (The atomic writer's temp files end in `.trellis-tmp`, so they never are.)
+pub(crate) fn loaded_file(name: &str) -> bool {
+    name == CONFIG_FILE
+        || [".tr", ".soil", ".lock", ".py"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// What the walk makes of one directory entry, from its own (not followed) type.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// An input file to load.
+    File,
+    /// A directory to walk.
+    Dir,
+    /// An input's name on something that is not a regular file: reported.
+    NotAFile(&'static str),
+    /// Anything else: not an input, skipped.
+    Skipped,
+}
+
+/// Classifies `name` by its `lstat` type.
+pub(crate) fn classify(name: &str, file_type: FileType) -> Entry {
+    use std::os::unix::fs::FileTypeExt;
+    if loaded_file(name) {
+        return match () {
+            () if file_type.is_file() => Entry::File,
+            () if file_type.is_dir() => Entry::NotAFile("a directory"),
+            () if file_type.is_symlink() => Entry::NotAFile("a symbolic link"),
+            () if file_type.is_fifo() => Entry::NotAFile("a FIFO"),
+            () if file_type.is_socket() => Entry::NotAFile("a socket"),
+            () => Entry::NotAFile("a device or other special file"),
+        };
+    }
+    if file_type.is_dir() && !skipped_dir(name) {
+        Entry::Dir
+    } else {
+        Entry::Skipped
+    }
+}
+
+/// The problem reported for an input name that is not a regular file.
+pub(crate) fn not_a_file(path: &str, what: &str) -> Diagnostic {
+    unreadable(
+        path,
+        &format!(
+            "it is {what}, not a regular file (trellis reads only regular files and follows no symbolic links)"
+        ),
+    )
+}
+
+/// A path that could not be loaded or walked.
+pub(crate) fn unreadable(path: &str, reason: &str) -> Diagnostic {
+    let shown = if path.is_empty() { "the root" } else { path };
+    Diagnostic::new("root-unreadable", format!("cannot load {shown}: {reason}")).with_file(path)
+}
+
+/// One walk of a root.
+#[derive(Debug, Default)]
+pub struct RootFiles {
+    /// Input files as (root-relative path, absolute path), in walk order.
+    pub files: Vec<(String, PathBuf)>,
+    /// Every walked directory as (root-relative prefix `""`, `"m/"`, absolute path).
+    pub dirs: Vec<(String, PathBuf)>,
+    /// Directories that could not be read and input names that are not files.
+    pub problems: Vec<Diagnostic>,
+    /// Whether every directory could be read.
+    pub complete: bool,
+}
+
+/// Walks `root` by the rule above.
+pub fn walk(root: &Path) -> RootFiles {
+    let mut out = RootFiles {
+        complete: true,
+        ..RootFiles::default()
+    };
+    let mut stack = vec![(String::new(), root.to_owned())];
+    while let Some((prefix, dir)) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) => {
+                out.problems.push(unreadable(&prefix, &error.to_string()));
+                out.complete = false;
+                continue;
+            }
+        };
+        out.dirs.push((prefix.clone(), dir));
+        for entry in entries.flatten() {
+            let name = match entry.file_name().into_string() {
+                Ok(name) => name,
+                Err(raw) => {
+                    let lossy = raw.to_string_lossy().into_owned();
+                    if loaded_file(&lossy) {
+                        out.problems.push(unreadable(
+                            &format!("{prefix}{lossy}"),
+                            "its name is not valid UTF-8",
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path = format!("{prefix}{name}");
+            match classify(&name, file_type) {
+                Entry::File => out.files.push((path, entry.path())),
+                Entry::Dir => stack.push((format!("{path}/"), entry.path())),
+                Entry::NotAFile(what) => out.problems.push(not_a_file(&path, what)),
+                Entry::Skipped => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_not_followed_and_non_files_with_input_names_are_reported() {
+        let root = std::env::temp_dir().join(format!("trellis-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m/x.lock")).expect("mkdir");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        std::fs::write(root.join("m/.a.lock.1-0.trellis-tmp"), "temp").expect("write");
+        std::os::unix::fs::symlink(".", root.join("m/loop")).expect("link");
+        std::os::unix::fs::symlink("/", root.join("m/slash")).expect("link");
+        std::os::unix::fs::symlink("a.tr", root.join("m/b.tr")).expect("link");
+        let walked = walk(&root);
+        let files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(files, ["m/a.tr"]);
+        let dirs: Vec<&str> = walked.dirs.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(dirs, ["", "m/"]);
+        let mut problems: Vec<String> = walked
+            .problems
+            .iter()
+            .map(|d| format!("{} {}", d.file.as_deref().unwrap_or(""), d.message))
+            .collect();
+        problems.sort();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("m/b.tr ") && problems[0].contains("symbolic link"));
+        assert!(problems[1].starts_with("m/x.lock ") && problems[1].contains("a directory"));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+}
