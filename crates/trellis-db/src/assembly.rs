@@ -181,18 +181,15 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     order.into()
 }
 
-/// The program a definition's tests run against: its own program plus whatever the
-/// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
-/// first, the definition itself last.
+/// The root definitions the predicates of `item`'s `property` blocks mention
+/// (`count_of`, `sort`, …), other than `item` itself, in first-mention order.
 #[salsa::tracked(returns(ref))]
-pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
-    let own = program_order(db, item);
+pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
     let index = root_index(db, Workspace::get(db));
     let spec = index
         .module(item.module(db))
         .and_then(|m| m.specs.get(item.name(db)).copied());
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut order = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     for block in spec
         .map(|file| crate::spec::test_blocks(db, file).as_slice())
         .unwrap_or_default()
@@ -206,14 +203,28 @@ pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String
             let Target::Definition(module, name) = resolve(db, item, &reference) else {
                 continue;
             };
-            let referenced = Item::new(db, module, name);
-            if referenced == item {
-                continue;
+            let key = (module, name);
+            if Item::new(db, key.0.clone(), key.1.clone()) != item && !out.contains(&key) {
+                out.push(key);
             }
-            for entry in program_order(db, referenced).iter() {
-                if !own.contains(entry) && seen.insert(entry.clone()) {
-                    order.push(entry.clone());
-                }
+        }
+    }
+    out
+}
+
+/// The program a definition's tests run against: its own program plus whatever the
+/// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
+/// first, the definition itself last.
+#[salsa::tracked(returns(ref))]
+pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
+    let own = program_order(db, item);
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut order = Vec::new();
+    for (module, name) in property_callees(db, item) {
+        let referenced = Item::new(db, module.clone(), name.clone());
+        for entry in program_order(db, referenced).iter() {
+            if !own.contains(entry) && seen.insert(entry.clone()) {
+                order.push(entry.clone());
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The static pipeline as queries: per definition, every diagnostic from its spec
-//! (parse, validity, root context) and its Soil (parse, then the checker), each a
+//! (parse, validity, root context), its Soil (parse, then the checker) and its
+//! tests' static half (property predicates, test values: `test_check`), each a
 //! memoized value, so `check` after an edit re-derives only what the edit touched.
 
 use trellis_diag::Diagnostic;
@@ -13,6 +14,7 @@ use crate::index::{Module, ModuleFiles, root_index};
 use crate::soil::{Item, ItemKind, parse_soil};
 use crate::spec::parse_spec;
 use crate::status::{definition_status, read_lock_file, scope_row_status};
+use crate::test_check::test_diagnostics;
 use trellis_lock::{Lock, Scope, Status};
 
 /// Everything wrong with one spec file in its root: its own parse and validity
@@ -156,6 +158,9 @@ fn check_module_files(
             if let CheckOutcome::Failed(errors) = check_definition(db, item) {
                 report.diagnostics.extend(report_diagnostics(db, errors));
             }
+            report
+                .diagnostics
+                .extend(report_diagnostics(db, test_diagnostics(db, item)));
         }
     }
     if only.is_none()

@@ -1,0 +1,115 @@
+//! What the whole-root check (`trellis check`) reports, at `.tr`/`.soil`
+//! file:line:col: the static half of the tests (property predicates and test
+//! values), and private helpers' recursion under their owner's `allow` grant.
+
+use expect_test::{Expect, expect};
+use trellis_db::{Change, RootDatabase, check_root};
+
+const TOML: &str = "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n";
+
+fn load(files: &[(&str, &str)]) -> RootDatabase {
+    let mut db = RootDatabase::default();
+    let mut change = Change::default();
+    change.set_root_file("soil.toml".to_owned(), TOML.to_owned());
+    for (path, text) in files {
+        change.set_root_file((*path).to_owned(), (*text).to_owned());
+    }
+    change.apply(&mut db);
+    db
+}
+
+/// One line per diagnostic: code, file:line:col, message.
+fn rendered(db: &RootDatabase, only: Option<&str>) -> String {
+    let report = check_root(db, only);
+    let mut out = String::new();
+    for d in &report.diagnostics {
+        let at = d
+            .span
+            .map(|s| format!(":{}:{}", s.start.line, s.start.column))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{} {}{at} {}\n",
+            d.code,
+            d.file.as_deref().unwrap_or("?"),
+            d.message
+        ));
+    }
+    out
+}
+
+fn check(files: &[(&str, &str)], only: Option<&str>, expected: Expect) {
+    expected.assert_eq(&rendered(&load(files), only));
+}
+
+const FIRST_TR: &str = "---
+name: first
+---
+
+# first
+
+The first element.
+
+```soil-sig
+first : (xs : List F64) ->{Panic} F64
+```
+
+```test basics
+first([1.0, 2.0]) -> 1.0
+first([\"a\"]) -> 1.0
+first([1.0]) -> \"one\"
+first([{\"x\": 1}, 2.0]) -> 1.0
+```
+
+```property head
+forall (xs : List F64) (x : F64). frist (push [x] x) == x
+```
+
+```property typed
+forall (x : F64). first [x] + 1.0
+```
+
+```property bad_binder
+forall (x : Flaot). first [x] == x
+```
+";
+
+const FIRST_SOIL: &str = "first xs =
+  match xs with
+  | [x, ..rest] -> x
+  | [] -> panic \"empty\"
+  end
+";
+
+#[test]
+fn properties_and_test_values_are_checked_statically() {
+    let files = [("m/first.tr", FIRST_TR), ("m/first.soil", FIRST_SOIL)];
+    let expected = expect![[r#"
+        unknown-name m/first.tr:21:35 unknown name `frist`
+        type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
+        unknown-type m/first.tr:29:13 unknown type `Flaot`
+        tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+        tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+        tr-test-value-type m/first.tr:17:7 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
+    "#]];
+    let db = load(&files);
+    let whole = rendered(&db, None);
+    expected.assert_eq(&whole);
+    // The single-definition check reports the same.
+    assert_eq!(rendered(&db, Some("m::first")), whole);
+}
+
+#[test]
+fn an_unlowered_definition_still_has_its_tests_checked() {
+    check(
+        &[("m/first.tr", FIRST_TR)],
+        None,
+        expect![[r#"
+            unknown-name m/first.tr:21:35 unknown name `frist`
+            type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
+            unknown-type m/first.tr:29:13 unknown type `Flaot`
+            tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+            tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+            tr-test-value-type m/first.tr:17:7 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
+        "#]],
+    );
+}
