@@ -14,7 +14,7 @@ use soil_types::{
 use trellis_diag::{Diagnostic, LineIndex, Position, Span};
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 
-use crate::assembly::{program_callees, program_cycle, program_order};
+use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
@@ -95,6 +95,13 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 node,
                 source: soil_source.clone(),
             });
+            definition.allow = helper_grants(db, item)
+                .iter()
+                .map(|(hatch, reason)| Allow {
+                    hatch: hatch.clone(),
+                    reason: reason.clone(),
+                })
+                .collect();
         }
         ItemKind::Function => {
             let Some(spec) = spec_file_of(db, item) else {

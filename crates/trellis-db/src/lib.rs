@@ -34,8 +34,8 @@ mod tables;
 mod test_check;
 
 pub use assembly::{
-    ProgramDef, program_cycle, program_cycle_free, program_def, program_order, program_refs,
-    property_callees, test_program_order,
+    ProgramDef, helper_grants, program_cycle, program_cycle_free, program_def, program_order,
+    program_refs, property_callees, test_program_order,
 };
 pub use change::Change;
 pub use check::{

@@ -56,7 +56,9 @@ pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
         .iter()
         .filter_map(|block| match &block.value.syntax {
             BlockSyntax::Allow(grants) => {
-                Some(grants.iter().map(|g| g.hatch.clone()).collect::<Vec<_>>())
+                // Verbatim (lock-schema §2, §7.3), as the audit view lists them and
+                // the assurance invariant reads them: `hatch: reason`.
+                Some(grants.iter().map(|g| g.line.clone()).collect::<Vec<_>>())
             }
             _ => None,
         })

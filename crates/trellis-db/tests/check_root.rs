@@ -113,3 +113,84 @@ fn an_unlowered_definition_still_has_its_tests_checked() {
         "#]],
     );
 }
+
+/// `steps n` counts the halvings that take `n` to 0: recursion on `n / 2`, which
+/// the termination check does not see as structural. In a private helper or in
+/// the definition itself, with or without the `allow` grant.
+fn halving(grant: bool, helper: bool) -> Vec<(&'static str, String)> {
+    let allow = if grant {
+        "\n```allow\nnonstructural-recursion: n halves on each step and stops at 0\n```\n"
+    } else {
+        ""
+    };
+    let spec = format!(
+        "---\nname: steps\n---\n\n# steps\n\nHow many halvings take n to 0.\n\n```soil-sig\nsteps : (n : I64) -> I64\n```\n{allow}\n```test basics\nsteps(8) -> 4\n```\n"
+    );
+    let body = "if n <= 0 then 0 else 1 + {f} (n / 2)";
+    let mut files = vec![("m/steps.tr", spec)];
+    if helper {
+        files.push(("m/steps.soil", "steps n = _halve n\n".to_owned()));
+        files.push((
+            "m/_private.soil",
+            format!(
+                "_other : (n : I64) -> I64\n\n_other n = n\n\n_halve : (n : I64) -> I64\n\n_halve n =\n  {}\n",
+                body.replace("{f}", "_halve")
+            ),
+        ));
+    } else {
+        files.push((
+            "m/steps.soil",
+            format!("steps n =\n  {}\n", body.replace("{f}", "steps")),
+        ));
+    }
+    files
+}
+
+fn load_owned(files: &[(&'static str, String)]) -> RootDatabase {
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    load(&borrowed)
+}
+
+#[test]
+fn a_helpers_recursion_is_accepted_under_its_owners_grant() {
+    let db = load_owned(&halving(true, true));
+    assert_eq!(rendered(&db, None), "");
+    assert_eq!(rendered(&db, Some("m::steps")), "");
+    // What `trellis call` hands soil0: the helper carries its owner's grant.
+    let program = trellis_db::program_json(
+        &db,
+        trellis_db::Item::new(&db, "m".to_owned(), "steps".to_owned()),
+    );
+    assert!(
+        program.contains(r#""name":"m::_halve""#)
+            && program.contains(r#""allow":[{"hatch":"nonstructural-recursion""#),
+        "{program}"
+    );
+    // Without the grant the helper is refused, at its place in `_private.soil`.
+    expect![[r#"
+        nonstructural-recursion m/_private.soil:8:29 this recursive call is not on a structurally smaller argument
+    "#]]
+    .assert_eq(&rendered(&load_owned(&halving(false, true)), None));
+}
+
+#[test]
+fn a_definition_using_the_grant_can_be_adopted() {
+    let db = load_owned(&halving(true, false));
+    assert_eq!(rendered(&db, None), "");
+    let toolchain = trellis_lock::Toolchain {
+        trellis: "0.1.0".into(),
+        soil0_cli: "0.1.0".into(),
+    };
+    let item = trellis_db::Item::new(&db, "m".to_owned(), "steps".to_owned());
+    let lock = trellis_db::adopted_lock(&db, item, &toolchain, &[], None).expect("adoptable");
+    assert_eq!(
+        lock.spec.allow,
+        ["nonstructural-recursion: n halves on each step and stops at 0"]
+    );
+    assert_eq!(
+        lock.checks.as_ref().map(|c| c.termination),
+        Some(trellis_lock::Termination::Assumed)
+    );
+    let violations = trellis_lock::check_invariants(&trellis_lock::Lock::Function(lock));
+    assert!(violations.is_empty(), "{violations:?}");
+}
