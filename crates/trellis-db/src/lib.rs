@@ -57,7 +57,8 @@ pub use lockgen::{
     spec_lock, spec_record,
 };
 pub use pipeline::{
-    CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name,
+    CheckReport, OpenHole, StatusRow, check_root, root_status, spec_diagnostics,
+    split_definition_name,
 };
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};

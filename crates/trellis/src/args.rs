@@ -10,7 +10,8 @@ trellis — spec-driven development with Soil
 Usage: trellis <command> [options]
 
 Commands:
-  check [DEF]                     check specs and Soil (all definitions, or one)
+  check [DEF] [--json]            check specs and Soil (all definitions, or one)
+                                  and list the open typed holes
   status [--json]                 what is green, what is stale, and why
   refresh                         reload the root's files into the daemon
   adopt [DEF] [--cite SCOPE:LABEL]...
@@ -42,6 +43,7 @@ pub enum Command {
     Version,
     Check {
         def: Option<String>,
+        json: bool,
     },
     Status {
         json: bool,
@@ -139,9 +141,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
-        ["check"] => Command::Check { def: None },
+        ["check"] => Command::Check { def: None, json },
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
+            json,
         },
         ["status"] => Command::Status { json },
         ["refresh"] => Command::Refresh,
@@ -179,7 +182,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(command, Command::Status { .. }) {
+    if !matches!(command, Command::Status { .. } | Command::Check { .. }) {
         refuse_json(words[0])?;
     }
     if module.is_some() {
@@ -209,10 +212,18 @@ mod tests {
             Ok(Command::Status { json: true })
         );
         assert_eq!(
+            parse_words("check --json").map(|i| i.command),
+            Ok(Command::Check {
+                def: None,
+                json: true
+            })
+        );
+        assert_eq!(
             parse_words("--no-daemon check csvstats::median"),
             Ok(Invocation {
                 command: Command::Check {
-                    def: Some("csvstats::median".into())
+                    def: Some("csvstats::median".into()),
+                    json: false,
                 },
                 no_daemon: true
             })
@@ -233,7 +244,7 @@ mod tests {
             "chek",
             "check a b",
             "status --bogus",
-            "check --json",
+            "test --json",
             "refresh --module m",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
