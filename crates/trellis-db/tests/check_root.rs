@@ -84,7 +84,7 @@ const FIRST_SOIL: &str = "first xs =
 fn properties_and_test_values_are_checked_statically() {
     let files = [("m/first.tr", FIRST_TR), ("m/first.soil", FIRST_SOIL)];
     let expected = expect![[r#"
-        unknown-name m/first.tr:21:35 unknown name `frist`
+        unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
         type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
         unknown-type m/first.tr:29:13 unknown type `Flaot`
         tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
@@ -104,7 +104,7 @@ fn an_unlowered_definition_still_has_its_tests_checked() {
         &[("m/first.tr", FIRST_TR)],
         None,
         expect![[r#"
-            unknown-name m/first.tr:21:35 unknown name `frist`
+            unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
             type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
             unknown-type m/first.tr:29:13 unknown type `Flaot`
             tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
