@@ -1,9 +1,9 @@
 //! The static half of a definition's tests, checked by `trellis check` rather than
 //! discovered by `trellis test`: every `property` block type-checks as the very
 //! wrapper definition the test runner synthesizes (`property_wrapper`, design
-//! §4.1), in the definition's module with its binders typed, and every `test`
+//! §4.1), in the definition's module with its binders typed; every `test`
 //! case's arguments and expected value decode against the signature through
-//! soil-rt's one codec. Both read only position-free values (test blocks, the
+//! soil-rt's one codec; every `with` fake reads as the runner installs it. Both read only position-free values (test blocks, the
 //! signature, the callees' declarations), never the definition's body, so an edit
 //! of the Soil leaves this query asleep; findings are block-relative, mapped to
 //! the `.tr` file by [`crate::report_diagnostics`].
@@ -11,7 +11,7 @@
 use soil_syntax::ast;
 use soil_types::{Declaration, Located, Program};
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
-use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Expected, JsonText, SpanClass};
+use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Expected, JsonText, SpanClass, TestLine};
 use trellis_verify::suite::program::{SigParts, property_wrapper};
 
 use crate::assembly::{program_order, property_callees};
@@ -156,6 +156,7 @@ fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -
             continue;
         }
         let file = block_path(&path, SpanClass::Test, k);
+        out.extend(fake_diagnostics(block, &file, &parts));
         let cases = trellis_verify::suite::expect_cases(std::slice::from_ref(block));
         for named in cases {
             let case = named.case;
@@ -187,6 +188,43 @@ fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -
         }
     }
     out
+}
+
+/// Each `with` line's fake read as the runner installs it (`FakeFs`,
+/// `FakeClock`), its error at the fake's JSON. A `with` naming no capability
+/// parameter is `tr-bad-test-case` already.
+fn fake_diagnostics(block: &BlockValue, file: &str, parts: &SigParts) -> Vec<Diagnostic> {
+    let BlockSyntax::Test(lines) = &block.syntax else {
+        return Vec::new();
+    };
+    lines
+        .iter()
+        .filter_map(|line| match line {
+            TestLine::With(binding) => Some(binding),
+            TestLine::Case(_) => None,
+        })
+        .filter_map(|binding| {
+            let param = parts
+                .params
+                .iter()
+                .find(|p| p.capability && p.name == binding.param)?;
+            let text = &binding.value.text;
+            let error = match &param.ty.kind {
+                ast::TypeKind::Named(name) if name.text == "Fs" => {
+                    soil_eval::world::FakeFs::from_json(text).err()
+                }
+                ast::TypeKind::Named(name) if name.text == "Clock" => {
+                    soil_eval::world::FakeClock::from_json(text).err()
+                }
+                _ => None,
+            }?;
+            Some(
+                error
+                    .with_file(file.to_owned())
+                    .with_span(span_in(block, binding.value.range)),
+            )
+        })
+        .collect()
 }
 
 /// `tr-test-value-type` when `value` is not a value of `ty` (`None`: a type the

@@ -194,3 +194,34 @@ fn a_definition_using_the_grant_can_be_adopted() {
     let violations = trellis_lock::check_invariants(&trellis_lock::Lock::Function(lock));
     assert!(violations.is_empty(), "{violations:?}");
 }
+
+#[test]
+fn fakes_are_read_as_the_runner_installs_them() {
+    let spec = "---
+name: load
+---
+
+# load
+
+The text of a file.
+
+```soil-sig
+load : (fs : Fs) -> (path : Utf8) ->{Fs} Result Utf8 IoError
+```
+
+```test files
+with fs = {\"files\": {\"a.txt\": 1}}
+load(\"a.txt\") -> {\"tag\": \"Ok\", \"value\": \"1\"}
+with fs = {\"files\": {}}
+load(\"a.txt\") -> {\"tag\": \"Err\", \"value\": {\"tag\": \"NotFound\"}}
+```
+";
+    check(
+        &[("m/load.tr", spec)],
+        None,
+        expect![[r#"
+            bad-arguments m/load.tr:14:11 invalid Fs fake: the content of "a.txt" must be a string
+            tr-test-value-type m/load.tr:17:18 files#2: the expected result is not a value of its type: $.value.path: missing field "path"
+        "#]],
+    );
+}
