@@ -247,11 +247,23 @@ fn mismatch(
         ),
     )
     .with_file(file.to_owned())
-    .with_span(span_in(block, value.range));
+    .with_span(span_in(block, within(value, error.span)));
     for note in error.notes {
         diagnostic = diagnostic.with_note(note.message);
     }
     Some(diagnostic)
+}
+
+/// The part of `value` a decode error's span (relative to the value's text)
+/// names — the offending element, not the whole argument — else all of it.
+fn within(value: &JsonText, span: Option<trellis_diag::Span>) -> TextRange {
+    match span {
+        Some(span) if span.end.offset as usize <= value.text.len() => TextRange::new(
+            value.range.start + span.start.offset,
+            value.range.start + span.end.offset,
+        ),
+        _ => value.range,
+    }
 }
 
 fn span_in(block: &BlockValue, range: TextRange) -> trellis_diag::Span {

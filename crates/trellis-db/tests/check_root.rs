@@ -87,9 +87,9 @@ fn properties_and_test_values_are_checked_statically() {
         unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
         type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
         unknown-type m/first.tr:29:13 unknown type `Flaot`
-        tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+        tr-test-value-type m/first.tr:15:8 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
         tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
-        tr-test-value-type m/first.tr:17:7 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
+        tr-test-value-type m/first.tr:17:8 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
     "#]];
     let db = load(&files);
     let whole = rendered(&db, None);
@@ -107,9 +107,9 @@ fn an_unlowered_definition_still_has_its_tests_checked() {
             unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
             type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
             unknown-type m/first.tr:29:13 unknown type `Flaot`
-            tr-test-value-type m/first.tr:15:7 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
+            tr-test-value-type m/first.tr:15:8 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
             tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
-            tr-test-value-type m/first.tr:17:7 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
+            tr-test-value-type m/first.tr:17:8 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
         "#]],
     );
 }
@@ -221,7 +221,7 @@ load(\"a.txt\") -> {\"tag\": \"Err\", \"value\": {\"tag\": \"NotFound\"}}
         None,
         expect![[r#"
             bad-arguments m/load.tr:14:11 invalid Fs fake: the content of "a.txt" must be a string
-            tr-test-value-type m/load.tr:17:18 files#2: the expected result is not a value of its type: $.value.path: missing field "path"
+            tr-test-value-type m/load.tr:17:42 files#2: the expected result is not a value of its type: $.value.path: missing field "path"
         "#]],
     );
 }
