@@ -1,6 +1,6 @@
 //! Repair hints for a newcomer's commonest mistakes: the nearest known name to a
 //! misspelled one ("did you mean `to_lower`?"), found by edit distance over the
-//! names in scope. Pure string work; the checker decides what is in scope.
+//! names in scope — values, types and constructors alike. Pure string work; the checker decides what is in scope.
 
 /// The candidate nearest to `name` by edit distance (transpositions count as
 /// one edit), if it is close enough to be a likely misspelling: at most one
@@ -24,6 +24,12 @@ pub(crate) fn closest<'a>(
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, candidate)| candidate)
+}
+
+/// `; did you mean `name`?` for a near name, else nothing.
+pub(crate) fn did_you_mean(near: Option<&str>) -> String {
+    near.map(|name| format!("; did you mean `{name}`?"))
+        .unwrap_or_default()
 }
 
 /// Optimal string alignment distance: insertions, deletions, substitutions and

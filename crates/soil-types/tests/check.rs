@@ -528,6 +528,12 @@ half xs = len xs / 2 + at xs 0
 
 mean : (fs : Fs) -> (xs : List I64) ->{Fs} I64
 mean fs xs = at xs 0
+
+wrap : (x : I64) -> Option I64
+wrap x = Smoe x
+
+same : (x : Utf8) -> Utf88
+same x = x
 "#,
     );
     expect![[r#"
@@ -538,6 +544,8 @@ mean fs xs = at xs 0
         {"definition":"m::add3","signature":"(a : I64) -> (b : I64) -> (c : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         effect-not-declared 18:24 effect `Panic` is not declared (performed by `at`) [declared row: {}] [fix: add ->{Panic} to the signature]
         effect-not-declared 21:14 effect `Panic` is not declared (performed by `at`) [declared row: {Fs}] [fix: write ->{Fs, Panic} in the signature]
+        unknown-constructor 24:10 unknown constructor `Smoe`; did you mean `Some`?
+        unknown-type 26:22 unknown type `Utf88`; did you mean `Utf8`?
     "#]]
     .assert_eq(&out);
 }

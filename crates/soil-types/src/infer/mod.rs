@@ -11,7 +11,7 @@ use crate::codes::Code;
 use crate::env::{Payload, RowMember, TypeBody, TypeEnv, substitute_params};
 use crate::error::{Origin, TypeError};
 use crate::exhaustive::{Matrix, Pat};
-use crate::hints::closest;
+use crate::hints::{closest, did_you_mean};
 use crate::ty::{Row, RowVar, Scheme, Ty, VarNames, print_ty};
 use crate::unify::{Subst, UnifyError, generalize};
 
@@ -593,9 +593,10 @@ impl<'a> Checker<'a> {
                     name.span,
                 );
             } else {
+                let hint = did_you_mean(closest(&name.text, self.env.constructor_names()));
                 self.error(
                     Code::UnknownConstructor,
-                    format!("unknown constructor `{}`", name.text),
+                    format!("unknown constructor `{}`{hint}", name.text),
                     name.span,
                 );
             }
@@ -870,12 +871,6 @@ fn quoted(names: &[&str]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `; did you mean `name`?` for a near name, else nothing.
-fn did_you_mean(near: Option<&str>) -> String {
-    near.map(|name| format!("; did you mean `{name}`?"))
-        .unwrap_or_default()
 }
 
 pub(crate) fn row_text(row: &Row) -> String {
