@@ -1,12 +1,13 @@
 //! The static half of a definition's tests, checked by `trellis check` rather than
 //! discovered by `trellis test`: every `property` block type-checks as the very
 //! wrapper definition the test runner synthesizes (`property_wrapper`, design
-//! §4.1), in the definition's module with its binders typed; every `test`
-//! case's arguments and expected value decode against the signature through
-//! soil-rt's one codec; every `with` fake reads as the runner installs it. Both read only position-free values (test blocks, the
-//! signature, the callees' declarations), never the definition's body, so an edit
-//! of the Soil leaves this query asleep; findings are block-relative, mapped to
-//! the `.tr` file by [`crate::report_diagnostics`].
+//! §4.1), in the definition's module with its binders typed; every `test` case's
+//! arguments and expected value decode against the signature through soil-rt's
+//! one codec; every `with` fake reads as the runner installs it. All of it reads
+//! only position-free values (test blocks, the signature, the declarations of
+//! what the properties mention), never the definition's own body, so an edit of
+//! its Soil leaves this query asleep; findings are block-relative, mapped to the
+//! `.tr` file by [`crate::report_diagnostics`].
 
 use soil_syntax::ast;
 use soil_types::{Declaration, Located, Program};
