@@ -58,6 +58,9 @@ first([1.0, 2.0]) -> 1.0
 first([\"a\"]) -> 1.0
 first([1.0]) -> \"one\"
 first([{\"x\": 1}, 2.0]) -> 1.0
+first([1.0], 2) -> 1.0
+first([1.0]) => 1.0
+first([5.0,]) -> 5.0
 ```
 
 ```property head
@@ -84,9 +87,12 @@ const FIRST_SOIL: &str = "first xs =
 fn properties_and_test_values_are_checked_statically() {
     let files = [("m/first.tr", FIRST_TR), ("m/first.soil", FIRST_SOIL)];
     let expected = expect![[r#"
-        unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
-        type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
-        unknown-type m/first.tr:29:13 unknown type `Flaot`
+        tr-bad-test-case m/first.tr:18:1 the call passes 2 argument(s); the signature takes 1 non-capability parameter(s)
+        tr-bad-test-case m/first.tr:19:1 expected `->` after the arguments
+        tr-bad-json m/first.tr:20:7 not one JSON value: trailing comma at line 1 column 6
+        unknown-name m/first.tr:24:35 unknown name `frist`; did you mean `first`?
+        type-mismatch m/first.tr:28:19 expected `Bool`, found `F64`
+        unknown-type m/first.tr:32:13 unknown type `Flaot`
         tr-test-value-type m/first.tr:15:8 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
         tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
         tr-test-value-type m/first.tr:17:8 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
@@ -104,9 +110,12 @@ fn an_unlowered_definition_still_has_its_tests_checked() {
         &[("m/first.tr", FIRST_TR)],
         None,
         expect![[r#"
-            unknown-name m/first.tr:21:35 unknown name `frist`; did you mean `first`?
-            type-mismatch m/first.tr:25:19 expected `Bool`, found `F64`
-            unknown-type m/first.tr:29:13 unknown type `Flaot`
+            tr-bad-test-case m/first.tr:18:1 the call passes 2 argument(s); the signature takes 1 non-capability parameter(s)
+            tr-bad-test-case m/first.tr:19:1 expected `->` after the arguments
+            tr-bad-json m/first.tr:20:7 not one JSON value: trailing comma at line 1 column 6
+            unknown-name m/first.tr:24:35 unknown name `frist`; did you mean `first`?
+            type-mismatch m/first.tr:28:19 expected `Bool`, found `F64`
+            unknown-type m/first.tr:32:13 unknown type `Flaot`
             tr-test-value-type m/first.tr:15:8 basics#2: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found the string "a" (only "NaN", "Infinity", "-Infinity" stand for numbers)
             tr-test-value-type m/first.tr:16:17 basics#3: the expected result is not a value of its type: $: expected F64, found the string "one" (only "NaN", "Infinity", "-Infinity" stand for numbers)
             tr-test-value-type m/first.tr:17:8 basics#4: argument 1 (`xs`) is not a value of its type: $[0]: expected F64, found an object
