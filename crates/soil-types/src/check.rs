@@ -286,7 +286,9 @@ fn check_definition(
 
     let has_holes = !checker.holes.is_empty();
     checker.resolve_deferred(has_holes);
+    checker.signature_row = declared.is_some();
     checker.constrain_subset(&body_effects, &declared_row, Code::EffectNotDeclared);
+    checker.signature_row = false;
     for effects in &clause_effects {
         checker.constrain_subset(effects, &Row::label("Panic"), Code::PredicateEffect);
     }

@@ -66,6 +66,11 @@ pub(crate) struct TypeEnv {
 }
 
 impl TypeEnv {
+    /// Every constructor name, for hints.
+    pub(crate) fn constructor_names(&self) -> impl Iterator<Item = &str> {
+        self.ctors.keys().map(String::as_str)
+    }
+
     pub(crate) fn with_builtins() -> TypeEnv {
         let mut env = TypeEnv::default();
         for (name, arity) in BUILTIN_TYPES {
@@ -291,9 +296,13 @@ impl TypeEnv {
             .collect();
         match self.types.get(&head.text) {
             None => {
+                let hint = crate::hints::did_you_mean(crate::hints::closest(
+                    &head.text,
+                    self.types.keys().map(String::as_str),
+                ));
                 errors.push(TypeError::new(
                     Code::UnknownType,
-                    format!("unknown type `{}`", head.text),
+                    format!("unknown type `{}`{hint}", head.text),
                     head.span,
                 ));
                 Ty::con("Unit")

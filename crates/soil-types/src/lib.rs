@@ -19,6 +19,7 @@ mod codes;
 mod env;
 mod error;
 mod exhaustive;
+mod hints;
 mod infer;
 mod json;
 mod prelude;

@@ -16,8 +16,9 @@ pub(crate) enum UnifyError {
     },
 }
 
-/// All flexible type and row variables of one definition's check.
-#[derive(Default)]
+/// All flexible type and row variables of one definition's check. `Clone` so a
+/// diagnosis can try a unification without committing it.
+#[derive(Clone, Default)]
 pub(crate) struct Subst {
     tys: Vec<Option<Ty>>,
     rows: Vec<Option<Row>>,

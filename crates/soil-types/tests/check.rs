@@ -191,8 +191,8 @@ pred x = x
     );
     expect![[r#"
         type-mismatch 5:17 expected `I64`, found `F64` [expected: I64] [found: F64]
-        effect-not-declared 8:17 effect `Panic` is not declared (performed by `at`) [declared row: {}]
-        effect-not-declared 11:15 effect `Panic` is not declared (performed by integer `/`) [declared row: {}]
+        effect-not-declared 8:17 effect `Panic` is not declared (performed by `at`) [declared row: {}] [fix: add ->{Panic} to the signature]
+        effect-not-declared 11:15 effect `Panic` is not declared (performed by integer `/`) [declared row: {}] [fix: add ->{Panic} to the signature]
         non-exhaustive-match 14:13 this match does not cover `None` [not matched: None]
         redundant-pattern 21:5 this arm can never match: earlier arms cover it
         missing-field 25:16 `Row` is missing field(s) `cells`
@@ -240,12 +240,12 @@ returns_undeclared xs = \i -> at xs i
     );
     expect![[r#"
         {"definition":"m::apply_pure","signature":"(f : I64 -> I64) -> (x : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
-        effect-not-declared 6:20 effect `Panic` is not declared (performed by `map`) [declared row: {}]
+        effect-not-declared 6:20 effect `Panic` is not declared (performed by `map`) [declared row: {}] [fix: add ->{Panic} to the signature]
         effect-not-declared 9:45 effect `Panic` is not declared (performed by `at`) [declared row: {}]
-        effect-not-declared 12:46 effect `Panic` is not declared (performed by `boom`) [declared row: {}]
-        effect-not-declared 15:44 effect `Panic` is not declared (performed by `d`) [declared row: {}]
+        effect-not-declared 12:46 effect `Panic` is not declared (performed by `boom`) [declared row: {}] [fix: add ->{Panic} to the signature]
+        effect-not-declared 15:44 effect `Panic` is not declared (performed by `d`) [declared row: {}] [fix: add ->{Panic} to the signature]
         {"definition":"m::float_division_is_pure","signature":"(x : F64) -> F64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
-        effect-not-declared 21:20 effect `e` is not declared (performed by `f`) [declared row: {}]
+        effect-not-declared 21:20 effect `e` is not declared (performed by `f`) [declared row: {}] [fix: add ->{e} to the signature]
         {"definition":"m::returns_effectful","signature":"(xs : List I64) -> I64 ->{Panic} I64","row":["Panic"],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         effect-not-declared 27:31 effect `Panic` is not declared (performed by `at`) [declared row: {}]
     "#]].assert_eq(&out);
@@ -440,7 +440,7 @@ panicky_loop xs =
 "#,
     );
     expect![[r#"
-        effect-not-declared 8:6 effect `Panic` is not declared (performed by `go`) [declared row: {}]
+        effect-not-declared 8:6 effect `Panic` is not declared (performed by `go`) [declared row: {}] [fix: add ->{Panic} to the signature]
         {"definition":"m::panicky_loop","signature":"(xs : List I64) ->{Panic} I64","row":["Panic"],"checks":{"clauses":[],"termination":"structural","holes":[]}}
     "#]].assert_eq(&out);
 }
@@ -499,4 +499,53 @@ caller n = callee n + broken n
     expect![[r#"
         {"definition":"m::caller","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
     "#]].assert_eq(&support::render(&report));
+}
+
+/// The messages a newcomer meets first say how to repair the mistake: a near
+/// name for a misspelled one, a call short of arguments said as such, and an
+/// undeclared effect at the operation performing it with the signature to write.
+#[test]
+fn newcomer_mistakes_carry_their_repair() {
+    let out = check(
+        r#"
+shout : (s : Utf8) -> Utf8
+shout s = to_uper s
+
+add : (a : I64) -> (b : I64) -> I64
+add a b = a + b
+
+twice : (a : I64) -> I64
+twice a = add a
+
+sum3 : (a : I64) -> I64
+sum3 a = add3 a
+
+add3 : (a : I64) -> (b : I64) -> (c : I64) -> I64
+add3 a b c = a + b + c
+
+half : (xs : List I64) -> I64
+half xs = len xs / 2 + at xs 0
+
+mean : (fs : Fs) -> (xs : List I64) ->{Fs} I64
+mean fs xs = at xs 0
+
+wrap : (x : I64) -> Option I64
+wrap x = Smoe x
+
+same : (x : Utf8) -> Utf88
+same x = x
+"#,
+    );
+    expect![[r#"
+        unknown-name 3:11 unknown name `to_uper`; did you mean `to_upper`?
+        {"definition":"m::add","signature":"(a : I64) -> (b : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        type-mismatch 9:11 missing an argument: this is a function still waiting for `I64`, where `I64` is expected [expected: I64] [found: I64 -> I64]
+        type-mismatch 12:10 missing 2 arguments: this is a function still waiting for `I64`, then `I64`, where `I64` is expected [expected: I64] [found: I64 -> I64 -> I64]
+        {"definition":"m::add3","signature":"(a : I64) -> (b : I64) -> (c : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        effect-not-declared 18:24 effect `Panic` is not declared (performed by `at`) [declared row: {}] [fix: add ->{Panic} to the signature]
+        effect-not-declared 21:14 effect `Panic` is not declared (performed by `at`) [declared row: {Fs}] [fix: write ->{Fs, Panic} in the signature]
+        unknown-constructor 24:10 unknown constructor `Smoe`; did you mean `Some`?
+        unknown-type 26:22 unknown type `Utf88`; did you mean `Utf8`?
+    "#]]
+    .assert_eq(&out);
 }

@@ -29,7 +29,8 @@ pub struct ProgramDef {
     pub equation: Option<Equation>,
     pub requires: Vec<Clause>,
     pub ensures: Vec<Clause>,
-    /// Escape hatches granted by the spec's `allow` block, with the reasons given.
+    /// Escape hatches granted by the spec's `allow` block, with the reasons given
+    /// (a helper's are its owners', [`helper_grants`]).
     pub allowed: Vec<(String, String)>,
 }
 
@@ -46,6 +47,8 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         allowed: Vec::new(),
     };
     match item.kind(db) {
+        // A helper's grants are its owners' (`helper_grants`): reading them here
+        // would make every program's references depend on its callers' programs.
         ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
         ItemKind::Function => {
             let index = root_index(db, Workspace::get(db));
@@ -66,19 +69,66 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
                     (BlockKind::Ensures, BlockSyntax::Clauses(clauses)) => {
                         def.ensures = clauses.clone()
                     }
-                    (BlockKind::Allow, BlockSyntax::Allow(grants)) => {
-                        def.allowed = grants
-                            .iter()
-                            .map(|grant| (grant.hatch.clone(), grant.reason.clone()))
-                            .collect();
-                    }
                     _ => {}
                 }
             }
+            def.allowed = spec_grants(db, item);
         }
         ItemKind::Type => {}
     }
     def
+}
+
+/// The escape hatches a function's spec grants, as (hatch, reason).
+fn spec_grants(db: &dyn Db, item: Item<'_>) -> Vec<(String, String)> {
+    let index = root_index(db, Workspace::get(db));
+    let Some(spec) = index
+        .module(item.module(db))
+        .and_then(|m| m.specs.get(item.name(db)).copied())
+    else {
+        return Vec::new();
+    };
+    formal_blocks(db, spec)
+        .iter()
+        .filter_map(|block| match &block.syntax {
+            BlockSyntax::Allow(grants) => Some(grants),
+            _ => None,
+        })
+        .flatten()
+        .map(|grant| (grant.hatch.clone(), grant.reason.clone()))
+        .collect()
+}
+
+/// The escape hatches a private helper holds: every grant of the specs of its
+/// owners, the module's functions whose programs reach it (soil0-cli §7.2: a
+/// helper's `allow` is its owning definition's). A grant records that a person
+/// accepted the helper's recursion as terminating, so one owner's grant covers
+/// it for every caller. Only owners that grant something have their programs
+/// read, so an edit of another function's body leaves this asleep.
+#[salsa::tracked(returns(ref))]
+pub fn helper_grants<'db>(db: &'db dyn Db, helper: Item<'db>) -> Vec<(String, String)> {
+    let index = root_index(db, Workspace::get(db));
+    let Some(files) = index.module(helper.module(db)) else {
+        return Vec::new();
+    };
+    let key = (helper.module(db).clone(), helper.name(db).clone());
+    let mut grants: Vec<(String, String)> = Vec::new();
+    for name in files.specs.keys() {
+        if ItemKind::of(name) != ItemKind::Function {
+            continue;
+        }
+        let owner = Item::new(db, helper.module(db).clone(), name.clone());
+        let granted = spec_grants(db, owner);
+        if granted.is_empty() || !program_order(db, owner).contains(&key) {
+            continue;
+        }
+        for grant in granted {
+            if !grants.iter().any(|(hatch, _)| *hatch == grant.0) {
+                grants.push(grant);
+            }
+        }
+    }
+    grants
 }
 
 /// What a definition's program needs: its body's references, plus the references of
@@ -181,18 +231,15 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     order.into()
 }
 
-/// The program a definition's tests run against: its own program plus whatever the
-/// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
-/// first, the definition itself last.
+/// The root definitions the predicates of `item`'s `property` blocks mention
+/// (`count_of`, `sort`, …), other than `item` itself, in first-mention order.
 #[salsa::tracked(returns(ref))]
-pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
-    let own = program_order(db, item);
+pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
     let index = root_index(db, Workspace::get(db));
     let spec = index
         .module(item.module(db))
         .and_then(|m| m.specs.get(item.name(db)).copied());
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut order = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     for block in spec
         .map(|file| crate::spec::test_blocks(db, file).as_slice())
         .unwrap_or_default()
@@ -206,14 +253,28 @@ pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String
             let Target::Definition(module, name) = resolve(db, item, &reference) else {
                 continue;
             };
-            let referenced = Item::new(db, module, name);
-            if referenced == item {
-                continue;
+            let key = (module, name);
+            if Item::new(db, key.0.clone(), key.1.clone()) != item && !out.contains(&key) {
+                out.push(key);
             }
-            for entry in program_order(db, referenced).iter() {
-                if !own.contains(entry) && seen.insert(entry.clone()) {
-                    order.push(entry.clone());
-                }
+        }
+    }
+    out
+}
+
+/// The program a definition's tests run against: its own program plus whatever the
+/// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
+/// first, the definition itself last.
+#[salsa::tracked(returns(ref))]
+pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
+    let own = program_order(db, item);
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut order = Vec::new();
+    for (module, name) in property_callees(db, item) {
+        let referenced = Item::new(db, module.clone(), name.clone());
+        for entry in program_order(db, referenced).iter() {
+            if !own.contains(entry) && seen.insert(entry.clone()) {
+                order.push(entry.clone());
             }
         }
     }

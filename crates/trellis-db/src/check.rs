@@ -14,22 +14,31 @@ use soil_types::{
 use trellis_diag::{Diagnostic, LineIndex, Position, Span};
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 
-use crate::assembly::{program_callees, program_cycle, program_order};
+use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::{SourceFile, Workspace};
 use crate::index::root_index;
 use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
 use crate::spec::{formal_blocks, parse_spec};
 
-/// Separates a spec path from a formal block's index in a diagnostic's `file`
+/// Separates a spec path from a block's class and index in a diagnostic's `file`
 /// while it is block-relative; never appears in a real path.
 const BLOCK_MARK: char = '\u{1}';
 
-fn block_source(path: &str, formal_index: usize, block: &BlockValue) -> Arc<SourceText> {
-    SourceText::new(
-        Some(format!("{path}{BLOCK_MARK}{formal_index}")),
-        &block.content,
-    )
+/// A diagnostic's `file` while it points into the `index`-th block of `class`
+/// (formal or test) of the spec at `path`: `path`, the mark, `f` or `t`, `index`.
+pub(crate) fn block_path(path: &str, class: SpanClass, index: usize) -> String {
+    let letter = if class == SpanClass::Test { 't' } else { 'f' };
+    format!("{path}{BLOCK_MARK}{letter}{index}")
+}
+
+pub(crate) fn block_source(
+    path: &str,
+    class: SpanClass,
+    index: usize,
+    block: &BlockValue,
+) -> Arc<SourceText> {
+    SourceText::new(Some(block_path(path, class, index)), &block.content)
 }
 
 fn spec_file_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
@@ -55,7 +64,7 @@ pub fn checker_env(db: &dyn Db) -> Env {
                 if let BlockSyntax::TypeDecl(Some(declaration)) = &block.syntax {
                     env.types.push(Located {
                         node: declaration.clone(),
-                        source: block_source(file.path(db).as_str(), k, block),
+                        source: block_source(file.path(db).as_str(), SpanClass::Formal, k, block),
                     });
                 }
             }
@@ -86,6 +95,13 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 node,
                 source: soil_source.clone(),
             });
+            definition.allow = helper_grants(db, item)
+                .iter()
+                .map(|(hatch, reason)| Allow {
+                    hatch: hatch.clone(),
+                    reason: reason.clone(),
+                })
+                .collect();
         }
         ItemKind::Function => {
             let Some(spec) = spec_file_of(db, item) else {
@@ -93,7 +109,7 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
             };
             let path = spec.path(db).to_string();
             for (k, block) in formal_blocks(db, spec).iter().enumerate() {
-                let source = || block_source(&path, k, block);
+                let source = || block_source(&path, SpanClass::Formal, k, block);
                 match (block.header.kind, &block.syntax) {
                     (BlockKind::SoilSig, BlockSyntax::Signature(Some(signature))) => {
                         definition.signature = Some(Located {
@@ -254,7 +270,15 @@ fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
     else {
         return diagnostic;
     };
-    let (path, block) = (path.to_owned(), block.parse::<usize>().unwrap_or(0));
+    let class = match block.chars().next() {
+        Some('t') => SpanClass::Test,
+        _ => SpanClass::Formal,
+    };
+    let block = block
+        .get(1..)
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    let path = path.to_owned();
     diagnostic.file = Some(path.clone());
     let Some(&file) = root_index(db, Workspace::get(db)).by_path.get(&path) else {
         return diagnostic;
@@ -264,7 +288,7 @@ fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
         .file
         .blocks
         .iter()
-        .filter(|b| b.value.header.kind.class() == SpanClass::Formal)
+        .filter(|b| b.value.header.kind.class() == class)
         .nth(block)
         .map(|b| &b.location)
     else {

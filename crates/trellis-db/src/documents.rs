@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use soil_syntax::ast::{self, TypeDeclBody, VariantPayload};
 
-use crate::assembly::{program_def, program_order};
+use crate::assembly::{helper_grants, program_def, program_order};
 use crate::check::checker_env;
 use crate::db::Db;
-use crate::soil::{Item, item_soil_file};
+use crate::soil::{Item, ItemKind, item_soil_file};
 
 fn soil_option(value: Option<Value>) -> Value {
     match value {
@@ -98,8 +98,11 @@ fn program_entry_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<String> {
             })
         })
         .collect();
-    let allow: Vec<Value> = def
-        .allowed
+    let grants = match item.kind(db) {
+        ItemKind::Helper => helper_grants(db, item),
+        _ => &def.allowed,
+    };
+    let allow: Vec<Value> = grants
         .iter()
         .map(|(hatch, reason)| json!({ "hatch": hatch, "reason": reason }))
         .collect();

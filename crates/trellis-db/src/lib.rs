@@ -3,7 +3,9 @@
 //! file list, and whose derived, memoized queries compute everything else — parsed
 //! specs, the three-part spec hashes, decision-entry and scope hashes, hash forms and
 //! `soil_hash`, the type environment and callee-first programs, check facts and
-//! statuses. The invalidation table is not coded anywhere: it falls out of which
+//! statuses, and the static half of each definition's tests (property wrappers
+//! type-checked and test values decoded through `trellis-verify`'s and `soil-rt`'s
+//! machinery, so `check` and `test` judge them alike). The invalidation table is not coded anywhere: it falls out of which
 //! query reads which input. This crate does no I/O: hosts (the CLI, the daemon, a
 //! future language server) read files through their own ports and push edits in
 //! through [`Change`]. It must not depend on any host crate.
@@ -32,10 +34,11 @@ mod spec;
 mod status;
 pub mod synthetic;
 mod tables;
+mod test_check;
 
 pub use assembly::{
-    ProgramDef, program_cycle, program_cycle_free, program_def, program_order, program_refs,
-    test_program_order,
+    ProgramDef, helper_grants, program_cycle, program_cycle_free, program_def, program_order,
+    program_refs, property_callees, test_program_order,
 };
 pub use change::Change;
 pub use check::{
@@ -58,7 +61,8 @@ pub use lockgen::{
     invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
 };
 pub use pipeline::{
-    CheckReport, StatusRow, check_root, root_status, spec_diagnostics, split_definition_name,
+    CheckReport, OpenHole, StatusRow, check_root, root_status, spec_diagnostics,
+    split_definition_name,
 };
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
@@ -76,3 +80,4 @@ pub use status::{
     spec_file,
 };
 pub use tables::{DefinitionHashes, module_hashes, module_programs};
+pub use test_check::test_diagnostics;

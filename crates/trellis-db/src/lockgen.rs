@@ -58,7 +58,9 @@ pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
         .iter()
         .filter_map(|block| match &block.value.syntax {
             BlockSyntax::Allow(grants) => {
-                Some(grants.iter().map(|g| g.hatch.clone()).collect::<Vec<_>>())
+                // Verbatim (lock-schema §2, §7.3), as the audit view lists them and
+                // the assurance invariant reads them: `hatch: reason`.
+                Some(grants.iter().map(|g| g.line.clone()).collect::<Vec<_>>())
             }
             _ => None,
         })
@@ -130,9 +132,13 @@ pub fn adopted_lock(
             format!("{name} has no spec"),
         )]
     })?;
-    let spec_problems = spec_diagnostics(db, spec);
+    let mut spec_problems = spec_diagnostics(db, spec).clone();
+    spec_problems.extend(report_diagnostics(
+        db,
+        crate::test_check::test_diagnostics(db, item),
+    ));
     if !spec_problems.is_empty() {
-        return Err(spec_problems.clone());
+        return Err(spec_problems);
     }
     let facts = match check_definition(db, item) {
         CheckOutcome::Checked(facts) => facts,

@@ -1,8 +1,9 @@
 //! The static pipeline as queries: per definition, every diagnostic from its spec
-//! (parse, validity, root context) and its Soil (parse, then the checker), each a
+//! (parse, validity, root context), its Soil (parse, then the checker) and its
+//! tests' static half (property predicates, test values: `test_check`), each a
 //! memoized value, so `check` after an edit re-derives only what the edit touched.
 
-use trellis_diag::Diagnostic;
+use trellis_diag::{Diagnostic, LineIndex, Span, TextRange};
 use trellis_spec::RootContext;
 
 use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
@@ -12,9 +13,10 @@ use crate::entry_status::{scope_entry_row, type_row};
 use crate::exports::export_violations;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{Module, ModuleFiles, root_index};
-use crate::soil::{Item, ItemKind, parse_soil};
+use crate::soil::{Item, ItemKind, item_equation, item_soil_file, parse_soil};
 use crate::spec::parse_spec;
 use crate::status::definition_status;
+use crate::test_check::test_diagnostics;
 use trellis_lock::{Scope, Status};
 
 /// Everything wrong with one spec file in its root: its own parse and validity
@@ -54,6 +56,24 @@ pub struct CheckReport {
     /// How many definitions were checked.
     pub checked: usize,
     pub diagnostics: Vec<Diagnostic>,
+    /// The open typed holes of definitions that check (design §3.16).
+    pub holes: Vec<OpenHole>,
+}
+
+/// One open typed hole, for a person: what it must produce and what it can use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenHole {
+    /// `module::name` of the definition holding it.
+    pub definition: String,
+    /// The hole's name, without the `?`.
+    pub name: String,
+    /// The goal type, in canonical text.
+    pub goal: String,
+    /// The parameters and locals in scope, outermost first: (name, type).
+    pub scope: Vec<(String, String)>,
+    /// The `.soil` file and the span of `?name` in it.
+    pub file: Option<String>,
+    pub span: Option<Span>,
 }
 
 /// `module::name` or `module/name` → (module, name).
@@ -100,6 +120,7 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
                 let part = module_check(db, Module::new(db, module.clone()));
                 report.checked += part.checked;
                 report.diagnostics.extend(part.diagnostics.iter().cloned());
+                report.holes.extend(part.holes.iter().cloned());
             }
             report
                 .diagnostics
@@ -155,9 +176,10 @@ fn check_module_files(
         }
         if ItemKind::of(name) == ItemKind::Function {
             let item = Item::new(db, module.to_owned(), name.clone());
-            if let CheckOutcome::Failed(errors) = check_definition(db, item) {
-                report.diagnostics.extend(report_diagnostics(db, errors));
-            }
+            definition_outcome(db, item, &mut report);
+            report
+                .diagnostics
+                .extend(report_diagnostics(db, test_diagnostics(db, item)));
             report
                 .diagnostics
                 .extend(export_violations(db, item).iter().cloned());
@@ -168,15 +190,64 @@ fn check_module_files(
     {
         for helper in crate::soil::module_helpers(db, private) {
             let item = Item::new(db, module.to_owned(), helper.clone());
-            if let CheckOutcome::Failed(errors) = check_definition(db, item) {
-                report.diagnostics.extend(report_diagnostics(db, errors));
-            }
+            definition_outcome(db, item, &mut report);
             report
                 .diagnostics
                 .extend(export_violations(db, item).iter().cloned());
         }
     }
     report
+}
+
+/// `item`'s check: its diagnostics at file positions, or its open holes.
+fn definition_outcome(db: &dyn Db, item: Item<'_>, report: &mut CheckReport) {
+    match check_definition(db, item) {
+        CheckOutcome::Failed(errors) => report.diagnostics.extend(report_diagnostics(db, errors)),
+        CheckOutcome::Checked(facts) => report.holes.extend(facts.holes.iter().map(|hole| {
+            let (file, span) = hole_location(db, item, &hole.name);
+            OpenHole {
+                definition: item.qualified(db),
+                name: hole.name.clone(),
+                goal: hole.goal.clone(),
+                scope: hole
+                    .scope
+                    .iter()
+                    .map(|entry| (entry.name.clone(), entry.ty.clone()))
+                    .collect(),
+                file,
+                span,
+            }
+        })),
+        CheckOutcome::NotLowered => {}
+    }
+}
+
+/// Where `?name` is written in `item`'s equation. The facts carry no positions
+/// (so they survive reformatting); the place is looked up only when reported.
+fn hole_location(db: &dyn Db, item: Item<'_>, name: &str) -> (Option<String>, Option<Span>) {
+    let Some(file) = item_soil_file(db, item) else {
+        return (None, None);
+    };
+    let path = Some(file.path(db).to_string());
+    let Some(equation) = item_equation(db, item) else {
+        return (path, None);
+    };
+    let text = file.text(db);
+    let range = equation.span.as_usize_range();
+    let Some(body) = text.get(range.clone()) else {
+        return (path, None);
+    };
+    let needle = format!("?{name}");
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '\'';
+    let found = body
+        .match_indices(&needle)
+        .map(|(at, _)| at)
+        .find(|&at| !body[at + needle.len()..].starts_with(ident));
+    let span = found.map(|at| {
+        let start = (range.start + at) as u32;
+        LineIndex::new(text).span(text, TextRange::new(start, start + needle.len() as u32))
+    });
+    (path, span)
 }
 
 /// The same problem reached through two definitions is reported once.

@@ -22,6 +22,7 @@ use crate::resolve::Target;
 use crate::results::suite_key;
 use crate::soil::{Item, ItemKind};
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
+use crate::test_check::test_diagnostics;
 
 /// A lock file, read and validated.
 #[salsa::tracked(returns(ref))]
@@ -165,6 +166,7 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
     let scope = scope_decisions(db, item.module(db));
     let spec_problems = spec_diagnostics(db, spec)
         .iter()
+        .chain(&report_diagnostics(db, test_diagnostics(db, item)))
         .map(problem_line)
         .collect();
     let check_problems = match check_definition(db, item) {

@@ -10,7 +10,8 @@ trellis — spec-driven development with Soil
 Usage: trellis <command> [options]
 
 Commands:
-  check [DEF]                     check specs and Soil (all definitions, or one)
+  check [DEF] [--json]            check specs and Soil (all definitions, or one)
+                                  and list the open typed holes
   status [--json] [--verify]      what is green, what is stale, and why; --verify
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
@@ -45,6 +46,7 @@ pub enum Command {
     Version,
     Check {
         def: Option<String>,
+        json: bool,
     },
     Status {
         json: bool,
@@ -173,9 +175,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
-        ["check"] => Command::Check { def: None },
+        ["check"] => Command::Check { def: None, json },
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
+            json,
         },
         ["status"] => Command::Status { json, verify },
         ["refresh"] => Command::Refresh,
@@ -213,11 +216,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(command, Command::Status { .. }) {
+    if !matches!(command, Command::Status { .. } | Command::Check { .. }) {
         refuse_json(words[0])?;
-        if verify {
-            return Err(UsageError("--verify only applies to `status`".into()));
-        }
+    }
+    if verify && !matches!(command, Command::Status { .. }) {
+        return Err(UsageError("--verify only applies to `status`".into()));
     }
     if module.is_some() {
         return Err(UsageError(
@@ -249,10 +252,18 @@ mod tests {
             })
         );
         assert_eq!(
+            parse_words("check --json").map(|i| i.command),
+            Ok(Command::Check {
+                def: None,
+                json: true
+            })
+        );
+        assert_eq!(
             parse_words("--no-daemon check csvstats::median"),
             Ok(Invocation {
                 command: Command::Check {
-                    def: Some("csvstats::median".into())
+                    def: Some("csvstats::median".into()),
+                    json: false,
                 },
                 no_daemon: true
             })
@@ -273,7 +284,7 @@ mod tests {
             "chek",
             "check a b",
             "status --bogus",
-            "check --json",
+            "test --json",
             "refresh --module m",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");

@@ -4,7 +4,8 @@
 //! The run itself is soil0's §8.6 implementation, shared with `soil0 run`.
 
 use trellis_db::{
-    Item, ItemKind, Workspace, env_json, program_json, root_index, split_definition_name,
+    CheckOutcome, Item, ItemKind, Workspace, check_definition, env_json, program_json,
+    program_order, report_diagnostics, root_index, split_definition_name,
 };
 use trellis_diag::{Diagnostic, errors_document};
 
@@ -31,6 +32,19 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
         return refuse(format!("no definition `{module}::{name}` in this root"));
     }
     let item = Item::new(db, module.to_owned(), name.to_owned());
+    // The database's check first: it knows where each equation sits in its file,
+    // so its findings carry file positions, where soil0's are relative to the
+    // equation text of program.json (soil0-cli §7.2).
+    let mut errors = Vec::new();
+    for (module, name) in program_order(db, item).iter() {
+        let member = Item::new(db, module.clone(), name.clone());
+        if let CheckOutcome::Failed(found) = check_definition(db, member) {
+            errors.extend(report_diagnostics(db, found));
+        }
+    }
+    if !errors.is_empty() {
+        return (errors_document(&errors), 1);
+    }
     let env = env_json(db);
     let program = program_json(db, item);
     let mut world = soil0::run::command_line_world();

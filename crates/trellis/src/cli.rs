@@ -68,7 +68,7 @@ fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
 /// The method and params a command sends.
 fn method_of(command: &Command) -> (&'static str, Value) {
     match command {
-        Command::Check { def } => ("check", json!({ "def": def })),
+        Command::Check { def, .. } => ("check", json!({ "def": def })),
         Command::Status { verify, .. } => ("status", json!({ "verify": verify })),
         Command::Refresh => ("refresh", json!({})),
         Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),

@@ -65,7 +65,15 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             verify: true,
         } => verify_report(out, result),
         Command::Status { json: false, .. } => status_table(out, result),
-        Command::Check { .. } => check_report(out, result),
+        Command::Check { json: true, .. } => {
+            let mut result = result.clone();
+            if let Value::Object(fields) = &mut result {
+                fields.remove("timings");
+            }
+            let _ = writeln!(out, "{result}");
+            u8::from(result["errors"].as_array().is_some_and(|e| !e.is_empty()))
+        }
+        Command::Check { json: false, .. } => check_report(out, result),
         Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
         Command::Test { .. } => test_report(out, result),
         Command::Refresh => {
@@ -116,17 +124,63 @@ fn written_report(out: &mut impl Write, result: &Value) -> u8 {
 fn check_report(out: &mut impl Write, result: &Value) -> u8 {
     let errors = result["errors"].as_array().cloned().unwrap_or_default();
     diagnostics(out, &errors);
+    let holes = result["holes"].as_array().cloned().unwrap_or_default();
+    open_holes(out, &holes);
     let checked = result["checked"].as_u64().unwrap_or(0);
-    if errors.is_empty() {
-        let _ = writeln!(out, "checked {checked} definitions: no problems");
-        0
+    let problems = if errors.is_empty() {
+        "no problems".to_owned()
     } else {
+        counted(errors.len(), "problem")
+    };
+    let holes = if holes.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", counted(holes.len(), "open hole"))
+    };
+    let _ = writeln!(out, "checked {checked} definitions: {problems}{holes}");
+    u8::from(!errors.is_empty())
+}
+
+/// Each open hole as a person reads it: its goal, where it is, what is in scope.
+fn open_holes(out: &mut impl Write, holes: &[Value]) {
+    for hole in holes {
         let _ = writeln!(
             out,
-            "checked {checked} definitions: {}",
-            counted(errors.len(), "problem")
+            "hole[?{}] in {}: {}",
+            hole["hole"].as_str().unwrap_or("?"),
+            hole["def"].as_str().unwrap_or("?"),
+            hole["goal"].as_str().unwrap_or("?"),
         );
-        1
+        if let Some(file) = hole["file"].as_str() {
+            match (hole["line"].as_u64(), hole["column"].as_u64()) {
+                (Some(line), Some(column)) => {
+                    let _ = writeln!(out, "  --> {file}:{line}:{column}");
+                }
+                _ => {
+                    let _ = writeln!(out, "  --> {file}");
+                }
+            }
+        }
+        let scope: Vec<String> = hole["scope"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|entry| {
+                format!(
+                    "{} : {}",
+                    entry["name"].as_str().unwrap_or("?"),
+                    entry["type"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        if scope.is_empty() {
+            let _ = writeln!(out, "  = in scope: nothing");
+        } else {
+            let _ = writeln!(out, "  = in scope:");
+            for entry in scope {
+                let _ = writeln!(out, "      {entry}");
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! Goldens of `trellis status` over a copy of the checked-in examples, in both
-//! forms, through the daemon and in-process.
+//! Goldens of `trellis status` and `trellis check` over a copy of the checked-in
+//! examples, in both forms, through the daemon and in-process.
 
 mod support;
 
@@ -23,4 +23,18 @@ fn human_status_over_the_examples() {
     let local = root.run(&["--no-daemon", "status"]).ok();
     assert_eq!(daemon.stdout, local.stdout);
     expect_file!["../../../test-data/trellis/golden/status.txt"].assert_eq(&daemon.stdout);
+}
+
+/// `trellis check` shows each open hole with its goal, place and names in scope
+/// (the examples' `inventory::reorder_plan` is a draft with one), in both forms.
+#[test]
+fn check_over_the_examples() {
+    let root = Root::examples_with_daemon();
+    let daemon = root.run(&["check"]).ok();
+    let local = root.run(&["--no-daemon", "check"]).ok();
+    assert_eq!(daemon.stdout, local.stdout);
+    expect_file!["../../../test-data/trellis/golden/check.txt"].assert_eq(&daemon.stdout);
+    let json = root.run(&["check", "--json"]).ok();
+    let pretty = serde_json::to_string_pretty(&json.json()).expect("pretty JSON") + "\n";
+    expect_file!["../../../test-data/trellis/golden/check.json"].assert_eq(&pretty);
 }

@@ -11,6 +11,7 @@ use crate::codes::Code;
 use crate::env::{Payload, RowMember, TypeBody, TypeEnv, substitute_params};
 use crate::error::{Origin, TypeError};
 use crate::exhaustive::{Matrix, Pat};
+use crate::hints::{closest, did_you_mean};
 use crate::ty::{Row, RowVar, Scheme, Ty, VarNames, print_ty};
 use crate::unify::{Subst, UnifyError, generalize};
 
@@ -92,6 +93,9 @@ pub(crate) struct Checker<'a> {
     pub origin: Origin,
     /// Module-level definitions referenced, with where.
     pub references: Vec<(String, TextRange, Origin)>,
+    /// Set while the body's effects are held to the declared signature's row,
+    /// so an undeclared effect's diagnostic says how to declare it.
+    pub signature_row: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -117,6 +121,7 @@ impl<'a> Checker<'a> {
             rigid_rows: Vec::new(),
             origin: Origin::Equation,
             references: Vec::new(),
+            signature_row: false,
         }
     }
 
@@ -144,11 +149,32 @@ impl<'a> Checker<'a> {
                 let expected_text = print_ty(&self.subst.resolve(expected), &mut names);
                 let found_text = print_ty(&self.subst.resolve(found), &mut names);
                 let report = match error {
-                    UnifyError::Mismatch => TypeError::new(
-                        Code::TypeMismatch,
-                        format!("expected `{expected_text}`, found `{found_text}`"),
-                        span,
-                    ),
+                    UnifyError::Mismatch => match self.missing_arguments(expected, found) {
+                        // Still `type-mismatch` (codes are contractual,
+                        // soil0-cli §12); the message names the repair.
+                        Some(missing) => TypeError::new(
+                            Code::TypeMismatch,
+                            format!(
+                                "missing {}: this is a function still waiting for {}, where `{expected_text}` is expected",
+                                if missing.len() == 1 {
+                                    "an argument".to_owned()
+                                } else {
+                                    format!("{} arguments", missing.len())
+                                },
+                                missing
+                                    .iter()
+                                    .map(|t| format!("`{t}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", then ")
+                            ),
+                            span,
+                        ),
+                        None => TypeError::new(
+                            Code::TypeMismatch,
+                            format!("expected `{expected_text}`, found `{found_text}`"),
+                            span,
+                        ),
+                    },
                     UnifyError::Infinite => TypeError::new(
                         Code::InfiniteType,
                         format!(
@@ -170,6 +196,32 @@ impl<'a> Checker<'a> {
                 false
             }
         }
+    }
+
+    /// When `found` is a function whose result after some arguments would be
+    /// `expected` (a call given too few arguments), the types of the missing ones.
+    /// Tried on a copy of the substitution, so nothing is committed.
+    fn missing_arguments(&self, expected: &Ty, found: &Ty) -> Option<Vec<String>> {
+        if matches!(self.subst.shallow(expected), Ty::Fun(..)) {
+            return None;
+        }
+        let mut params = Vec::new();
+        let mut current = self.subst.shallow(found);
+        while let Ty::Fun(param, _, result) = current {
+            params.push(*param);
+            let mut trial = self.subst.clone();
+            if trial.unify(expected, &result).is_ok() {
+                let mut names = VarNames::default();
+                return Some(
+                    params
+                        .iter()
+                        .map(|p| print_ty(&trial.resolve(p), &mut names))
+                        .collect(),
+                );
+            }
+            current = self.subst.shallow(&result);
+        }
+        None
     }
 
     // ---- scopes, effects --------------------------------------------------------
@@ -243,6 +295,16 @@ impl<'a> Checker<'a> {
                         };
                         let mut error = TypeError::new(code, message, entry.span)
                             .note(format!("declared row: {declared}"));
+                        if self.signature_row && code == Code::EffectNotDeclared {
+                            let mut wanted = current.labels.iter().cloned().collect::<Vec<_>>();
+                            wanted.push(label.clone());
+                            let row = format!("->{{{}}}", wanted.join(", "));
+                            error = error.note(if wanted.len() == 1 {
+                                format!("fix: add {row} to the signature")
+                            } else {
+                                format!("fix: write {row} in the signature")
+                            });
+                        }
                         error.origin = entry.origin;
                         if !self.errors.contains(&error) {
                             self.errors.push(error);
@@ -288,9 +350,17 @@ impl<'a> Checker<'a> {
             let scheme = scheme.clone();
             return self.subst.instantiate(&scheme);
         }
+        let prefix = format!("{}::", self.module);
+        let candidates = self
+            .scope
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain(self.globals.keys().filter_map(|q| q.strip_prefix(&prefix)))
+            .chain(self.prelude.keys().map(String::as_str));
+        let hint = did_you_mean(closest(&ident.text, candidates));
         self.error(
             Code::UnknownName,
-            format!("unknown name `{}`", ident.text),
+            format!("unknown name `{}`{hint}", ident.text),
             span,
         );
         self.subst.fresh()
@@ -365,9 +435,13 @@ impl<'a> Checker<'a> {
                 match self.lookup_global(&qualified, span) {
                     Some(ty) => ty,
                     None => {
+                        let hint = did_you_mean(closest(
+                            &qualified,
+                            self.globals.keys().map(String::as_str),
+                        ));
                         self.error(
                             Code::UnknownName,
-                            format!("unknown definition `{qualified}`"),
+                            format!("unknown definition `{qualified}`{hint}"),
                             span,
                         );
                         self.subst.fresh()
@@ -519,9 +593,10 @@ impl<'a> Checker<'a> {
                     name.span,
                 );
             } else {
+                let hint = did_you_mean(closest(&name.text, self.env.constructor_names()));
                 self.error(
                     Code::UnknownConstructor,
-                    format!("unknown constructor `{}`", name.text),
+                    format!("unknown constructor `{}`{hint}", name.text),
                     name.span,
                 );
             }

@@ -106,9 +106,13 @@ impl Checker<'_> {
             PatternKind::Constructor { name, payload } => {
                 let env = self.env;
                 let Some((type_name, index, info, variant)) = env.ctor(&name.text) else {
+                    let hint = crate::hints::did_you_mean(crate::hints::closest(
+                        &name.text,
+                        env.constructor_names(),
+                    ));
                     self.error(
                         Code::UnknownConstructor,
-                        format!("unknown constructor `{}`", name.text),
+                        format!("unknown constructor `{}`{hint}", name.text),
                         name.span,
                     );
                     return None;

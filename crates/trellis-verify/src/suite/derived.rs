@@ -11,7 +11,9 @@ use trellis_hash::Digest;
 use trellis_spec::{BlockSyntax, Reference};
 
 use super::expect::rt;
-use super::program::{SigParts, compile, ident_fragment, split_name, wrapper};
+use super::program::{
+    SigParts, compile, ident_fragment, property_wrapper, property_wrapper_name, split_name, wrapper,
+};
 use super::{Failure, Mode, OracleRecord, Row, RowResult, SuiteInput, Tier};
 use crate::Code;
 use crate::oracle::{
@@ -62,27 +64,11 @@ pub(super) fn prepare(input: &SuiteInput, parts: &SigParts) -> Result<Prepared, 
             .name
             .clone()
             .unwrap_or_else(|| "property".into());
-        let defined = match &property.body {
-            Some(body) => {
-                let binders: Vec<(String, String)> = property
-                    .binders
-                    .iter()
-                    .map(|b| (b.name.clone(), b.type_source.trim().to_owned()))
-                    .collect();
-                wrapper(
-                    module,
-                    &format!("_property_{}", ident_fragment(&name)),
-                    &binders,
-                    row,
-                    body,
-                )
-            }
-            None => {
-                Err(vec![Code::TestPredicateUnrunnable.diagnostic(format!(
-                    "property `{name}` has no parsed predicate"
-                ))])
-            }
-        };
+        let source = soil_types::SourceText::new(
+            Some(format!("<{}>", property_wrapper_name(&name))),
+            &block.content,
+        );
+        let defined = property_wrapper(module, &name, property, source);
         candidates.push((0, name, defined));
     }
     for clause in input.requires {

@@ -298,6 +298,96 @@ pub fn wrapper(
     })
 }
 
+/// The wrapper name a `property` block runs as: `_property_<name>`.
+pub fn property_wrapper_name(block_name: &str) -> String {
+    format!("_property_{}", ident_fragment(block_name))
+}
+
+/// A `property` block as a wrapper definition (§8.12): one parameter per
+/// `forall` binder, typed as written, and the lowered predicate as its body,
+/// returning `Bool` under the row `{Panic}`. Unlike [`wrapper`] it is built from
+/// the block's own trees, so every span (a binder's type, a misspelled name in
+/// the predicate) points into `source`, the block's content: the test runner and
+/// the static check (`trellis check`) report the same finding at the same place.
+/// `Err` when the block did not parse (its parse diagnostics say why).
+pub fn property_wrapper(
+    module: Option<&str>,
+    block_name: &str,
+    property: &trellis_spec::Property,
+    source: Arc<SourceText>,
+) -> Result<soil_types::Definition, Vec<Diagnostic>> {
+    let unrunnable = || {
+        vec![
+            crate::Code::TestPredicateUnrunnable
+                .diagnostic(format!("property `{block_name}` did not parse")),
+        ]
+    };
+    let body = property.body.as_ref().ok_or_else(unrunnable)?;
+    let span = property.body_range;
+    let ident = |text: &str, span| ast::Ident {
+        text: text.to_owned(),
+        span,
+    };
+    let name = property_wrapper_name(block_name);
+    let mut ty = ast::Type {
+        kind: ast::TypeKind::Named(ident("Bool", span)),
+        span,
+    };
+    for (index, binder) in property.binders.iter().enumerate().rev() {
+        let param = binder.ty.clone().ok_or_else(unrunnable)?;
+        let last = index + 1 == property.binders.len();
+        let labels = if last {
+            vec![ident("Panic", span)]
+        } else {
+            Vec::new()
+        };
+        ty = ast::Type {
+            span: binder.type_range.cover(span),
+            kind: ast::TypeKind::Function(Box::new(ast::FunctionType {
+                param_name: Some(ident(&binder.name, binder.name_range)),
+                param,
+                effects: ast::EffectRow {
+                    labels,
+                    vars: Vec::new(),
+                    span,
+                },
+                result: ty,
+            })),
+        };
+    }
+    let signature = ast::Signature {
+        name: ident(&name, span),
+        ty,
+        span,
+    };
+    let equation = ast::Equation {
+        name: ident(&name, span),
+        params: property
+            .binders
+            .iter()
+            .map(|b| ast::Param::Named(ident(&b.name, b.name_range)))
+            .collect(),
+        body: lower_predicate(body),
+        span,
+    };
+    Ok(soil_types::Definition {
+        name: match module {
+            Some(m) => format!("{m}::{name}"),
+            None => name,
+        },
+        signature: Some(Located {
+            node: signature,
+            source: Arc::clone(&source),
+        }),
+        equation: Located {
+            node: equation,
+            source,
+        },
+        clauses: Vec::new(),
+        allow: Vec::new(),
+    })
+}
+
 /// A block or clause name as a Soil identifier fragment.
 pub fn ident_fragment(name: &str) -> String {
     name.chars()

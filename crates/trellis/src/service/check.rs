@@ -29,7 +29,26 @@ pub fn check(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             .map(|d| d.to_json()),
     );
     errors.extend(report.diagnostics.iter().map(|d| d.to_json()));
-    Ok(json!({ "checked": report.checked, "errors": errors }))
+    let holes: Vec<Value> = report.holes.iter().map(hole_json).collect();
+    Ok(json!({ "checked": report.checked, "errors": errors, "holes": holes }))
+}
+
+/// An open hole for `check`'s answer: where it is, its goal, the names in scope.
+fn hole_json(hole: &trellis_db::OpenHole) -> Value {
+    let scope: Vec<Value> = hole
+        .scope
+        .iter()
+        .map(|(name, ty)| json!({ "name": name, "type": ty }))
+        .collect();
+    json!({
+        "def": hole.definition,
+        "hole": hole.name,
+        "goal": hole.goal,
+        "scope": scope,
+        "file": hole.file,
+        "line": hole.span.map(|s| s.start.line),
+        "column": hole.span.map(|s| s.start.column),
+    })
 }
 
 /// `unknown-definition` unless `def` names a spec of the root.

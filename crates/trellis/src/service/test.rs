@@ -126,6 +126,10 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
         Status::SpecInvalid { .. } | Status::CheckFailing { .. } => {
             let spec = spec_file(db, item).expect("a definition with hashes has a spec");
             let mut problems = trellis_db::spec_diagnostics(db, spec).clone();
+            problems.extend(report_diagnostics(
+                db,
+                trellis_db::test_diagnostics(db, item),
+            ));
             if let trellis_db::CheckOutcome::Failed(errors) = check_definition(db, item) {
                 problems.extend(report_diagnostics(db, errors));
             }

@@ -1,0 +1,54 @@
+//! `trellis call` over a definition whose private helper recurses
+//! nonstructurally: accepted under the owner's `allow` grant, and refused
+//! without it at the helper's line in `_private.soil`, not a line relative to
+//! the helper's equation.
+
+mod support;
+
+use support::Root;
+
+const HELPER: &str = "
+_bisect : (xs : List F64) -> (x : F64) -> (lo : I64) -> (hi : I64) -> I64
+
+_bisect xs x lo hi =
+  if lo >= hi then
+    lo
+  else
+    let mid = (lo + hi) / 2 in
+    match get xs mid with
+    | Some y if y < x -> _bisect xs x (mid + 1) hi
+    | _ -> _bisect xs x lo mid
+    end
+";
+
+#[test]
+fn a_helper_recursing_under_its_owners_grant_runs() {
+    let root = Root::examples();
+    let private = root.read("csvstats/_private.soil");
+    root.write("csvstats/_private.soil", &format!("{private}{HELPER}"));
+    root.write(
+        "csvstats/rank.soil",
+        "rank xs x = _bisect xs x 0 (len xs)\n",
+    );
+    let call = root.run(&["call", "csvstats::rank", "[[1.0, 2.0, 3.0], 2.5]"]);
+    assert_eq!((call.code, call.stdout.trim()), (Some(0), "2"), "{call:?}");
+    let check = root.run(&["--no-daemon", "check"]);
+    assert!(check.stdout.contains("no problems"), "{check:?}");
+
+    let spec = root.read("csvstats/rank.tr");
+    let start = spec.find("```allow").expect("rank grants the hatch");
+    let end = start + spec[start..].find("```\n\n").expect("closed") + 5;
+    root.write(
+        "csvstats/rank.tr",
+        &format!("{}{}", &spec[..start], &spec[end..]),
+    );
+    let call = root.run(&["call", "csvstats::rank", "[[1.0, 2.0, 3.0], 2.5]"]);
+    assert_eq!(call.code, Some(1), "{call:?}");
+    let error = &call.json()["errors"][0];
+    assert_eq!(error["code"], "nonstructural-recursion", "{call:?}");
+    assert_eq!(error["file"]["value"], "csvstats/_private.soil", "{call:?}");
+    // `| Some y if y < x -> _bisect …` is the helper's 9th line.
+    let line = private.lines().count() as u64 + 1 + 9;
+    assert_eq!(error["span"]["value"]["start"]["line"], line, "{call:?}");
+    assert_eq!(error["span"]["value"]["start"]["column"], 26, "{call:?}");
+}
