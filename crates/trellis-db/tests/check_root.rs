@@ -191,7 +191,7 @@ fn a_definition_using_the_grant_can_be_adopted() {
         soil0_cli: "0.1.0".into(),
     };
     let item = trellis_db::Item::new(&db, "m".to_owned(), "steps".to_owned());
-    let lock = trellis_db::adopted_lock(&db, item, &toolchain, &[], None).expect("adoptable");
+    let lock = trellis_db::adopted_lock(&db, item, &toolchain, None, None).expect("adoptable");
     assert_eq!(
         lock.spec.allow,
         ["nonstructural-recursion: n halves on each step and stops at 0"]
