@@ -263,6 +263,19 @@ impl List {
         List::from_vec(items)
     }
 
+    /// The elements as an owned vector: moved out when this view is the only
+    /// owner of its storage, cloned otherwise.
+    pub fn into_vec(mut self) -> Vec<Value> {
+        match Rc::get_mut(&mut self.items) {
+            Some(items) => {
+                items.truncate(self.end as usize);
+                items.drain(..self.start as usize);
+                std::mem::take(items)
+            }
+            None => self.to_vec(),
+        }
+    }
+
     /// The elements as an owned vector (clones the elements, not the values they share).
     pub fn to_vec(&self) -> Vec<Value> {
         self.as_slice().to_vec()
