@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use soil_rt::{Key, List, MapValue, Payload, Value, compare, encode, prelude as ids};
+use soil_rt::{
+    Key, List, MapValue, Payload, Value, compare, encode, map_for_update, prelude as ids,
+};
 
 use crate::codes::EvalCode;
 use crate::machine::{Machine, Res};
@@ -83,7 +85,7 @@ builtins! {
     "append" / 2 => |m, b| {
         let xs = m.arg_list(b, 0)?;
         let ys = m.arg_list(b, 1)?;
-        Ok(Value::List(xs.concat(&ys)))
+        Ok(Value::List(xs.concat(ys)))
     },
     "concat" / 1 => |m, b| {
         let xss = m.arg_list(b, 0)?;
@@ -339,7 +341,7 @@ builtins! {
         let key = m.take(b, 0);
         let value = m.take(b, 1);
         let mut map = m.arg_map(b, 2)?;
-        Rc::make_mut(&mut map).insert(Key(key), value);
+        map_for_update(&mut map).insert(Key(key), value);
         Ok(Value::Map(map))
     },
     "map_get" / 2 => |m, b| {
@@ -351,7 +353,7 @@ builtins! {
         let key = Key(m.take(b, 0));
         let mut map = m.arg_map(b, 1)?;
         if map.contains_key(&key) {
-            Rc::make_mut(&mut map).remove(&key);
+            map_for_update(&mut map).remove(&key);
         }
         Ok(Value::Map(map))
     },
