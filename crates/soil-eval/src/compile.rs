@@ -14,7 +14,7 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
 use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, Op, Pat, Slot};
-use crate::liveness::mark_moves;
+use crate::liveness::mark_function;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -152,8 +152,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         self.scopes.push(scope);
         let mut body = self.expr(body);
         let scope = self.scopes.pop().unwrap_or_default();
-        let mut live = vec![false; scope.next_slot as usize];
-        mark_moves(&mut body, &mut live);
+        mark_function(&mut body, scope.next_slot, params.len() as u32);
         let code = Code {
             name: name.to_owned(),
             file: self.file_index(),

@@ -102,6 +102,14 @@ pub enum Expr {
         value: Box<Expr>,
         body: Box<Expr>,
     },
+    /// Clears `slots` (locals that are dead from here on, at the start of a
+    /// branch or right after a binding nobody reads), then continues with
+    /// `body`: what they held is released now, not when the frame ends, so a
+    /// list or map they shared becomes uniquely held again.
+    Release {
+        slots: Box<[Slot]>,
+        body: Box<Expr>,
+    },
     LetPattern {
         pattern: Pat,
         value: Box<Expr>,

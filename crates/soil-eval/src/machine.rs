@@ -223,7 +223,8 @@ impl<'a> Machine<'a> {
                 Expr::If { .. }
                 | Expr::Let { .. }
                 | Expr::LetPattern { .. }
-                | Expr::Match { .. } => {
+                | Expr::Match { .. }
+                | Expr::Release { .. } => {
                     expr = self.step_control(expr, base)?;
                 }
                 Expr::CallGlobal { def, args, span } => {
@@ -581,9 +582,11 @@ impl<'a> Machine<'a> {
                     captures: captured,
                 }))
             }
-            Expr::Let { .. } | Expr::LetPattern { .. } | Expr::If { .. } | Expr::Match { .. } => {
-                self.eval_control(expr, base)
-            }
+            Expr::Let { .. }
+            | Expr::LetPattern { .. }
+            | Expr::If { .. }
+            | Expr::Match { .. }
+            | Expr::Release { .. } => self.eval_control(expr, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::LocalOpI64 { .. } => self.operand(expr, base),
             Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
@@ -630,16 +633,22 @@ impl<'a> Machine<'a> {
                 span,
             } => {
                 let r = self.eval(record, base)?;
-                let found = match &r {
+                let index = match &r {
                     Value::Record(shape, fields) => candidates
                         .iter()
                         .find(|(s, _)| s == shape)
-                        .and_then(|(_, i)| fields.get(*i as usize)),
+                        .map(|(_, i)| *i as usize)
+                        .filter(|i| *i < fields.len()),
                     _ => None,
                 };
-                match found {
-                    Some(v) => Ok(v.clone()),
-                    None => {
+                match (index, r) {
+                    // A record nothing else holds (its last read) gives the
+                    // field away, so a list or map in it stays uniquely held.
+                    (Some(i), Value::Record(_, mut fields)) => Ok(match Rc::get_mut(&mut fields) {
+                        Some(fields) => std::mem::replace(&mut fields[i], Value::Unit),
+                        None => fields[i].clone(),
+                    }),
+                    (_, r) => {
                         let error =
                             self.type_error(format!("a {} has no field `{name}`", r.kind()));
                         Err(self.locate(error, *span))
@@ -652,11 +661,17 @@ impl<'a> Machine<'a> {
                 span,
             } => {
                 let r = self.eval(record, base)?;
-                let Value::Record(shape, values) = r else {
+                let Value::Record(shape, mut values) = r else {
                     let error = self.type_error(format!("cannot update fields of a {}", r.kind()));
                     return Err(self.locate(error, *span));
                 };
-                let mut values: Vec<Value> = values.to_vec();
+                let mut values: Vec<Value> = match Rc::get_mut(&mut values) {
+                    Some(owned) => owned
+                        .iter_mut()
+                        .map(|v| std::mem::replace(v, Value::Unit))
+                        .collect(),
+                    None => values.to_vec(),
+                };
                 for update in fields {
                     let v = self.eval(&update.value, base)?;
                     match update.candidates.iter().find(|(s, _)| *s == shape) {
@@ -715,9 +730,16 @@ impl<'a> Machine<'a> {
                 span,
             } => {
                 let v = self.eval(value, base)?;
-                if !self.matches(pattern, &v, base) {
+                if !self.fits(pattern, &v) {
                     let error = self.type_error("a `let` pattern did not match");
                     return Err(self.locate(error, *span));
+                }
+                self.bind_owned(pattern, v, base);
+                Ok(body)
+            }
+            Expr::Release { slots, body } => {
+                for slot in slots.iter() {
+                    self.stack[base + *slot as usize] = Value::Unit;
                 }
                 Ok(body)
             }
@@ -738,7 +760,8 @@ impl<'a> Machine<'a> {
                 Expr::If { .. }
                 | Expr::Let { .. }
                 | Expr::LetPattern { .. }
-                | Expr::Match { .. } => {
+                | Expr::Match { .. }
+                | Expr::Release { .. } => {
                     expr = self.step_control(expr, base)?;
                 }
                 _ => return self.operand(expr, base),
