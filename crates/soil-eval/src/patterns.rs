@@ -124,8 +124,26 @@ impl Machine<'_> {
         });
     }
 
-    /// Whether `v` matches `pattern`, binding nothing.
+    /// Whether `v` matches `pattern`, binding nothing. The commonest
+    /// patterns (`[]`, `[x, ..rest]`, a tuple or constructor of variables)
+    /// are decided here inline; the rest in [`Self::fits_deep`].
+    #[inline(always)]
     pub(crate) fn fits(&self, pattern: &Pat, v: &Value) -> bool {
+        match (pattern, v) {
+            (Pat::Wild | Pat::Bind(_), _) => true,
+            (Pat::List { elements, rest }, Value::List(list))
+                if elements.iter().all(irrefutable) =>
+            {
+                match rest {
+                    None => list.len() == elements.len(),
+                    Some(_) => list.len() >= elements.len(),
+                }
+            }
+            _ => self.fits_deep(pattern, v),
+        }
+    }
+
+    fn fits_deep(&self, pattern: &Pat, v: &Value) -> bool {
         match (pattern, v) {
             (Pat::Wild | Pat::Bind(_), _) => true,
             (Pat::Unit, Value::Unit) => true,
@@ -146,13 +164,13 @@ impl Machine<'_> {
                     && ty == vt
                     && match (payload, vp) {
                         (None, _) => true,
-                        (Some(p), Some(inner)) => self.fits(p, inner),
+                        (Some(p), Some(inner)) => irrefutable(p) || self.fits(p, inner),
                         (Some(_), None) => false,
                     }
             }
             (Pat::Record { fields }, Value::Record(_, values)) => {
                 fields.iter().all(|(i, p)| match values.get(*i as usize) {
-                    Some(field) => self.fits(p, field),
+                    Some(field) => irrefutable(p) || self.fits(p, field),
                     None => false,
                 })
             }
@@ -171,7 +189,7 @@ impl Machine<'_> {
                 fits && elements
                     .iter()
                     .zip(list.iter())
-                    .all(|(p, x)| self.fits(p, x))
+                    .all(|(p, x)| irrefutable(p) || self.fits(p, x))
             }
             _ => false,
         }
@@ -232,9 +250,13 @@ impl Machine<'_> {
             }
             (Pat::List { elements, rest }, Value::List(mut list)) => {
                 for (i, p) in elements.iter().enumerate() {
-                    if binds(p) {
-                        let x = list.take_at(i);
-                        self.bind_owned(p, x, base);
+                    match p {
+                        Pat::Bind(slot) => self.stack[base + *slot as usize] = list.take_at(i),
+                        p if binds(p) => {
+                            let x = list.take_at(i);
+                            self.bind_owned(p, x, base);
+                        }
+                        _ => {}
                     }
                 }
                 if let Some(Some(slot)) = rest {
@@ -310,6 +332,12 @@ impl Machine<'_> {
             _ => false,
         }
     }
+}
+
+/// Whether `pattern` matches every value (of its type) without looking.
+#[inline(always)]
+fn irrefutable(pattern: &Pat) -> bool {
+    matches!(pattern, Pat::Wild | Pat::Bind(_))
 }
 
 /// Whether matching `pattern` binds any slot (a part it binds nothing from
