@@ -824,8 +824,9 @@ later, captured by a closure, or stored in another value) is copied first: O(n)
 for that update. `{ r with items = push r.items x }` reads `r` twice, so the list
 is shared while it is pushed to; take the record apart with a pattern instead.
 
-`take`, `drop`, `slice` and `[x, ..rest]` are O(1) views of their list's storage;
-a `push` onto a view that does not end where its storage ends copies the view.",
+`take`, `drop`, `slice` and `[x, ..rest]` are O(1) views of their list's storage
+(a view keeps that storage alive); a view that is the only holder of its storage
+is updated in place like any list, a shared one is copied.",
         builtins: &[],
     },
 ];
