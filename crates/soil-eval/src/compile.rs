@@ -13,6 +13,7 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
+use crate::field_reuse::prefetch_fields;
 use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, Op, Pat, Slot};
 use crate::liveness::mark_function;
 
@@ -439,7 +440,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             K::Record { name, fields } => self.record(name, fields, e.span),
             K::Update { record, fields } => {
                 let record = self.boxed(record);
-                let fields = fields
+                let mut fields: Box<[FieldUpdate]> = fields
                     .iter()
                     .map(|init| FieldUpdate {
                         candidates: self.field_candidates(&init.name),
@@ -447,9 +448,16 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                         value: self.field_value(init),
                     })
                     .collect();
+                let prefetch = match (&*record, self.scopes.last_mut()) {
+                    (Expr::Local(source), Some(scope)) => {
+                        prefetch_fields(*source, &mut fields, || scope.alloc())
+                    }
+                    _ => None,
+                };
                 Expr::Update {
                     record,
                     fields,
+                    prefetch,
                     span: e.span,
                 }
             }

@@ -16,7 +16,8 @@
 //! - The last read of a local moves it, a local is released where it dies
 //!   (the start of a branch that no longer reads it), and a tuple, record,
 //!   variant or list that nothing else holds gives its parts away when a
-//!   pattern takes it apart, so accumulators (`push acc x`, `acc ++ ys`,
+//!   pattern takes it apart (or a record update replaces a field its new
+//!   value reads), so accumulators (`push acc x`, `acc ++ ys`,
 //!   `[x] ++ acc`, `map_insert k v m`), also inside tuple and record state,
 //!   update uniquely owned values in place; values remain immutable to the
 //!   program (the cost model of docs/prelude.md §14).
@@ -30,6 +31,7 @@
 mod builtins;
 mod codes;
 mod compile;
+mod field_reuse;
 mod ir;
 mod liveness;
 mod machine;

@@ -146,11 +146,25 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             }
         }
         Expr::Field { record, .. } => mark_moves(record, live),
-        Expr::Update { record, fields, .. } => {
+        Expr::Update {
+            record,
+            fields,
+            prefetch,
+            ..
+        } => {
+            if let Some(prefetch) = prefetch {
+                prefetch.take = !is_live(live, prefetch.source);
+            }
             for update in fields.iter_mut().rev() {
                 mark_moves(&mut update.value, live);
             }
             mark_moves(record, live);
+            if let Some(prefetch) = prefetch {
+                for field in prefetch.fields.iter() {
+                    set(live, field.slot, false);
+                }
+                set(live, prefetch.source, true);
+            }
         }
         Expr::Is(e, pattern) => {
             kill_bindings(pattern, live);

@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -658,8 +658,13 @@ impl<'a> Machine<'a> {
             Expr::Update {
                 record,
                 fields,
+                prefetch,
                 span,
             } => {
+                if let Some(prefetch) = prefetch {
+                    self.prefetch(prefetch, base)
+                        .map_err(|e| self.locate(e, *span))?;
+                }
                 let r = self.eval(record, base)?;
                 let Value::Record(shape, mut values) = r else {
                     let error = self.type_error(format!("cannot update fields of a {}", r.kind()));
@@ -767,6 +772,36 @@ impl<'a> Machine<'a> {
                 _ => return self.operand(expr, base),
             }
         }
+    }
+
+    /// Fetches the replaced fields an update's new values read into their
+    /// slots: moved out of the record when it may be ([`Prefetch::take`]) and
+    /// nothing else holds it, cloned otherwise.
+    fn prefetch(&mut self, prefetch: &Prefetch, base: usize) -> Res<()> {
+        for field in prefetch.fields.iter() {
+            let source = &mut self.stack[base + prefetch.source as usize];
+            let Value::Record(shape, values) = source else {
+                // Not a record: the update itself reports it.
+                return Ok(());
+            };
+            let shape = *shape;
+            let index = field
+                .candidates
+                .iter()
+                .find(|(s, _)| *s == shape)
+                .map(|(_, i)| *i as usize)
+                .filter(|i| *i < values.len());
+            let Some(index) = index else {
+                let name = &field.name;
+                return Err(self.type_error(format!("this record has no field `{name}`")));
+            };
+            let value = match Rc::get_mut(values) {
+                Some(owned) if prefetch.take => std::mem::replace(&mut owned[index], Value::Unit),
+                _ => values[index].clone(),
+            };
+            self.stack[base + field.slot as usize] = value;
+        }
+        Ok(())
     }
 
     fn eval_all(&mut self, items: &[Expr], base: usize) -> Res<Vec<Value>> {

@@ -813,7 +813,10 @@ else (no other variable, data structure or closure) refers to it.
   state in ...`, `match state with | (acc, n) -> ...`, `let S { items, count } =
   s in ...`) and is dead afterwards gives its fields away: they are moved out,
   not copied, so a list or map inside stays uniquely held. Likewise `r.field` of a
-  record read for the last time moves the field out.
+  record read for the last time moves the field out, and `{ r with items = push
+  r.items x }` fetches the old `items` out of `r` before computing the new one
+  when `r` is a local that dies there (and the new values read `r` only through
+  its fields).
 - `fold` passes the accumulator from one step to the next without keeping a
   copy.
 
@@ -821,8 +824,7 @@ So `fold (\\state x -> let (acc, n) = state in (push acc x, n + 1)) ([], 0) xs`
 is O(n) in all, as is a loop that prepends with `[x] ++ acc`. A list or map that
 is still shared when it is updated (kept in another variable that is read
 later, captured by a closure, or stored in another value) is copied first: O(n)
-for that update. `{ r with items = push r.items x }` reads `r` twice, so the list
-is shared while it is pushed to; take the record apart with a pattern instead.
+for that update.
 
 `take`, `drop`, `slice` and `[x, ..rest]` are O(1) views of their list's storage
 (a view keeps that storage alive); a view that is the only holder of its storage
