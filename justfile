@@ -19,6 +19,7 @@ bench:
     cargo run -q --release -p soil-syntax --example frontend_bench_mimalloc
     cargo run -q --release -p soil-syntax --example frontend_bench
     cargo run -q --release -p soil-eval --example eval_bench
+    cargo run -q --release -p soil-eval --example cost_bench
     cargo run -q --release -p trellis-db --example db_bench
     cargo run -q --release -p trellis-verify --example property_bench -- 80
     cargo run -q --release -p trellis --example daemon_bench

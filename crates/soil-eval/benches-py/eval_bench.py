@@ -1,10 +1,18 @@
-"""CPython ports of the eval_bench algorithms, written the way the Soil
-versions are: the bottom-up merge sort of examples/csvstats/_private.soil (passes
-as a fold, each merge a left fold over indices with an (out, i, j) state
-tuple and Option-returning `get`) and a
-naive doubly recursive fib. Prints one line per benchmark: `name best-seconds`
-(the best of `reps` runs; arguments: sort size, fib argument, sort reps, and
-optionally fib reps, which default to the sort reps)."""
+"""CPython versions of the eval_bench algorithms, two of each.
+
+Shaped like Soil: the bottom-up merge sort of examples/csvstats/_private.soil
+(passes as a fold, each merge a left fold over indices with an (out, i, j)
+state tuple and Option-returning `get`) and a naive doubly recursive fib.
+
+Idiomatic: the merge sort and fib a Python programmer would write (a plain
+recursive merge sort with slices and appends; the same naive fib, which is
+already idiomatic, timed again under its own name so the report pairs every
+Soil figure with an idiomatic one).
+
+Prints one line per benchmark: `name best-seconds ...` for `sort`, `fib`,
+`sort_idiomatic` and `fib_idiomatic` (the best of `reps` runs; arguments: sort
+size, fib argument, sort reps, and optionally fib reps, which default to the
+sort reps)."""
 
 import sys
 import time
@@ -67,6 +75,32 @@ def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 
 
+def merge_sort_idiomatic(xs):
+    if len(xs) <= 1:
+        return xs
+    middle = len(xs) // 2
+    left = merge_sort_idiomatic(xs[:middle])
+    right = merge_sort_idiomatic(xs[middle:])
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if left[i] <= right[j]:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
+
+
+def fib_idiomatic(n):
+    if n < 2:
+        return n
+    return fib_idiomatic(n - 1) + fib_idiomatic(n - 2)
+
+
 def lcg_floats(n):
     state = 12345
     out = []
@@ -93,6 +127,10 @@ def main():
     print("sort", seconds, result[0], result[-1])
     seconds, value = best_of(fib_reps, lambda: fib(fib_n))
     print("fib", seconds, value)
+    seconds, result = best_of(reps, lambda: merge_sort_idiomatic(xs))
+    print("sort_idiomatic", seconds, result[0], result[-1])
+    seconds, value = best_of(fib_reps, lambda: fib_idiomatic(fib_n))
+    print("fib_idiomatic", seconds, value)
 
 
 main()

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use soil_rt::{Key, List, MapValue, Payload, Value, compare, encode, prelude as ids};
+use soil_rt::{
+    Key, List, MapValue, Payload, Value, compare, encode, map_for_update, prelude as ids,
+};
 
 use crate::codes::EvalCode;
 use crate::machine::{Machine, Res};
@@ -83,7 +85,7 @@ builtins! {
     "append" / 2 => |m, b| {
         let xs = m.arg_list(b, 0)?;
         let ys = m.arg_list(b, 1)?;
-        Ok(Value::List(xs.concat(&ys)))
+        Ok(Value::List(xs.concat(ys)))
     },
     "concat" / 1 => |m, b| {
         let xss = m.arg_list(b, 0)?;
@@ -219,6 +221,23 @@ builtins! {
         }
         Ok(Value::F64(total))
     },
+    "sort_list" / 1 => |m, b| {
+        let mut items = m.arg_list(b, 0)?.into_vec();
+        items.sort_by(compare);
+        Ok(Value::list(items))
+    },
+    "sort_list_by" / 2 => |m, b| {
+        let key = m.take(b, 0);
+        let xs = m.arg_list(b, 1)?;
+        let mut keyed = Vec::with_capacity(xs.len());
+        for x in xs.into_vec() {
+            let k = m.apply(&key, std::slice::from_ref(&x))?;
+            keyed.push((k, x));
+        }
+        // `sort_by` is stable: elements with equal keys keep their order.
+        keyed.sort_by(|a, b| compare(&a.0, &b.0));
+        Ok(Value::list(keyed.into_iter().map(|(_, x)| x).collect()))
+    },
     // Strings (lengths and slices count Unicode scalar values)
     "str_len" / 1 => |m, b| Ok(Value::I64(m.arg_str(b, 0)?.chars().count() as i64)),
     "str_slice" / 3 => |m, b| {
@@ -256,6 +275,24 @@ builtins! {
     "chars" / 1 => |m, b| {
         let s = m.arg_str(b, 0)?;
         Ok(Value::list(s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect()))
+    },
+    // Characters: a character is a one-character Utf8; the classes hold for a
+    // non-empty string whose every character is in the class.
+    "is_alpha" / 1 => |m, b| Ok(Value::Bool(all_chars(&m.arg_str(b, 0)?, char::is_alphabetic))),
+    "is_digit" / 1 => |m, b| Ok(Value::Bool(all_chars(&m.arg_str(b, 0)?, |c| c.is_ascii_digit()))),
+    "is_space" / 1 => |m, b| Ok(Value::Bool(all_chars(&m.arg_str(b, 0)?, char::is_whitespace))),
+    "code_point" / 1 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        let mut chars = s.chars();
+        Ok(option(match (chars.next(), chars.next()) {
+            (Some(c), None) => Some(Value::I64(i64::from(u32::from(c)))),
+            _ => None,
+        }))
+    },
+    "from_code_point" / 1 => |m, b| {
+        let n = m.arg_i64(b, 0)?;
+        let c = u32::try_from(n).ok().and_then(char::from_u32);
+        Ok(option(c.map(|c| Value::str(c.encode_utf8(&mut [0; 4])))))
     },
     "str_contains" / 2 => |m, b| {
         let (s, needle) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
@@ -304,7 +341,7 @@ builtins! {
         let key = m.take(b, 0);
         let value = m.take(b, 1);
         let mut map = m.arg_map(b, 2)?;
-        Rc::make_mut(&mut map).insert(Key(key), value);
+        map_for_update(&mut map).insert(Key(key), value);
         Ok(Value::Map(map))
     },
     "map_get" / 2 => |m, b| {
@@ -316,7 +353,7 @@ builtins! {
         let key = Key(m.take(b, 0));
         let mut map = m.arg_map(b, 1)?;
         if map.contains_key(&key) {
-            Rc::make_mut(&mut map).remove(&key);
+            map_for_update(&mut map).remove(&key);
         }
         Ok(Value::Map(map))
     },
@@ -423,6 +460,10 @@ fn option(value: Option<Value>) -> Value {
         Some(v) => Value::variant(ids::OPTION, ids::SOME, Some(v)),
         None => Value::variant(ids::OPTION, ids::NONE, None),
     }
+}
+
+fn all_chars(s: &str, class: impl Fn(char) -> bool) -> bool {
+    !s.is_empty() && s.chars().all(class)
 }
 
 fn index(xs: &List, i: i64) -> Option<&Value> {

@@ -13,8 +13,9 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
+use crate::field_reuse::prefetch_fields;
 use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, Op, Pat, Slot};
-use crate::liveness::mark_moves;
+use crate::liveness::mark_function;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -152,8 +153,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         self.scopes.push(scope);
         let mut body = self.expr(body);
         let scope = self.scopes.pop().unwrap_or_default();
-        let mut live = vec![false; scope.next_slot as usize];
-        mark_moves(&mut body, &mut live);
+        mark_function(&mut body, scope.next_slot, params.len() as u32);
         let code = Code {
             name: name.to_owned(),
             file: self.file_index(),
@@ -440,7 +440,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             K::Record { name, fields } => self.record(name, fields, e.span),
             K::Update { record, fields } => {
                 let record = self.boxed(record);
-                let fields = fields
+                let mut fields: Box<[FieldUpdate]> = fields
                     .iter()
                     .map(|init| FieldUpdate {
                         candidates: self.field_candidates(&init.name),
@@ -448,9 +448,16 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                         value: self.field_value(init),
                     })
                     .collect();
+                let prefetch = match (&*record, self.scopes.last_mut()) {
+                    (Expr::Local(source), Some(scope)) => {
+                        prefetch_fields(*source, &mut fields, || scope.alloc())
+                    }
+                    _ => None,
+                };
                 Expr::Update {
                     record,
                     fields,
+                    prefetch,
                     span: e.span,
                 }
             }

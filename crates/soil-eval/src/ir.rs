@@ -102,6 +102,14 @@ pub enum Expr {
         value: Box<Expr>,
         body: Box<Expr>,
     },
+    /// Clears `slots` (locals that are dead from here on, at the start of a
+    /// branch or right after a binding nobody reads), then continues with
+    /// `body`: what they held is released now, not when the frame ends, so a
+    /// list or map they shared becomes uniquely held again.
+    Release {
+        slots: Box<[Slot]>,
+        body: Box<Expr>,
+    },
     LetPattern {
         pattern: Pat,
         value: Box<Expr>,
@@ -158,6 +166,9 @@ pub enum Expr {
     Update {
         record: Box<Expr>,
         fields: Box<[FieldUpdate]>,
+        /// The replaced fields the new values read, fetched before them
+        /// (see field_reuse.rs).
+        prefetch: Option<Box<Prefetch>>,
         span: TextRange,
     },
     List(Box<[Expr]>),
@@ -166,6 +177,25 @@ pub enum Expr {
     Is(Box<Expr>, Pat),
     /// Never evaluated: runs of definitions reaching a hole are refused first.
     Hole(Box<str>, TextRange),
+}
+
+/// The fields of `{ r with ... }` (`r` the local `source`) that the new
+/// values read, each fetched into its own slot before they are evaluated.
+#[derive(Debug)]
+pub struct Prefetch {
+    pub source: Slot,
+    /// Move the fields out of the record (set by liveness when `source`
+    /// dies at the update); otherwise they are cloned.
+    pub take: bool,
+    pub fields: Box<[FetchedField]>,
+}
+
+/// A replaced field an update's new values read, and the slot it goes to.
+#[derive(Debug)]
+pub struct FetchedField {
+    pub slot: Slot,
+    pub candidates: Box<[(ShapeId, u32)]>,
+    pub name: Box<str>,
 }
 
 #[derive(Debug)]
@@ -223,4 +253,144 @@ pub enum Pat {
         elements: Box<[Pat]>,
         rest: Option<Option<Slot>>,
     },
+}
+
+impl Expr {
+    /// Calls `f` on each direct sub-expression.
+    pub(crate) fn each_child(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Expr::Unit
+            | Expr::Bool(_)
+            | Expr::I64(_)
+            | Expr::U64(_)
+            | Expr::F64(_)
+            | Expr::Const(_)
+            | Expr::Local(_)
+            | Expr::LocalMove(_)
+            | Expr::LocalOpI64 { .. }
+            | Expr::Global(_)
+            | Expr::Builtin(_)
+            | Expr::ConstructorFn { .. }
+            | Expr::Closure { .. }
+            | Expr::Hole(..) => {}
+            Expr::CallGlobal { args, .. } | Expr::CallBuiltin { args, .. } => {
+                args.iter().for_each(f)
+            }
+            Expr::Call { func, args, .. } => {
+                f(func);
+                args.iter().for_each(f);
+            }
+            Expr::Let { value, body, .. } | Expr::LetPattern { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            Expr::Release { body, .. } => f(body),
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                f(cond);
+                f(then_branch);
+                f(else_branch);
+            }
+            Expr::Match {
+                scrutinee, arms, ..
+            } => {
+                f(scrutinee);
+                for arm in arms.iter() {
+                    if let Some(guard) = &arm.guard {
+                        f(guard);
+                    }
+                    f(&arm.body);
+                }
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::And(lhs, rhs) | Expr::Or(lhs, rhs) => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Not(e) | Expr::Neg(e, _) | Expr::Is(e, _) => f(e),
+            Expr::Variant { payload, .. } => {
+                if let Some(p) = payload {
+                    f(p);
+                }
+            }
+            Expr::Record { fields, .. } => fields.iter().for_each(f),
+            Expr::Field { record, .. } => f(record),
+            Expr::Update { record, fields, .. } => {
+                f(record);
+                fields.iter().for_each(|u| f(&u.value));
+            }
+            Expr::List(items) | Expr::Tuple(items) => items.iter().for_each(f),
+        }
+    }
+
+    /// [`Self::each_child`], mutably.
+    pub(crate) fn each_child_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match self {
+            Expr::Unit
+            | Expr::Bool(_)
+            | Expr::I64(_)
+            | Expr::U64(_)
+            | Expr::F64(_)
+            | Expr::Const(_)
+            | Expr::Local(_)
+            | Expr::LocalMove(_)
+            | Expr::LocalOpI64 { .. }
+            | Expr::Global(_)
+            | Expr::Builtin(_)
+            | Expr::ConstructorFn { .. }
+            | Expr::Closure { .. }
+            | Expr::Hole(..) => {}
+            Expr::CallGlobal { args, .. } | Expr::CallBuiltin { args, .. } => {
+                args.iter_mut().for_each(f)
+            }
+            Expr::Call { func, args, .. } => {
+                f(func);
+                args.iter_mut().for_each(f);
+            }
+            Expr::Let { value, body, .. } | Expr::LetPattern { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            Expr::Release { body, .. } => f(body),
+            Expr::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                f(cond);
+                f(then_branch);
+                f(else_branch);
+            }
+            Expr::Match {
+                scrutinee, arms, ..
+            } => {
+                f(scrutinee);
+                for arm in arms.iter_mut() {
+                    if let Some(guard) = &mut arm.guard {
+                        f(guard);
+                    }
+                    f(&mut arm.body);
+                }
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::And(lhs, rhs) | Expr::Or(lhs, rhs) => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Not(e) | Expr::Neg(e, _) | Expr::Is(e, _) => f(e),
+            Expr::Variant { payload, .. } => {
+                if let Some(p) = payload {
+                    f(p);
+                }
+            }
+            Expr::Record { fields, .. } => fields.iter_mut().for_each(f),
+            Expr::Field { record, .. } => f(record),
+            Expr::Update { record, fields, .. } => {
+                f(record);
+                fields.iter_mut().for_each(|u| f(&mut u.value));
+            }
+            Expr::List(items) | Expr::Tuple(items) => items.iter_mut().for_each(f),
+        }
+    }
 }

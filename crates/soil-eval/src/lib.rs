@@ -13,9 +13,14 @@
 //!   and a replaced definition drops out of a panic's chain. Definitions with
 //!   requires/ensures clauses are always called normally (their ensures run on
 //!   exit with `result` bound).
-//! - The last read of a local moves it, so accumulators (`push acc x`,
-//!   `acc ++ ys`, `map_insert k v m`) update uniquely owned values in place;
-//!   values remain immutable to the program.
+//! - The last read of a local moves it, a local is released where it dies
+//!   (the start of a branch that no longer reads it), and a tuple, record,
+//!   variant or list that nothing else holds gives its parts away when a
+//!   pattern takes it apart (or a record update replaces a field its new
+//!   value reads), so accumulators (`push acc x`, `acc ++ ys`,
+//!   `[x] ++ acc`, `map_insert k v m`), also inside tuple and record state,
+//!   update uniquely owned values in place; values remain immutable to the
+//!   program (the cost model of docs/prelude.md §14).
 //! - Deep recursion ends in `depth-limit` (default [`DEFAULT_MAX_DEPTH`]
 //!   nested calls, [`Program::with_max_depth`]) or when the native stack
 //!   budget runs out, whichever comes first; [`Program::run_json`] runs on a
@@ -26,6 +31,7 @@
 mod builtins;
 mod codes;
 mod compile;
+mod field_reuse;
 mod ir;
 mod liveness;
 mod machine;

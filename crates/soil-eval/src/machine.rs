@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -223,7 +223,8 @@ impl<'a> Machine<'a> {
                 Expr::If { .. }
                 | Expr::Let { .. }
                 | Expr::LetPattern { .. }
-                | Expr::Match { .. } => {
+                | Expr::Match { .. }
+                | Expr::Release { .. } => {
                     expr = self.step_control(expr, base)?;
                 }
                 Expr::CallGlobal { def, args, span } => {
@@ -581,9 +582,11 @@ impl<'a> Machine<'a> {
                     captures: captured,
                 }))
             }
-            Expr::Let { .. } | Expr::LetPattern { .. } | Expr::If { .. } | Expr::Match { .. } => {
-                self.eval_control(expr, base)
-            }
+            Expr::Let { .. }
+            | Expr::LetPattern { .. }
+            | Expr::If { .. }
+            | Expr::Match { .. }
+            | Expr::Release { .. } => self.eval_control(expr, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::LocalOpI64 { .. } => self.operand(expr, base),
             Expr::And(lhs, rhs) => match self.eval(lhs, base)? {
@@ -630,16 +633,22 @@ impl<'a> Machine<'a> {
                 span,
             } => {
                 let r = self.eval(record, base)?;
-                let found = match &r {
+                let index = match &r {
                     Value::Record(shape, fields) => candidates
                         .iter()
                         .find(|(s, _)| s == shape)
-                        .and_then(|(_, i)| fields.get(*i as usize)),
+                        .map(|(_, i)| *i as usize)
+                        .filter(|i| *i < fields.len()),
                     _ => None,
                 };
-                match found {
-                    Some(v) => Ok(v.clone()),
-                    None => {
+                match (index, r) {
+                    // A record nothing else holds (its last read) gives the
+                    // field away, so a list or map in it stays uniquely held.
+                    (Some(i), Value::Record(_, mut fields)) => Ok(match Rc::get_mut(&mut fields) {
+                        Some(fields) => std::mem::replace(&mut fields[i], Value::Unit),
+                        None => fields[i].clone(),
+                    }),
+                    (_, r) => {
                         let error =
                             self.type_error(format!("a {} has no field `{name}`", r.kind()));
                         Err(self.locate(error, *span))
@@ -649,14 +658,25 @@ impl<'a> Machine<'a> {
             Expr::Update {
                 record,
                 fields,
+                prefetch,
                 span,
             } => {
+                if let Some(prefetch) = prefetch {
+                    self.prefetch(prefetch, base)
+                        .map_err(|e| self.locate(e, *span))?;
+                }
                 let r = self.eval(record, base)?;
-                let Value::Record(shape, values) = r else {
+                let Value::Record(shape, mut values) = r else {
                     let error = self.type_error(format!("cannot update fields of a {}", r.kind()));
                     return Err(self.locate(error, *span));
                 };
-                let mut values: Vec<Value> = values.to_vec();
+                let mut values: Vec<Value> = match Rc::get_mut(&mut values) {
+                    Some(owned) => owned
+                        .iter_mut()
+                        .map(|v| std::mem::replace(v, Value::Unit))
+                        .collect(),
+                    None => values.to_vec(),
+                };
                 for update in fields {
                     let v = self.eval(&update.value, base)?;
                     match update.candidates.iter().find(|(s, _)| *s == shape) {
@@ -715,9 +735,16 @@ impl<'a> Machine<'a> {
                 span,
             } => {
                 let v = self.eval(value, base)?;
-                if !self.matches(pattern, &v, base) {
+                if !self.fits(pattern, &v) {
                     let error = self.type_error("a `let` pattern did not match");
                     return Err(self.locate(error, *span));
+                }
+                self.bind_owned(pattern, v, base);
+                Ok(body)
+            }
+            Expr::Release { slots, body } => {
+                for slot in slots.iter() {
+                    self.stack[base + *slot as usize] = Value::Unit;
                 }
                 Ok(body)
             }
@@ -738,12 +765,43 @@ impl<'a> Machine<'a> {
                 Expr::If { .. }
                 | Expr::Let { .. }
                 | Expr::LetPattern { .. }
-                | Expr::Match { .. } => {
+                | Expr::Match { .. }
+                | Expr::Release { .. } => {
                     expr = self.step_control(expr, base)?;
                 }
                 _ => return self.operand(expr, base),
             }
         }
+    }
+
+    /// Fetches the replaced fields an update's new values read into their
+    /// slots: moved out of the record when it may be ([`Prefetch::take`]) and
+    /// nothing else holds it, cloned otherwise.
+    fn prefetch(&mut self, prefetch: &Prefetch, base: usize) -> Res<()> {
+        for field in prefetch.fields.iter() {
+            let source = &mut self.stack[base + prefetch.source as usize];
+            let Value::Record(shape, values) = source else {
+                // Not a record: the update itself reports it.
+                return Ok(());
+            };
+            let shape = *shape;
+            let index = field
+                .candidates
+                .iter()
+                .find(|(s, _)| *s == shape)
+                .map(|(_, i)| *i as usize)
+                .filter(|i| *i < values.len());
+            let Some(index) = index else {
+                let name = &field.name;
+                return Err(self.type_error(format!("this record has no field `{name}`")));
+            };
+            let value = match Rc::get_mut(values) {
+                Some(owned) if prefetch.take => std::mem::replace(&mut owned[index], Value::Unit),
+                _ => values[index].clone(),
+            };
+            self.stack[base + field.slot as usize] = value;
+        }
+        Ok(())
     }
 
     fn eval_all(&mut self, items: &[Expr], base: usize) -> Res<Vec<Value>> {

@@ -173,7 +173,7 @@ impl Machine<'_> {
         use Value::{F64, I64, U64};
         if op == Op::Concat {
             return match (a, b) {
-                (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(&y))),
+                (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(y))),
                 (Value::Str(x), Value::Str(y)) => {
                     let mut s = String::with_capacity(x.len() + y.len());
                     s.push_str(&x);

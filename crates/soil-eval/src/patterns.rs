@@ -1,12 +1,17 @@
 //! Pattern matching: `match` arm selection, guards, and binding a value's
-//! parts into frame slots.
+//! parts into frame slots. A matched value that nothing else holds gives its
+//! parts away (they are moved into the slots, not cloned), so taking a tuple,
+//! record, variant or `[x, ..rest]` apart keeps the lists and maps inside it
+//! uniquely held; see liveness.rs for when a value is dead after its match.
 
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use soil_rt::{Value, f64_total_cmp};
 use trellis_diag::TextRange;
 
 use crate::ir::{Arm, Expr, Pat};
+use crate::liveness::bound_slots;
 use crate::machine::{Machine, Res};
 
 impl Machine<'_> {
@@ -31,22 +36,45 @@ impl Machine<'_> {
         {
             let a = self.operand(first, base)?;
             let b = self.operand(second, base)?;
-            for arm in arms {
-                let fits = match &arm.pattern {
-                    Pat::Tuple(ps) => {
-                        self.matches(&ps[0], &a, base) && self.matches(&ps[1], &b, base)
-                    }
-                    _ => true,
-                };
-                if fits && self.guard_passes(arm, base)? {
-                    return Ok(&arm.body);
-                }
-            }
-            let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
-            return Err(self.locate(error, span));
+            return self.select_pair_arm(arms, a, b, base, span);
         }
         let v = self.eval(scrutinee, base)?;
-        self.select_arm(arms, &v, base, span)
+        self.select_arm(arms, v, base, span)
+    }
+
+    fn select_pair_arm<'e>(
+        &mut self,
+        arms: &'e [Arm],
+        a: Value,
+        b: Value,
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        for arm in arms {
+            let Pat::Tuple(ps) = &arm.pattern else {
+                if self.guard_passes(arm, base)? {
+                    return Ok(&arm.body);
+                }
+                continue;
+            };
+            if arm.guard.is_none() {
+                if self.fits(&ps[0], &a) && self.fits(&ps[1], &b) {
+                    self.bind_owned(&ps[0], a, base);
+                    self.bind_owned(&ps[1], b, base);
+                    return Ok(&arm.body);
+                }
+                continue;
+            }
+            if self.matches(&ps[0], &a, base)
+                && self.matches(&ps[1], &b, base)
+                && self.guard_passes(arm, base)?
+            {
+                return Ok(&arm.body);
+            }
+            self.unbind(&arm.pattern, base);
+        }
+        let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
+        Err(self.locate(error, span))
     }
 
     fn guard_passes(&mut self, arm: &Arm, base: usize) -> Res<bool> {
@@ -61,22 +89,186 @@ impl Machine<'_> {
         }
     }
 
+    /// The first arm whose pattern matches `v` and whose guard holds. An arm
+    /// without a guard is chosen on the pattern alone and takes `v` apart by
+    /// moving; an arm with one binds clones (`v` is still needed if its guard
+    /// fails) and clears them again when it fails.
     pub(crate) fn select_arm<'e>(
         &mut self,
         arms: &'e [Arm],
-        v: &Value,
+        v: Value,
         base: usize,
         span: TextRange,
     ) -> Res<&'e Expr> {
         for arm in arms {
-            if self.matches(&arm.pattern, v, base) && self.guard_passes(arm, base)? {
+            if arm.guard.is_none() {
+                if self.fits(&arm.pattern, &v) {
+                    self.bind_owned(&arm.pattern, v, base);
+                    return Ok(&arm.body);
+                }
+                continue;
+            }
+            if self.matches(&arm.pattern, &v, base) && self.guard_passes(arm, base)? {
                 return Ok(&arm.body);
             }
+            self.unbind(&arm.pattern, base);
         }
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
     }
 
+    /// Clears the slots an arm that was not taken may have bound.
+    fn unbind(&mut self, pattern: &Pat, base: usize) {
+        bound_slots(pattern, &mut |slot| {
+            self.stack[base + slot as usize] = Value::Unit;
+        });
+    }
+
+    /// Whether `v` matches `pattern`, binding nothing. The commonest
+    /// patterns (`[]`, `[x, ..rest]`, a tuple or constructor of variables)
+    /// are decided here inline; the rest in [`Self::fits_deep`].
+    #[inline(always)]
+    pub(crate) fn fits(&self, pattern: &Pat, v: &Value) -> bool {
+        match (pattern, v) {
+            (Pat::Wild | Pat::Bind(_), _) => true,
+            (Pat::List { elements, rest }, Value::List(list))
+                if elements.iter().all(irrefutable) =>
+            {
+                match rest {
+                    None => list.len() == elements.len(),
+                    Some(_) => list.len() >= elements.len(),
+                }
+            }
+            _ => self.fits_deep(pattern, v),
+        }
+    }
+
+    fn fits_deep(&self, pattern: &Pat, v: &Value) -> bool {
+        match (pattern, v) {
+            (Pat::Wild | Pat::Bind(_), _) => true,
+            (Pat::Unit, Value::Unit) => true,
+            (Pat::Bool(a), Value::Bool(b)) => a == b,
+            (Pat::I64(a), Value::I64(b)) => a == b,
+            (Pat::U64(a), Value::U64(b)) => a == b,
+            (Pat::F64(a), Value::F64(b)) => f64_total_cmp(*a, *b) == Ordering::Equal,
+            (Pat::Str(a), Value::Str(b)) => **a == **b,
+            (
+                Pat::Variant { ty, tag, payload },
+                Value::Variant {
+                    ty: vt,
+                    tag: vg,
+                    payload: vp,
+                },
+            ) => {
+                tag == vg
+                    && ty == vt
+                    && match (payload, vp) {
+                        (None, _) => true,
+                        (Some(p), Some(inner)) => irrefutable(p) || self.fits(p, inner),
+                        (Some(_), None) => false,
+                    }
+            }
+            (Pat::Record { fields }, Value::Record(_, values)) => {
+                fields.iter().all(|(i, p)| match values.get(*i as usize) {
+                    Some(field) => irrefutable(p) || self.fits(p, field),
+                    None => false,
+                })
+            }
+            (Pat::Tuple(patterns), Value::Tuple(values)) => {
+                patterns.len() == values.len()
+                    && patterns
+                        .iter()
+                        .zip(values.iter())
+                        .all(|(p, x)| self.fits(p, x))
+            }
+            (Pat::List { elements, rest }, Value::List(list)) => {
+                let fits = match rest {
+                    None => list.len() == elements.len(),
+                    Some(_) => list.len() >= elements.len(),
+                };
+                fits && elements
+                    .iter()
+                    .zip(list.iter())
+                    .all(|(p, x)| irrefutable(p) || self.fits(p, x))
+            }
+            _ => false,
+        }
+    }
+
+    /// Binds the parts of `v`, which [`Self::fits`] `pattern`. Parts of a
+    /// tuple, record, variant or list that nothing else holds are moved out;
+    /// parts of a shared one are cloned.
+    pub(crate) fn bind_owned(&mut self, pattern: &Pat, v: Value, base: usize) {
+        match (pattern, v) {
+            (Pat::Bind(slot), v) => self.stack[base + *slot as usize] = v,
+            (Pat::Tuple(patterns), Value::Tuple(mut values)) => match Rc::get_mut(&mut values) {
+                Some(owned) => {
+                    for (p, x) in patterns.iter().zip(owned.iter_mut()) {
+                        if binds(p) {
+                            self.bind_owned(p, std::mem::replace(x, Value::Unit), base);
+                        }
+                    }
+                }
+                None => {
+                    for (p, x) in patterns.iter().zip(values.iter()) {
+                        if binds(p) {
+                            self.bind_owned(p, x.clone(), base);
+                        }
+                    }
+                }
+            },
+            (Pat::Record { fields }, Value::Record(_, mut values)) => {
+                match Rc::get_mut(&mut values) {
+                    Some(owned) => {
+                        for (i, p) in fields.iter() {
+                            if binds(p) {
+                                let x = std::mem::replace(&mut owned[*i as usize], Value::Unit);
+                                self.bind_owned(p, x, base);
+                            }
+                        }
+                    }
+                    None => {
+                        for (i, p) in fields.iter() {
+                            if binds(p) {
+                                self.bind_owned(p, values[*i as usize].clone(), base);
+                            }
+                        }
+                    }
+                }
+            }
+            (
+                Pat::Variant {
+                    payload: Some(p), ..
+                },
+                Value::Variant {
+                    payload: Some(inner),
+                    ..
+                },
+            ) if binds(p) => {
+                let inner = Rc::try_unwrap(inner).unwrap_or_else(|shared| (*shared).clone());
+                self.bind_owned(p, inner, base);
+            }
+            (Pat::List { elements, rest }, Value::List(mut list)) => {
+                for (i, p) in elements.iter().enumerate() {
+                    match p {
+                        Pat::Bind(slot) => self.stack[base + *slot as usize] = list.take_at(i),
+                        p if binds(p) => {
+                            let x = list.take_at(i);
+                            self.bind_owned(p, x, base);
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(Some(slot)) = rest {
+                    self.stack[base + *slot as usize] = Value::List(list.into_skip(elements.len()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `v` matches `pattern`, binding clones of its parts as it goes
+    /// (a failed match may leave some bound: see [`Self::unbind`]).
     pub(crate) fn matches(&mut self, pattern: &Pat, v: &Value, base: usize) -> bool {
         match (pattern, v) {
             (Pat::Wild, _) => true,
@@ -139,5 +331,22 @@ impl Machine<'_> {
             }
             _ => false,
         }
+    }
+}
+
+/// Whether `pattern` matches every value (of its type) without looking.
+#[inline(always)]
+fn irrefutable(pattern: &Pat) -> bool {
+    matches!(pattern, Pat::Wild | Pat::Bind(_))
+}
+
+/// Whether matching `pattern` binds any slot (a part it binds nothing from
+/// is neither moved nor cloned).
+fn binds(pattern: &Pat) -> bool {
+    match pattern {
+        Pat::Bind(_) => true,
+        Pat::Variant { payload, .. } => payload.is_some(),
+        Pat::Record { .. } | Pat::Tuple(_) | Pat::List { .. } => true,
+        _ => false,
     }
 }

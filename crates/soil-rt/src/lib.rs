@@ -23,4 +23,4 @@ pub use types::{
     FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv, TypeId,
     VariantDecl, prelude,
 };
-pub use value::{Function, Key, List, MapValue, Value};
+pub use value::{Function, Key, List, MapValue, Value, copied_elements, map_for_update};

@@ -225,48 +225,170 @@ impl List {
         self.slice(n, self.len())
     }
 
-    /// This list with `value` appended. Appends in place when this view is the
-    /// only owner of its storage (the accumulator pattern), otherwise copies.
+    /// Whether this view is the only owner of its storage, so updates may
+    /// happen in place.
+    fn is_unique(&mut self) -> bool {
+        Rc::get_mut(&mut self.items).is_some()
+    }
+
+    /// This list with `value` appended: in place (amortized O(1)) when this
+    /// view is the only owner of its storage, otherwise a copy.
     pub fn push(mut self, value: Value) -> List {
-        let whole_prefix = self.start == 0;
-        if whole_prefix && let Some(items) = Rc::get_mut(&mut self.items) {
+        if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
             items.push(value);
-            self.end = u32::try_from(items.len()).unwrap_or(u32::MAX);
+            self.end = len_u32(items.len());
+            self.compact();
             return self;
         }
+        count_copy(self.len());
         let mut items = Vec::with_capacity(self.len() + 1);
         items.extend_from_slice(self.as_slice());
         items.push(value);
         List::from_vec(items)
     }
 
-    /// `self ++ other`, reusing this list's storage when it is uniquely owned.
-    pub fn concat(mut self, other: &List) -> List {
+    /// `self ++ other`. The storage of whichever side is uniquely held is
+    /// extended in place: `acc ++ ys` costs O(|ys|) and `xs ++ acc` (a
+    /// prepend, `[x] ++ acc`) O(|xs|), both amortized; the shorter side is
+    /// copied when both qualify. Only when neither is uniquely held are both
+    /// copied.
+    pub fn concat(mut self, mut other: List) -> List {
         if other.is_empty() {
             return self;
         }
         if self.is_empty() {
-            return other.clone();
+            return other;
         }
-        if self.start == 0
-            && let Some(items) = Rc::get_mut(&mut self.items)
-        {
+        let self_unique = self.is_unique();
+        let other_unique = other.is_unique();
+        if other_unique && (!self_unique || self.len() < other.len()) {
+            other.prepend(self);
+            return other;
+        }
+        if self_unique && let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
+            count_copy(other.len());
             items.extend_from_slice(other.as_slice());
-            self.end = u32::try_from(items.len()).unwrap_or(u32::MAX);
+            self.end = len_u32(items.len());
             return self;
         }
+        count_copy(self.len() + other.len());
         let mut items = Vec::with_capacity(self.len() + other.len());
         items.extend_from_slice(self.as_slice());
         items.extend_from_slice(other.as_slice());
         List::from_vec(items)
     }
 
+    /// Puts `front`'s elements before this uniquely owned view's, in the free
+    /// room before `start`; when the room runs out the storage is rebuilt with
+    /// room for at least as many elements as it then holds, so a run of
+    /// prepends is amortized O(1) each (the mirror image of `Vec::push`).
+    fn prepend(&mut self, front: List) {
+        let needed = front.len();
+        let len = self.len();
+        let Some(items) = Rc::get_mut(&mut self.items) else {
+            return;
+        };
+        items.truncate(self.end as usize);
+        if (self.start as usize) < needed {
+            let room = needed + len.max(4);
+            let mut grown = Vec::with_capacity(room + len);
+            grown.resize(room, Value::Unit);
+            grown.extend(items.drain(self.start as usize..));
+            *items = grown;
+            self.start = len_u32(room);
+            self.end = len_u32(room + len);
+        }
+        count_copy(needed);
+        let at = self.start as usize - needed;
+        for (slot, value) in items[at..].iter_mut().zip(front.into_vec()) {
+            *slot = value;
+        }
+        self.start = len_u32(at);
+    }
+
+    /// Drops the unreachable prefix of a uniquely owned storage once it
+    /// outgrows the view (a queue: `drop 1` then `push`), so the prefix never
+    /// holds more than the view; amortized O(1) per push.
+    fn compact(&mut self) {
+        if self.start as usize <= self.len().max(16) {
+            return;
+        }
+        if let Some(items) = Rc::get_mut(&mut self.items) {
+            items.drain(..self.start as usize);
+            self.end -= self.start;
+            self.start = 0;
+        }
+    }
+
+    /// Element `index` of this view (which must have it), moved out when this
+    /// view is the only owner of its storage (a placeholder takes its place,
+    /// outside every view that can still be built from this one), cloned
+    /// otherwise. Pattern matching takes `[x, ..rest]` apart with it.
+    pub fn take_at(&mut self, index: usize) -> Value {
+        let at = self.start as usize + index;
+        match Rc::get_mut(&mut self.items) {
+            Some(items) => std::mem::replace(&mut items[at], Value::Unit),
+            None => self.items[at].clone(),
+        }
+    }
+
+    /// Everything after the first `n` elements (clamped), without touching
+    /// the storage's owner count.
+    pub fn into_skip(mut self, n: usize) -> List {
+        self.start += n.min(self.len()) as u32;
+        self
+    }
+
+    /// The elements as an owned vector: moved out when this view is the only
+    /// owner of its storage, cloned otherwise.
+    pub fn into_vec(mut self) -> Vec<Value> {
+        match Rc::get_mut(&mut self.items) {
+            Some(items) => {
+                items.truncate(self.end as usize);
+                items.drain(..self.start as usize);
+                std::mem::take(items)
+            }
+            None => self.to_vec(),
+        }
+    }
+
     /// The elements as an owned vector (clones the elements, not the values they share).
     pub fn to_vec(&self) -> Vec<Value> {
         self.as_slice().to_vec()
     }
+}
+
+fn len_u32(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+thread_local! {
+    static COPIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn count_copy(elements: usize) {
+    COPIED.with(|c| c.set(c.get() + elements as u64));
+}
+
+/// How many elements (and map entries) this thread's list and map updates
+/// (`push`, `++`, `map_insert`, `map_remove`) have copied: the side of `++`
+/// that is not extended in place, and the whole value when an update found it
+/// shared. In-place updates copy nothing, so tests read it to observe reuse
+/// without timing anything: a loop of n in-place steps copies O(n) elements,
+/// one that copies its accumulator O(n²).
+pub fn copied_elements() -> u64 {
+    COPIED.with(|c| c.get())
+}
+
+/// The map behind `m`, for an update: itself when `m` is its only owner,
+/// otherwise a copy (counted by [`copied_elements`]).
+pub fn map_for_update(m: &mut Rc<MapValue>) -> &mut MapValue {
+    if Rc::get_mut(m).is_none() {
+        count_copy(m.len());
+    }
+    Rc::make_mut(m)
 }
 
 impl fmt::Debug for List {
@@ -299,6 +421,45 @@ mod tests {
         assert_eq!(pushed.len(), 4);
         assert_eq!(list.len(), 10);
         assert_eq!(list.get(5), Some(&Value::I64(5)));
+    }
+
+    #[test]
+    fn prepends_and_appends_reuse_unique_storage() {
+        let before = copied_elements();
+        let mut acc = List::empty();
+        for i in 0..1000 {
+            acc = List::from_vec(vec![Value::I64(i)]).concat(acc);
+            acc = acc.push(Value::I64(-i));
+        }
+        // One element copied per prepend onto a non-empty list, none of the
+        // accumulator; pushes move their element in.
+        assert_eq!(copied_elements(), before + 999);
+        assert_eq!(acc.len(), 2000);
+        assert_eq!(acc.get(0), Some(&Value::I64(999)));
+        assert_eq!(acc.get(1999), Some(&Value::I64(-999)));
+        // A shared side is copied once, and left as it was.
+        let shared = acc.clone();
+        let longer = shared.clone().push(Value::I64(7));
+        assert_eq!(copied_elements(), before + 999 + 2000);
+        assert_eq!((shared.len(), longer.len()), (2000, 2001));
+        // Prepending a shared list onto a unique one copies only the front.
+        let front = List::from_vec(vec![Value::I64(1), Value::I64(2)]);
+        let joined = front.clone().concat(longer);
+        assert_eq!(copied_elements(), before + 999 + 2000 + 2);
+        assert_eq!(joined.get(1), Some(&Value::I64(2)));
+        assert_eq!(joined.len(), 2003);
+        assert_eq!(front.len(), 2);
+    }
+
+    #[test]
+    fn a_queue_keeps_its_storage_small() {
+        let mut queue = List::from_vec((0..10).map(Value::I64).collect());
+        for i in 10..10_000 {
+            queue = queue.into_skip(1).push(Value::I64(i));
+        }
+        assert_eq!(queue.len(), 10);
+        assert!(queue.items.len() <= 40, "storage of {}", queue.items.len());
+        assert_eq!(queue.get(0), Some(&Value::I64(9990)));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! [`decode_env`] / [`decode_program`] (the soil0-cli §6/§7 documents);
 //! [`check_json`] (`soil0 check` in one call: documents in, output document out);
 //! [`facts_json`] / [`check_document`] (the §8.4 output); [`PRELUDE`] and
-//! [`prelude_names`]; [`Code`] (every diagnostic code, `Code::ALL`).
+//! [`prelude_names`]; [`prelude_reference`] (docs/prelude.md, rendered from the
+//! table and the prose in [`PRELUDE_DOCS`]); [`Code`] (every diagnostic code, `Code::ALL`).
 
 mod check;
 mod codes;
@@ -23,6 +24,7 @@ mod hints;
 mod infer;
 mod json;
 mod prelude;
+mod prelude_doc;
 mod program;
 mod termination;
 mod ty;
@@ -33,6 +35,9 @@ pub use codes::Code;
 pub use env::EFFECT_LABELS;
 pub use json::{check_document, check_json, decode_env, decode_program, facts_json};
 pub use prelude::{PRELUDE, prelude_names};
+pub use prelude_doc::{
+    BuiltinDoc, DocSection, Example, PRELUDE_DOCS, prelude_reference, reference_problems,
+};
 pub use program::{
     Allow, CheckFacts, CheckReport, Clause, ClauseFact, ClauseKind, Declaration, Definition,
     DefinitionReport, Env, HoleFact, Located, NONSTRUCTURAL_RECURSION, Program, ScopeEntry,

@@ -1,4 +1,4 @@
-//! The builtin prelude (prelude.md) as Soil source: the single source of builtin
+//! The builtin prelude (docs/prelude.md) as Soil source: the single source of builtin
 //! types and value signatures, parsed once with soil-syntax.
 
 use std::sync::OnceLock;
@@ -89,6 +89,10 @@ sum_i64 : (xs : List I64) -> I64
 
 sum_f64 : (xs : List F64) -> F64
 
+sort_list : (xs : List a) -> List a
+
+sort_list_by : (key : a ->{e} k) -> (xs : List a) ->{e} List a
+
 str_len : (s : Utf8) -> I64
 
 str_slice : (s : Utf8) -> (from : I64) -> (to : I64) -> Utf8
@@ -102,6 +106,16 @@ trim : (s : Utf8) -> Utf8
 lines : (s : Utf8) -> List Utf8
 
 chars : (s : Utf8) -> List Utf8
+
+is_alpha : (s : Utf8) -> Bool
+
+is_digit : (s : Utf8) -> Bool
+
+is_space : (s : Utf8) -> Bool
+
+code_point : (c : Utf8) -> Option I64
+
+from_code_point : (n : I64) -> Option Utf8
 
 str_contains : (s : Utf8) -> (needle : Utf8) -> Bool
 

@@ -18,6 +18,7 @@ fn doc_path(slug: &str) -> Option<&'static str> {
         "soil-syntax-spec" => "docs/soil-syntax-spec.md",
         "soil0-cli" => "docs/contracts/soil0-cli.md",
         "soil-toml" => "docs/soil-toml.md",
+        "prelude" => "docs/prelude.md",
         "trellis-daemon" => "docs/contracts/trellis-daemon.md",
         _ => return None,
     })
