@@ -23,6 +23,10 @@ Commands:
   decisions editorial LABEL [--module M]
                                   declare a decision edit meaning-preserving
   toolchain update                pin soil.toml [toolchain] to this binary
+  context DEF --budget N [--out DIR] [--json]
+                                  write DEF's context bundle (to .trellis/context/,
+                                  or an empty DIR) and list what was packed and dropped
+  spec REF                        print a spec section, e.g. soil-syntax-spec#9.1
   daemon run|stop|status          manage the root's daemon
 
 Options:
@@ -66,6 +70,17 @@ pub enum Command {
         module: Option<String>,
     },
     ToolchainUpdate,
+    Context {
+        def: String,
+        /// As written: the service reports a budget that is not a number.
+        budget: String,
+        /// Absolute once the client has resolved it (the daemon's cwd is not ours).
+        out: Option<String>,
+        json: bool,
+    },
+    Spec {
+        reference: String,
+    },
     Daemon(DaemonCommand),
 }
 
@@ -97,6 +112,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut json = false;
     let mut module = None;
     let mut cite = Vec::new();
+    let mut budget = None;
+    let mut out = None;
     let mut words = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -122,6 +139,14 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--module" => match iter.next() {
                 Some(name) => module = Some(name.clone()),
                 None => return Err(UsageError("--module needs a module name".into())),
+            },
+            "--budget" => match iter.next() {
+                Some(value) => budget = Some(value.clone()),
+                None => return Err(UsageError("--budget needs a token count".into())),
+            },
+            "--out" => match iter.next() {
+                Some(value) => out = Some(value.clone()),
+                None => return Err(UsageError("--out needs a directory".into())),
             },
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option `{flag}`")));
@@ -169,6 +194,17 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             module: module.take(),
         },
         ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["context", def] => Command::Context {
+            def: (*def).to_owned(),
+            budget: budget
+                .take()
+                .ok_or_else(|| UsageError("`context` needs --budget N".into()))?,
+            out: out.take(),
+            json,
+        },
+        ["spec", reference] => Command::Spec {
+            reference: (*reference).to_owned(),
+        },
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
@@ -179,7 +215,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(command, Command::Status { .. }) {
+    if !matches!(command, Command::Status { .. } | Command::Context { .. }) {
         refuse_json(words[0])?;
     }
     if module.is_some() {
@@ -189,6 +225,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if !cite.is_empty() {
         return Err(UsageError("--cite only applies to `adopt`".into()));
+    }
+    if budget.is_some() || out.is_some() {
+        return Err(UsageError(
+            "--budget and --out only apply to `context`".into(),
+        ));
     }
     Ok(Invocation { command, no_daemon })
 }
@@ -227,6 +268,25 @@ mod tests {
     }
 
     #[test]
+    fn context_and_spec_parse() {
+        assert_eq!(
+            parse_words("context csvstats::mean --budget 4000 --out b --json").map(|i| i.command),
+            Ok(Command::Context {
+                def: "csvstats::mean".into(),
+                budget: "4000".into(),
+                out: Some("b".into()),
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("spec soil-syntax-spec#9.1").map(|i| i.command),
+            Ok(Command::Spec {
+                reference: "soil-syntax-spec#9.1".into()
+            })
+        );
+    }
+
+    #[test]
     fn mistakes_are_usage_errors() {
         for line in [
             "",
@@ -235,6 +295,9 @@ mod tests {
             "status --bogus",
             "check --json",
             "refresh --module m",
+            "context csvstats::mean",
+            "check --budget 10",
+            "spec",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

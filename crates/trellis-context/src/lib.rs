@@ -1,0 +1,12 @@
+//! `trellis-context` owns what the lowering agent reads: the context bundle
+//! (trellis-daemon §4) as memoized queries over the `trellis-db` database, the
+//! budgeted packer that decides which of its files travel (§5), and the spec
+//! sections `read_spec` serves from the docs embedded at build time (§3.6, §7).
+//! It reads specs, Soil, locks and decisions through `trellis-db`, builds
+//! `tests.json` with `trellis-verify`'s expect-bundle shape, and reads clause
+//! assurances from `trellis-lock` records. It knows no files, sockets or
+//! processes: a host writes a packed bundle to disk.
+
+pub mod spec_sections;
+
+pub use spec_sections::{Section, embedded_document, slugs, spec_section};
