@@ -3,10 +3,17 @@
 //! budgeted packer that decides which of its files travel (§5), and the spec
 //! sections `read_spec` serves from the docs embedded at build time (§3.6, §7).
 //! It reads specs, Soil, locks and decisions through `trellis-db`, builds
-//! `tests.json` with `trellis-verify`'s expect-bundle shape, and reads clause
+//! `tests.json` with `trellis-verify`'s expect-bundle writer, and reads clause
 //! assurances from `trellis-lock` records. It knows no files, sockets or
 //! processes: a host writes a packed bundle to disk.
 
+pub mod bundle;
+pub mod manifest;
+pub mod packer;
+pub mod pieces;
 pub mod spec_sections;
 
+pub use bundle::{ContextBundle, bundle_units, context_bundle, definition_item};
+pub use packer::{Dropped, Tier, Unit, check_bundle_path, pack, tokens};
+pub use pieces::{BundleFile, OracleStanza};
 pub use spec_sections::{Section, embedded_document, slugs, spec_section};

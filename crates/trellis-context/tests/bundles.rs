@@ -1,0 +1,152 @@
+//! Golden bundles of the shipped examples: `csvstats::mean` (a first lowering,
+//! no `previous.soil`) and `csvstats::median` (a re-lowering, with
+//! `previous.soil` and `reference.py`), at a generous budget and at the
+//! starvation budgets where each droppable tier in turn is the first to go.
+//! Generated files are shown whole; verbatim copies are checked against their
+//! source and shown by size. `UPDATE_EXPECT=1` re-blesses.
+
+mod support;
+
+use expect_test::expect_file;
+use trellis_context::{Tier, bundle_units, context_bundle, definition_item, tokens};
+use trellis_db::RootDatabase;
+
+const GENEROUS: u64 = 1_000_000;
+
+/// The root file a verbatim bundle file copies, if it is one.
+fn source_of(def: &str, path: &str) -> Option<String> {
+    let (module, name) = def.split_once("::")?;
+    Some(match path {
+        "spec.md" => format!("{module}/{name}.tr"),
+        "previous.soil" => format!("{module}/{name}.soil"),
+        "module.md" => format!("{module}/_module.tr"),
+        "reference.py" => "reference/stats.py".to_owned(),
+        _ => path.strip_prefix("examples/")?.to_owned(),
+    })
+}
+
+fn render_bundle(db: &RootDatabase, def: &str, budget: u64, out: &mut String) {
+    let item = definition_item(db, def).expect("a definition of the examples");
+    let bundle = match context_bundle(db, item, budget) {
+        Ok(bundle) => bundle,
+        Err(diagnostic) => {
+            out.push_str(&format!(
+                "budget {budget}: error[{}] {}\n",
+                diagnostic.code, diagnostic.message
+            ));
+            return;
+        }
+    };
+    out.push_str(&format!(
+        "budget {budget}: estimate {}, hash {}\n",
+        bundle.estimate, bundle.hash
+    ));
+    for file in &bundle.files {
+        let verbatim = source_of(def, &file.path).and_then(|source| {
+            let text = std::fs::read_to_string(support::examples_dir().join(&source)).ok()?;
+            Some((source, text))
+        });
+        match verbatim {
+            Some((source, text)) => {
+                assert_eq!(*file.text, *text, "{} is {source} verbatim", file.path);
+                out.push_str(&format!(
+                    "  packed {} ({} bytes, verbatim {source})\n",
+                    file.path,
+                    file.text.len()
+                ));
+            }
+            None => out.push_str(&format!(
+                "  packed {} ({} bytes)\n{}\n",
+                file.path,
+                file.text.len(),
+                indent(&file.text)
+            )),
+        }
+    }
+    for dropped in &bundle.dropped {
+        out.push_str(&format!(
+            "  dropped {} ({})\n",
+            dropped.item, dropped.reason
+        ));
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("    | {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A compact line per budget: what was packed and what dropped, by path.
+fn render_cut(db: &RootDatabase, def: &str, budget: u64, out: &mut String) {
+    let item = definition_item(db, def).expect("a definition of the examples");
+    match context_bundle(db, item, budget) {
+        Ok(bundle) => {
+            let packed: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
+            out.push_str(&format!(
+                "budget {budget} (estimate {}): packed {}\n",
+                bundle.estimate,
+                packed.join(", ")
+            ));
+            let first = bundle.dropped.first();
+            out.push_str(&format!(
+                "  dropped {} files{}\n",
+                bundle.dropped.len(),
+                first.map_or(String::new(), |d| format!(
+                    ", first {} ({})",
+                    d.item, d.reason
+                ))
+            ));
+        }
+        Err(diagnostic) => out.push_str(&format!("budget {budget}: error[{}]\n", diagnostic.code)),
+    }
+}
+
+/// The budgets at which each tier is the first to drop: the tokens of every
+/// unit before the tier's first unit (so that unit cannot fit), and one below
+/// the never-dropped files (`budget-too-small`).
+fn starvation_budgets(db: &RootDatabase, def: &str) -> Vec<(String, u64)> {
+    let item = definition_item(db, def).expect("a definition of the examples");
+    let units = bundle_units(db, item);
+    let mut budgets = Vec::new();
+    let mut before = 0;
+    let mut seen = Vec::new();
+    for unit in units.iter() {
+        if unit.tier.droppable() && !seen.contains(&unit.tier) {
+            seen.push(unit.tier);
+            budgets.push((format!("{} drops first", unit.tier.name()), before));
+        }
+        before += tokens(unit.bytes());
+    }
+    let required: u64 = units
+        .iter()
+        .filter(|unit| !unit.tier.droppable())
+        .map(|unit| tokens(unit.bytes()))
+        .sum();
+    budgets.push(("too small".to_owned(), required - 1));
+    assert!(seen.contains(&Tier::Callees) && seen.contains(&Tier::Examples));
+    budgets
+}
+
+fn golden(def: &str) -> String {
+    let db = support::examples_db();
+    let mut out = format!("# {def} at a generous budget\n\n");
+    render_bundle(&db, def, GENEROUS, &mut out);
+    out.push_str("\n# starvation: each droppable tier in turn is the first to go\n\n");
+    for (label, budget) in starvation_budgets(&db, def) {
+        out.push_str(&format!("## {label}\n"));
+        render_cut(&db, def, budget, &mut out);
+    }
+    out
+}
+
+#[test]
+fn mean_first_lowering() {
+    expect_file!["../../../test-data/context/mean.txt"].assert_eq(&golden("csvstats::mean"));
+}
+
+#[test]
+fn median_relowering() {
+    expect_file!["../../../test-data/context/median.txt"].assert_eq(&golden("csvstats::median"));
+}
