@@ -72,8 +72,7 @@ pub enum Command {
     ToolchainUpdate,
     Context {
         def: String,
-        /// As written: the service reports a budget that is not a number.
-        budget: String,
+        budget: u64,
         /// Absolute once the client has resolved it (the daemon's cwd is not ours).
         out: Option<String>,
         json: bool,
@@ -105,6 +104,16 @@ impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// `--budget N`: a whole number of tokens (trellis-daemon §5).
+fn parse_budget(budget: Option<String>) -> Result<u64, UsageError> {
+    let budget = budget.ok_or_else(|| UsageError("`context` needs --budget N".into()))?;
+    budget.parse().map_err(|_| {
+        UsageError(format!(
+            "--budget needs a whole number of tokens, not `{budget}`"
+        ))
+    })
 }
 
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
@@ -196,9 +205,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["toolchain", "update"] => Command::ToolchainUpdate,
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
-            budget: budget
-                .take()
-                .ok_or_else(|| UsageError("`context` needs --budget N".into()))?,
+            budget: parse_budget(budget.take())?,
             out: out.take(),
             json,
         },
@@ -273,7 +280,7 @@ mod tests {
             parse_words("context csvstats::mean --budget 4000 --out b --json").map(|i| i.command),
             Ok(Command::Context {
                 def: "csvstats::mean".into(),
-                budget: "4000".into(),
+                budget: 4000,
                 out: Some("b".into()),
                 json: true
             })
@@ -296,6 +303,8 @@ mod tests {
             "check --json",
             "refresh --module m",
             "context csvstats::mean",
+            "context csvstats::mean --budget lots",
+            "context csvstats::mean --budget -1",
             "check --budget 10",
             "spec",
         ] {

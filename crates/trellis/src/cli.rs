@@ -140,7 +140,10 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let code = match answer {
         Ok(result) => render::answer(stdout, &invocation.command, &result),
         Err(ClientError::Failed(errors)) => {
-            if matches!(invocation.command, Command::Status { json: true }) {
+            if matches!(
+                invocation.command,
+                Command::Status { json: true } | Command::Context { json: true, .. }
+            ) {
                 let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
             } else {
                 render::diagnostics(&mut std::io::stderr(), &errors);

@@ -16,6 +16,7 @@ use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
 mod check;
+mod context;
 mod locks;
 mod test;
 mod toolchain;
@@ -168,6 +169,7 @@ fn dispatch(
         "review" => locks::review(service, params),
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),
+        "context" => context::context(service, params),
         _ => Err(RpcError::method_not_found(method)),
     }
 }
