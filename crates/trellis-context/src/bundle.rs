@@ -1,8 +1,11 @@
 //! The context bundle of one definition at one budget, as a query
-//! (`context_bundle`): the pieces in priority order, packed, with the manifest
-//! rendered last because it lists what was packed. Salsa memoizes it per
-//! (definition, budget); it re-executes only when a piece it reads moved, and
-//! each piece is its own query, so an unrelated edit revalidates it in O(pieces).
+//! (`context_bundle`). The plan — which units exist, in priority order, and
+//! their paths — reads only the file list and the few pieces whose presence is
+//! their content; the packer then reads each unit's files through its own query
+//! and stops at the first that does not fit, naming the rest by path without
+//! reading them. So salsa records a bundle's dependency only on what it packs
+//! (plus the one unit that overflowed): an edit to a dropped callee or example
+//! does not wake it. The manifest is rendered last because it lists the packing.
 
 use std::sync::Arc;
 
@@ -11,10 +14,10 @@ use trellis_diag::Diagnostic;
 use trellis_hash::{Digest, Hasher};
 
 use crate::manifest::{self, Manifest};
-use crate::packer::{Dropped, Tier, Unit, pack, tokens};
+use crate::packer::{Dropped, Packing, REASON_AFTER, REASON_OVER_BUDGET, Tier, Unit, tokens};
 use crate::pieces::{
-    BundleFile, OracleStanza, callable_surface, callee_md, callee_path, decisions_md,
-    module_examples, module_md, oracle, previous_soil, spec_md, tests_json,
+    BundleFile, OracleStanza, callable_surface, callee_md, callee_path, decisions_md, example_pair,
+    example_paths, module_md, oracle, previous_soil, spec_md, tests_json,
 };
 
 /// A packed bundle: what a host writes (every file, `bundle.json` first) and
@@ -56,56 +59,159 @@ pub fn definition_item<'db>(db: &'db dyn Db, def: &str) -> Result<Item<'db>, Dia
     }
 }
 
-/// The bundle's units before packing, in priority order (§5).
+/// Which piece a planned unit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum UnitKey<'db> {
+    Spec,
+    Decisions,
+    Tests,
+    Previous,
+    Reference,
+    Callee(Item<'db>),
+    Example(Item<'db>),
+    ModuleProse,
+}
+
+/// A unit of the plan: its tier, which piece, and its files' paths.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct PlannedUnit<'db> {
+    pub tier: Tier,
+    pub key: UnitKey<'db>,
+    pub paths: Vec<String>,
+}
+
+/// The bundle's units in priority order (§5), without their contents.
 #[salsa::tracked(returns(ref))]
-pub fn bundle_units<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[Unit]> {
+pub fn bundle_plan<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<PlannedUnit<'db>> {
     let module = Module::new(db, item.module(db).clone());
-    let one = |tier, file: &BundleFile| Unit {
+    let unit = |tier, key, path: &str| PlannedUnit {
         tier,
-        files: vec![file.clone()],
+        key,
+        paths: vec![path.to_owned()],
     };
-    let mut units = Vec::new();
-    if let Some(spec) = spec_md(db, item) {
-        units.push(one(Tier::Spec, spec));
+    let mut plan = Vec::new();
+    if spec_file(db, item).is_some() {
+        plan.push(unit(Tier::Spec, UnitKey::Spec, "spec.md"));
     }
-    if let Some(decisions) = decisions_md(db, module) {
-        units.push(one(Tier::Spec, decisions));
+    if decisions_md(db, module).is_some() {
+        plan.push(unit(Tier::Spec, UnitKey::Decisions, "decisions.md"));
     }
-    units.push(one(Tier::Tests, tests_json(db, item)));
-    if let Some(previous) = previous_soil(db, item) {
-        units.push(one(Tier::Previous, previous));
+    plan.push(unit(Tier::Tests, UnitKey::Tests, "tests.json"));
+    let index = root_index(db, Workspace::get(db));
+    let files = index.module(item.module(db));
+    if files.is_some_and(|files| files.soils.contains_key(item.name(db))) {
+        plan.push(unit(Tier::Previous, UnitKey::Previous, "previous.soil"));
     }
-    if let Some((_, Some(reference))) = oracle(db, item) {
-        units.push(one(Tier::Reference, reference));
+    if let Some((_, Some(_))) = oracle(db, item) {
+        plan.push(unit(Tier::Reference, UnitKey::Reference, "reference.py"));
     }
     for &callee in callable_surface(db, item) {
-        let file = BundleFile {
-            path: callee_path(db, item, callee),
-            text: callee_md(db, callee).clone(),
-        };
-        units.push(Unit {
-            tier: Tier::Callees,
-            files: vec![file],
-        });
+        let path = callee_path(db, item, callee);
+        plan.push(unit(Tier::Callees, UnitKey::Callee(callee), &path));
     }
-    let index = root_index(db, Workspace::get(db));
     let own = item.module(db);
     let modules = std::iter::once(own).chain(index.modules.keys().filter(|name| *name != own));
     for name in modules {
-        for pair in module_examples(db, Module::new(db, name.clone())) {
-            if name == own && pair.name == *item.name(db) {
+        let Some(files) = index.module(name) else {
+            continue;
+        };
+        for stem in files.soils.keys() {
+            let is_pair =
+                files.specs.contains_key(stem) && ItemKind::of(stem) == ItemKind::Function;
+            if !is_pair || (name == own && stem == item.name(db)) {
                 continue;
             }
-            units.push(Unit {
+            let example = Item::new(db, name.clone(), stem.clone());
+            plan.push(PlannedUnit {
                 tier: Tier::Examples,
-                files: vec![pair.spec.clone(), pair.soil.clone()],
+                key: UnitKey::Example(example),
+                paths: example_paths(db, example).to_vec(),
             });
         }
     }
-    if let Some(prose) = module_md(db, module) {
-        units.push(one(Tier::ModuleProse, prose));
+    if files.is_some_and(|files| files.spec.is_some()) {
+        plan.push(unit(Tier::ModuleProse, UnitKey::ModuleProse, "module.md"));
     }
-    units.into()
+    plan
+}
+
+/// A planned unit's files, each read through its own query.
+fn unit_files<'db>(db: &'db dyn Db, item: Item<'db>, key: UnitKey<'db>) -> Vec<BundleFile> {
+    let module = || Module::new(db, item.module(db).clone());
+    let found = match key {
+        UnitKey::Spec => spec_md(db, item).clone(),
+        UnitKey::Decisions => decisions_md(db, module()).clone(),
+        UnitKey::Tests => Some(tests_json(db, item).clone()),
+        UnitKey::Previous => previous_soil(db, item).clone(),
+        UnitKey::Reference => oracle(db, item).as_ref().and_then(|(_, file)| file.clone()),
+        UnitKey::Callee(callee) => Some(BundleFile {
+            path: callee_path(db, item, callee),
+            text: callee_md(db, callee).clone(),
+        }),
+        UnitKey::Example(example) => return example_pair(db, example).clone(),
+        UnitKey::ModuleProse => module_md(db, module()).clone(),
+    };
+    found.into_iter().collect()
+}
+
+/// Every unit with its contents (what the packer would read at an unlimited
+/// budget), for tests and tools that want the whole picture.
+pub fn bundle_units<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Unit> {
+    bundle_plan(db, item)
+        .iter()
+        .map(|planned| Unit {
+            tier: planned.tier,
+            files: unit_files(db, item, planned.key),
+        })
+        .collect()
+}
+
+/// The packer over the plan (§5): the never-dropped units must fit; then the
+/// longest priority-order prefix that fits, reading no unit after the first
+/// that does not.
+fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packing, Diagnostic> {
+    let plan = bundle_plan(db, item);
+    let required: Vec<Unit> = plan
+        .iter()
+        .filter(|planned| !planned.tier.droppable())
+        .map(|planned| Unit {
+            tier: planned.tier,
+            files: unit_files(db, item, planned.key),
+        })
+        .collect();
+    crate::packer::pack(&required, budget)?;
+    let mut packing = Packing {
+        packed: Vec::new(),
+        dropped: Vec::new(),
+        tokens: 0,
+    };
+    let mut over = false;
+    for planned in plan {
+        if over {
+            packing
+                .dropped
+                .extend(planned.paths.iter().map(|path| Dropped {
+                    item: path.clone(),
+                    reason: REASON_AFTER.to_owned(),
+                }));
+            continue;
+        }
+        let files = unit_files(db, item, planned.key);
+        let cost = tokens(files.iter().map(|file| file.text.len()).sum());
+        if planned.tier.droppable() && packing.tokens + cost > budget {
+            over = true;
+            packing
+                .dropped
+                .extend(planned.paths.iter().map(|path| Dropped {
+                    item: path.clone(),
+                    reason: REASON_OVER_BUDGET.to_owned(),
+                }));
+            continue;
+        }
+        packing.tokens += cost;
+        packing.packed.extend(files);
+    }
+    Ok(packing)
 }
 
 /// The packed bundle of `item` at `budget` tokens, or `budget-too-small`.
@@ -115,7 +221,7 @@ pub fn context_bundle<'db>(
     item: Item<'db>,
     budget: u64,
 ) -> Result<Arc<ContextBundle>, Diagnostic> {
-    let packing = pack(bundle_units(db, item), budget)?;
+    let packing = pack_plan(db, item, budget)?;
     let definition = format!("{}/{}", item.module(db), item.name(db));
     let hashes = spec_file(db, item).map(|file| spec_hashes(db, file));
     let spec_hashes = match hashes {
@@ -129,12 +235,8 @@ pub fn context_bundle<'db>(
     let oracle_stanza: Option<&OracleStanza> = oracle(db, item).as_ref().map(|(stanza, _)| stanza);
     let mut packed_paths = vec!["bundle.json"];
     packed_paths.extend(packing.packed.iter().map(|file| file.path.as_str()));
-    // The estimate counts the manifest, which prints the estimate: settle the
-    // number (it can only move when its digit count does).
-    let mut estimate = packing.tokens;
-    let mut text = String::new();
-    for _ in 0..4 {
-        text = manifest::render(&Manifest {
+    let render = |estimate| {
+        manifest::render(&Manifest {
             definition: definition.clone(),
             budget,
             estimate,
@@ -142,13 +244,22 @@ pub fn context_bundle<'db>(
             dropped: &packing.dropped,
             oracle: oracle_stanza,
             spec_hashes: spec_hashes.clone(),
-        });
-        let settled = packing.tokens + tokens(text.len());
+        })
+    };
+    // The estimate counts the manifest, which prints the estimate: only the
+    // estimate's digit count moves the manifest's length, so settle the number
+    // arithmetically and render twice.
+    let digits = |n: u64| n.to_string().len();
+    let rest = render(0).len() - digits(0);
+    let mut estimate = packing.tokens + tokens(rest + digits(0));
+    for _ in 0..4 {
+        let settled = packing.tokens + tokens(rest + digits(estimate));
         if settled == estimate {
             break;
         }
         estimate = settled;
     }
+    let text = render(estimate);
     let mut files = vec![BundleFile {
         path: "bundle.json".to_owned(),
         text: Arc::from(text),

@@ -13,7 +13,9 @@ pub mod packer;
 pub mod pieces;
 pub mod spec_sections;
 
-pub use bundle::{ContextBundle, bundle_units, context_bundle, definition_item};
+pub use bundle::{
+    ContextBundle, PlannedUnit, UnitKey, bundle_plan, bundle_units, context_bundle, definition_item,
+};
 pub use packer::{Dropped, Tier, Unit, check_bundle_path, pack, tokens};
 pub use pieces::{BundleFile, OracleStanza};
 pub use spec_sections::{Section, embedded_document, slugs, spec_section};

@@ -249,36 +249,33 @@ pub fn module_md<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<BundleFile
     Some(BundleFile::new("module.md", file.text(db).clone()))
 }
 
-/// One corpus example (§4.6): a lowered definition's `.tr` and `.soil`, whole.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ExamplePair {
-    pub name: String,
-    pub spec: BundleFile,
-    pub soil: BundleFile,
-}
-
-/// A module's example pairs in name order. Until the prelude corpus exists
-/// (plan 04) the corpus is the root's own lowered pairs.
+/// One corpus example (§4.6): a lowered definition's `.tr` and `.soil`, whole,
+/// under `examples/<module>/`. Until the prelude corpus exists (plan 04) the
+/// corpus is the root's own lowered pairs.
 #[salsa::tracked(returns(ref))]
-pub fn module_examples<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<ExamplePair> {
+pub fn example_pair<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<BundleFile> {
     let index = root_index(db, Workspace::get(db));
-    let Some(files) = index.module(module.name(db)) else {
+    let Some(files) = index.module(item.module(db)) else {
         return Vec::new();
     };
-    let name = module.name(db);
-    files
-        .soils
-        .iter()
-        .filter_map(|(stem, soil)| {
-            let spec = files.specs.get(stem)?;
-            (ItemKind::of(stem) == ItemKind::Function).then(|| ExamplePair {
-                name: stem.clone(),
-                spec: BundleFile::new(format!("examples/{name}/{stem}.tr"), spec.text(db).clone()),
-                soil: BundleFile::new(
-                    format!("examples/{name}/{stem}.soil"),
-                    soil.text(db).clone(),
-                ),
-            })
-        })
-        .collect()
+    let [Some(spec), Some(soil)] = [
+        files.specs.get(item.name(db)),
+        files.soils.get(item.name(db)),
+    ] else {
+        return Vec::new();
+    };
+    let [tr_path, soil_path] = example_paths(db, item);
+    vec![
+        BundleFile::new(tr_path, spec.text(db).clone()),
+        BundleFile::new(soil_path, soil.text(db).clone()),
+    ]
+}
+
+/// The two paths of an example pair, known without reading the files.
+pub fn example_paths(db: &dyn Db, item: Item<'_>) -> [String; 2] {
+    let (module, name) = (item.module(db), item.name(db));
+    [
+        format!("examples/{module}/{name}.tr"),
+        format!("examples/{module}/{name}.soil"),
+    ]
 }

@@ -140,3 +140,40 @@ fn a_callee_body_edit_rerenders_no_callee_file() {
     let log = db.query_log().take();
     assert_eq!(executed(&db, &log, "callee_md"), Vec::<String>::new());
 }
+
+/// The packer reads no unit after the first that overflows, so an edit to a
+/// dropped example wakes only the bundles that pack it.
+#[test]
+fn an_edit_to_a_dropped_example_wakes_only_the_bundles_that_pack_it() {
+    let mut db = database(&["inventory/apply_all.tr"]);
+    let item = definition_item(&db, "csvstats::median").expect("known");
+    // At 3,000 tokens median's bundle drops every example (test-data/context/median.txt).
+    let starved = context_bundle(&db, item, 3_000).clone().expect("packs");
+    assert!(
+        starved
+            .dropped
+            .iter()
+            .any(|d| d.item == "examples/inventory/apply_all.tr")
+    );
+    assert!(context_bundle(&db, item, BUDGET).is_ok());
+    db.query_log().start();
+    edit(
+        &mut db,
+        "inventory/apply_all.tr",
+        "\n# apply_all\n",
+        "\n# apply_all\n\nEdited prose.\n",
+    );
+    let item = definition_item(&db, "csvstats::median").expect("known");
+    let again = context_bundle(&db, item, 3_000).clone().expect("packs");
+    let log = db.query_log().take();
+    assert_eq!(executed(&db, &log, "context_bundle"), Vec::<String>::new());
+    assert_eq!(again, starved);
+    db.query_log().start();
+    assert!(context_bundle(&db, item, BUDGET).is_ok());
+    let log = db.query_log().take();
+    assert_eq!(
+        executed(&db, &log, "context_bundle").len(),
+        1,
+        "the generous bundle packs it"
+    );
+}

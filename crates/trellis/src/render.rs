@@ -62,6 +62,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
                 fields.remove("timings");
+                fields.remove("write_us");
             }
             let _ = writeln!(out, "{result}");
             0

@@ -2,16 +2,18 @@
 //! §9.13): packs the definition's context bundle from the database and writes it
 //! to `.trellis/context/<module>/<name>/` (wiped first, so a smaller bundle
 //! leaves no stale files) or to `--out`, which the client has already resolved
-//! against its own working directory and which must be empty or absent. Each
-//! file goes through the one atomic writer. The answer lists what was packed and
-//! what was dropped, with sizes, for the human view and `--json`.
+//! against its own working directory and which must be empty or absent. The
+//! files are written plainly, not through the lock store's fsyncing atomic
+//! writer: a bundle is scratch output, wiped and rewritten on every request, so
+//! durability buys nothing and two fsyncs per file cost seconds on a bundle of
+//! hundreds of callees. The answer lists what was packed and what was dropped,
+//! with sizes, for the human view and `--json`.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use trellis_context::{ContextBundle, context_bundle, definition_item, tokens};
 use trellis_diag::Diagnostic;
-use trellis_lock::{StdFs, write_atomic};
 use trellis_rpc::RpcError;
 
 use super::{Service, failed, invalid_params};
@@ -28,6 +30,7 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
     let bundle = context_bundle(db, item, budget)
         .clone()
         .map_err(|d| failed(&[d]))?;
+    let started = std::time::Instant::now();
     let dir = match params["out"].as_str() {
         Some(out) => {
             let out = PathBuf::from(out);
@@ -47,7 +50,9 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
         }
     };
     write_bundle(&dir, &bundle)?;
-    Ok(answer(&dir, &bundle))
+    let mut answer = answer(&dir, &bundle);
+    answer["write_us"] = json!(started.elapsed().as_micros() as u64);
+    Ok(answer)
 }
 
 fn refuse_non_empty(out: &Path) -> Result<(), RpcError> {
@@ -85,8 +90,7 @@ fn write_bundle(dir: &Path, bundle: &ContextBundle) -> Result<(), RpcError> {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| write_failed(parent, &e))?;
         }
-        write_atomic(&StdFs, &target, file.text.as_bytes())
-            .map_err(|e| write_failed(&target, &e))?;
+        std::fs::write(&target, file.text.as_bytes()).map_err(|e| write_failed(&target, &e))?;
     }
     Ok(())
 }
