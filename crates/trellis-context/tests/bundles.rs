@@ -150,3 +150,29 @@ fn mean_first_lowering() {
 fn median_relowering() {
     expect_file!["../../../test-data/context/median.txt"].assert_eq(&golden("csvstats::median"));
 }
+
+/// A root with no decisions in scope and a CLI oracle: no `decisions.md`, no
+/// `reference.py`, the stanza alone in `oracle`, and no callees or examples.
+#[test]
+fn no_decisions_and_a_cli_oracle() {
+    let files: Vec<(String, String)> = [
+        ("soil.toml", "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n"),
+        ("_project.tr", "---\nname: bare\n---\n\n# Bare\n"),
+        ("m/_module.tr", "---\nname: m\n---\n\n# Module m\n"),
+        (
+            "m/twice.tr",
+            "---\nname: twice\n---\n\n# twice\n\nTwice its input.\n\n```soil-sig\ntwice : (x : I64) -> I64\n```\n\n```test basics\ntwice(2) -> 4\n```\n\n```reference\ncli: ./twice.sh\n```\n",
+        ),
+    ]
+    .iter()
+    .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+    .collect();
+    let mut db = RootDatabase::default();
+    support::load(&mut db, &files);
+    let item = definition_item(&db, "m::twice").expect("known");
+    let bundle = context_bundle(&db, item, 10_000).clone().expect("packs");
+    let paths: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["bundle.json", "spec.md", "tests.json", "module.md"]);
+    expect_test::expect![[r#"{"definition":"m/twice","budget":10000,"estimate":189,"packed":["bundle.json","spec.md","tests.json","module.md"],"dropped":[],"oracle":{"tag":"Some","value":{"tag":"Cli","command":"./twice.sh"}},"spec_hashes":{"formal":"sha256:ce431a4173eb1cfc7cfff0903aa2f82460d31efc5cbd581dd03ca1251befc21a","test":"sha256:86cf7ddaf6f01816b6499f366a21e58403446a4e07a6594d09e364b2e07882c1","prose":"sha256:efa4c55ff073590479df0bf61ee4560b08e4d135c20aa2b814029c8d5326dcf2"}}"#]]
+    .assert_eq(bundle.manifest());
+}

@@ -127,3 +127,40 @@ fn spec_prints_a_section_from_the_binary() {
         "{unknown:?}"
     );
 }
+
+/// Re-running leaves exactly the bundle: a stray file goes, an edited file is
+/// restored, unchanged files stay.
+#[test]
+fn the_default_directory_holds_exactly_the_bundle_after_each_run() {
+    let root = Root::examples();
+    let args = [
+        "--no-daemon",
+        "context",
+        "csvstats::mean",
+        "--budget",
+        "4000",
+    ];
+    root.run(&args).ok();
+    root.write(".trellis/context/csvstats/mean/stray.txt", "left over");
+    std::fs::create_dir_all(root.path(".trellis/context/csvstats/mean/callees/extra")).unwrap();
+    root.write(
+        ".trellis/context/csvstats/mean/callees/extra/x.md",
+        "left over",
+    );
+    root.write(".trellis/context/csvstats/mean/spec.md", "edited by hand");
+    root.run(&args).ok();
+    assert!(
+        !root
+            .path(".trellis/context/csvstats/mean/stray.txt")
+            .exists()
+    );
+    assert!(
+        !root
+            .path(".trellis/context/csvstats/mean/callees/extra")
+            .exists()
+    );
+    assert_eq!(
+        root.read(".trellis/context/csvstats/mean/spec.md"),
+        root.read("csvstats/mean.tr")
+    );
+}

@@ -1,7 +1,7 @@
 //! `trellis context DEF --budget N [--out DIR]` (trellis-daemon §4, §5; impl plan
 //! §9.13): packs the definition's context bundle from the database and writes it
-//! to `.trellis/context/<module>/<name>/` (wiped first, so a smaller bundle
-//! leaves no stale files) or to `--out`, which the client has already resolved
+//! to `.trellis/context/<module>/<name>/` (wiped per request: afterwards it holds
+//! exactly this bundle, so a smaller bundle leaves no stale files) or to `--out`, which the client has already resolved
 //! against its own working directory and which must be empty or absent. The
 //! files are written plainly, not through the lock store's fsyncing atomic
 //! writer: a bundle is scratch output, wiped and rewritten on every request, so
@@ -43,9 +43,7 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
                 .join(".trellis/context")
                 .join(item.module(db))
                 .join(item.name(db));
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| write_failed(&dir, &e))?;
-            }
+            remove_stale(&dir, &bundle)?;
             dir
         }
     };
@@ -81,12 +79,61 @@ fn write_failed(path: &Path, error: &std::io::Error) -> RpcError {
     )])
 }
 
+/// The wipe, without rewriting what is already right: every entry of `dir` that
+/// is not a file of `bundle` with exactly its bytes is removed, so after
+/// [`write_bundle`] the directory holds exactly the bundle — the state a wipe and
+/// a full write leave — while an unchanged bundle costs reads, not hundreds of
+/// unlinks and creates.
+fn remove_stale(dir: &Path, bundle: &ContextBundle) -> Result<(), RpcError> {
+    let wanted: std::collections::HashMap<PathBuf, &[u8]> = bundle
+        .files
+        .iter()
+        .map(|file| (dir.join(&file.path), file.text.as_bytes()))
+        .collect();
+    fn sweep(
+        path: &Path,
+        wanted: &std::collections::HashMap<PathBuf, &[u8]>,
+    ) -> std::io::Result<bool> {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return Ok(false);
+        };
+        let mut kept = false;
+        for entry in entries {
+            let entry = entry?;
+            let (path, kind) = (entry.path(), entry.file_type()?);
+            if kind.is_dir() {
+                if sweep(&path, wanted)? {
+                    kept = true;
+                } else {
+                    std::fs::remove_dir(&path)?;
+                }
+            } else if kind.is_file()
+                && wanted.get(&path).is_some_and(|bytes| {
+                    std::fs::read(&path).is_ok_and(|on_disk| on_disk == *bytes)
+                })
+            {
+                kept = true;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+        }
+        Ok(kept)
+    }
+    sweep(dir, &wanted).map_err(|e| write_failed(dir, &e))?;
+    Ok(())
+}
+
+/// Writes every file of `bundle` under `dir` that is not already there.
 fn write_bundle(dir: &Path, bundle: &ContextBundle) -> Result<(), RpcError> {
     for file in &bundle.files {
         // Paths are built by the bundle queries from module and definition
         // names; the check is the same one read_context applies.
         trellis_context::check_bundle_path(&file.path).map_err(|d| failed(&[d]))?;
         let target = dir.join(&file.path);
+        if target.is_file() {
+            // Left in place by `remove_stale` because its bytes are right.
+            continue;
+        }
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| write_failed(parent, &e))?;
         }
