@@ -81,9 +81,12 @@ fn decision_line(entry: &DecisionEntry) -> String {
 }
 
 /// The callable surface (§4.4 as amended, impl plan §9.13): every lowered
-/// function of the root — a `.tr` with its `.soil` — the target's module first,
-/// then the other modules in name order, the target excluded. Reads only the
-/// file list, so it re-executes only when files come or go.
+/// function of the root — a `.tr` with its `.soil` — visible to the target, its
+/// own module first, then the other modules in name order, the target excluded.
+/// Another module's function is visible when that module exports it, or when the
+/// module declares no `exports` block at all (tr-grammar §5.1; the resolver does
+/// not restrict such modules either). Reads the file list and the modules'
+/// formal blocks, so a prose edit leaves it asleep.
 #[salsa::tracked(returns(ref))]
 pub fn callable_surface<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Item<'db>> {
     let index = root_index(db, Workspace::get(db));
@@ -95,15 +98,32 @@ pub fn callable_surface<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Item<'db>>
         .chain(index.modules.iter().filter(|(name, _)| *name != own));
     let mut surface = Vec::new();
     for (module, files) in modules {
+        let exports = (module != own)
+            .then(|| files.spec.and_then(|spec| exported(db, spec)))
+            .flatten();
         for stem in files.soils.keys() {
             let lowered =
                 files.specs.contains_key(stem) && ItemKind::of(stem) == ItemKind::Function;
-            if lowered && !(module == own && stem == item.name(db)) {
+            let visible = exports.as_ref().is_none_or(|names| names.contains(stem));
+            if lowered && visible && !(module == own && stem == item.name(db)) {
                 surface.push(Item::new(db, module.clone(), stem.clone()));
             }
         }
     }
     surface
+}
+
+/// The names a module's `exports` blocks list, or `None` without such a block.
+fn exported(db: &dyn Db, module_spec: trellis_db::SourceFile) -> Option<Vec<String>> {
+    let mut names: Option<Vec<String>> = None;
+    for block in formal_blocks(db, module_spec) {
+        if let BlockSyntax::Exports(exports) = &block.syntax {
+            names
+                .get_or_insert_with(Vec::new)
+                .extend(exports.iter().map(|export| export.name.clone()));
+        }
+    }
+    names
 }
 
 /// The path of a callee's file: its bare name within the target's module, its

@@ -176,3 +176,53 @@ fn no_decisions_and_a_cli_oracle() {
     expect_test::expect![[r#"{"definition":"m/twice","budget":10000,"estimate":189,"packed":["bundle.json","spec.md","tests.json","module.md"],"dropped":[],"oracle":{"tag":"Some","value":{"tag":"Cli","command":"./twice.sh"}},"spec_hashes":{"formal":"sha256:ce431a4173eb1cfc7cfff0903aa2f82460d31efc5cbd581dd03ca1251befc21a","test":"sha256:86cf7ddaf6f01816b6499f366a21e58403446a4e07a6594d09e364b2e07882c1","prose":"sha256:efa4c55ff073590479df0bf61ee4560b08e4d135c20aa2b814029c8d5326dcf2"}}"#]]
     .assert_eq(bundle.manifest());
 }
+
+/// Another module's functions are on the callable surface only when it exports
+/// them (tr-grammar §5.1); a module without an `exports` block hides nothing.
+#[test]
+fn the_callable_surface_honours_exports() {
+    let spec = |name: &str| {
+        format!(
+            "---\nname: {name}\n---\n\n# {name}\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(1) -> 1\n```\n"
+        )
+    };
+    let files: Vec<(String, String)> = vec![
+        (
+            "soil.toml".into(),
+            "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n".into(),
+        ),
+        ("a/_module.tr".into(), "---\nname: a\n---\n\n# a\n".into()),
+        ("a/target.tr".into(), spec("target")),
+        ("a/near.tr".into(), spec("near")),
+        ("a/near.soil".into(), "near x = x\n".into()),
+        (
+            "b/_module.tr".into(),
+            "---\nname: b\n---\n\n# b\n\n```exports\nshown\n```\n".into(),
+        ),
+        ("b/shown.tr".into(), spec("shown")),
+        ("b/shown.soil".into(), "shown x = x\n".into()),
+        ("b/hidden.tr".into(), spec("hidden")),
+        ("b/hidden.soil".into(), "hidden x = x\n".into()),
+        ("c/_module.tr".into(), "---\nname: c\n---\n\n# c\n".into()),
+        ("c/open.tr".into(), spec("open")),
+        ("c/open.soil".into(), "open x = x\n".into()),
+    ];
+    let mut db = RootDatabase::default();
+    support::load(&mut db, &files);
+    let item = definition_item(&db, "a::target").expect("known");
+    let bundle = context_bundle(&db, item, 100_000).clone().expect("packs");
+    let callees: Vec<&str> = bundle
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .filter(|path| path.starts_with("callees/"))
+        .collect();
+    assert_eq!(
+        callees,
+        [
+            "callees/near.md",
+            "callees/b::shown.md",
+            "callees/c::open.md"
+        ]
+    );
+}
