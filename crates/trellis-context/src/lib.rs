@@ -11,6 +11,7 @@ pub mod bundle;
 pub mod manifest;
 pub mod packer;
 pub mod pieces;
+pub mod read;
 pub mod spec_sections;
 
 pub use bundle::{
@@ -18,4 +19,5 @@ pub use bundle::{
 };
 pub use packer::{Dropped, Tier, Unit, check_bundle_path, pack, tokens};
 pub use pieces::{BundleFile, OracleStanza};
+pub use read::{Entry, read_context};
 pub use spec_sections::{Section, embedded_document, slugs, spec_section};

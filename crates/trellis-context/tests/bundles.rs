@@ -226,3 +226,34 @@ fn the_callable_surface_honours_exports() {
         ]
     );
 }
+
+/// `read_context` (trellis-daemon §3.1) over the packed median bundle: files,
+/// sorted directory listings, and the two refusals.
+#[test]
+fn read_context_serves_the_packed_bundle() {
+    use trellis_context::{Entry, read_context};
+    let db = support::examples_db();
+    let item = definition_item(&db, "csvstats::median").expect("known");
+    let bundle = context_bundle(&db, item, 3_000).clone().expect("packs");
+    let Ok(Entry::Dir { entries }) = read_context(&bundle, "") else {
+        panic!("the root lists");
+    };
+    expect_test::expect![[r#"["bundle.json", "callees/", "decisions.md", "previous.soil", "reference.py", "spec.md", "tests.json"]"#]]
+        .assert_eq(&format!("{entries:?}"));
+    assert!(
+        matches!(read_context(&bundle, "callees/"), Ok(Entry::Dir { entries }) if entries.contains(&"sort.md".to_owned()))
+    );
+    let Ok(Entry::File { content }) = read_context(&bundle, "spec.md") else {
+        panic!("spec.md reads");
+    };
+    assert!(content.starts_with("---\nname: median"));
+    assert_eq!(
+        read_context(&bundle, "../soil.toml").unwrap_err().code,
+        "bundle-path"
+    );
+    // Dropped at this budget, so not in the bundle.
+    assert_eq!(
+        read_context(&bundle, "module.md").unwrap_err().code,
+        "bundle-not-found"
+    );
+}
