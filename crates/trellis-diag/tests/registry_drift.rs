@@ -186,3 +186,83 @@ fn every_literal_code_in_the_sources_is_registered() {
         unregistered.join("\n")
     );
 }
+
+/// The codes the daemon contract's prose documents: every parenthesised list of
+/// codes in §6.1's namespaces (`isError (bundle-path, bundle-not-found)`) and the
+/// named codes of §6.1's list (`plus toolchain-mismatch, …`). The rendered
+/// registry table is skipped: it is generated from the registry itself.
+fn documented_codes(doc: &str) -> Vec<String> {
+    let is_code = |word: &str| {
+        word.contains('-')
+            && word.split('-').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            })
+    };
+    let prose = match (
+        doc.find("<!-- registry:codes:begin -->"),
+        doc.find("<!-- registry:codes:end -->"),
+    ) {
+        (Some(begin), Some(end)) => format!("{}{}", &doc[..begin], &doc[end..]),
+        _ => doc.to_owned(),
+    };
+    let mut codes = Vec::new();
+    for group in prose.split('(').skip(1) {
+        let Some((inside, _)) = group.split_once(')') else {
+            continue;
+        };
+        let words: Vec<&str> = inside.split(',').map(str::trim).collect();
+        let namespaced = |word: &str| {
+            ["tr-", "config-", "lock-", "bundle-", "job-", "preflight-"]
+                .iter()
+                .any(|prefix| word.starts_with(prefix))
+        };
+        if words.iter().all(|word| is_code(word) && namespaced(word)) {
+            codes.extend(words.iter().map(|word| (*word).to_owned()));
+        }
+    }
+    if let Some(list) = prose
+        .lines()
+        .find(|line| line.contains("Daemon codes are namespaced by prefix"))
+        .and_then(|line| line.split_once(", plus "))
+    {
+        for word in list.1.trim_end_matches('.').split(',') {
+            let word = word.trim().trim_start_matches("and ").trim();
+            if is_code(word) {
+                codes.push(word.to_owned());
+            }
+        }
+    }
+    codes.sort();
+    codes.dedup();
+    codes
+}
+
+#[test]
+fn every_code_the_daemon_contract_documents_is_registered() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/contracts/trellis-daemon.md"))
+        .expect("the daemon contract exists");
+    let documented = documented_codes(&doc);
+    // The extraction itself must keep working: these are named in §3 and §6.1.
+    for anchor in [
+        "bundle-path",
+        "no-draft",
+        "budget-too-small",
+        "job-stale-question",
+    ] {
+        assert!(
+            documented.iter().any(|c| c == anchor),
+            "{anchor} not found in the contract"
+        );
+    }
+    let unregistered: Vec<&String> = documented
+        .iter()
+        .filter(|code| trellis_diag::registry::lookup(code).is_none())
+        .collect();
+    assert!(
+        unregistered.is_empty(),
+        "codes the daemon contract documents but the registry lacks: {unregistered:?}"
+    );
+}

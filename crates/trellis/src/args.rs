@@ -27,6 +27,10 @@ Commands:
   decisions editorial LABEL [--module M]
                                   declare a decision edit meaning-preserving
   toolchain update                pin soil.toml [toolchain] to this binary
+  context DEF --budget N [--out DIR] [--json]
+                                  write DEF's context bundle (to .trellis/context/,
+                                  or an empty DIR) and list what was packed and dropped
+  spec REF                        print a spec section, e.g. soil-syntax-spec#9.1
   daemon run|stop|status          manage the root's daemon
 
 Options:
@@ -72,6 +76,16 @@ pub enum Command {
         module: Option<String>,
     },
     ToolchainUpdate,
+    Context {
+        def: String,
+        budget: u64,
+        /// Absolute once the client has resolved it (the daemon's cwd is not ours).
+        out: Option<String>,
+        json: bool,
+    },
+    Spec {
+        reference: String,
+    },
     Daemon(DaemonCommand),
 }
 
@@ -126,12 +140,24 @@ pub fn from_os(
         .collect()
 }
 
+/// `--budget N`: a whole number of tokens (trellis-daemon §5).
+fn parse_budget(budget: Option<String>) -> Result<u64, UsageError> {
+    let budget = budget.ok_or_else(|| UsageError("`context` needs --budget N".into()))?;
+    budget.parse().map_err(|_| {
+        UsageError(format!(
+            "--budget needs a whole number of tokens, not `{budget}`"
+        ))
+    })
+}
+
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
     let mut verify = false;
     let mut module = None;
     let mut cite = Vec::new();
+    let mut budget = None;
+    let mut out = None;
     let mut words = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -158,6 +184,14 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--module" => match iter.next() {
                 Some(name) => module = Some(name.clone()),
                 None => return Err(UsageError("--module needs a module name".into())),
+            },
+            "--budget" => match iter.next() {
+                Some(value) => budget = Some(value.clone()),
+                None => return Err(UsageError("--budget needs a token count".into())),
+            },
+            "--out" => match iter.next() {
+                Some(value) => out = Some(value.clone()),
+                None => return Err(UsageError("--out needs a directory".into())),
             },
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option `{flag}`")));
@@ -206,6 +240,15 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             module: module.take(),
         },
         ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["context", def] => Command::Context {
+            def: (*def).to_owned(),
+            budget: parse_budget(budget.take())?,
+            out: out.take(),
+            json,
+        },
+        ["spec", reference] => Command::Spec {
+            reference: (*reference).to_owned(),
+        },
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
@@ -216,7 +259,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(command, Command::Status { .. } | Command::Check { .. }) {
+    if !matches!(
+        command,
+        Command::Status { .. } | Command::Check { .. } | Command::Context { .. }
+    ) {
         refuse_json(words[0])?;
     }
     if verify && !matches!(command, Command::Status { .. }) {
@@ -229,6 +275,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if !cite.is_empty() {
         return Err(UsageError("--cite only applies to `adopt`".into()));
+    }
+    if budget.is_some() || out.is_some() {
+        return Err(UsageError(
+            "--budget and --out only apply to `context`".into(),
+        ));
     }
     Ok(Invocation { command, no_daemon })
 }
@@ -278,6 +329,25 @@ mod tests {
     }
 
     #[test]
+    fn context_and_spec_parse() {
+        assert_eq!(
+            parse_words("context csvstats::mean --budget 4000 --out b --json").map(|i| i.command),
+            Ok(Command::Context {
+                def: "csvstats::mean".into(),
+                budget: 4000,
+                out: Some("b".into()),
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("spec soil-syntax-spec#9.1").map(|i| i.command),
+            Ok(Command::Spec {
+                reference: "soil-syntax-spec#9.1".into()
+            })
+        );
+    }
+
+    #[test]
     fn mistakes_are_usage_errors() {
         for line in [
             "",
@@ -286,6 +356,11 @@ mod tests {
             "status --bogus",
             "test --json",
             "refresh --module m",
+            "context csvstats::mean",
+            "context csvstats::mean --budget lots",
+            "context csvstats::mean --budget -1",
+            "check --budget 10",
+            "spec",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

@@ -31,6 +31,8 @@ pub fn run(args: &[String]) -> ExitCode {
             println!("trellis {}", crate::identity::VERSION);
             return ExitCode::SUCCESS;
         }
+        // Served from the docs compiled into this binary: no root, no daemon.
+        Command::Spec { reference } => return spec(&reference),
         _ => {}
     }
     let root = match find_root() {
@@ -80,7 +82,38 @@ fn method_of(command: &Command) -> (&'static str, Value) {
             json!({ "label": label, "module": module }),
         ),
         Command::ToolchainUpdate => ("toolchain.update", json!({})),
-        Command::Help | Command::Version | Command::Daemon(_) => ("", Value::Null),
+        Command::Context {
+            def, budget, out, ..
+        } => (
+            "context",
+            json!({ "def": def, "budget": budget, "out": out.as_deref().map(absolute) }),
+        ),
+        Command::Help | Command::Version | Command::Spec { .. } | Command::Daemon(_) => {
+            ("", Value::Null)
+        }
+    }
+}
+
+/// `--out` resolved against this process's working directory: the daemon's is
+/// not the caller's (impl plan §9.13).
+fn absolute(path: &str) -> String {
+    let path = std::path::Path::new(path);
+    match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path).display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+fn spec(reference: &str) -> ExitCode {
+    match trellis_context::spec_section(reference) {
+        Ok(section) => {
+            println!("{}", section.text);
+            ExitCode::SUCCESS
+        }
+        Err(diagnostic) => {
+            render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -107,7 +140,10 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let code = match answer {
         Ok(result) => render::answer(stdout, &invocation.command, &result),
         Err(ClientError::Failed(errors)) => {
-            if matches!(invocation.command, Command::Status { json: true, .. }) {
+            if matches!(
+                invocation.command,
+                Command::Status { json: true, .. } | Command::Context { json: true, .. }
+            ) {
                 let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
             } else {
                 render::diagnostics(&mut std::io::stderr(), &errors);

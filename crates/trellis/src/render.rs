@@ -65,6 +65,16 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             verify: true,
         } => verify_report(out, result),
         Command::Status { json: false, .. } => status_table(out, result),
+        Command::Context { json: true, .. } => {
+            let mut result = result.clone();
+            if let Value::Object(fields) = &mut result {
+                fields.remove("timings");
+                fields.remove("write_us");
+            }
+            let _ = writeln!(out, "{result}");
+            0
+        }
+        Command::Context { json: false, .. } => context_report(out, result),
         Command::Check { json: true, .. } => {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
@@ -106,6 +116,36 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             0
         }
     }
+}
+
+/// What `trellis context` packed and dropped, with sizes (trellis-daemon §5).
+fn context_report(out: &mut impl Write, result: &Value) -> u8 {
+    let _ = writeln!(
+        out,
+        "context bundle for {} in {}: estimate {} tokens of a {} token budget",
+        result["definition"].as_str().unwrap_or("?"),
+        result["dir"].as_str().unwrap_or("?"),
+        result["estimate"],
+        result["budget"]
+    );
+    for file in result["packed"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  packed   {:<40} {:>7} bytes  ~{} tokens",
+            file["path"].as_str().unwrap_or("?"),
+            file["bytes"].as_u64().unwrap_or(0),
+            file["tokens"].as_u64().unwrap_or(0)
+        );
+    }
+    for file in result["dropped"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  dropped  {:<40} {}",
+            file["item"].as_str().unwrap_or("?"),
+            file["reason"].as_str().unwrap_or("")
+        );
+    }
+    0
 }
 
 fn written_report(out: &mut impl Write, result: &Value) -> u8 {

@@ -93,7 +93,13 @@ const CATALOG: &[Edit] = &[
         to: "sort : (xs : List F64) ->{Panic} List F64",
     },
     Edit::Toggle {
-        what: "a type",
+        what: "a sum type",
+        file: "inventory/StockError.tr",
+        from: "  | DuplicateSku Utf8\n",
+        to: "  | DuplicateSku Utf8\n  | Frozen Utf8\n",
+    },
+    Edit::Toggle {
+        what: "a record type's fields",
         file: "inventory/Item.tr",
         from: "on_hand : I64",
         to: "on_hand : I64,\n  shelf : Utf8",
@@ -101,8 +107,8 @@ const CATALOG: &[Edit] = &[
     Edit::Toggle {
         what: "the exports",
         file: "csvstats/_module.tr",
-        from: "median, mean, sort, sort_by\n",
-        to: "median, mean, sort\n",
+        from: "median, mean, sort, sort_by, rank\n",
+        to: "median, mean, sort, rank\n",
     },
     Edit::Toggle {
         what: "a decision entry",

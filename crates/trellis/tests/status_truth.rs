@@ -232,25 +232,45 @@ fn a_definition_shadowing_a_builtin_stales_properties_that_use_the_name() {
 #[test]
 fn a_type_edit_stales_every_suite_and_a_rename_fails_the_check() {
     let root = Root::examples();
+    root.edit(
+        "inventory/StockError.tr",
+        "  | DuplicateSku Utf8\n",
+        "  | DuplicateSku Utf8\n  | Frozen Utf8\n",
+    );
+    let after = statuses(&root);
+    assert_eq!(after["inventory::StockError"], "spec-changed");
+    // stock_value never names StockError; its suite still ran over the old
+    // environment.
+    assert_eq!(after["inventory::stock_value"], "tests-stale");
+    assert_verified(&root);
+
+    // A new field: the recorded test values no longer decode.
     let item = root.read("inventory/Item.tr");
-    root.write(
+    let widened = Root::examples();
+    widened.write(
         "inventory/Item.tr",
         &item.replacen("on_hand : I64", "on_hand : I64,\n  shelf : Utf8", 1),
     );
-    let after = statuses(&root);
-    assert_eq!(after["inventory::Item"], "spec-changed");
-    assert_eq!(after["inventory::stock_value"], "tests-stale");
-    assert_verified(&root);
+    assert_eq!(
+        status_of(&widened, "inventory::stock_value"),
+        "spec-invalid"
+    );
+    assert_verified(&widened);
 
     let renamed = Root::examples();
     renamed.write(
         "inventory/Item.tr",
         &item.replacen("on_hand : I64", "quantity : I64", 1),
     );
-    assert_eq!(
-        status_of(&renamed, "inventory::stock_value"),
-        "check-failing"
-    );
+    // Its test values name the old field (spec-invalid), or its body does
+    // (check-failing): never green.
+    for name in ["inventory::stock_value", "inventory::low_stock"] {
+        let status = status_of(&renamed, name);
+        assert!(
+            status == "spec-invalid" || status == "check-failing",
+            "{name}: {status}"
+        );
+    }
     assert_verified(&renamed);
 }
 
@@ -440,8 +460,8 @@ fn an_unexported_callee_is_refused_and_the_module_row_moves() {
     let root = Root::examples();
     root.edit(
         "csvstats/_module.tr",
-        "median, mean, sort, sort_by\n",
-        "median, mean, sort\n",
+        "median, mean, sort, sort_by, rank\n",
+        "median, mean, sort, rank\n",
     );
     let check = t(&root, &["check"]);
     assert!(

@@ -17,6 +17,7 @@ use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
 mod check;
+mod context;
 mod locks;
 mod test;
 mod toolchain;
@@ -339,6 +340,7 @@ fn dispatch(
         "review" => locks::review(service, params),
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),
+        "context" => context::context(service, params),
         _ => Err(RpcError::method_not_found(method)),
     }
 }

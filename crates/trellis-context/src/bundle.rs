@@ -1,0 +1,282 @@
+//! The context bundle of one definition at one budget, as a query
+//! (`context_bundle`). The plan — which units exist, in priority order, and
+//! their paths — reads only the file list and the few pieces whose presence is
+//! their content; the packer then reads each unit's files through its own query
+//! and stops at the first that does not fit, naming the rest by path without
+//! reading them. So salsa records a bundle's dependency only on what it packs
+//! (plus the one unit that overflowed): an edit to a dropped callee or example
+//! does not wake it. The manifest is rendered last because it lists the packing.
+
+use std::sync::Arc;
+
+use trellis_db::{Db, Item, ItemKind, Module, Workspace, root_index, spec_file, spec_hashes};
+use trellis_diag::Diagnostic;
+use trellis_hash::{Digest, Hasher};
+
+use crate::manifest::{self, Manifest};
+use crate::packer::{Dropped, Packing, REASON_AFTER, REASON_OVER_BUDGET, Tier, Unit, tokens};
+use crate::pieces::{
+    BundleFile, OracleStanza, callable_surface, callee_md, callee_path, decisions_md, example_pair,
+    example_paths, module_md, oracle, previous_soil, spec_md, tests_json,
+};
+
+/// A packed bundle: what a host writes (every file, `bundle.json` first) and
+/// what it reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextBundle {
+    /// `csvstats/median`.
+    pub definition: String,
+    pub budget: u64,
+    pub estimate: u64,
+    /// `bundle.json`, then the packed files in priority order.
+    pub files: Vec<BundleFile>,
+    pub dropped: Vec<Dropped>,
+    /// Over every file's path and bytes, in path order (questions, §8).
+    pub hash: Digest,
+}
+
+impl ContextBundle {
+    pub fn manifest(&self) -> &str {
+        &self.files[0].text
+    }
+}
+
+/// The item `module::name` names, if it is a function definition with a spec.
+pub fn definition_item<'db>(db: &'db dyn Db, def: &str) -> Result<Item<'db>, Diagnostic> {
+    let index = root_index(db, Workspace::get(db));
+    let found = trellis_db::split_definition_name(def).filter(|(module, name)| {
+        ItemKind::of(name) == ItemKind::Function
+            && index
+                .module(module)
+                .is_some_and(|files| files.specs.contains_key(*name))
+    });
+    match found {
+        Some((module, name)) => Ok(Item::new(db, module.to_owned(), name.to_owned())),
+        None => Err(Diagnostic::new(
+            "unknown-definition",
+            format!("no function definition `{def}` in this root (write module::name)"),
+        )),
+    }
+}
+
+/// Which piece a planned unit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum UnitKey<'db> {
+    Spec,
+    Decisions,
+    Tests,
+    Previous,
+    Reference,
+    Callee(Item<'db>),
+    Example(Item<'db>),
+    ModuleProse,
+}
+
+/// A unit of the plan: its tier, which piece, and its files' paths.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct PlannedUnit<'db> {
+    pub tier: Tier,
+    pub key: UnitKey<'db>,
+    pub paths: Vec<String>,
+}
+
+/// The bundle's units in priority order (§5), without their contents.
+#[salsa::tracked(returns(ref))]
+pub fn bundle_plan<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<PlannedUnit<'db>> {
+    let module = Module::new(db, item.module(db).clone());
+    let unit = |tier, key, path: &str| PlannedUnit {
+        tier,
+        key,
+        paths: vec![path.to_owned()],
+    };
+    let mut plan = Vec::new();
+    if spec_file(db, item).is_some() {
+        plan.push(unit(Tier::Spec, UnitKey::Spec, "spec.md"));
+    }
+    if decisions_md(db, module).is_some() {
+        plan.push(unit(Tier::Spec, UnitKey::Decisions, "decisions.md"));
+    }
+    plan.push(unit(Tier::Tests, UnitKey::Tests, "tests.json"));
+    let index = root_index(db, Workspace::get(db));
+    let files = index.module(item.module(db));
+    if files.is_some_and(|files| files.soils.contains_key(item.name(db))) {
+        plan.push(unit(Tier::Previous, UnitKey::Previous, "previous.soil"));
+    }
+    if let Some((_, Some(_))) = oracle(db, item) {
+        plan.push(unit(Tier::Reference, UnitKey::Reference, "reference.py"));
+    }
+    for &callee in callable_surface(db, item) {
+        let path = callee_path(db, item, callee);
+        plan.push(unit(Tier::Callees, UnitKey::Callee(callee), &path));
+    }
+    let own = item.module(db);
+    let modules = std::iter::once(own).chain(index.modules.keys().filter(|name| *name != own));
+    for name in modules {
+        let Some(files) = index.module(name) else {
+            continue;
+        };
+        for stem in files.soils.keys() {
+            let is_pair =
+                files.specs.contains_key(stem) && ItemKind::of(stem) == ItemKind::Function;
+            if !is_pair || (name == own && stem == item.name(db)) {
+                continue;
+            }
+            let example = Item::new(db, name.clone(), stem.clone());
+            plan.push(PlannedUnit {
+                tier: Tier::Examples,
+                key: UnitKey::Example(example),
+                paths: example_paths(db, example).to_vec(),
+            });
+        }
+    }
+    if files.is_some_and(|files| files.spec.is_some()) {
+        plan.push(unit(Tier::ModuleProse, UnitKey::ModuleProse, "module.md"));
+    }
+    plan
+}
+
+/// A planned unit's files, each read through its own query.
+fn unit_files<'db>(db: &'db dyn Db, item: Item<'db>, key: UnitKey<'db>) -> Vec<BundleFile> {
+    let module = || Module::new(db, item.module(db).clone());
+    let found = match key {
+        UnitKey::Spec => spec_md(db, item).clone(),
+        UnitKey::Decisions => decisions_md(db, module()).clone(),
+        UnitKey::Tests => Some(tests_json(db, item).clone()),
+        UnitKey::Previous => previous_soil(db, item).clone(),
+        UnitKey::Reference => oracle(db, item).as_ref().and_then(|(_, file)| file.clone()),
+        UnitKey::Callee(callee) => Some(BundleFile {
+            path: callee_path(db, item, callee),
+            text: callee_md(db, callee).clone(),
+        }),
+        UnitKey::Example(example) => return example_pair(db, example).clone(),
+        UnitKey::ModuleProse => module_md(db, module()).clone(),
+    };
+    found.into_iter().collect()
+}
+
+/// Every unit with its contents (what the packer would read at an unlimited
+/// budget), for tests and tools that want the whole picture.
+pub fn bundle_units<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Unit> {
+    bundle_plan(db, item)
+        .iter()
+        .map(|planned| Unit {
+            tier: planned.tier,
+            files: unit_files(db, item, planned.key),
+        })
+        .collect()
+}
+
+/// The packer over the plan (§5): the never-dropped units must fit; then the
+/// longest priority-order prefix that fits, reading no unit after the first
+/// that does not.
+fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packing, Diagnostic> {
+    let plan = bundle_plan(db, item);
+    let required: Vec<Unit> = plan
+        .iter()
+        .filter(|planned| !planned.tier.droppable())
+        .map(|planned| Unit {
+            tier: planned.tier,
+            files: unit_files(db, item, planned.key),
+        })
+        .collect();
+    crate::packer::pack(&required, budget)?;
+    let mut packing = Packing {
+        packed: Vec::new(),
+        dropped: Vec::new(),
+        tokens: 0,
+    };
+    let mut over = false;
+    for planned in plan {
+        if over {
+            packing
+                .dropped
+                .extend(planned.paths.iter().map(|path| Dropped {
+                    item: path.clone(),
+                    reason: REASON_AFTER.to_owned(),
+                }));
+            continue;
+        }
+        let files = unit_files(db, item, planned.key);
+        let cost = tokens(files.iter().map(|file| file.text.len()).sum());
+        if planned.tier.droppable() && packing.tokens + cost > budget {
+            over = true;
+            packing
+                .dropped
+                .extend(planned.paths.iter().map(|path| Dropped {
+                    item: path.clone(),
+                    reason: REASON_OVER_BUDGET.to_owned(),
+                }));
+            continue;
+        }
+        packing.tokens += cost;
+        packing.packed.extend(files);
+    }
+    Ok(packing)
+}
+
+/// The packed bundle of `item` at `budget` tokens, or `budget-too-small`.
+#[salsa::tracked(returns(ref))]
+pub fn context_bundle<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+    budget: u64,
+) -> Result<Arc<ContextBundle>, Diagnostic> {
+    let packing = pack_plan(db, item, budget)?;
+    let definition = format!("{}/{}", item.module(db), item.name(db));
+    let hashes = spec_file(db, item).map(|file| spec_hashes(db, file));
+    let spec_hashes = match hashes {
+        Some(h) => [
+            h.formal.to_string(),
+            h.test.to_string(),
+            h.prose.to_string(),
+        ],
+        None => Default::default(),
+    };
+    let oracle_stanza: Option<&OracleStanza> = oracle(db, item).as_ref().map(|(stanza, _)| stanza);
+    let mut packed_paths = vec!["bundle.json"];
+    packed_paths.extend(packing.packed.iter().map(|file| file.path.as_str()));
+    let render = |estimate| {
+        manifest::render(&Manifest {
+            definition: definition.clone(),
+            budget,
+            estimate,
+            packed: packed_paths.clone(),
+            dropped: &packing.dropped,
+            oracle: oracle_stanza,
+            spec_hashes: spec_hashes.clone(),
+        })
+    };
+    // The estimate counts the manifest, which prints the estimate: only the
+    // estimate's digit count moves the manifest's length, so settle the number
+    // arithmetically and render twice.
+    let digits = |n: u64| n.to_string().len();
+    let rest = render(0).len() - digits(0);
+    let mut estimate = packing.tokens + tokens(rest + digits(0));
+    for _ in 0..4 {
+        let settled = packing.tokens + tokens(rest + digits(estimate));
+        if settled == estimate {
+            break;
+        }
+        estimate = settled;
+    }
+    let text = render(estimate);
+    let mut files = vec![BundleFile {
+        path: "bundle.json".to_owned(),
+        text: Arc::from(text),
+    }];
+    files.extend(packing.packed.iter().cloned());
+    let mut by_path: Vec<&BundleFile> = files.iter().collect();
+    by_path.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut hasher = Hasher::tagged("trellis-context-bundle/1");
+    for file in by_path {
+        hasher.part(file.path.as_bytes()).part(file.text.as_bytes());
+    }
+    Ok(Arc::new(ContextBundle {
+        definition,
+        budget,
+        estimate,
+        files,
+        dropped: packing.dropped,
+        hash: hasher.finish(),
+    }))
+}
