@@ -169,19 +169,7 @@ const CATALOG: &[Edit] = &[
 /// are part of the catalog, tested green before the walk starts.
 fn prepared_root() -> Root {
     let root = Root::examples();
-    root.write(
-        "reference/refhelp.py",
-        "def half(a, b):\n    return a / 2.0 + b / 2.0\n",
-    );
-    let stats = root.read("reference/stats.py");
-    root.write(
-        "reference/stats.py",
-        &stats.replacen(
-            "import math\n",
-            "import math\nfrom refhelp import half\n",
-            1,
-        ),
-    );
+    root.import_a_reference_helper();
     let root = root.start_daemon();
     root.run(&["test"]);
     root

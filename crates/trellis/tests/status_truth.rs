@@ -298,19 +298,7 @@ fn a_definition_a_cram_transcript_calls_is_tracked() {
 #[test]
 fn a_file_the_reference_imports_is_tracked() {
     let root = Root::examples();
-    root.write(
-        "reference/refhelp.py",
-        "def half(a, b):\n    return a / 2.0 + b / 2.0\n",
-    );
-    let stats = root.read("reference/stats.py");
-    root.write(
-        "reference/stats.py",
-        &stats.replacen(
-            "import math\n",
-            "import math\nfrom refhelp import half\n",
-            1,
-        ),
-    );
+    root.import_a_reference_helper();
     t(&root, &["test", "csvstats::median"]);
     assert_eq!(status_of(&root, "csvstats::median"), "green");
     root.write("reference/refhelp.py", "def half(a, b):\n    return 0.0\n");

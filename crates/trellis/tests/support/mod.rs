@@ -186,6 +186,24 @@ impl Root {
         self
     }
 
+    /// Makes `reference/stats.py` import a helper module, `reference/refhelp.py`,
+    /// so a test can edit a file the oracle imports without naming it.
+    pub fn import_a_reference_helper(&self) {
+        self.write(
+            "reference/refhelp.py",
+            "def half(a, b):\n    return a / 2.0 + b / 2.0\n",
+        );
+        let stats = self.read("reference/stats.py");
+        self.write(
+            "reference/stats.py",
+            &stats.replacen(
+                "import math\n",
+                "import math\nfrom refhelp import half\n",
+                1,
+            ),
+        );
+    }
+
     /// The command for `trellis ARGS` in this root, with this root's runtime dir.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(TRELLIS);
