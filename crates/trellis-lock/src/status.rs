@@ -221,6 +221,13 @@ impl Status {
                 Some(format!("trellis adopt {def} && trellis test {def}"))
             }
             Status::TestsStale { .. } => Some(format!("trellis test {def}")),
+            Status::Failing { failures }
+                if failures.iter().any(|f| f.starts_with("no test ran")) =>
+            {
+                Some(format!(
+                    "fix the spec (trellis test {def} shows the pre-flight finding)"
+                ))
+            }
             Status::Failing { .. } => Some(format!(
                 "fix the Soil or the spec, then trellis adopt {def} && trellis test {def}"
             )),
@@ -293,11 +300,6 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
             causes.push(StaleCause::OracleChanged(oracle.source.clone()));
         }
     }
-    for source in current.oracles.keys() {
-        if !lock.oracles.iter().any(|o| &o.source == source) {
-            causes.push(StaleCause::OracleChanged(source.clone()));
-        }
-    }
     match lock.results_key {
         None if lock.tests.is_empty() => causes.push(StaleCause::NeverRun),
         None => causes.push(StaleCause::Unsealed),
@@ -317,6 +319,11 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
             .filter(|t| !t.result.is_green())
             .map(|t| t.name.clone())
             .collect();
+        if lock.tests.is_empty() {
+            failures.push(
+                "no test ran: the pre-flight stopped the suite (trellis test shows why)".to_owned(),
+            );
+        }
         if checks.signature != Verdict::Ok || checks.row != Verdict::Ok {
             failures.insert(0, "checks".to_owned());
         }

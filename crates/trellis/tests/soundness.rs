@@ -63,6 +63,12 @@ const CATALOG: &[Edit] = &[
         to: "bounded: result >= minimum xs and result <= maximum xs\nwrong: result > maximum xs\n",
     },
     Edit::Toggle {
+        what: "an unsatisfiable requires",
+        file: "csvstats/median.tr",
+        from: "finite: all_finite xs\n",
+        to: "finite: all_finite xs\nnever: len xs < 0\n",
+    },
+    Edit::Toggle {
         what: "a callee's clause",
         file: "csvstats/sort.tr",
         from: "permutation: is_permutation xs result\n",

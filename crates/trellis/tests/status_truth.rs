@@ -131,6 +131,31 @@ fn a_new_ensures_clause_is_run_after_adopt() {
 }
 
 #[test]
+fn an_unsatisfiable_requires_is_recorded_as_stopped_not_green() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.tr",
+        "finite: all_finite xs\n",
+        "finite: all_finite xs\nnever: len xs < 0\n",
+    );
+    t(&root, &["adopt", "csvstats::median"]).ok();
+    let run = t(&root, &["test", "csvstats::median"]);
+    assert!(
+        run.stdout.contains("preflight-vacuous-requires")
+            || run.stderr.contains("preflight-vacuous-requires"),
+        "{run:?}"
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "failing");
+    assert!(row_reason(&root, "csvstats::median").contains("pre-flight"));
+    let again = t(&root, &["test", "csvstats::median"]);
+    assert!(
+        again.stdout.contains("ran 0 suites"),
+        "the stop is recorded: {again:?}"
+    );
+    assert_verified(&root);
+}
+
+#[test]
 fn a_signature_change_the_body_does_not_meet_cannot_be_adopted() {
     let root = Root::examples();
     root.edit(

@@ -89,15 +89,16 @@ pub fn test(
         ran.push(qualified.clone());
         let preflight = report_diagnostics(service.database(), &outcome.preflight);
         results.push(result_json(&qualified, &outcome, &preflight));
-        if preflight.is_empty() {
-            let updated = recorded(service, item, lock, &outcome);
-            if let Err(error) = save(
-                &root,
-                &format!("{module}/{name}.lock"),
-                &Lock::Function(updated),
-            ) {
-                errors.push(error.to_json());
-            }
+        // A pre-flight finding is recorded too: no rows, sealed under the key, so
+        // status says the suite was stopped (failing) until the spec changes,
+        // rather than prescribing a re-run that would stop again.
+        let updated = recorded(service, item, lock, &outcome);
+        if let Err(error) = save(
+            &root,
+            &format!("{module}/{name}.lock"),
+            &Lock::Function(updated),
+        ) {
+            errors.push(error.to_json());
         }
     }
     if let Err(error) = crate::service::locks::rewrite_manifest(service) {
@@ -221,7 +222,13 @@ fn recorded(
     let db = service.database();
     lock.tests = recorded_rows(outcome);
     lock.results_key = Some(seal_results(suite_key(db, item), &lock.tests));
-    lock.oracles = oracle_rows(db, item);
+    // Oracles are recorded with the differential rows that used them; a suite the
+    // pre-flight stopped used none.
+    lock.oracles = if lock.tests.is_empty() {
+        Vec::new()
+    } else {
+        oracle_rows(db, item)
+    };
     if let Some(current) = current_hashes(db, item) {
         lock.spec.hashes.test = current.spec.test;
     }
