@@ -428,7 +428,8 @@ fn test_report(out: &mut impl Write, result: &Value) -> u8 {
         .count();
     let _ = writeln!(
         out,
-        "ran {ran} suites ({failing} failing); {up_to_date} already up to date"
+        "ran {} ({failing} failing); {up_to_date} already up to date",
+        counted(ran, "suite")
     );
     u8::from(failing > 0 || !errors.is_empty())
 }
