@@ -308,3 +308,35 @@ fn hostile_input_is_a_clean_error_and_the_daemon_goes_on() {
     );
     assert!(after.finish().success());
 }
+
+#[test]
+fn a_drafts_private_helpers_join_the_modules_helpers_in_its_job_only() {
+    let root = Root::examples_with_daemon();
+    let private = root.read("csvstats/_private.soil");
+    let (mut session, _) = Session::start(&root, "csvstats::median");
+    session.write(
+        "median xs =\n  _mid (sort xs)\n\n_mid : (s : List F64) ->{Panic} F64\n\n_mid s = at s (len s / 2)\n",
+    );
+    let (is_error, facts) = session.call("check_types", json!({}));
+    assert!(!is_error, "the helper is in scope: {facts}");
+    let (is_error, cases) = session.call("run_tests", json!({}));
+    assert!(!is_error, "{cases}");
+    let failed = cases["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|case| case["outcome"]["tag"] == "Fail");
+    assert!(
+        failed,
+        "the upper middle is not the median of an even list: {cases}"
+    );
+    // A draft without helpers takes them away again.
+    session.write("median xs =\n  _mid (sort xs)\n");
+    let (is_error, document) = session.call("check_types", json!({}));
+    assert!(is_error, "{document}");
+    assert_eq!(document["errors"][0]["code"], "unknown-name");
+    assert_eq!(root.read("csvstats/_private.soil"), private);
+    let check = root.run(&["check", "--json"]).json();
+    assert_eq!(check["errors"], json!([]), "{check}");
+    assert!(session.finish().success());
+}

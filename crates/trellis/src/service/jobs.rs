@@ -146,29 +146,61 @@ impl Job {
     }
 
     /// Brings the overlay database up to date with the disk, the draft in place
-    /// of the definition's Soil.
+    /// of the definition's Soil. A draft's private helpers (its `_`-named items)
+    /// are added to the module's `_private.soil`, where the module's helpers live
+    /// (lock-schema §3.4); the rest of the draft is the definition's `.soil`.
     fn refresh_overlay(&mut self) {
         let soil_path = self.soil_path();
+        let private_path = format!("{}/_private.soil", self.module);
+        let root = self.overlay.root().to_owned();
         let overlay = &mut self.overlay;
-        let refresh = if overlay.loaded {
-            overlay.loader.refresh()
-        } else {
-            overlay.loaded = true;
-            overlay.loader.refresh()
-        };
+        overlay.loaded = true;
+        let refresh = overlay.loader.refresh();
         overlay.load_problems = refresh.problems;
         let mut change = refresh.change;
-        let draft = self.draft.as_ref().map(|d| &d.canonical);
-        if let Some(draft) = draft
-            && (change.files.contains_key(&soil_path) || self.overlaid.as_ref() != Some(draft))
-        {
-            change.files.insert(soil_path, Some(draft.clone()));
-            self.overlaid = Some(draft.clone());
+        if let Some(draft) = self.draft.as_ref().map(|d| &d.canonical) {
+            let touched =
+                change.files.contains_key(&soil_path) || change.files.contains_key(&private_path);
+            if touched || self.overlaid.as_ref() != Some(draft) {
+                let (definition, helpers) = split_helpers(draft);
+                change.files.insert(soil_path, Some(definition));
+                if !helpers.is_empty() || touched || self.overlaid.is_some() {
+                    let on_disk = std::fs::read_to_string(root.join(&private_path)).ok();
+                    let private = match (on_disk, helpers.is_empty()) {
+                        (Some(text), true) => Some(text),
+                        (Some(text), false) => Some(format!("{text}\n{helpers}")),
+                        (None, false) => Some(helpers),
+                        (None, true) => None,
+                    };
+                    change.files.insert(private_path, private);
+                }
+                self.overlaid = Some(draft.clone());
+            }
         }
         if !change.is_empty() || trellis_db::Workspace::try_get(&overlay.db).is_none() {
             change.apply(&mut overlay.db);
         }
     }
+}
+
+/// A canonical draft split into the definition's items and its private helpers
+/// (items whose name starts with `_`), each printed canonically.
+fn split_helpers(draft: &str) -> (String, String) {
+    let (file, _) = soil_syntax::parse_file(draft);
+    let (helpers, own): (Vec<_>, Vec<_>) = file
+        .items
+        .into_iter()
+        .partition(|item| soil_syntax::print_item(item).starts_with('_'));
+    let print = |items: Vec<soil_syntax::ast::Item>| {
+        if items.is_empty() {
+            return String::new();
+        }
+        soil_syntax::print_file(&soil_syntax::ast::SourceFile {
+            items,
+            span: file.span,
+        })
+    };
+    (print(own), print(helpers))
 }
 
 fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
