@@ -24,6 +24,7 @@ bench:
     cargo run -q --release -p trellis-verify --example property_bench -- 80
     cargo run -q --release -p trellis --example daemon_bench
     cargo run -q --release -p trellis --example context_bench
+    cargo run -q --release -p trellis --example mcp_bench
 
 fmt:
     cargo fmt --all

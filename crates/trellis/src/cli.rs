@@ -15,6 +15,9 @@ use crate::root::discover_root;
 use crate::service::Service;
 
 pub fn run(args: &[String]) -> ExitCode {
+    if let Some(code) = crate::mcp::run_internal(args) {
+        return code;
+    }
     let invocation = match args::parse(args) {
         Ok(invocation) => invocation,
         Err(error) => {

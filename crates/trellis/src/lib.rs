@@ -11,6 +11,7 @@ pub mod client;
 pub mod daemon;
 pub mod identity;
 pub mod loader;
+pub mod mcp;
 pub mod render;
 pub mod root;
 pub mod service;

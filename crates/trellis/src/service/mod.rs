@@ -18,7 +18,9 @@ use crate::watch::{Dirty, RootWatch};
 
 mod check;
 mod context;
+pub mod jobs;
 mod locks;
+mod question;
 mod test;
 mod toolchain;
 mod verify;
@@ -32,6 +34,8 @@ pub struct Service {
     watch: Option<RootWatch>,
     /// Whether a full load has happened (the feed only reports what came after).
     loaded: bool,
+    /// The lowering jobs this service holds (daemon only; see `jobs`).
+    jobs: jobs::Jobs,
 }
 
 impl Service {
@@ -43,6 +47,7 @@ impl Service {
             load_problems: Vec::new(),
             watch: None,
             loaded: false,
+            jobs: jobs::Jobs::default(),
         }
     }
 
@@ -341,6 +346,7 @@ fn dispatch(
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),
         "context" => context::context(service, params),
+        "job.create" | "job.inspect" | "job.tool" => jobs::handle(service, method, params),
         _ => Err(RpcError::method_not_found(method)),
     }
 }

@@ -83,7 +83,7 @@ pub fn test(
         }
         progress(json!({ "def": qualified, "event": "started" }));
         let outcome = run_one(
-            service, item, &root, &tool_dir, &base_path, &runner, progress,
+            service, item, &root, &tool_dir, &base_path, &runner, false, progress,
         );
         let Some(outcome) = outcome else { continue };
         ran.push(qualified.clone());
@@ -158,6 +158,9 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
     }
 }
 
+/// Runs `item`'s suite; `sandboxed_only` leaves the cram blocks out (a lowering
+/// job's `run_tests` has no path to real mode, trellis-daemon §3.4).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_one(
     service: &Service,
     item: Item<'_>,
@@ -165,6 +168,7 @@ pub(crate) fn run_one(
     tool_dir: &std::path::Path,
     base_path: &str,
     runner: &RealRunner,
+    sandboxed_only: bool,
     progress: &mut dyn FnMut(Value),
 ) -> Option<SuiteOutcome> {
     let db = service.database();
@@ -185,7 +189,10 @@ pub(crate) fn run_one(
     let def = program_def(db, item);
     let signature = def.signature.as_ref()?;
     let spec = spec_file(db, item)?;
-    let blocks = test_blocks(db, spec);
+    let mut blocks = test_blocks(db, spec).clone();
+    if sandboxed_only {
+        blocks.retain(|block| !matches!(block.syntax, trellis_spec::BlockSyntax::Cram(_)));
+    }
     let qualified = item.qualified(db);
     let input = SuiteInput {
         definition: &qualified,
@@ -194,7 +201,7 @@ pub(crate) fn run_one(
         signature,
         requires: &def.requires,
         ensures: &def.ensures,
-        blocks,
+        blocks: &blocks,
         test_hash: trellis_db::test_hash(db, spec),
         root,
         tool_dir,

@@ -60,6 +60,7 @@ pub fn verify(service: &mut Service) -> Result<Value, RpcError> {
             &tool_dir,
             &base_path,
             &RealRunner,
+            false,
             &mut |_| {},
         );
         let rows = outcome
