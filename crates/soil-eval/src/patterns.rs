@@ -38,7 +38,7 @@ impl Machine<'_> {
             let b = self.operand(second, base)?;
             return self.select_pair_arm(arms, a, b, base, span);
         }
-        let v = self.eval(scrutinee, base)?;
+        let v = self.operand(scrutinee, base)?;
         self.select_arm(arms, v, base, span)
     }
 

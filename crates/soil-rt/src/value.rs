@@ -330,7 +330,12 @@ impl List {
         let at = self.start as usize + index;
         match Rc::get_mut(&mut self.items) {
             Some(items) => std::mem::replace(&mut items[at], Value::Unit),
-            None => self.items[at].clone(),
+            None => match &self.items[at] {
+                // Scalars copy without the general clone.
+                Value::F64(x) => Value::F64(*x),
+                Value::I64(n) => Value::I64(*n),
+                other => other.clone(),
+            },
         }
     }
 
