@@ -103,7 +103,12 @@ impl Machine<'_> {
         for arm in arms {
             if arm.guard.is_none() {
                 if self.fits(&arm.pattern, &v) {
-                    self.bind_owned(&arm.pattern, v, base);
+                    match (&arm.pattern, v) {
+                        (Pat::List { elements, rest }, Value::List(list)) => {
+                            self.bind_list(elements, rest, list, base)
+                        }
+                        (pattern, v) => self.bind_owned(pattern, v, base),
+                    }
                     return Ok(&arm.body);
                 }
                 continue;
@@ -248,22 +253,40 @@ impl Machine<'_> {
                 let inner = Rc::try_unwrap(inner).unwrap_or_else(|shared| (*shared).clone());
                 self.bind_owned(p, inner, base);
             }
-            (Pat::List { elements, rest }, Value::List(mut list)) => {
-                for (i, p) in elements.iter().enumerate() {
-                    match p {
-                        Pat::Bind(slot) => self.stack[base + *slot as usize] = list.take_at(i),
-                        p if binds(p) => {
-                            let x = list.take_at(i);
-                            self.bind_owned(p, x, base);
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(Some(slot)) = rest {
-                    self.stack[base + *slot as usize] = Value::List(list.into_skip(elements.len()));
-                }
+            (Pat::List { elements, rest }, Value::List(list)) => {
+                self.bind_list(elements, rest, list, base)
             }
             _ => {}
+        }
+    }
+
+    /// [`Self::bind_owned`] for a list pattern (`[x, ..rest]` above all),
+    /// inlined into arm selection: the element and the rest go straight into
+    /// their slots, not through a returned temporary.
+    #[inline(always)]
+    fn bind_list(
+        &mut self,
+        elements: &[Pat],
+        rest: &Option<Option<crate::ir::Slot>>,
+        mut list: soil_rt::List,
+        base: usize,
+    ) {
+        for (i, p) in elements.iter().enumerate() {
+            match p {
+                Pat::Bind(slot) => {
+                    let x = list.take_at(i);
+                    self.stack[base + *slot as usize] = x;
+                }
+                p if binds(p) => {
+                    let x = list.take_at(i);
+                    self.bind_owned(p, x, base);
+                }
+                _ => {}
+            }
+        }
+        if let Some(Some(slot)) = rest {
+            let rest = list.into_skip(elements.len());
+            self.stack[base + *slot as usize] = Value::List(rest);
         }
     }
 

@@ -179,6 +179,7 @@ impl List {
         List::from_vec(Vec::new())
     }
 
+    #[inline]
     pub fn from_vec(items: Vec<Value>) -> List {
         let end = u32::try_from(items.len()).unwrap_or(u32::MAX);
         List {
@@ -188,27 +189,33 @@ impl List {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
 
+    #[inline]
     pub fn as_slice(&self) -> &[Value] {
         &self.items[self.start as usize..self.end as usize]
     }
 
+    #[inline]
     pub fn get(&self, index: usize) -> Option<&Value> {
         self.as_slice().get(index)
     }
 
+    #[inline]
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
         self.as_slice().iter()
     }
 
     /// The elements `[from, to)` of this view, clamped to its bounds.
+    #[inline]
     pub fn slice(&self, from: usize, to: usize) -> List {
         let len = self.len();
         let to = to.min(len);
@@ -221,6 +228,7 @@ impl List {
     }
 
     /// Everything after the first `n` elements (clamped).
+    #[inline]
     pub fn skip(&self, n: usize) -> List {
         self.slice(n, self.len())
     }
@@ -233,6 +241,7 @@ impl List {
 
     /// This list with `value` appended: in place (amortized O(1)) when this
     /// view is the only owner of its storage, otherwise a copy.
+    #[inline]
     pub fn push(mut self, value: Value) -> List {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
@@ -326,6 +335,7 @@ impl List {
     /// view is the only owner of its storage (a placeholder takes its place,
     /// outside every view that can still be built from this one), cloned
     /// otherwise. Pattern matching takes `[x, ..rest]` apart with it.
+    #[inline]
     pub fn take_at(&mut self, index: usize) -> Value {
         let at = self.start as usize + index;
         match Rc::get_mut(&mut self.items) {
@@ -341,6 +351,7 @@ impl List {
 
     /// Everything after the first `n` elements (clamped), without touching
     /// the storage's owner count.
+    #[inline]
     pub fn into_skip(mut self, n: usize) -> List {
         self.start += n.min(self.len()) as u32;
         self
