@@ -38,6 +38,12 @@ impl Machine<'_> {
             let b = self.operand(second, base)?;
             return self.select_pair_arm(arms, a, b, base, span);
         }
+        if let Expr::Local(slot) = scrutinee
+            && let Value::List(_) = &self.stack[base + *slot as usize]
+            && arms.iter().all(list_of_binds)
+        {
+            return self.select_list_arm(arms, base + *slot as usize, base, span);
+        }
         let v = self.operand(scrutinee, base)?;
         self.select_arm(arms, v, base, span)
     }
@@ -72,6 +78,59 @@ impl Machine<'_> {
                 return Ok(&arm.body);
             }
             self.unbind(&arm.pattern, base);
+        }
+        let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
+        Err(self.locate(error, span))
+    }
+
+    /// Arm selection for a list that stays in its slot (`match xs with | []
+    /// -> ... | [x, ..rest] -> ...` where `xs` is read again later): the
+    /// arms' elements and rests are read from the slot, never a copy of the
+    /// list taken apart (the same values: a list the slot still holds is
+    /// shared, so its parts would have been cloned anyway).
+    fn select_list_arm<'e>(
+        &mut self,
+        arms: &'e [Arm],
+        at: usize,
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        let len = match &self.stack[at] {
+            Value::List(list) => list.len(),
+            _ => 0,
+        };
+        for arm in arms {
+            let Pat::List { elements, rest } = &arm.pattern else {
+                continue;
+            };
+            let fits = match rest {
+                None => len == elements.len(),
+                Some(_) => len >= elements.len(),
+            };
+            if !fits {
+                continue;
+            }
+            for (i, p) in elements.iter().enumerate() {
+                if let Pat::Bind(slot) = p {
+                    let x = match &self.stack[at] {
+                        Value::List(list) => match &list.as_slice()[i] {
+                            Value::F64(x) => Value::F64(*x),
+                            Value::I64(n) => Value::I64(*n),
+                            other => other.clone(),
+                        },
+                        _ => Value::Unit,
+                    };
+                    self.stack[base + *slot as usize] = x;
+                }
+            }
+            if let Some(Some(slot)) = rest {
+                let rest = match &self.stack[at] {
+                    Value::List(list) => list.skip(elements.len()),
+                    _ => soil_rt::List::empty(),
+                };
+                self.stack[base + *slot as usize] = Value::List(rest);
+            }
+            return Ok(&arm.body);
         }
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
@@ -355,6 +414,13 @@ impl Machine<'_> {
             _ => false,
         }
     }
+}
+
+/// An unguarded arm `[]`, `[x, y]`, `[x, ..rest]`: a list pattern whose
+/// elements are variables or wildcards.
+fn list_of_binds(arm: &Arm) -> bool {
+    arm.guard.is_none()
+        && matches!(&arm.pattern, Pat::List { elements, .. } if elements.iter().all(irrefutable))
 }
 
 /// Whether `pattern` matches every value (of its type) without looking.

@@ -250,6 +250,12 @@ impl List {
             self.compact();
             return self;
         }
+        self.push_copy(value)
+    }
+
+    /// [`Self::push`] onto a shared view: a copy with `value` appended.
+    #[cold]
+    fn push_copy(self, value: Value) -> List {
         count_copy(self.len());
         let mut items = Vec::with_capacity(self.len() + 1);
         items.extend_from_slice(self.as_slice());
@@ -320,10 +326,16 @@ impl List {
     /// Drops the unreachable prefix of a uniquely owned storage once it
     /// outgrows the view (a queue: `drop 1` then `push`), so the prefix never
     /// holds more than the view; amortized O(1) per push.
+    #[inline]
     fn compact(&mut self) {
         if self.start as usize <= self.len().max(16) {
             return;
         }
+        self.compact_now();
+    }
+
+    #[cold]
+    fn compact_now(&mut self) {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.drain(..self.start as usize);
             self.end -= self.start;
