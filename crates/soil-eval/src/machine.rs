@@ -65,6 +65,8 @@ pub(crate) struct Machine<'a> {
     /// The codes being evaluated, innermost last (tail calls replace the top).
     chain: Vec<CodeId>,
     max_depth: u32,
+    /// The `push` builtin, evaluated inline (the accumulator of most loops).
+    push_builtin: BuiltinId,
     /// Evaluation stops when the native stack pointer goes below this address.
     stack_floor: usize,
 }
@@ -92,6 +94,7 @@ impl<'a> Machine<'a> {
             consts,
             chain: Vec::new(),
             max_depth: program.max_depth,
+            push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
             stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
@@ -243,7 +246,26 @@ impl<'a> Machine<'a> {
                     expr = &code.body;
                 }
                 Expr::Call { func, args, span } => {
-                    let f = self.eval(func, base)?;
+                    let code = &program.codes[code_id as usize];
+                    if let Expr::Local(slot) | Expr::LocalMove(slot) = **func
+                        && code.self_slot == Some(slot)
+                        && code.capture_slots.is_empty()
+                        && args.len() == code.arity as usize
+                        && matches!(self.stack[base + slot as usize], Value::Func(_))
+                    {
+                        // A local loop (`go` calling itself last): the frame
+                        // is reused where it is, the callee being this code.
+                        let me = self.stack[base + slot as usize].clone();
+                        self.push_args(args, base)?;
+                        self.reuse_frame(base, args.len());
+                        self.stack[base + slot as usize] = me;
+                        if let Err(e) = self.retarget(code_id) {
+                            return Err(self.locate(e, *span));
+                        }
+                        expr = &code.body;
+                        continue;
+                    }
+                    let f = self.operand(func, base)?;
                     let tail_target = match &f {
                         Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>()
                         {
@@ -310,6 +332,21 @@ impl<'a> Machine<'a> {
     fn replace_frame(&mut self, base: usize, n: usize) {
         let top = self.stack.len() - n;
         self.stack.drain(base..top);
+    }
+
+    /// Makes the `n` values on top of the stack the parameters of the frame
+    /// at `base` below them, clearing its other slots: the same frame as
+    /// [`Self::replace_frame`] and [`Self::setup_frame`] build, without
+    /// moving the frame or growing it again.
+    fn reuse_frame(&mut self, base: usize, n: usize) {
+        let top = self.stack.len() - n;
+        for i in 0..n {
+            self.stack.swap(base + i, top + i);
+        }
+        self.stack.truncate(top);
+        for slot in &mut self.stack[base + n..] {
+            *slot = Value::Unit;
+        }
     }
 
     fn check_clauses(&mut self, clauses: &[ClauseIr], base: usize, code: EvalCode) -> Res<()> {
@@ -560,6 +597,22 @@ impl<'a> Machine<'a> {
                 args,
                 span,
             } => {
+                if *builtin == self.push_builtin
+                    && let [list, item] = &args[..]
+                {
+                    // `push` without a trip through the stack and the table.
+                    let xs = self.operand(list, base)?;
+                    let x = self.operand(item, base)?;
+                    if let Value::List(xs) = xs {
+                        return Ok(Value::List(xs.push(x)));
+                    }
+                    let new_base = self.stack.len();
+                    self.stack.push(xs);
+                    self.stack.push(x);
+                    return self
+                        .call_builtin(*builtin, new_base)
+                        .map_err(|e| self.locate(e, *span));
+                }
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
                 self.call_builtin(*builtin, new_base)

@@ -38,7 +38,13 @@ impl Machine<'_> {
             let b = self.operand(second, base)?;
             return self.select_pair_arm(arms, a, b, base, span);
         }
-        let v = self.eval(scrutinee, base)?;
+        if let Expr::Local(slot) = scrutinee
+            && let Value::List(_) = &self.stack[base + *slot as usize]
+            && arms.iter().all(list_of_binds)
+        {
+            return self.select_list_arm(arms, base + *slot as usize, base, span);
+        }
+        let v = self.operand(scrutinee, base)?;
         self.select_arm(arms, v, base, span)
     }
 
@@ -77,6 +83,59 @@ impl Machine<'_> {
         Err(self.locate(error, span))
     }
 
+    /// Arm selection for a list that stays in its slot (`match xs with | []
+    /// -> ... | [x, ..rest] -> ...` where `xs` is read again later): the
+    /// arms' elements and rests are read from the slot, never a copy of the
+    /// list taken apart (the same values: a list the slot still holds is
+    /// shared, so its parts would have been cloned anyway).
+    fn select_list_arm<'e>(
+        &mut self,
+        arms: &'e [Arm],
+        at: usize,
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        let len = match &self.stack[at] {
+            Value::List(list) => list.len(),
+            _ => 0,
+        };
+        for arm in arms {
+            let Pat::List { elements, rest } = &arm.pattern else {
+                continue;
+            };
+            let fits = match rest {
+                None => len == elements.len(),
+                Some(_) => len >= elements.len(),
+            };
+            if !fits {
+                continue;
+            }
+            for (i, p) in elements.iter().enumerate() {
+                if let Pat::Bind(slot) = p {
+                    let x = match &self.stack[at] {
+                        Value::List(list) => match &list.as_slice()[i] {
+                            Value::F64(x) => Value::F64(*x),
+                            Value::I64(n) => Value::I64(*n),
+                            other => other.clone(),
+                        },
+                        _ => Value::Unit,
+                    };
+                    self.stack[base + *slot as usize] = x;
+                }
+            }
+            if let Some(Some(slot)) = rest {
+                let rest = match &self.stack[at] {
+                    Value::List(list) => list.skip(elements.len()),
+                    _ => soil_rt::List::empty(),
+                };
+                self.stack[base + *slot as usize] = Value::List(rest);
+            }
+            return Ok(&arm.body);
+        }
+        let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
+        Err(self.locate(error, span))
+    }
+
     fn guard_passes(&mut self, arm: &Arm, base: usize) -> Res<bool> {
         match &arm.guard {
             None => Ok(true),
@@ -103,7 +162,12 @@ impl Machine<'_> {
         for arm in arms {
             if arm.guard.is_none() {
                 if self.fits(&arm.pattern, &v) {
-                    self.bind_owned(&arm.pattern, v, base);
+                    match (&arm.pattern, v) {
+                        (Pat::List { elements, rest }, Value::List(list)) => {
+                            self.bind_list(elements, rest, list, base)
+                        }
+                        (pattern, v) => self.bind_owned(pattern, v, base),
+                    }
                     return Ok(&arm.body);
                 }
                 continue;
@@ -248,22 +312,40 @@ impl Machine<'_> {
                 let inner = Rc::try_unwrap(inner).unwrap_or_else(|shared| (*shared).clone());
                 self.bind_owned(p, inner, base);
             }
-            (Pat::List { elements, rest }, Value::List(mut list)) => {
-                for (i, p) in elements.iter().enumerate() {
-                    match p {
-                        Pat::Bind(slot) => self.stack[base + *slot as usize] = list.take_at(i),
-                        p if binds(p) => {
-                            let x = list.take_at(i);
-                            self.bind_owned(p, x, base);
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(Some(slot)) = rest {
-                    self.stack[base + *slot as usize] = Value::List(list.into_skip(elements.len()));
-                }
+            (Pat::List { elements, rest }, Value::List(list)) => {
+                self.bind_list(elements, rest, list, base)
             }
             _ => {}
+        }
+    }
+
+    /// [`Self::bind_owned`] for a list pattern (`[x, ..rest]` above all),
+    /// inlined into arm selection: the element and the rest go straight into
+    /// their slots, not through a returned temporary.
+    #[inline(always)]
+    fn bind_list(
+        &mut self,
+        elements: &[Pat],
+        rest: &Option<Option<crate::ir::Slot>>,
+        mut list: soil_rt::List,
+        base: usize,
+    ) {
+        for (i, p) in elements.iter().enumerate() {
+            match p {
+                Pat::Bind(slot) => {
+                    let x = list.take_at(i);
+                    self.stack[base + *slot as usize] = x;
+                }
+                p if binds(p) => {
+                    let x = list.take_at(i);
+                    self.bind_owned(p, x, base);
+                }
+                _ => {}
+            }
+        }
+        if let Some(Some(slot)) = rest {
+            let rest = list.into_skip(elements.len());
+            self.stack[base + *slot as usize] = Value::List(rest);
         }
     }
 
@@ -332,6 +414,13 @@ impl Machine<'_> {
             _ => false,
         }
     }
+}
+
+/// An unguarded arm `[]`, `[x, y]`, `[x, ..rest]`: a list pattern whose
+/// elements are variables or wildcards.
+fn list_of_binds(arm: &Arm) -> bool {
+    arm.guard.is_none()
+        && matches!(&arm.pattern, Pat::List { elements, .. } if elements.iter().all(irrefutable))
 }
 
 /// Whether `pattern` matches every value (of its type) without looking.

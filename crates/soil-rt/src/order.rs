@@ -7,6 +7,7 @@ use crate::value::Value;
 
 /// The F64 total order: every NaN (any payload, either sign) is one logical
 /// value sorting after `+inf`; otherwise IEEE `totalOrder`, so `-0.0 < 0.0`.
+#[inline]
 pub fn f64_total_cmp(a: f64, b: f64) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => Ordering::Equal,

@@ -179,6 +179,7 @@ impl List {
         List::from_vec(Vec::new())
     }
 
+    #[inline]
     pub fn from_vec(items: Vec<Value>) -> List {
         let end = u32::try_from(items.len()).unwrap_or(u32::MAX);
         List {
@@ -188,27 +189,33 @@ impl List {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
 
+    #[inline]
     pub fn as_slice(&self) -> &[Value] {
         &self.items[self.start as usize..self.end as usize]
     }
 
+    #[inline]
     pub fn get(&self, index: usize) -> Option<&Value> {
         self.as_slice().get(index)
     }
 
+    #[inline]
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
         self.as_slice().iter()
     }
 
     /// The elements `[from, to)` of this view, clamped to its bounds.
+    #[inline]
     pub fn slice(&self, from: usize, to: usize) -> List {
         let len = self.len();
         let to = to.min(len);
@@ -221,6 +228,7 @@ impl List {
     }
 
     /// Everything after the first `n` elements (clamped).
+    #[inline]
     pub fn skip(&self, n: usize) -> List {
         self.slice(n, self.len())
     }
@@ -233,6 +241,7 @@ impl List {
 
     /// This list with `value` appended: in place (amortized O(1)) when this
     /// view is the only owner of its storage, otherwise a copy.
+    #[inline]
     pub fn push(mut self, value: Value) -> List {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
@@ -241,6 +250,12 @@ impl List {
             self.compact();
             return self;
         }
+        self.push_copy(value)
+    }
+
+    /// [`Self::push`] onto a shared view: a copy with `value` appended.
+    #[cold]
+    fn push_copy(self, value: Value) -> List {
         count_copy(self.len());
         let mut items = Vec::with_capacity(self.len() + 1);
         items.extend_from_slice(self.as_slice());
@@ -311,10 +326,16 @@ impl List {
     /// Drops the unreachable prefix of a uniquely owned storage once it
     /// outgrows the view (a queue: `drop 1` then `push`), so the prefix never
     /// holds more than the view; amortized O(1) per push.
+    #[inline]
     fn compact(&mut self) {
         if self.start as usize <= self.len().max(16) {
             return;
         }
+        self.compact_now();
+    }
+
+    #[cold]
+    fn compact_now(&mut self) {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.drain(..self.start as usize);
             self.end -= self.start;
@@ -326,16 +347,23 @@ impl List {
     /// view is the only owner of its storage (a placeholder takes its place,
     /// outside every view that can still be built from this one), cloned
     /// otherwise. Pattern matching takes `[x, ..rest]` apart with it.
+    #[inline]
     pub fn take_at(&mut self, index: usize) -> Value {
         let at = self.start as usize + index;
         match Rc::get_mut(&mut self.items) {
             Some(items) => std::mem::replace(&mut items[at], Value::Unit),
-            None => self.items[at].clone(),
+            None => match &self.items[at] {
+                // Scalars copy without the general clone.
+                Value::F64(x) => Value::F64(*x),
+                Value::I64(n) => Value::I64(*n),
+                other => other.clone(),
+            },
         }
     }
 
     /// Everything after the first `n` elements (clamped), without touching
     /// the storage's owner count.
+    #[inline]
     pub fn into_skip(mut self, n: usize) -> List {
         self.start += n.min(self.len()) as u32;
         self

@@ -1,0 +1,66 @@
+//! Local loops: a closure calling itself in tail position reuses its frame
+//! in place. Its results and copies must be those of an ordinary call: the
+//! loop that passes itself along (held across its arguments), the loop with
+//! captures (the general path), and the merge whose `match` reads a list the
+//! other branch still needs (bound from the slot, the list left shared).
+
+use expect_test::expect;
+use soil_eval::{World, program_from_source, with_eval_stack};
+use soil_rt::{Value, copied_elements};
+
+const PROGRAMS: &str = r#"
+count n = let go k acc = if k <= 0 then acc else go (k - 1) (push acc k) in len (go n [])
+
+reads_itself n = let go k acc = if k <= 0 then acc else go (k - 1) (push acc (len [go, go])) in sum_i64 (go n [])
+
+captures n = let step = 3 in let go k acc = if k <= 0 then acc else go (k - 1) (acc + step) in go n 0
+
+merge n =
+  let go out left right =
+    match left with
+    | [] -> append out right
+    | [x, ..left_rest] ->
+      match right with
+      | [] -> append out left
+      | [y, ..right_rest] ->
+        if x <= y then go (push out x) left_rest right else go (push out y) left right_rest
+      end
+    end
+  in
+  let evens = map (\i -> 2 * i) (range 0 n) in
+  let odds = map (\i -> 2 * i + 1) (range 0 n) in
+  let merged = go [] evens odds in
+  (len merged, sum_i64 (take 4 merged), len evens + len odds)
+"#;
+
+fn runs(n: i64) -> String {
+    with_eval_stack(|| {
+        let program = match program_from_source(PROGRAMS, Some("loops.soil")) {
+            Ok(program) => program,
+            Err(errors) => return format!("compile error: {errors:?}"),
+        };
+        let mut out = String::new();
+        for name in ["count", "reads_itself", "captures", "merge"] {
+            let before = copied_elements();
+            let value = program.call(name, vec![Value::I64(n)], &mut World::sandbox());
+            let copies = copied_elements() - before;
+            let value = match value {
+                Ok(v) => format!("{v:?}"),
+                Err(e) => format!("{e:?}"),
+            };
+            out.push_str(&format!("{name}: {value}, {copies} elements copied\n"));
+        }
+        out
+    })
+}
+
+#[test]
+fn local_loops_run_as_ordinary_calls() {
+    expect![[r#"
+        count: 1000, 0 elements copied
+        reads_itself: 2000, 0 elements copied
+        captures: 3000, 0 elements copied
+        merge: (2000, 6, 2000), 1 elements copied
+    "#]]
+    .assert_eq(&runs(1000));
+}
