@@ -13,7 +13,8 @@ print-examples:
 test:
     cargo test --workspace
 
-# Benchmarks: each prints its figures and ratios.
+# Benchmarks: each prints its figures and ratios (TRELLIS_BENCH_QUICK=1 leaves
+# the 20,000-definition root out of edit_bench).
 bench:
     cargo build -q --release -p trellis
     cargo run -q --release -p soil-syntax --example frontend_bench_mimalloc
@@ -23,6 +24,7 @@ bench:
     cargo run -q --release -p trellis-db --example db_bench
     cargo run -q --release -p trellis-verify --example property_bench -- 80
     cargo run -q --release -p trellis --example daemon_bench
+    cargo run -q --release -p trellis --example edit_bench
     cargo run -q --release -p trellis --example context_bench
     cargo run -q --release -p trellis --example mcp_bench
 

@@ -10,9 +10,7 @@ use soil_syntax::ast::{Equation, Signature};
 use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
-use crate::files::Workspace;
 use crate::hashing::{cycle_of, definition_item, reaches_a_cycle, resolved_refs};
-use crate::index::root_index;
 use crate::refs::predicate_refs;
 use crate::resolve::{Target, resolve};
 use crate::soil::{Item, ItemKind, helper_signature, item_equation};
@@ -51,9 +49,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         // would make every program's references depend on its callers' programs.
         ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
         ItemKind::Function => {
-            let index = root_index(db, Workspace::get(db));
-            let spec = index
-                .module(item.module(db))
+            let spec = crate::index::files_of(db, item.module(db))
                 .and_then(|m| m.specs.get(item.name(db)).copied());
             for block in spec
                 .map(|file| formal_blocks(db, file).as_slice())
@@ -81,9 +77,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
 
 /// The escape hatches a function's spec grants, as (hatch, reason).
 fn spec_grants(db: &dyn Db, item: Item<'_>) -> Vec<(String, String)> {
-    let index = root_index(db, Workspace::get(db));
-    let Some(spec) = index
-        .module(item.module(db))
+    let Some(spec) = crate::index::files_of(db, item.module(db))
         .and_then(|m| m.specs.get(item.name(db)).copied())
     else {
         return Vec::new();
@@ -107,8 +101,7 @@ fn spec_grants(db: &dyn Db, item: Item<'_>) -> Vec<(String, String)> {
 /// read, so an edit of another function's body leaves this asleep.
 #[salsa::tracked(returns(ref))]
 pub fn helper_grants<'db>(db: &'db dyn Db, helper: Item<'db>) -> Vec<(String, String)> {
-    let index = root_index(db, Workspace::get(db));
-    let Some(files) = index.module(helper.module(db)) else {
+    let Some(files) = crate::index::files_of(db, helper.module(db)) else {
         return Vec::new();
     };
     let key = (helper.module(db).clone(), helper.name(db).clone());
@@ -235,9 +228,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
 /// (`count_of`, `sort`, …), other than `item` itself, in first-mention order.
 #[salsa::tracked(returns(ref))]
 pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
-    let index = root_index(db, Workspace::get(db));
-    let spec = index
-        .module(item.module(db))
+    let spec = crate::index::files_of(db, item.module(db))
         .and_then(|m| m.specs.get(item.name(db)).copied());
     let mut out: Vec<(String, String)> = Vec::new();
     for block in spec

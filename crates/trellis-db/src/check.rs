@@ -42,9 +42,7 @@ pub(crate) fn block_source(
 }
 
 fn spec_file_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    let index = root_index(db, Workspace::get(db));
-    index
-        .module(item.module(db))?
+    crate::index::files_of(db, item.module(db))?
         .specs
         .get(item.name(db))
         .copied()

@@ -10,8 +10,6 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 use trellis_spec::BlockSyntax;
 
 use crate::db::Db;
-use crate::files::Workspace;
-use crate::index::root_index;
 use crate::refs::FreeRef;
 use crate::soil::{Item, free_refs, item_soil_file};
 use crate::spec::parse_spec;
@@ -19,8 +17,10 @@ use crate::spec::parse_spec;
 /// The names a module exports, from its `_module.tr`.
 #[salsa::tracked(returns(ref))]
 pub fn module_exports(db: &dyn Db, module: crate::index::Module<'_>) -> BTreeSet<String> {
-    let index = root_index(db, Workspace::get(db));
-    let Some(spec) = index.module(module.name(db)).and_then(|m| m.spec) else {
+    let Some(spec) = crate::index::module_files(db, module)
+        .as_ref()
+        .and_then(|m| m.spec)
+    else {
         return BTreeSet::new();
     };
     parse_spec(db, spec)
@@ -44,11 +44,7 @@ pub fn export_violations<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Diagnosti
         let FreeRef::Qualified { module, name } = reference else {
             continue;
         };
-        if module == own
-            || !root_index(db, Workspace::get(db))
-                .modules
-                .contains_key(module)
-        {
+        if module == own || crate::index::files_of(db, module).is_none() {
             continue;
         }
         let exported = module_exports(db, crate::index::Module::new(db, module.clone()));

@@ -169,8 +169,7 @@ pub fn all_code_items(db: &dyn Db) -> Vec<Item<'_>> {
 /// definitions with a spec or a body, and the helpers `_private.soil` defines.
 #[salsa::tracked(returns(ref))]
 pub fn module_code_items<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<Item<'db>> {
-    let index = root_index(db, Workspace::get(db));
-    let Some(files) = index.module(module.name(db)) else {
+    let Some(files) = crate::index::module_files(db, module) else {
         return Vec::new();
     };
     let mut names: BTreeSet<&str> = files
@@ -288,7 +287,9 @@ pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
         }
         return Some(hasher.finish());
     }
-    let index = root_index(db, Workspace::get(db));
-    let file = index.module(&key.0)?.specs.get(&key.1).copied()?;
+    let file = crate::index::files_of(db, &key.0)?
+        .specs
+        .get(&key.1)
+        .copied()?;
     Some(crate::spec::formal_hash(db, file))
 }

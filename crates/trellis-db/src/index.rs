@@ -1,6 +1,9 @@
 //! The root's layout, read from the file list alone: which modules exist and which
 //! spec, Soil and lock files each holds. It re-executes only when a file is added or
-//! removed, never when one is edited.
+//! removed, never when one is edited. Per-definition queries read one module's
+//! files through [`module_files`], whose value stays equal when a file comes or
+//! goes in another module: salsa then cuts the change off there (design §7.3), and
+//! only the touched module's queries (and those of modules that read it) re-execute.
 
 use std::collections::BTreeMap;
 
@@ -84,4 +87,25 @@ pub fn root_index(db: &dyn Db, workspace: Workspace) -> RootIndex {
         }
     }
     index
+}
+
+/// One module's files (`None` when the module has no directory). The cut-off point
+/// between the root-wide file list and everything per module: adding or removing a
+/// file re-executes this for every module, but only the touched module's value moves.
+#[salsa::tracked(returns(ref))]
+pub fn module_files<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<ModuleFiles> {
+    root_index(db, Workspace::get(db))
+        .module(module.name(db))
+        .cloned()
+}
+
+/// [`module_files`] by the module's name.
+pub fn files_of<'db>(db: &'db dyn Db, module: &str) -> Option<&'db ModuleFiles> {
+    module_files(db, Module::new(db, module.to_owned())).as_ref()
+}
+
+/// `_project.tr`, cut off from the file list like [`module_files`].
+#[salsa::tracked]
+pub fn project_spec(db: &dyn Db) -> Option<SourceFile> {
+    root_index(db, Workspace::get(db)).project
 }

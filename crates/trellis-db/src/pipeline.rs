@@ -32,9 +32,9 @@ pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let path = file.path(db);
     let module_dir = path.parent().and_then(|p| p.file_name());
     let module_definitions: Option<Vec<String>> = match (path.file_stem(), module_dir) {
-        (Some("_module"), Some(module)) => root_index(db, Workspace::get(db))
-            .module(module)
-            .map(|files| files.specs.keys().cloned().collect()),
+        (Some("_module"), Some(module)) => {
+            crate::index::files_of(db, module).map(|files| files.specs.keys().cloned().collect())
+        }
         _ => None,
     };
     let context = RootContext {
@@ -134,8 +134,7 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
 /// One module's part of the whole-root check.
 #[salsa::tracked(returns(ref))]
 fn module_check<'db>(db: &'db dyn Db, module: Module<'db>) -> CheckReport {
-    let index = root_index(db, Workspace::get(db));
-    match index.module(module.name(db)) {
+    match crate::index::module_files(db, module) {
         Some(files) => check_module_files(db, module.name(db), files, None),
         None => CheckReport::default(),
     }
@@ -326,9 +325,8 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
 /// One module's rows of the root's status: its decision scope, then each function.
 #[salsa::tracked(returns(ref))]
 fn module_status<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<StatusRow> {
-    let index = root_index(db, Workspace::get(db));
     let mut rows = Vec::new();
-    let Some(files) = index.module(module.name(db)) else {
+    let Some(files) = crate::index::module_files(db, module) else {
         return rows;
     };
     if let Some(spec) = files.spec {

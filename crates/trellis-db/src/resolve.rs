@@ -111,8 +111,7 @@ pub fn resolve(db: &dyn Db, from: Item<'_>, reference: &FreeRef) -> Target {
 }
 
 fn resolve_value(db: &dyn Db, module: &str, name: &str) -> Target {
-    let index = root_index(db, Workspace::get(db));
-    if let Some(files) = index.module(module) {
+    if let Some(files) = crate::index::files_of(db, module) {
         let defined = match ItemKind::of(name) {
             ItemKind::Function => files.soils.contains_key(name) || files.specs.contains_key(name),
             ItemKind::Helper => files

@@ -10,8 +10,7 @@ use soil_syntax::ast::{self, Equation, Signature};
 use trellis_diag::Diagnostic;
 
 use crate::db::Db;
-use crate::files::{SourceFile, Workspace};
-use crate::index::root_index;
+use crate::files::SourceFile;
 use crate::refs::{FreeRef, equation_refs};
 
 /// A parsed `.soil` file and what the parser reported.
@@ -75,8 +74,7 @@ impl<'db> Item<'db> {
 /// The `.soil` file holding an item's equation: `<module>/<name>.soil` for a public
 /// function, `<module>/_private.soil` for a helper.
 pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    let index = root_index(db, Workspace::get(db));
-    let module = index.module(item.module(db))?;
+    let module = crate::index::files_of(db, item.module(db))?;
     match item.kind(db) {
         ItemKind::Function => module.soils.get(item.name(db)).copied(),
         ItemKind::Helper => module.private_soil,

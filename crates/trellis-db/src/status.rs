@@ -34,17 +34,12 @@ pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnos
 
 /// The lock beside a spec: `<module>/<stem>.lock`.
 pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    root_index(db, Workspace::get(db))
-        .module(module)?
-        .locks
-        .get(stem)
-        .copied()
+    crate::index::files_of(db, module)?.locks.get(stem).copied()
 }
 
 /// The spec file of a function or type item.
 pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    root_index(db, Workspace::get(db))
-        .module(item.module(db))?
+    crate::index::files_of(db, item.module(db))?
         .specs
         .get(item.name(db))
         .copied()
@@ -102,7 +97,6 @@ pub struct DecisionsInScope {
 
 /// The decisions a module's definitions see: the project's and the module's.
 pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
-    let index = root_index(db, Workspace::get(db));
     let mut scope = DecisionsInScope::default();
     let mut add = |file: SourceFile, which: Scope| {
         for entry in decision_entries(db, file) {
@@ -113,9 +107,8 @@ pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
         }
         scope_hash(db, file)
     };
-    scope.project_scope_hash = index.project.map(|file| add(file, Scope::Project));
-    scope.module_scope_hash = index
-        .module(module)
+    scope.project_scope_hash = crate::index::project_spec(db).map(|file| add(file, Scope::Project));
+    scope.module_scope_hash = crate::index::files_of(db, module)
         .and_then(|m| m.spec)
         .map(|file| add(file, Scope::Module));
     scope
@@ -129,7 +122,6 @@ pub fn empty_scope_hash() -> Digest {
 /// The current oracle hashes of a spec's `reference` blocks, by source text.
 #[salsa::tracked(returns(ref))]
 pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> {
-    let index = root_index(db, Workspace::get(db));
     let mut out = BTreeMap::new();
     for block in test_blocks(db, spec) {
         let BlockSyntax::Reference(Some(reference)) = &block.syntax else {
@@ -137,10 +129,15 @@ pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> 
         };
         let hash = match &reference.reference {
             // A missing reference file hashes as empty; the test tier reports it.
-            Reference::Python { path, .. } => index.by_path.get(path.as_str()).map_or_else(
-                || Digest::of(b""),
-                |file| Digest::of(file.text(db).as_bytes()),
-            ),
+            // Only a spec with a Python reference reads the file list: the others
+            // stay asleep when files come and go.
+            Reference::Python { path, .. } => root_index(db, Workspace::get(db))
+                .by_path
+                .get(path.as_str())
+                .map_or_else(
+                    || Digest::of(b""),
+                    |file| Digest::of(file.text(db).as_bytes()),
+                ),
             Reference::Cli { command } => Digest::of(command.as_bytes()),
         };
         out.insert(reference.line.clone(), hash);

@@ -9,9 +9,8 @@ use trellis_hash::Digest;
 
 use crate::db::Db;
 use crate::documents::program_json;
-use crate::files::Workspace;
 use crate::hashing::{module_code_items, soil_hash};
-use crate::index::{Module, root_index};
+use crate::index::Module;
 use crate::spec::{SpecHashes, spec_hashes};
 
 /// One definition's current hashes.
@@ -28,8 +27,7 @@ pub struct DefinitionHashes {
 /// The hashes of every definition of `module` with a spec or a body, in name order.
 #[salsa::tracked(returns(ref))]
 pub fn module_hashes<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<DefinitionHashes> {
-    let index = root_index(db, Workspace::get(db));
-    let Some(files) = index.module(module.name(db)) else {
+    let Some(files) = crate::index::module_files(db, module) else {
         return Vec::new();
     };
     // Both sides are in name order: merge them.

@@ -20,8 +20,7 @@ use crate::check::{
     block_path, block_source, checker_declaration, checker_definition, checker_env,
 };
 use crate::db::Db;
-use crate::files::{SourceFile, Workspace};
-use crate::index::root_index;
+use crate::files::SourceFile;
 use crate::soil::{Item, ItemKind};
 use crate::spec::{formal_blocks, test_blocks};
 
@@ -43,9 +42,7 @@ fn spec_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     if item.kind(db) != ItemKind::Function {
         return None;
     }
-    let index = root_index(db, Workspace::get(db));
-    index
-        .module(item.module(db))?
+    crate::index::files_of(db, item.module(db))?
         .specs
         .get(item.name(db))
         .copied()

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use expect_test::{Expect, expect};
 use trellis_db::{
     Change, DecisionKey, Module, RootDatabase, Workspace, all_code_items, check_root,
-    decision_entries, decision_entry_hash, formal_hash, prose_hash, root_index, scope_hash,
-    soil_hash, test_hash,
+    decision_entries, decision_entry_hash, formal_hash, prose_hash, root_index, root_status,
+    scope_hash, soil_hash, test_hash,
 };
 
 const ROOT: &str = r#"
@@ -164,6 +164,11 @@ fn all_hashes(db: &RootDatabase) -> BTreeMap<String, String> {
 
 /// Replaces salsa ids in query-log lines with the path or name they stand for.
 fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
+    name_keys(&readable_names(db), log)
+}
+
+/// The path or name each salsa id of the root stands for.
+fn readable_names(db: &RootDatabase) -> BTreeMap<String, String> {
     use salsa::plumbing::AsId;
     let mut names = BTreeMap::new();
     for &file in Workspace::get(db).files(db).iter() {
@@ -189,6 +194,10 @@ fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
             }
         }
     }
+    names
+}
+
+fn name_keys(names: &BTreeMap<String, String>, log: Vec<String>) -> Vec<String> {
     log.into_iter()
         .map(|line| {
             let Some(open) = line.find('(') else {
@@ -628,4 +637,345 @@ fn an_unsigned_helper_body_edit_re_checks_its_callers() {
         ]
     "#]]
     .assert_debug_eq(&executed);
+}
+
+/// A second module beside `m`: `n::triple` refers to nothing, `n::user` to
+/// `m::double` (exported by `m`).
+const MODULE_N: &str = r#"
+//- n/_module.tr
+---
+name: n
+---
+
+# Module n
+
+```exports
+triple, user
+```
+//- n/triple.tr
+---
+name: triple
+---
+
+# triple
+
+Three times its input.
+
+```soil-sig
+triple : (x : I64) -> I64
+```
+
+```test basics
+triple(1) -> 3
+```
+//- n/triple.soil
+triple x = x + x + x
+//- n/user.tr
+---
+name: user
+---
+
+# user
+
+Doubles through m.
+
+```soil-sig
+user : (x : I64) -> I64
+```
+
+```test basics
+user(1) -> 2
+```
+//- n/user.soil
+user x = m::double x
+"#;
+
+/// Every whole-root pass a daemon answers from: the check, the status, every hash.
+fn every_pass(db: &RootDatabase) {
+    check_root(db, None);
+    root_status(db);
+    all_hashes(db);
+}
+
+/// Loads `m` and `n`, runs every pass, applies `change` and lists the queries
+/// salsa re-executed running every pass again, with the module keys of both
+/// states named.
+fn log_after_files_change(change: impl FnOnce(&mut Change)) -> Vec<String> {
+    let mut db = load(&format!("{ROOT}{MODULE_N}"));
+    every_pass(&db);
+    let mut names = readable_names(&db);
+    let mut edit = Change::default();
+    change(&mut edit);
+    edit.apply(&mut db);
+    db.query_log().start();
+    every_pass(&db);
+    let log = db.query_log().take();
+    names.extend(readable_names(&db));
+    name_keys(&names, log)
+}
+
+#[test]
+fn adding_a_definition_re_executes_its_module_alone() {
+    let executed = log_after_files_change(|change| {
+        change
+            .set_file(
+                "n/extra.tr",
+                "---\nname: extra\n---\n\n# extra\n\nOne more.\n\n```soil-sig\nextra : (x : I64) -> I64\n```\n",
+            )
+            .set_file("n/extra.soil", "extra x = x + 1\n");
+    });
+    expect![[r#"
+        [
+            "root_index(Id(0))",
+            "whole_root_check(Id(100))",
+            "module_files(m)",
+            "checker_env(Id(280))",
+            "module_files(n)",
+            "module_check(n)",
+            "spec_diagnostics(n/_module.tr)",
+            "spec_diagnostics(n/extra.tr)",
+            "parse_spec(n/extra.tr)",
+            "parse_soil(n/extra.soil)",
+            "check_definition(n::extra)",
+            "checker_definition(n::extra)",
+            "item_equation(n::extra)",
+            "formal_blocks(n/extra.tr)",
+            "program_cycle(n::extra)",
+            "program_cycle_free(n::extra)",
+            "program_refs(n::extra)",
+            "resolved_refs(n::extra)",
+            "free_refs(n::extra)",
+            "program_def(n::extra)",
+            "program_order(n::extra)",
+            "test_diagnostics(n::extra)",
+            "test_blocks(n/extra.tr)",
+            "export_violations(n::extra)",
+            "item_equation(n::triple)",
+            "checker_definition(n::triple)",
+            "program_def(n::triple)",
+            "test_diagnostics(n::triple)",
+            "item_equation(n::user)",
+            "checker_definition(n::user)",
+            "program_def(n::user)",
+            "test_diagnostics(n::user)",
+            "root_status(Id(380))",
+            "project_spec(Id(400))",
+            "module_status(n)",
+            "definition_status(n::extra)",
+            "current_hashes(n::extra)",
+            "spec_hashes(n/extra.tr)",
+            "formal_hash(n/extra.tr)",
+            "test_hash(n/extra.tr)",
+            "prose_hash(n/extra.tr)",
+            "lowering_edges(n::extra)",
+            "soil_hash(n::extra)",
+            "call_cycle(n::extra)",
+            "call_cycle_free(n::extra)",
+            "hash_form(n::extra)",
+            "oracle_hashes(n/extra.tr)",
+            "suite_key(n::extra)",
+            "test_program_order(n::extra)",
+            "property_callees(n::extra)",
+            "current_hashes(n::triple)",
+            "suite_key(n::triple)",
+            "property_callees(n::triple)",
+            "definition_status(n::triple)",
+            "current_hashes(n::user)",
+            "suite_key(n::user)",
+            "property_callees(n::user)",
+            "definition_status(n::user)",
+            "all_code_items(Id(580))",
+            "module_code_items(n)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn deleting_a_definition_no_one_calls_re_executes_its_module_alone() {
+    let executed = log_after_files_change(|change| {
+        change
+            .remove_file("n/triple.tr")
+            .remove_file("n/triple.soil");
+    });
+    expect![[r#"
+        [
+            "root_index(Id(0))",
+            "whole_root_check(Id(100))",
+            "module_files(m)",
+            "checker_env(Id(280))",
+            "module_files(n)",
+            "module_check(n)",
+            "spec_diagnostics(n/_module.tr)",
+            "item_equation(n::user)",
+            "checker_definition(n::user)",
+            "program_def(n::user)",
+            "test_diagnostics(n::user)",
+            "root_status(Id(380))",
+            "project_spec(Id(400))",
+            "module_status(n)",
+            "current_hashes(n::user)",
+            "suite_key(n::user)",
+            "property_callees(n::user)",
+            "definition_status(n::user)",
+            "all_code_items(Id(580))",
+            "module_code_items(n)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() {
+    // `m::double` is called by `m::quad` and by `n::user`.
+    let executed = log_after_files_change(|change| {
+        change
+            .remove_file("m/double.tr")
+            .remove_file("m/double.soil");
+    });
+    expect![[r#"
+        [
+            "root_index(Id(0))",
+            "whole_root_check(Id(100))",
+            "module_files(m)",
+            "module_check(m)",
+            "spec_diagnostics(m/_module.tr)",
+            "item_equation(m::quad)",
+            "checker_definition(m::quad)",
+            "resolved_refs(m::quad)",
+            "program_refs(m::quad)",
+            "program_def(m::quad)",
+            "program_cycle_free(m::quad)",
+            "check_definition(m::quad)",
+            "program_order(m::quad)",
+            "checker_env(Id(280))",
+            "test_diagnostics(m::quad)",
+            "item_equation(m::_twice)",
+            "checker_definition(m::_twice)",
+            "helper_signature(m::_twice)",
+            "helper_grants(m::_twice)",
+            "module_files(n)",
+            "resolved_refs(n::user)",
+            "program_refs(n::user)",
+            "program_cycle_free(n::user)",
+            "check_definition(n::user)",
+            "program_order(n::user)",
+            "module_check(n)",
+            "export_violations(n::user)",
+            "module_exports(m)",
+            "root_status(Id(380))",
+            "module_status(m)",
+            "current_hashes(m::quad)",
+            "lowering_edges(m::quad)",
+            "project_spec(Id(400))",
+            "call_cycle_free(m::quad)",
+            "soil_hash(m::quad)",
+            "suite_key(m::quad)",
+            "test_program_order(m::quad)",
+            "property_callees(m::quad)",
+            "definition_status(m::quad)",
+            "lowering_edges(n::user)",
+            "current_hashes(n::user)",
+            "call_cycle_free(n::user)",
+            "soil_hash(n::user)",
+            "test_program_order(n::user)",
+            "suite_key(n::user)",
+            "definition_status(n::user)",
+            "all_code_items(Id(580))",
+            "module_code_items(m)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+#[test]
+fn adding_and_deleting_a_module_re_executes_that_module_alone() {
+    let added = log_after_files_change(|change| {
+        change
+            .set_file("k/_module.tr", "---\nname: k\n---\n\n# Module k\n\nNew.\n")
+            .set_file(
+                "k/one.tr",
+                "---\nname: one\n---\n\n# one\n\nOne.\n\n```soil-sig\none : (x : I64) -> I64\n```\n",
+            )
+            .set_file("k/one.soil", "one x = 1\n");
+    });
+    expect![[r#"
+        [
+            "root_index(Id(0))",
+            "whole_root_check(Id(100))",
+            "module_check(k)",
+            "module_files(k)",
+            "spec_diagnostics(k/_module.tr)",
+            "parse_spec(k/_module.tr)",
+            "spec_diagnostics(k/one.tr)",
+            "parse_spec(k/one.tr)",
+            "parse_soil(k/one.soil)",
+            "check_definition(k::one)",
+            "checker_definition(k::one)",
+            "item_equation(k::one)",
+            "formal_blocks(k/one.tr)",
+            "program_cycle(k::one)",
+            "program_cycle_free(k::one)",
+            "program_refs(k::one)",
+            "resolved_refs(k::one)",
+            "free_refs(k::one)",
+            "program_def(k::one)",
+            "program_order(k::one)",
+            "checker_env(Id(280))",
+            "test_diagnostics(k::one)",
+            "test_blocks(k/one.tr)",
+            "export_violations(k::one)",
+            "module_files(m)",
+            "module_files(n)",
+            "root_status(Id(380))",
+            "module_status(k)",
+            "definition_status(k::one)",
+            "current_hashes(k::one)",
+            "spec_hashes(k/one.tr)",
+            "formal_hash(k/one.tr)",
+            "test_hash(k/one.tr)",
+            "prose_hash(k/one.tr)",
+            "lowering_edges(k::one)",
+            "project_spec(Id(400))",
+            "decision_entries(k/_module.tr)",
+            "scope_hash(k/_module.tr)",
+            "soil_hash(k::one)",
+            "call_cycle(k::one)",
+            "call_cycle_free(k::one)",
+            "hash_form(k::one)",
+            "oracle_hashes(k/one.tr)",
+            "suite_key(k::one)",
+            "test_program_order(k::one)",
+            "property_callees(k::one)",
+            "formal_hash(k/_module.tr)",
+            "test_hash(k/_module.tr)",
+            "prose_hash(k/_module.tr)",
+            "all_code_items(Id(580))",
+            "module_code_items(k)",
+        ]
+    "#]]
+    .assert_debug_eq(&added);
+    let deleted = log_after_files_change(|change| {
+        for path in [
+            "n/_module.tr",
+            "n/triple.tr",
+            "n/triple.soil",
+            "n/user.tr",
+            "n/user.soil",
+        ] {
+            change.remove_file(path);
+        }
+    });
+    expect![[r#"
+        [
+            "root_index(Id(0))",
+            "whole_root_check(Id(100))",
+            "module_files(m)",
+            "checker_env(Id(280))",
+            "root_status(Id(380))",
+            "project_spec(Id(400))",
+            "all_code_items(Id(580))",
+        ]
+    "#]]
+    .assert_debug_eq(&deleted);
 }

@@ -12,7 +12,9 @@ Usage: trellis <command> [options]
 Commands:
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
-  status [--json] [--verify]      what is green, what is stale, and why; --verify
+  status [--json] [--verify] [--all]
+                                  what is green, what is stale, and why (--all:
+                                  every row, not only those needing work); --verify
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
                                   and reports each row where they disagree
@@ -55,6 +57,8 @@ pub enum Command {
     Status {
         json: bool,
         verify: bool,
+        /// Every row in the human table, green ones too.
+        all: bool,
     },
     Refresh,
     Adopt {
@@ -154,6 +158,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
     let mut verify = false;
+    let mut all = false;
     let mut module = None;
     let mut cite = Vec::new();
     let mut budget = None;
@@ -177,6 +182,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
             "--verify" => verify = true,
+            "--all" => all = true,
             "--cite" => match iter.next() {
                 Some(value) => cite.push(value.clone()),
                 None => return Err(UsageError("--cite needs SCOPE:LABEL".into())),
@@ -214,7 +220,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             def: Some((*def).to_owned()),
             json,
         },
-        ["status"] => Command::Status { json, verify },
+        ["status"] => Command::Status { json, verify, all },
         ["refresh"] => Command::Refresh,
         ["adopt"] => Command::Adopt {
             def: None,
@@ -268,6 +274,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if verify && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--verify only applies to `status`".into()));
     }
+    if all && !matches!(command, Command::Status { .. }) {
+        return Err(UsageError("--all only applies to `status`".into()));
+    }
     if module.is_some() {
         return Err(UsageError(
             "--module only applies to `decisions editorial`".into(),
@@ -299,7 +308,8 @@ mod tests {
             parse_words("status --json").map(|i| i.command),
             Ok(Command::Status {
                 json: true,
-                verify: false
+                verify: false,
+                all: false
             })
         );
         assert_eq!(

@@ -139,7 +139,8 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
             client::call_with_progress(&mut client, method, params, &mut progress)
         })
     };
-    let stdout = &mut std::io::stdout().lock();
+    // Buffered: a status of thousands of rows is one write, not one per line.
+    let stdout = &mut std::io::BufWriter::new(std::io::stdout().lock());
     let code = match answer {
         Ok(result) => render::answer(stdout, &invocation.command, &result),
         Err(ClientError::Failed(errors)) => {

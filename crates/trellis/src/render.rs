@@ -63,8 +63,11 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Status {
             json: false,
             verify: true,
+            ..
         } => verify_report(out, result),
-        Command::Status { json: false, .. } => status_table(out, result),
+        Command::Status {
+            json: false, all, ..
+        } => status_table(out, result, *all),
         Command::Context { json: true, .. } => {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
@@ -233,24 +236,27 @@ fn counted(count: usize, noun: &str) -> String {
     }
 }
 
-fn status_table(out: &mut impl Write, result: &Value) -> u8 {
+fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
     // Files that could not be loaded come first: the rows below show what the
     // database last read of them, which the disk no longer says.
     let problems = result["problems"].as_array().cloned().unwrap_or_default();
     diagnostics(out, &problems);
-    let rows = result["definitions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let empty = Vec::new();
+    let rows = result["definitions"].as_array().unwrap_or(&empty);
+    let settled = |row: &Value| matches!(row["status"].as_str(), Some("green" | "accepted"));
+    // By default only the rows that need work: at thousands of definitions the
+    // green ones would bury them. The summary below still counts every row.
+    let shown: Vec<&Value> = rows.iter().filter(|row| all || !settled(row)).collect();
     let column_width = |key: &str, least: usize| {
-        rows.iter()
+        shown
+            .iter()
             .filter_map(|row| row[key].as_str())
             .map(str::len)
             .max()
             .unwrap_or(least)
     };
     let (width, status_width) = (column_width("name", 10), column_width("status", 6));
-    for row in &rows {
+    for row in &shown {
         let name = row["name"].as_str().unwrap_or("?");
         let status = row["status"].as_str().unwrap_or("?");
         let mut line = format!("{name:<width$}  {status:<status_width$}");
@@ -266,14 +272,11 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         .iter()
         .filter(|row| row["kind"] == "function")
         .collect();
-    let green = definitions
-        .iter()
-        .filter(|row| matches!(row["status"].as_str(), Some("green" | "accepted")))
-        .count();
+    let green = definitions.iter().filter(|row| settled(row)).count();
     let unsettled = |kind: &str| {
         rows.iter()
             .filter(|row| row["kind"] == kind)
-            .filter(|row| !matches!(row["status"].as_str(), Some("green" | "accepted")))
+            .filter(|row| !settled(row))
             .count()
     };
     let (flagged_scopes, unsettled_types) = (unsettled("scope"), unsettled("type"));
@@ -300,6 +303,13 @@ fn status_table(out: &mut impl Write, result: &Value) -> u8 {
         summary.push_str(&format!(
             "; {} could not be loaded",
             counted(problems.len(), "file")
+        ));
+    }
+    let hidden = rows.len() - shown.len();
+    if hidden > 0 {
+        summary.push_str(&format!(
+            " ({} not shown: trellis status --all)",
+            counted(hidden, "green row")
         ));
     }
     let _ = writeln!(out, "{summary}");

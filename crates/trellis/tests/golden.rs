@@ -16,6 +16,8 @@ fn status_json_over_the_examples() {
     expect_file!["../../../test-data/trellis/golden/status.json"].assert_eq(&pretty);
 }
 
+/// The default table shows the rows that need work and a summary counting every
+/// row; `--all` shows every row.
 #[test]
 fn human_status_over_the_examples() {
     let root = Root::examples_with_daemon();
@@ -23,6 +25,8 @@ fn human_status_over_the_examples() {
     let local = root.run(&["--no-daemon", "status"]).ok();
     assert_eq!(daemon.stdout, local.stdout);
     expect_file!["../../../test-data/trellis/golden/status.txt"].assert_eq(&daemon.stdout);
+    let all = root.run(&["status", "--all"]).ok();
+    expect_file!["../../../test-data/trellis/golden/status-all.txt"].assert_eq(&all.stdout);
 }
 
 /// `trellis check` shows each open hole with its goal, place and names in scope

@@ -1,0 +1,485 @@
+//! The edit-scaling table (issue 19): whole `trellis` commands through the daemon
+//! after every kind of edit, at N = 200, 2,000 and 20,000 synthetic definitions.
+//! Each sample of a first-edit row edits a file that no command of that daemon has
+//! seen edited before (the hard case of design §7.1); the repeated row flips one
+//! file back and forth. Definitions are added and deleted as whole `.tr` + `.soil`
+//! pairs. Every row gives the min and median of whole client commands and, from
+//! matched samples sent over the socket (each on a fresh file of its own), the
+//! daemon's own time per request (`timings.refresh_us + queries_us`). Cold start
+//! is one `check` that spawns the daemon; the daemon's resident set is read from
+//! `/proc` after the last row.
+//!
+//! Run with `cargo build --release -p trellis && cargo run --release -p trellis
+//! --example edit_bench -- [N...]` (default 200 2000 20000; `TRELLIS_BENCH_QUICK=1`
+//! leaves out 20,000).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use trellis_db::synthetic::{soil_path, spec_path, synthetic_root};
+
+/// Whole commands per row, and as many socket samples beside them.
+const SAMPLES: usize = 5;
+const PER_MODULE: usize = 50;
+/// The leaf the repeated row flips.
+const REPEATED: usize = 1;
+/// Goals end to end (issue 19).
+const EDIT_GOAL_2K_MS: f64 = 5.0;
+const EDIT_GOAL_20K_MS: f64 = 10.0;
+const STATUS_GOAL_2K_MS: f64 = 5.0;
+
+struct Bench {
+    trellis: PathBuf,
+    root: PathBuf,
+    runtime: PathBuf,
+    definitions: usize,
+    /// Every file some sample edited, so no sample edits one twice.
+    touched: BTreeSet<String>,
+    added: usize,
+}
+
+/// One row's samples.
+#[derive(Default)]
+struct Row {
+    name: &'static str,
+    whole: Vec<Duration>,
+    daemon: Vec<Duration>,
+}
+
+impl Bench {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.trellis);
+        command
+            .args(args)
+            .current_dir(&self.root)
+            .env("TRELLIS_ROOT", &self.root)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    }
+
+    /// One whole client command's wall time. Its exit code is not judged: a
+    /// signature edit may well leave a caller failing its check.
+    fn time(&self, args: &[&str]) -> Result<Duration, String> {
+        let started = Instant::now();
+        self.command(args)
+            .status()
+            .map_err(|e| format!("run trellis: {e}"))?;
+        Ok(started.elapsed())
+    }
+
+    fn socket(&self) -> Result<PathBuf, String> {
+        trellis_rpc::socket_path_with(&self.root, Some(&self.runtime), trellis_rpc::current_uid())
+            .map_err(|e| format!("socket path: {e}"))
+    }
+
+    fn call(&self, method: &str, params: Value) -> Result<Value, String> {
+        let mut client =
+            trellis_rpc::Client::connect(&self.socket()?).map_err(|e| format!("connect: {e}"))?;
+        client
+            .call(method, params)
+            .map_err(|e| format!("{method}: {e}"))
+    }
+
+    /// The daemon's own time for one request.
+    fn daemon_time(&self, method: &str) -> Result<Duration, String> {
+        let params = if method == "check" {
+            json!({ "def": null })
+        } else {
+            json!({})
+        };
+        let answer = self.call(method, params)?;
+        let micros = |field: &str| answer["timings"][field].as_u64().unwrap_or(0);
+        Ok(Duration::from_micros(
+            micros("refresh_us") + micros("queries_us"),
+        ))
+    }
+
+    fn stop_daemon(&self) -> Result<(), String> {
+        let _ = self.command(&["daemon", "stop"]).status();
+        let socket = self.socket()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while socket.exists() {
+            if Instant::now() > deadline {
+                return Err("the daemon did not stop".to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    fn modules(&self) -> usize {
+        self.definitions.div_ceil(PER_MODULE)
+    }
+
+    fn module_dir(module: usize) -> String {
+        format!("m{module:03}")
+    }
+
+    /// The next definition at `position` of some module whose `file` no sample
+    /// has edited yet, walking the modules round robin from the middle of the root.
+    fn fresh(&mut self, positions: std::ops::Range<usize>, file: fn(usize) -> String) -> String {
+        let modules = self.modules();
+        for position in positions {
+            for step in 0..modules {
+                let module = (modules / 2 + step * 7) % modules;
+                let index = module * PER_MODULE + position;
+                if index >= self.definitions {
+                    continue;
+                }
+                let path = file(index);
+                if self.touched.insert(path.clone()) {
+                    return path;
+                }
+            }
+        }
+        panic!("the root has no unedited file left for this row");
+    }
+
+    fn replace(&self, relative: &str, from: &str, to: &str) -> Result<bool, String> {
+        let path = self.root.join(relative);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("read {relative}: {e}"))?;
+        if !text.contains(from) {
+            return Err(format!("{relative} does not contain `{from}`"));
+        }
+        std::fs::write(&path, text.replacen(from, to, 1))
+            .map_err(|e| format!("write {relative}: {e}"))?;
+        Ok(true)
+    }
+
+    /// One edit of `kind` on a file never edited before (or the repeated file).
+    /// Returns false when the root has no unedited file of that kind left.
+    fn edit(&mut self, kind: Edit, flip: &mut bool) -> Result<bool, String> {
+        match kind {
+            Edit::NoOp => Ok(true),
+            Edit::Prose => {
+                let path = self.fresh(10..PER_MODULE, spec_path);
+                self.replace(
+                    &path,
+                    "A generated definition",
+                    "A generated, edited definition",
+                )
+            }
+            Edit::Leaf => {
+                let path = self.fresh(0..10, soil_path);
+                self.replace(&path, "let base = x *", "let base = 1 + x *")
+            }
+            Edit::Middle => {
+                let path = self.fresh(10..40, soil_path);
+                self.replace(&path, "let base = x *", "let base = 1 + x *")
+            }
+            Edit::Signature => {
+                let path = self.fresh(40..PER_MODULE, spec_path);
+                self.replace(&path, "(x : I64) -> I64", "(x : I64) -> Bool")
+            }
+            Edit::Decision => {
+                let modules = self.modules();
+                let path = (0..modules)
+                    .map(|step| format!("{}/_module.tr", Self::module_dir((step * 7) % modules)))
+                    .find(|path| !self.touched.contains(path));
+                // A small root runs out of modules: its row has fewer samples.
+                let Some(path) = path else {
+                    return Ok(false);
+                };
+                self.touched.insert(path.clone());
+                self.replace(
+                    &path,
+                    "every definition takes one I64",
+                    "every definition takes one I64 and returns one",
+                )
+            }
+            Edit::Add => {
+                let module = (self.added * 7 + 1) % self.modules();
+                let name = format!("g{:05}", self.added);
+                self.added += 1;
+                let dir = self.root.join(Self::module_dir(module));
+                let write = |file: String, text: String| {
+                    std::fs::write(dir.join(&file), text).map_err(|e| format!("write {file}: {e}"))
+                };
+                write(format!("{name}.soil"), format!("{name} x =\n  x + 1\n"))?;
+                write(
+                    format!("{name}.tr"),
+                    format!(
+                        "---\nname: {name}\ntags: [synthetic]\n---\n\n# {name}\n\nAn added definition.\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(0) -> 1\n```\n"
+                    ),
+                )?;
+                Ok(true)
+            }
+            Edit::Delete => {
+                // A top definition: nothing calls it.
+                let soil = self.fresh(40..PER_MODULE, soil_path);
+                let spec = soil.replace(".soil", ".tr");
+                for relative in [&soil, &spec] {
+                    std::fs::remove_file(self.root.join(relative))
+                        .map_err(|e| format!("remove {relative}: {e}"))?;
+                }
+                Ok(true)
+            }
+            Edit::Config => {
+                *flip = !*flip;
+                let (from, to) = if *flip {
+                    ("generated for benchmarks", "generated for the edit bench")
+                } else {
+                    ("generated for the edit bench", "generated for benchmarks")
+                };
+                self.replace("soil.toml", from, to)
+            }
+            Edit::Repeated => {
+                *flip = !*flip;
+                let path = soil_path(REPEATED);
+                let (from, to) = if *flip {
+                    ("let base = x *", "let base = 2 + x *")
+                } else {
+                    ("let base = 2 + x *", "let base = x *")
+                };
+                self.replace(&path, from, to)
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Edit {
+    NoOp,
+    Prose,
+    Leaf,
+    Middle,
+    Signature,
+    Decision,
+    Add,
+    Delete,
+    Config,
+    Repeated,
+}
+
+const ROWS: [(&str, Edit, &str); 11] = [
+    ("no-op check", Edit::NoOp, "check"),
+    ("no-op status", Edit::NoOp, "status"),
+    ("prose, first edit", Edit::Prose, "check"),
+    ("leaf body, first edit", Edit::Leaf, "check"),
+    ("middle body, first edit", Edit::Middle, "check"),
+    ("signature, first edit", Edit::Signature, "check"),
+    ("decision entry, first edit", Edit::Decision, "check"),
+    ("add a definition", Edit::Add, "check"),
+    ("delete a definition", Edit::Delete, "check"),
+    ("soil.toml tag", Edit::Config, "check"),
+    ("same leaf edited again", Edit::Repeated, "check"),
+];
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut samples = samples.to_vec();
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+fn min(samples: &[Duration]) -> Duration {
+    samples.iter().min().copied().unwrap_or_default()
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+struct Size {
+    definitions: usize,
+    cold: Duration,
+    rows: Vec<Row>,
+    rss_kib: Option<u64>,
+}
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("edit_bench: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let mut sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|n| n.parse().map_err(|_| format!("not a count: {n}")))
+        .collect::<Result<_, _>>()?;
+    if sizes.is_empty() {
+        sizes = vec![200, 2000, 20000];
+        if std::env::var_os("TRELLIS_BENCH_QUICK").is_some() {
+            sizes.pop();
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let trellis = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("trellis"))
+        .filter(|path| path.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no trellis binary next to {}; build it first with `cargo build --release -p trellis`",
+                exe.display()
+            )
+        })?;
+    println!("trellis edit bench: whole commands through the daemon, {SAMPLES} samples a row");
+    let mut results = Vec::new();
+    for definitions in sizes {
+        results.push(measure_size(&trellis, definitions)?);
+    }
+    report(&results);
+    Ok(())
+}
+
+fn measure_size(trellis: &Path, definitions: usize) -> Result<Size, String> {
+    let base = std::env::temp_dir().join(format!("tr-edit-{}-{definitions}", std::process::id()));
+    let root = base.join("root");
+    let runtime = base.join("run");
+    for (relative, text) in synthetic_root(definitions) {
+        let path = root.join(&relative);
+        std::fs::create_dir_all(path.parent().unwrap_or(&root))
+            .map_err(|e| format!("mkdir: {e}"))?;
+        std::fs::write(&path, text).map_err(|e| format!("write {relative}: {e}"))?;
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(&runtime).map_err(|e| format!("mkdir: {e}"))?;
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("chmod: {e}"))?;
+    }
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("canonicalize: {e}"))?;
+    let mut bench = Bench {
+        trellis: trellis.to_path_buf(),
+        root,
+        runtime,
+        definitions,
+        // The repeated row's file is no first-edit row's.
+        touched: BTreeSet::from([soil_path(REPEATED)]),
+        added: 0,
+    };
+    let result = measure(&mut bench);
+    let _ = bench.stop_daemon();
+    let _ = std::fs::remove_dir_all(&base);
+    result
+}
+
+fn measure(bench: &mut Bench) -> Result<Size, String> {
+    bench.stop_daemon()?;
+    let cold = bench.time(&["check"])?;
+    // Warm the memos every row reads, so no row pays the first status.
+    bench.time(&["status"])?;
+    let mut rows = Vec::new();
+    for (name, kind, command) in ROWS {
+        let mut row = Row {
+            name,
+            ..Row::default()
+        };
+        let mut flip = false;
+        for _ in 0..SAMPLES {
+            if bench.edit(kind, &mut flip)? {
+                row.whole.push(bench.time(&[command])?);
+            }
+            if bench.edit(kind, &mut flip)? {
+                row.daemon.push(bench.daemon_time(command)?);
+            }
+        }
+        rows.push(row);
+    }
+    let rss_kib = bench
+        .call("daemon.status", json!({}))
+        .ok()
+        .and_then(|answer| answer["pid"].as_u64())
+        .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        });
+    Ok(Size {
+        definitions: bench.definitions,
+        cold,
+        rows,
+        rss_kib,
+    })
+}
+
+fn report(sizes: &[Size]) {
+    println!(
+        "\ntimes in ms: whole command min / median, then the daemon's own median per request\n"
+    );
+    print!("{:<34}", "edit");
+    for size in sizes {
+        print!(" | {:>21}", format!("N = {}", size.definitions));
+    }
+    println!();
+    print!("{:<34}", "");
+    for _ in sizes {
+        print!(" | {:>6} {:>6} {:>7}", "min", "median", "daemon");
+    }
+    println!();
+    for (at, (name, _, _)) in ROWS.iter().enumerate() {
+        print!("{name:<34}");
+        for size in sizes {
+            let row = &size.rows[at];
+            print!(
+                " | {:>6.2} {:>6.2} {:>7.2}",
+                ms(min(&row.whole)),
+                ms(median(&row.whole)),
+                ms(median(&row.daemon))
+            );
+        }
+        println!();
+    }
+    print!("{:<34}", "cold check (spawn + load)");
+    for size in sizes {
+        print!(" | {:>21.1}", ms(size.cold));
+    }
+    println!();
+    print!("{:<34}", "daemon RSS after the rows (MiB)");
+    for size in sizes {
+        print!(
+            " | {:>21}",
+            size.rss_kib
+                .map_or("-".to_owned(), |kib| format!("{:.0}", kib as f64 / 1024.0))
+        );
+    }
+    println!("\n");
+    let at = |n: usize| sizes.iter().find(|size| size.definitions == n);
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    for (n, goal) in [(2000, EDIT_GOAL_2K_MS), (20000, EDIT_GOAL_20K_MS)] {
+        let Some(size) = at(n) else { continue };
+        let worst = size.rows[2..]
+            .iter()
+            .map(|row| (ms(median(&row.whole)), row.name))
+            .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
+        println!(
+            "N = {n}: slowest edit median {:.2} ms ({}), goal ≤ {goal} ms: {}",
+            worst.0,
+            worst.1,
+            verdict(worst.0 <= goal)
+        );
+    }
+    if let Some(size) = at(2000) {
+        let status = ms(median(&size.rows[1].whole));
+        println!(
+            "N = 2000: no-op status {status:.2} ms, goal ≤ {STATUS_GOAL_2K_MS} ms: {}",
+            verdict(status <= STATUS_GOAL_2K_MS)
+        );
+    }
+    if let (Some(small), Some(large)) = (at(200), at(20000)) {
+        let ratio = ms(median(&large.rows[3].daemon)) / ms(median(&small.rows[3].daemon));
+        println!(
+            "leaf first edit, daemon work N = 20000 ÷ N = 200: {ratio:.1}x (goal ≤ 2x: {})",
+            verdict(ratio <= 2.0)
+        );
+    }
+    if let (Some(medium), Some(large)) = (at(2000), at(20000)) {
+        let ratio = ms(large.cold) / ms(medium.cold);
+        println!(
+            "cold check N = 20000 ÷ N = 2000: {ratio:.1}x (goal ≤ 10x: {})",
+            verdict(ratio <= 10.0)
+        );
+    }
+}
