@@ -273,17 +273,6 @@ fn stand_in_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/verify/cram/bin")
 }
 
-/// The real `trellis` binary's directory, when one is available.
-fn trellis_bin_dir() -> Option<PathBuf> {
-    if let Ok(bin) = std::env::var("TRELLIS_BIN") {
-        return PathBuf::from(bin).parent().map(Path::to_path_buf);
-    }
-    ["/work/target-lead/debug", "../../target/debug"]
-        .iter()
-        .map(|d| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(d))
-        .find(|d| d.join("trellis").is_file())
-}
-
 fn render(outcome: &SuiteOutcome, skip_cram: bool) -> String {
     let mut out = String::new();
     for d in &outcome.preflight {
@@ -797,27 +786,6 @@ fn cram_blocks_run_real_with_the_tool_dir_on_path() {
 
     "#]]
     .assert_eq(&render(&module.run("sort", &stand_in_bin()), false));
-}
-
-/// The examples' `read_file` transcript against the real `trellis call`; runs
-/// only when `TRELLIS_BIN` names a built binary.
-#[test]
-fn read_file_cram_is_green_with_the_real_binary() {
-    let Some(dir) = std::env::var("TRELLIS_BIN")
-        .ok()
-        .and_then(|_| trellis_bin_dir())
-    else {
-        return;
-    };
-    let module = load_module(&examples().join("csvstats"), &[]);
-    let outcome = module.run("read_file", &dir);
-    let cram: Vec<_> = outcome
-        .rows
-        .iter()
-        .filter(|r| r.tier == Tier::Cram)
-        .collect();
-    assert_eq!(cram.len(), 2, "{}", render(&outcome, false));
-    assert!(outcome.is_green(), "{}", render(&outcome, false));
 }
 
 #[test]
