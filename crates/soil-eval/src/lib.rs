@@ -28,6 +28,14 @@
 //! - `split s ""` is `[s]`; `replace s "" t` is `s`; `range` refuses more than
 //!   100,000,000 elements with a panic; `show` of a function is `"<function>"`.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod builtins;
 mod codes;
 mod compile;

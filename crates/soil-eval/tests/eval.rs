@@ -1,6 +1,11 @@
 //! Goldens over small programs: values, operators, patterns, closures, the
 //! prelude, panics, clauses, holes, depth, capabilities.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::sync::Arc;
 
 use expect_test::{Expect, expect};

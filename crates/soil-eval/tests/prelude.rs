@@ -1,6 +1,11 @@
 //! The checker's prelude (types) and the interpreter's (implementations)
 //! name exactly the same values.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 #[test]
 fn every_prelude_value_is_implemented_exactly_once() {
     let mut typed: Vec<String> = soil_types::prelude_names();

@@ -7,6 +7,14 @@
 //! interpreter. Function values are opaque here ([`Function`]); the interpreter
 //! defines what they are, so this crate never calls back into it.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod codes;
 mod json;
 /// The span-keeping JSON reader under the codec, for other crates that must point

@@ -7,6 +7,11 @@
 //! Build `frontend_bench_mimalloc` too and run `frontend_bench --compare` to see
 //! both allocators measured in alternation within one run.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark arranges files and processes itself"
+)]
+
 #[path = "support/bench.rs"]
 mod bench;
 

@@ -1,6 +1,11 @@
 //! `frontend_bench` with mimalloc as the global allocator, the configuration the
 //! `soil0` binary can adopt; see that example for usage.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark arranges files and processes itself"
+)]
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

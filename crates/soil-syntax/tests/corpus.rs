@@ -1,6 +1,11 @@
 //! Goldens, the print fixpoint and hash-form invariance over every example and
 //! fixture file.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod common;
 
 use expect_test::expect_file;

@@ -1,6 +1,11 @@
 //! Property tests: the front end never panics, and generated trees survive
 //! print → parse → print unchanged.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use proptest::prelude::*;
 use soil_syntax::ast::*;
 use soil_syntax::{

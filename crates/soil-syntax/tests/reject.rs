@@ -2,6 +2,11 @@
 //! syntax code. Each file's first line `-- expect: <code> <line>:<column>` names
 //! the diagnostic the parser must report first.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod common;
 
 use soil_syntax::SyntaxCode;

@@ -15,6 +15,14 @@
 //! [`prelude_names`]; [`prelude_reference`] (docs/prelude.md, rendered from the
 //! table and the prose in [`PRELUDE_DOCS`]); [`Code`] (every diagnostic code, `Code::ALL`).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod check;
 mod codes;
 mod env;

@@ -1,5 +1,10 @@
 //! Goldens of the §8.4 document (and diagnostics) for small inline programs.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use expect_test::expect;

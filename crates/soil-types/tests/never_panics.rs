@@ -1,6 +1,11 @@
 //! Property: the checker never panics on a tree the parser returns, whatever the
 //! text — mutated example programs and token soup alike.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::path::Path;
 
 use proptest::prelude::*;

@@ -3,6 +3,11 @@
 //! rejected with exactly that code, one diagnostic of it at that position, and no
 //! other code.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::path::Path;

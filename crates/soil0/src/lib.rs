@@ -7,6 +7,14 @@
 //! files only through the [`cli::Host`] port and touches the World only through
 //! soil-eval's capability ports.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 pub mod bundle;
 pub mod cli;
 mod load;

@@ -2,6 +2,11 @@
 //! on every example definition, the results and structured failures are pinned,
 //! and program output through `Stdout` goes to stderr.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use expect_test::expect;

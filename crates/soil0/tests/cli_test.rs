@@ -2,6 +2,11 @@
 //! on the examples' bundle and on bundles with passing, failing, panicking and
 //! erroring cases; bad bundles give a code and a JSON path, never a panic.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use expect_test::expect;

@@ -1,5 +1,10 @@
 //! Arbitrary bundles and arguments give a document, never a panic.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use proptest::prelude::*;

@@ -7,6 +7,14 @@
 //! assurances from `trellis-lock` records. It knows no files, sockets or
 //! processes: a host writes a packed bundle to disk.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 pub mod bundle;
 pub mod manifest;
 pub mod packer;

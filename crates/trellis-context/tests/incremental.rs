@@ -5,6 +5,11 @@
 //! re-executes exactly the bundles that list it; editing a callee's body
 //! re-renders no callee file (signatures only, never bodies).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use salsa::plumbing::AsId;

@@ -3,6 +3,11 @@
 //! the estimates are ordered; the never-dropped files are always present, or the
 //! answer is `budget-too-small`; no bundle path escapes the bundle.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use proptest::prelude::*;

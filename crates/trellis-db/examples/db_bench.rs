@@ -7,6 +7,11 @@
 //!
 //! Run: `cargo run --release -p trellis-db --example db_bench`
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark arranges files and processes itself"
+)]
+
 use std::time::{Duration, Instant};
 
 use trellis_db::{

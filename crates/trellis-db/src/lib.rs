@@ -10,6 +10,14 @@
 //! future language server) read files through their own ports and push edits in
 //! through [`Change`]. It must not depend on any host crate.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod assembly;
 mod change;
 mod check;
@@ -76,8 +84,8 @@ pub use spec::{
 };
 pub use status::{
     DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file,
-    lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status,
-    spec_file,
+    lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts, scope_decisions,
+    scope_row_status, spec_file,
 };
 pub use tables::{DefinitionHashes, module_hashes, module_programs};
 pub use test_check::test_diagnostics;

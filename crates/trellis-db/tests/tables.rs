@@ -2,6 +2,11 @@
 //! what the per-definition queries answer, and after an edit only the tables of
 //! modules whose entries moved re-execute.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::collections::BTreeMap;
 
 use expect_test::{Expect, expect};

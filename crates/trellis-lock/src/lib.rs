@@ -6,6 +6,14 @@
 //! on `trellis-diag` and `trellis-hash`: it knows nothing of `.tr` parsing,
 //! Soil, or the database, which hand it plain hashes and results.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod codes;
 mod invariants;
 mod json;

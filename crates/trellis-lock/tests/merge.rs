@@ -1,6 +1,11 @@
 //! `soil.lock` by pure merge: the golden manifest over the samples, helper
 //! ownership and collection, the audit view, and the root-wide invariants.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -2,6 +2,11 @@
 //! `test-data/lock/reject/<code>.lock`, each refused with that code at the
 //! line:column of the offending field.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod common;
 
 use std::fs;

@@ -3,6 +3,11 @@
 //! fixpoint). Generated strings include quotes, backslashes and control
 //! characters, so the escaping is exercised too.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;

@@ -1,6 +1,11 @@
 //! One test per rung of the status ladder, plus the precedence between rungs
 //! when several causes hold at once (lock-schema §8.6).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -115,6 +115,14 @@
 //! lets in-flight requests finish and send their responses, closes every
 //! connection and removes the socket file.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod client;
 mod codes;
 mod connection;

@@ -1,5 +1,10 @@
 //! End-to-end tests over real Unix sockets in private temporary directories.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::fs;
 use std::io::{self, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

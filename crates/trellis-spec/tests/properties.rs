@@ -1,6 +1,11 @@
 //! Properties of the parser over arbitrary input: it never panics, and the class
 //! spans partition the file.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use proptest::prelude::*;
 use trellis_spec::{SpanClass, parse_tr};
 

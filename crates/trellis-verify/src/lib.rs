@@ -13,6 +13,14 @@
 //! temp dirs, the real runner and the suite's read of a Python reference's bytes
 //! for its oracle hash.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests arrange files and the environment themselves"
+    )
+)]
+
 mod codes;
 pub mod cram;
 pub mod generate;

@@ -1,5 +1,10 @@
 //! The suite runner over the examples and inline fixtures.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -257,6 +262,7 @@ impl Module {
             blocks: &spec.tests,
             test_hash: spec.test_hash,
             root: examples_root(),
+            references: references(),
             tool_dir,
             base_path: "/usr/bin:/bin",
             timeouts: Timeouts::default(),
@@ -267,6 +273,25 @@ impl Module {
 fn examples_root() -> &'static Path {
     static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(examples)
+}
+
+/// Every Python reference of the examples, as the host would hand it over.
+fn references() -> &'static std::collections::BTreeMap<String, String> {
+    static REFERENCES: std::sync::OnceLock<std::collections::BTreeMap<String, String>> =
+        std::sync::OnceLock::new();
+    REFERENCES.get_or_init(|| {
+        let dir = examples_root().join("reference");
+        std::fs::read_dir(&dir)
+            .expect("the examples' reference directory")
+            .flatten()
+            .filter(|entry| entry.path().extension().is_some_and(|e| e == "py"))
+            .map(|entry| {
+                let name = entry.file_name().into_string().expect("UTF-8 name");
+                let text = std::fs::read_to_string(entry.path()).expect("reference text");
+                (format!("reference/{name}"), text)
+            })
+            .collect()
+    })
 }
 
 fn stand_in_bin() -> PathBuf {

@@ -4,6 +4,11 @@
 //! spawning the daemon, writing locks and `soil.toml` — and composes the lower
 //! crates; nothing depends on it.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the host: it owns the file system, the environment and processes (design §2)"
+)]
+
 pub mod args;
 pub mod call;
 pub mod cli;

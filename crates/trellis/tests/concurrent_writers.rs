@@ -3,6 +3,11 @@
 //! every result recorded — the same locks, byte for byte, as one sequential run
 //! writes (lock-schema §1.6).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::collections::BTreeMap;

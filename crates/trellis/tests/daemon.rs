@@ -2,6 +2,11 @@
 //! clients, auto-spawn, recovery from a killed daemon, the restart of a daemon
 //! that reports another version, and its change feed.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::sync::Arc;

@@ -2,6 +2,11 @@
 //! reads its progress does not keep `status` from another client, and `daemon
 //! stop` says "stopped" only once the process is gone.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::io::Write;

@@ -2,6 +2,11 @@
 //! disk, ask `trellis status --json`, and check that exactly the expected rows
 //! moved to the expected rungs.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use support::{Root, changed};

@@ -1,5 +1,10 @@
 //! Every checked-in lock reads and writes back byte for byte (lock-schema §1.4).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::path::Path;

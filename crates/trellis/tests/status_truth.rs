@@ -4,6 +4,11 @@
 //! both the status and that `status --verify` (a from-scratch recomputation with
 //! every trusted suite re-run) agrees with it.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test arranges files, processes and the environment itself"
+)]
+
 mod support;
 
 use std::collections::BTreeMap;

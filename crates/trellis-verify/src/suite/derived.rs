@@ -618,9 +618,13 @@ pub(super) fn differential_rows(
         let (kind, hash) = match &line.reference {
             Reference::Python { path, .. } => (
                 "python",
-                std::fs::read(input.root.join(path))
-                    .map(|bytes| python_oracle_hash(&bytes))
-                    .map_err(|e| format!("cannot read the reference {path}: {e}")),
+                input
+                    .references
+                    .get(path.as_str())
+                    .map(|text| python_oracle_hash(text.as_bytes()))
+                    .ok_or_else(|| {
+                        format!("cannot read the reference {path}: the root holds no such file")
+                    }),
             ),
             Reference::Cli { command } => ("cli", Ok(cli_oracle_hash(command))),
         };

@@ -196,6 +196,7 @@ pub(crate) fn run_one(
         blocks,
         test_hash: trellis_db::test_hash(db, spec),
         root,
+        references: trellis_db::reference_texts(db, spec),
         tool_dir,
         base_path,
         timeouts: Timeouts::default(),
