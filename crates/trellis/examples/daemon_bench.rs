@@ -319,7 +319,7 @@ fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(),
             .collect(),
     );
     // As the daemon runs it: refreshing what the change feed names.
-    let mut service = trellis::service::Service::watching(bench.root.clone());
+    let mut service = trellis::service::Service::watching(bench.root.clone(), true);
     let check = |service: &mut trellis::service::Service| -> Result<(Duration, Duration), String> {
         let answer = service
             .handle("check", &json!({ "def": null }))

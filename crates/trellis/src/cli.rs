@@ -71,11 +71,14 @@ fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
 fn method_of(command: &Command) -> (&'static str, Value) {
     match command {
         Command::Check { def, .. } => ("check", json!({ "def": def })),
-        Command::Status { verify, .. } => ("status", json!({ "verify": verify })),
+        Command::Status { verify, .. } => (
+            "status",
+            json!({ "verify": verify, "path": verify.then(client_path) }),
+        ),
         Command::Refresh => ("refresh", json!({})),
         Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),
         Command::Review { def } => ("review", json!({ "def": def })),
-        Command::Test { def } => ("test", json!({ "def": def })),
+        Command::Test { def } => ("test", json!({ "def": def, "path": client_path() })),
         Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
         Command::DecisionsEditorial { label, module } => (
             "decisions.editorial",
@@ -92,6 +95,12 @@ fn method_of(command: &Command) -> (&'static str, Value) {
             ("", Value::Null)
         }
     }
+}
+
+/// This client's `PATH`, sent with the requests that run suites: oracles and
+/// cram run under the caller's `PATH`, not the one the daemon was spawned with.
+fn client_path() -> Option<String> {
+    std::env::var("PATH").ok()
 }
 
 /// `--out` resolved against this process's working directory: the daemon's is

@@ -47,12 +47,11 @@ impl Service {
     }
 
     /// A long-lived service that refreshes only what the change feed names, unless
-    /// `TRELLIS_WATCH=off` or the platform cannot watch (then it stats every file).
-    pub fn watching(root: PathBuf) -> Self {
+    /// `watch` is false (the daemon's `TRELLIS_WATCH=off`, read once by its
+    /// entry point) or the platform cannot watch (then it stats every file).
+    pub fn watching(root: PathBuf, watch: bool) -> Self {
         let mut service = Service::new(root);
-        let disabled = std::env::var("TRELLIS_WATCH")
-            .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
-        if !disabled {
+        if watch {
             match RootWatch::new(service.root()) {
                 Ok(watch) => service.watch = Some(watch),
                 Err(error) => eprintln!(
@@ -233,8 +232,9 @@ fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
     use Param::*;
     Some(match method {
         "refresh" | "toolchain.update" => &[],
-        "status" => &[("verify", OptionalFlag)],
-        "check" | "test" => &[("def", OptionalText)],
+        "status" => &[("verify", OptionalFlag), ("path", OptionalText)],
+        "check" => &[("def", OptionalText)],
+        "test" => &[("def", OptionalText), ("path", OptionalText)],
         "adopt" => &[("def", OptionalText), ("cite", TextList)],
         "review" => &[("def", Text)],
         "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
