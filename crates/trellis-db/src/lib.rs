@@ -9,6 +9,10 @@
 //! query reads which input. This crate does no I/O: hosts (the CLI, the daemon, a
 //! future language server) read files through their own ports and push edits in
 //! through [`Change`]. It must not depend on any host crate.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`, `soil-syntax`,
+//! `soil-types`, `trellis-spec`, `trellis-lock`, `trellis-verify`, `soil-eval`,
+//! `soil-rt`.
 
 #![cfg_attr(
     test,

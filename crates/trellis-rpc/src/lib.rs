@@ -114,6 +114,8 @@
 //! `rpc.shutdown`) stops accepting, answers requests that arrive afterwards with `ShuttingDown`,
 //! lets in-flight requests finish and send their responses, closes every
 //! connection and removes the socket file.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`.
 
 #![cfg_attr(
     test,
