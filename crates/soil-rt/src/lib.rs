@@ -25,7 +25,7 @@ mod types;
 mod value;
 
 pub use codes::{ALL_CODES, JsonCode};
-pub use json::{decode, decode_args, encode, encode_into, format_f64};
+pub use json::{decode, decode_args, encode, encode_into, format_f64, write_string};
 pub use order::{compare, f64_total_cmp};
 pub use types::{
     FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv, TypeId,
