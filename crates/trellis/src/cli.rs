@@ -131,15 +131,17 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
     let answer = if invocation.no_daemon {
         let mut service = Service::new(root.to_owned());
-        service
-            .handle_with_progress(method, &params, &mut progress)
-            .map_err(|error| {
-                if error.errors().is_empty() {
-                    ClientError::Transport(error.to_string())
-                } else {
-                    ClientError::Failed(error.errors().to_vec())
-                }
-            })
+        // The daemon's panic boundary, so a bug answers as it would there.
+        trellis_rpc::catching(method, || {
+            service.handle_with_progress(method, &params, &mut progress)
+        })
+        .map_err(|error| {
+            if error.errors().is_empty() {
+                ClientError::Transport(error.to_string())
+            } else {
+                ClientError::Failed(error.errors().to_vec())
+            }
+        })
     } else {
         client::connect(root).and_then(|mut client| {
             client::call_with_progress(&mut client, method, params, &mut progress)

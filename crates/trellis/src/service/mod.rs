@@ -191,17 +191,8 @@ fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
-pub fn check_pin_of(service: &Service) -> Result<(), Vec<Diagnostic>> {
-    toolchain::check_pin(service).map_err(|error| {
-        error
-            .errors()
-            .iter()
-            .filter_map(|value| value["message"].as_str())
-            .map(|message| {
-                Diagnostic::new("toolchain-mismatch", message.to_owned()).with_file("soil.toml")
-            })
-            .collect()
-    })
+pub fn check_pin_of(service: &Service) -> Result<(), Diagnostic> {
+    toolchain::check_pin(service)
 }
 
 /// A method failed with diagnostics.
@@ -322,7 +313,7 @@ fn dispatch(
         method,
         "check" | "adopt" | "test" | "review" | "decisions.editorial"
     ) {
-        toolchain::check_pin(service)?;
+        toolchain::check_pin(service).map_err(|d| failed(&[d]))?;
     }
     match method {
         "refresh" => Ok(json!({ "problems": service.load_problems() })),
