@@ -5,10 +5,7 @@
 //! ratio near 2.0; a loop that copies its accumulator prints near 4.0.
 //! Run: `cargo run --release -p soil-eval --example cost_bench [n]`.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a benchmark arranges files and processes itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
 use std::time::Instant;
 

@@ -8,10 +8,7 @@
 //! least disturbed one).
 //! Run: `cargo run --release -p soil-eval --example eval_bench [sort_n] [fib_n]`.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a benchmark arranges files and processes itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
 use std::process::Command;
 use std::sync::Arc;

@@ -30,13 +30,7 @@
 //!
 //! Workspace dependencies: `trellis-diag`, `soil-syntax`, `soil-rt`.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod builtins;
 mod codes;

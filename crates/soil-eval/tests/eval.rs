@@ -1,10 +1,7 @@
 //! Goldens over small programs: values, operators, patterns, closures, the
 //! prelude, panics, clauses, holes, depth, capabilities.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::sync::Arc;
 

@@ -3,10 +3,7 @@
 //! equations are loaded from its `.tr` and `.soil` files the way the
 //! toolchain joins them, and each `test` block case is compared in canonical JSON.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::sync::Arc;
 

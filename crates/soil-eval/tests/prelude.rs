@@ -1,10 +1,7 @@
 //! The checker's prelude (types) and the interpreter's (implementations)
 //! name exactly the same values.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 #[test]
 fn every_prelude_value_is_implemented_exactly_once() {

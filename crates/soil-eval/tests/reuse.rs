@@ -5,10 +5,7 @@
 //! (before reuse through patterns and amortized prepends, O(n²)); a value that
 //! really is shared still is copied, and keeps its old contents.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use expect_test::{Expect, expect};
 use soil_eval::{World, program_from_source, with_eval_stack};

@@ -7,13 +7,7 @@
 //! interpreter. Function values are opaque here ([`Function`]); the interpreter
 //! defines what they are, so this crate never calls back into it.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod codes;
 mod json;

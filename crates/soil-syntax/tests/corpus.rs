@@ -1,10 +1,7 @@
 //! Goldens, the print fixpoint and hash-form invariance over every example and
 //! fixture file.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

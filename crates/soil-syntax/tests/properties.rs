@@ -1,10 +1,7 @@
 //! Property tests: the front end never panics, and generated trees survive
 //! print → parse → print unchanged.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use proptest::prelude::*;
 use soil_syntax::ast::*;

@@ -2,10 +2,7 @@
 //! syntax code. Each file's first line `-- expect: <code> <line>:<column>` names
 //! the diagnostic the parser must report first.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

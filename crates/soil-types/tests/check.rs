@@ -1,9 +1,6 @@
 //! Goldens of the §8.4 document (and diagnostics) for small inline programs.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

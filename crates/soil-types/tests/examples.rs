@@ -6,10 +6,7 @@
 //! helpers with the signature items of `_private.soil`. Every definition is
 //! signed, so program order does not matter (soil0-cli §7.3).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

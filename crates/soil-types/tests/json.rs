@@ -1,9 +1,6 @@
 //! env.json and program.json decoding (soil0-cli §6, §7) and the §8.4 document.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use expect_test::expect;
 

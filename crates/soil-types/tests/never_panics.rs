@@ -1,10 +1,7 @@
 //! Property: the checker never panics on a tree the parser returns, whatever the
 //! text — mutated example programs and token soup alike.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::Path;
 

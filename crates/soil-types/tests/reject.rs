@@ -3,10 +3,7 @@
 //! rejected with exactly that code, one diagnostic of it at that position, and no
 //! other code.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -10,13 +10,7 @@
 //! Workspace dependencies: `trellis-diag`, `soil-syntax`, `soil-types`,
 //! `soil-rt`, `soil-eval`.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 pub mod bundle;
 pub mod cli;

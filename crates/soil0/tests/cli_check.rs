@@ -2,10 +2,7 @@
 //! for byte on every example definition, and the documents are pinned; bad
 //! env.json / program.json documents give a code and a JSON path, never a panic.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

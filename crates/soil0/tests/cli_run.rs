@@ -2,10 +2,7 @@
 //! on every example definition, the results and structured failures are pinned,
 //! and program output through `Stdout` goes to stderr.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -2,10 +2,7 @@
 //! on the examples' bundle and on bundles with passing, failing, panicking and
 //! erroring cases; bad bundles give a code and a JSON path, never a panic.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -1,9 +1,6 @@
 //! Arbitrary bundles and arguments give a document, never a panic.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

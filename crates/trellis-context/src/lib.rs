@@ -11,13 +11,7 @@
 //! `trellis-lock`, `trellis-spec`, `trellis-verify`, `soil-syntax`, `soil-rt`,
 //! `soil-types`, `soil-eval`.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 pub mod bundle;
 pub mod manifest;

@@ -5,10 +5,7 @@
 //! Generated files are shown whole; verbatim copies are checked against their
 //! source and shown by size. `UPDATE_EXPECT=1` re-blesses.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

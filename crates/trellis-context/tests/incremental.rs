@@ -5,10 +5,7 @@
 //! re-executes exactly the bundles that list it; editing a callee's body
 //! re-renders no callee file (signatures only, never bodies).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -3,10 +3,7 @@
 //! the estimates are ordered; the never-dropped files are always present, or the
 //! answer is `budget-too-small`; no bundle path escapes the bundle.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

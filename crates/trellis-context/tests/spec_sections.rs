@@ -2,10 +2,7 @@
 //! embedded copies, and what is served is the copy compiled into the binary,
 //! never the working tree.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use trellis_context::{embedded_document, slugs, spec_section};
 

@@ -7,10 +7,7 @@
 //!
 //! Run: `cargo run --release -p trellis-db --example db_bench`
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a benchmark arranges files and processes itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
 use std::time::{Duration, Instant};
 

@@ -14,13 +14,7 @@
 //! `soil-types`, `trellis-spec`, `trellis-lock`, `trellis-verify`, `soil-eval`,
 //! `soil-rt`.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod assembly;
 mod change;

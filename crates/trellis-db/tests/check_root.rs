@@ -2,10 +2,7 @@
 //! file:line:col: the static half of the tests (property predicates and test
 //! values), and private helpers' recursion under their owner's `allow` grant.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use expect_test::{Expect, expect};
 use trellis_db::{Change, RootDatabase, check_root};

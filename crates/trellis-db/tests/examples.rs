@@ -3,10 +3,7 @@
 //! function and private helper. A change to any example, or to any hashing rule,
 //! shows up here as a reviewable diff.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::Path;
 

@@ -2,10 +2,7 @@
 //! hash of a small root, applies one edit, computes everything again, and asserts
 //! both which hashes moved and exactly which queries salsa re-executed.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::collections::BTreeMap;
 

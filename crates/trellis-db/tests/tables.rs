@@ -2,10 +2,7 @@
 //! what the per-definition queries answer, and after an edit only the tables of
 //! modules whose entries moved re-execute.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::collections::BTreeMap;
 

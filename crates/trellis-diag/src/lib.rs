@@ -5,13 +5,7 @@
 //! dependency graph: it must not depend on any other workspace crate, and it does
 //! no I/O (the registry is embedded at compile time).
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod diagnostic;
 mod position;

@@ -2,10 +2,7 @@
 //! named `docs/` document, and the tables in the daemon contract are exactly what the
 //! registry renders to (`UPDATE_EXPECT=1` rewrites them).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::{Path, PathBuf};
 

@@ -3,13 +3,7 @@
 //! (impl plan §8.5, §9.10). Every hash in specs, locks and bundles is made here. It
 //! depends on no other workspace crate and never sees a path or a clock.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 use std::fmt;
 

@@ -8,13 +8,7 @@
 //! nothing of `.tr` parsing, Soil's syntax or types, or the database, which
 //! hand it plain hashes and results.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod codes;
 mod invariants;

@@ -1,10 +1,7 @@
 //! `soil.lock` by pure merge: the golden manifest over the samples, helper
 //! ownership and collection, the audit view, and the root-wide invariants.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

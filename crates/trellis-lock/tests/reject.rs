@@ -2,10 +2,7 @@
 //! `test-data/lock/reject/<code>.lock`, each refused with that code at the
 //! line:column of the offending field.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

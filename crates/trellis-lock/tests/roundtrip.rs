@@ -3,10 +3,7 @@
 //! fixpoint). Generated strings include quotes, backslashes and control
 //! characters, so the escaping is exercised too.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,10 +1,7 @@
 //! One test per rung of the status ladder, plus the precedence between rungs
 //! when several causes hold at once (lock-schema §8.6).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

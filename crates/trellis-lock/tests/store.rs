@@ -2,10 +2,7 @@
 //! lock intact, a failed write removes its temp file, and concurrent writers of
 //! one lock never share a temp file.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod common;
 

@@ -117,13 +117,7 @@
 //!
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::disallowed_methods,
-        reason = "unit tests arrange files and the environment themselves"
-    )
-)]
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod client;
 mod codes;

@@ -1,9 +1,6 @@
 //! End-to-end tests over real Unix sockets in private temporary directories.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::fs;
 use std::io::{self, BufReader, Write};

@@ -1,10 +1,7 @@
 //! Golden parse trees for every `.tr` under `examples/` and `test-data/tr/accept/`
 //! (bless with `UPDATE_EXPECT=1`).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,10 +1,7 @@
 //! Properties of the parser over arbitrary input: it never panics, and the class
 //! spans partition the file.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use proptest::prelude::*;
 use trellis_spec::{SpanClass, parse_tr};

@@ -1,9 +1,6 @@
 //! Every code this crate emits is registered, with the spec_ref of its rule.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use trellis_diag::registry::{lookup, missing_codes};
 use trellis_spec::TrCode;

@@ -2,10 +2,7 @@
 //! rule. Each file ends with `<!-- expect CODE LINE:COL as STEM -->` and must
 //! produce exactly that one diagnostic when parsed as `STEM.tr`.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::Path;
 

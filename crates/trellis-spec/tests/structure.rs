@@ -1,10 +1,7 @@
 //! Fence extraction corner cases, block-relative positions, and which hash each
 //! kind of edit moves (tr-grammar §1).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use expect_test::expect;
 use trellis_spec::{

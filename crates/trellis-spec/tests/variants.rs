@@ -3,10 +3,7 @@
 //! diagnostic it must produce, positioned within the block (line 1 = the opening
 //! fence).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use trellis_spec::parse_tr;
 

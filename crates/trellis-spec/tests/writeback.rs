@@ -1,9 +1,6 @@
 //! Answers written back into specs re-parse to what was written (tr-grammar §8).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use expect_test::expect;
 use trellis_spec::{append_clarification, append_decision, parse_tr};

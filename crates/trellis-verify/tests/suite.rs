@@ -1,9 +1,6 @@
 //! The suite runner over the examples and inline fixtures.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -8,10 +8,7 @@
 //! Run with `cargo build --release -p trellis && cargo run --release -p trellis
 //! --example context_bench` (optional argument: the number of definitions).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a benchmark arranges files and processes itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,10 +2,7 @@
 //! exit code 1 (usage errors exit 2), never a panic. `Run` itself fails the test
 //! on any "panicked" in stderr.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

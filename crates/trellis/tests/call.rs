@@ -3,10 +3,7 @@
 //! without it at the helper's line in `_private.soil`, not a line relative to
 //! the helper's equation.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -3,10 +3,7 @@
 //! every result recorded — the same locks, byte for byte, as one sequential run
 //! writes (lock-schema §1.6).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

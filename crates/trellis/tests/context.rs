@@ -3,10 +3,7 @@
 //! `--out` resolved against the caller's directory; the human view and `--json`
 //! list packed and dropped files with sizes; bad input is a clear error.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

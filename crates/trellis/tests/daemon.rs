@@ -2,10 +2,7 @@
 //! clients, auto-spawn, recovery from a killed daemon, the restart of a daemon
 //! that reports another version, and its change feed.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

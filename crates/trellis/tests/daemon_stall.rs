@@ -2,10 +2,7 @@
 //! reads its progress does not keep `status` from another client, and `daemon
 //! stop` says "stopped" only once the process is gone.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -4,10 +4,7 @@
 //! them (lock-schema §1.1 says why the example root tracks it).
 //! `UPDATE_EXPECT=1` rewrites both files, like the expect-test goldens.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

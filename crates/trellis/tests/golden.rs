@@ -1,10 +1,7 @@
 //! Goldens of `trellis status` and `trellis check` over a copy of the checked-in
 //! examples, in both forms, through the daemon and in-process.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -2,10 +2,7 @@
 //! disk, ask `trellis status --json`, and check that exactly the expected rows
 //! moved to the expected rungs.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

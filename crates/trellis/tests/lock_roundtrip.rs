@@ -1,9 +1,6 @@
 //! Every checked-in lock reads and writes back byte for byte (lock-schema §1.4).
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -9,10 +9,7 @@
 //! Seeds are fixed so CI is reproducible; a failure prints the seed and the steps
 //! taken. `TRELLIS_SOUNDNESS_SEED` and `TRELLIS_SOUNDNESS_STEPS` explore further.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -4,10 +4,7 @@
 //! both the status and that `status --verify` (a from-scratch recomputation with
 //! every trusted suite re-run) agrees with it.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -3,10 +3,7 @@
 //! any command reports or writes: `soil.lock` does not grow by phantom entries
 //! and no walk leaves the root.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -3,10 +3,7 @@
 //! soil_hash, test_hash, oracle hashes and toolchain) and leaves every lock byte for
 //! byte as it was — the same bytes as the checked-in locks.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 mod support;
 

@@ -3,10 +3,7 @@
 //! prose cannot drift from `Cargo.toml`; and every module file of every crate
 //! opens with its `//!` paragraph.
 
-#![allow(
-    clippy::disallowed_methods,
-    reason = "a test arranges files, processes and the environment itself"
-)]
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::{Path, PathBuf};
 
