@@ -5,6 +5,8 @@
 //! ratio near 2.0; a loop that copies its accumulator prints near 4.0.
 //! Run: `cargo run --release -p soil-eval --example cost_bench [n]`.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::time::Instant;
 
 use soil_eval::{Program, World, program_from_source, with_eval_stack};

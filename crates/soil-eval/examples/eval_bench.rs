@@ -8,6 +8,8 @@
 //! least disturbed one).
 //! Run: `cargo run --release -p soil-eval --example eval_bench [sort_n] [fib_n]`.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;

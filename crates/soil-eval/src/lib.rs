@@ -27,6 +27,10 @@
 //!   dedicated [`EVAL_STACK_BYTES`] thread so the budget never binds first.
 //! - `split s ""` is `[s]`; `replace s "" t` is `s`; `range` refuses more than
 //!   100,000,000 elements with a panic; `show` of a function is `"<function>"`.
+//!
+//! Workspace dependencies: `trellis-diag`, `soil-syntax`, `soil-rt`.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod builtins;
 mod codes;

@@ -67,6 +67,10 @@ impl World {
 
 pub struct RealFs;
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the interpreter's one real file-system port (soil0-cli §8.6): World `read_file`/`write_file` land here"
+)]
 impl Fs for RealFs {
     fn read_text(&mut self, path: &str) -> Result<String, IoFailure> {
         std::fs::read_to_string(path).map_err(io_failure)

@@ -1,6 +1,8 @@
 //! Goldens over small programs: values, operators, patterns, closures, the
 //! prelude, panics, clauses, holes, depth, capabilities.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::sync::Arc;
 
 use expect_test::{Expect, expect};

@@ -3,6 +3,8 @@
 //! equations are loaded from its `.tr` and `.soil` files the way the
 //! toolchain joins them, and each `test` block case is compared in canonical JSON.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::sync::Arc;
 
 use soil_eval::world::FakeFs;

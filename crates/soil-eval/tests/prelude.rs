@@ -1,6 +1,8 @@
 //! The checker's prelude (types) and the interpreter's (implementations)
 //! name exactly the same values.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 #[test]
 fn every_prelude_value_is_implemented_exactly_once() {
     let mut typed: Vec<String> = soil_types::prelude_names();

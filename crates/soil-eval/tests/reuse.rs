@@ -5,6 +5,8 @@
 //! (before reuse through patterns and amortized prepends, O(n²)); a value that
 //! really is shared still is copied, and keeps its old contents.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::{Expect, expect};
 use soil_eval::{World, program_from_source, with_eval_stack};
 use soil_rt::{Value, copied_elements};

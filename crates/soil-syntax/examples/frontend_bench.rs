@@ -7,6 +7,8 @@
 //! Build `frontend_bench_mimalloc` too and run `frontend_bench --compare` to see
 //! both allocators measured in alternation within one run.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 #[path = "support/bench.rs"]
 mod bench;
 

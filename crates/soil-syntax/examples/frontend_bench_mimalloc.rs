@@ -1,6 +1,8 @@
 //! `frontend_bench` with mimalloc as the global allocator, the configuration the
 //! `soil0` binary can adopt; see that example for usage.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

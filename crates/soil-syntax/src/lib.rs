@@ -9,6 +9,8 @@
 //! variants return raw [`SyntaxError`]s (code and byte range) for callers that
 //! parse a fragment of a larger file and must shift ranges before rendering them.
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 pub mod ast;
 pub mod codes;
 mod errors;

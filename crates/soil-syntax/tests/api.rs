@@ -1,6 +1,8 @@
 //! The public entry points on small inputs: canonical layout, fragments,
 //! predicates, spans and error recovery.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::{Expect, expect};
 use soil_syntax::ast::{ExprKind, Item, TypeKind};
 use soil_syntax::{

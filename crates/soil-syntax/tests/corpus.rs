@@ -1,6 +1,8 @@
 //! Goldens, the print fixpoint and hash-form invariance over every example and
 //! fixture file.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use expect_test::expect_file;

@@ -1,6 +1,8 @@
 //! Property tests: the front end never panics, and generated trees survive
 //! print → parse → print unchanged.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use proptest::prelude::*;
 use soil_syntax::ast::*;
 use soil_syntax::{

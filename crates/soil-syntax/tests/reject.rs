@@ -2,6 +2,8 @@
 //! syntax code. Each file's first line `-- expect: <code> <line>:<column>` names
 //! the diagnostic the parser must report first.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use soil_syntax::SyntaxCode;

@@ -15,6 +15,8 @@
 //! [`prelude_names`]; [`prelude_reference`] (docs/prelude.md, rendered from the
 //! table and the prose in [`PRELUDE_DOCS`]); [`Code`] (every diagnostic code, `Code::ALL`).
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 mod check;
 mod codes;
 mod env;

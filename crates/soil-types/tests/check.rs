@@ -1,5 +1,7 @@
 //! Goldens of the §8.4 document (and diagnostics) for small inline programs.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect;

@@ -6,6 +6,8 @@
 //! helpers with the signature items of `_private.soil`. Every definition is
 //! signed, so program order does not matter (soil0-cli §7.3).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::path::{Path, PathBuf};

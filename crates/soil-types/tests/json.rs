@@ -1,5 +1,7 @@
 //! env.json and program.json decoding (soil0-cli §6, §7) and the §8.4 document.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::expect;
 
 const ENV: &str = r#"{"types":[

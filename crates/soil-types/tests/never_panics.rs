@@ -1,6 +1,8 @@
 //! Property: the checker never panics on a tree the parser returns, whatever the
 //! text — mutated example programs and token soup alike.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::path::Path;
 
 use proptest::prelude::*;

@@ -2,6 +2,8 @@
 //! added, removed or re-typed in the table without the document following
 //! fails here (`UPDATE_EXPECT=1` rewrites the document from the table).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::expect_file;
 
 #[test]

@@ -3,6 +3,8 @@
 //! rejected with exactly that code, one diagnostic of it at that position, and no
 //! other code.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::path::Path;

@@ -6,6 +6,11 @@
 //! crates (syntax, types, evaluation) and below the Trellis daemon; it reads
 //! files only through the [`cli::Host`] port and touches the World only through
 //! soil-eval's capability ports.
+//!
+//! Workspace dependencies: `trellis-diag`, `soil-syntax`, `soil-types`,
+//! `soil-rt`, `soil-eval`.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 pub mod bundle;
 pub mod cli;

@@ -1,6 +1,8 @@
 //! The `soil0` binary against the library: same bytes on every example, one
 //! JSON document on failure, and a clean exit when the reader goes away.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,6 +2,8 @@
 //! for byte on every example definition, and the documents are pinned; bad
 //! env.json / program.json documents give a code and a JSON path, never a panic.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect;

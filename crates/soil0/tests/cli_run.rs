@@ -2,6 +2,8 @@
 //! on every example definition, the results and structured failures are pinned,
 //! and program output through `Stdout` goes to stderr.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect;

@@ -2,6 +2,8 @@
 //! on the examples' bundle and on bundles with passing, failing, panicking and
 //! erroring cases; bad bundles give a code and a JSON path, never a panic.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect;

@@ -2,6 +2,8 @@
 //! code table rendered from `SyntaxCode::ALL`, and every code soil0 emits is
 //! listed in §2 and registered with a `spec_ref` that resolves in this doc.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use soil_syntax::SyntaxCode;

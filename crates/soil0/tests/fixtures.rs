@@ -1,6 +1,8 @@
 //! The checked-in documents of the examples root (test-data/soil0/examples) are
 //! exactly what the examples assemble to; `UPDATE_EXPECT=1` regenerates them.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect_file;

@@ -1,5 +1,7 @@
 //! Arbitrary bundles and arguments give a document, never a panic.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use proptest::prelude::*;

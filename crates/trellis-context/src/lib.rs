@@ -6,6 +6,12 @@
 //! `tests.json` with `trellis-verify`'s expect-bundle writer, and reads clause
 //! assurances from `trellis-lock` records. It knows no files, sockets or
 //! processes: a host writes a packed bundle to disk.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
+//! `trellis-lock`, `trellis-spec`, `trellis-verify`, `soil-syntax`, `soil-rt`,
+//! `soil-types`, `soil-eval`.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 pub mod bundle;
 pub mod manifest;

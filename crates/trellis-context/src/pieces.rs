@@ -222,6 +222,7 @@ pub fn tests_json<'db>(db: &'db dyn Db, item: Item<'db>) -> BundleFile {
         blocks: test_blocks(db, spec),
         test_hash: trellis_db::test_hash(db, spec),
         root: nowhere,
+        references: &Default::default(),
         tool_dir: nowhere,
         base_path: "",
         timeouts: Timeouts::default(),

@@ -5,6 +5,8 @@
 //! Generated files are shown whole; verbatim copies are checked against their
 //! source and shown by size. `UPDATE_EXPECT=1` re-blesses.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect_file;

@@ -5,6 +5,8 @@
 //! re-executes exactly the bundles that list it; editing a callee's body
 //! re-renders no callee file (signatures only, never bodies).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use salsa::plumbing::AsId;

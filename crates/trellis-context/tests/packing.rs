@@ -3,6 +3,8 @@
 //! the estimates are ordered; the never-dropped files are always present, or the
 //! answer is `budget-too-small`; no bundle path escapes the bundle.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use proptest::prelude::*;

@@ -2,6 +2,8 @@
 //! embedded copies, and what is served is the copy compiled into the binary,
 //! never the working tree.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use trellis_context::{embedded_document, slugs, spec_section};
 
 #[test]

@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo run --release -p trellis-db --example db_bench`
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::time::{Duration, Instant};
 
 use trellis_db::{

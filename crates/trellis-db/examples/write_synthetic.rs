@@ -1,6 +1,8 @@
 //! Writes the synthetic root of `N` definitions into a directory, for benchmarks of
 //! whole commands: `cargo run --release -p trellis-db --example write_synthetic -- DIR N`.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(dir), Some(count)) = (args.next(), args.next().and_then(|n| n.parse().ok())) else {

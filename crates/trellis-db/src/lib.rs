@@ -9,6 +9,12 @@
 //! query reads which input. This crate does no I/O: hosts (the CLI, the daemon, a
 //! future language server) read files through their own ports and push edits in
 //! through [`Change`]. It must not depend on any host crate.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`, `soil-syntax`,
+//! `soil-types`, `trellis-spec`, `trellis-lock`, `trellis-verify`, `soil-eval`,
+//! `soil-rt`.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod assembly;
 mod change;
@@ -76,8 +82,8 @@ pub use spec::{
 };
 pub use status::{
     DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file,
-    lock_state, lowering_edges, oracle_hashes, read_lock_file, scope_decisions, scope_row_status,
-    spec_file,
+    lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts, scope_decisions,
+    scope_row_status, spec_file,
 };
 pub use tables::{DefinitionHashes, module_hashes, module_programs};
 pub use test_check::test_diagnostics;

@@ -145,6 +145,24 @@ pub fn oracle_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> 
     out
 }
 
+/// The text of each Python reference a spec's `reference` blocks name, by the
+/// written root-relative path; a file the root does not hold is absent. The
+/// suite hashes these (and so never reads the file itself).
+#[salsa::tracked(returns(ref))]
+pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String> {
+    let index = root_index(db, Workspace::get(db));
+    let mut out = BTreeMap::new();
+    for block in test_blocks(db, spec) {
+        if let BlockSyntax::Reference(Some(reference)) = &block.syntax
+            && let Reference::Python { path, .. } = &reference.reference
+            && let Some(file) = index.by_path.get(path.as_str())
+        {
+            out.insert(path.clone(), file.text(db).to_string());
+        }
+    }
+    out
+}
+
 /// The hashes a function definition has now, for comparison with its lock.
 #[salsa::tracked(returns(ref))]
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {

@@ -2,6 +2,8 @@
 //! file:line:col: the static half of the tests (property predicates and test
 //! values), and private helpers' recursion under their owner's `allow` grant.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::{Expect, expect};
 use trellis_db::{Change, RootDatabase, check_root};
 

@@ -3,6 +3,8 @@
 //! members together, and the answer does not depend on which definition is asked
 //! first.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use trellis_db::{
     Change, Item, RootDatabase, call_cycle, call_cycle_free, program_cycle, program_order,
     soil_hash,

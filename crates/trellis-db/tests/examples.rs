@@ -3,6 +3,8 @@
 //! function and private helper. A change to any example, or to any hashing rule,
 //! shows up here as a reviewable diff.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::path::Path;
 
 use expect_test::expect_file;

@@ -2,6 +2,8 @@
 //! hash of a small root, applies one edit, computes everything again, and asserts
 //! both which hashes moved and exactly which queries salsa re-executed.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::collections::BTreeMap;
 
 use expect_test::{Expect, expect};

@@ -2,6 +2,8 @@
 //! what the per-definition queries answer, and after an edit only the tables of
 //! modules whose entries moved re-execute.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::collections::BTreeMap;
 
 use expect_test::{Expect, expect};

@@ -5,6 +5,8 @@
 //! dependency graph: it must not depend on any other workspace crate, and it does
 //! no I/O (the registry is embedded at compile time).
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 mod diagnostic;
 mod position;
 pub mod registry;

@@ -2,6 +2,8 @@
 //! named `docs/` document, and the tables in the daemon contract are exactly what the
 //! registry renders to (`UPDATE_EXPECT=1` rewrites them).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::path::{Path, PathBuf};
 
 use trellis_diag::registry::registry;

@@ -3,6 +3,8 @@
 //! (impl plan §8.5, §9.10). Every hash in specs, locks and bundles is made here. It
 //! depends on no other workspace crate and never sees a path or a clock.
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 use std::fmt;
 
 use sha2::{Digest as _, Sha256};

@@ -3,8 +3,12 @@
 //! the canonical writer, the validating reader with located diagnostics, the
 //! schema invariants, the pure status ladder, and atomic writes through a small
 //! filesystem port. The normative text is `docs/lock-schema.md`. It depends only
-//! on `trellis-diag` and `trellis-hash`: it knows nothing of `.tr` parsing,
-//! Soil, or the database, which hand it plain hashes and results.
+//! on `trellis-diag`, `trellis-hash` and `soil-rt` (whose JSON tree parser the
+//! reader shares, so lock JSON and Soil JSON are read by one parser): it knows
+//! nothing of `.tr` parsing, Soil's syntax or types, or the database, which
+//! hand it plain hashes and results.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod codes;
 mod invariants;

@@ -34,6 +34,10 @@ pub trait LockFs {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdFs;
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the atomic writer's one real file-system port"
+)]
 impl LockFs for StdFs {
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         match fs::read(path) {

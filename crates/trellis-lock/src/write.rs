@@ -107,24 +107,9 @@ fn push_indent(level: usize, text: &mut String) {
     }
 }
 
-/// JSON string escaping: `"`, `\` and control characters only; everything else
-/// is written as UTF-8.
+/// JSON string escaping through the one escaper, soil-rt's (lock-schema §1.4).
 fn push_string(s: &str, text: &mut String) {
-    text.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => text.push_str("\\\""),
-            '\\' => text.push_str("\\\\"),
-            '\n' => text.push_str("\\n"),
-            '\r' => text.push_str("\\r"),
-            '\t' => text.push_str("\\t"),
-            '\u{8}' => text.push_str("\\b"),
-            '\u{c}' => text.push_str("\\f"),
-            c if (c as u32) < 0x20 => text.push_str(&format!("\\u{:04x}", c as u32)),
-            c => text.push(c),
-        }
-    }
-    text.push('"');
+    soil_rt::write_string(text, s);
 }
 
 fn obj(members: Vec<(&str, Out)>) -> Out {

@@ -2,6 +2,8 @@
 //! fixture byte for byte, every code's `spec_ref` lands on a printed section,
 //! and the status ladder table lists the rungs in the code's precedence.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::fs;

@@ -1,6 +1,8 @@
 //! Golden sample locks: each builder's canonical text is the checked-in file,
 //! and each file reads back to the same model and rewrites byte for byte.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::fs;

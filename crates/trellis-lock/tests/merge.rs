@@ -1,6 +1,8 @@
 //! `soil.lock` by pure merge: the golden manifest over the samples, helper
 //! ownership and collection, the audit view, and the root-wide invariants.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::collections::BTreeMap;

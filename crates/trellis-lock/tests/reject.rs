@@ -2,6 +2,8 @@
 //! `test-data/lock/reject/<code>.lock`, each refused with that code at the
 //! line:column of the offending field.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::fs;

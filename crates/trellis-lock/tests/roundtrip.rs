@@ -3,6 +3,8 @@
 //! fixpoint). Generated strings include quotes, backslashes and control
 //! characters, so the escaping is exercised too.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
@@ -429,4 +431,20 @@ proptest! {
             }
         }
     }
+}
+
+mod common;
+
+/// Backspace and form feed are written as `\u0008` and `\u000c`, the one escaper
+/// soil0-cli §7 and lock-schema §1.4 name, and read back unchanged.
+#[test]
+fn backspace_and_form_feed_escape_as_the_soil_codec_does() {
+    let text = std::fs::read_to_string(common::data_dir().join("ok/median.lock")).expect("fixture");
+    let Ok(Lock::Function(mut lock)) = read_lock(&text) else {
+        panic!("median.lock is a function lock");
+    };
+    lock.toolchain.trellis = "a\u{8}b\u{c}c\u{1}".to_owned();
+    let written = write_lock(&Lock::Function(lock.clone()));
+    assert!(written.contains(r#""a\u0008b\u000cc\u0001""#), "{written}");
+    assert_eq!(read_lock(&written).ok(), Some(Lock::Function(lock)));
 }

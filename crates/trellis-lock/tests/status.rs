@@ -1,6 +1,8 @@
 //! One test per rung of the status ladder, plus the precedence between rungs
 //! when several causes hold at once (lock-schema §8.6).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::collections::BTreeMap;

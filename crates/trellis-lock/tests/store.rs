@@ -2,6 +2,8 @@
 //! lock intact, a failed write removes its temp file, and concurrent writers of
 //! one lock never share a temp file.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod common;
 
 use std::cell::Cell;

@@ -2,6 +2,11 @@
 //! daemon when it is absent or stale), calls with request ids, and the version
 //! handshake.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the client's transport port: the socket's place derives from the canonical root and XDG_RUNTIME_DIR"
+)]
+
 use std::fmt;
 use std::fs;
 use std::io::{self, BufReader};

@@ -307,9 +307,19 @@ fn call_handler(
         limit: context.frame_limit,
     };
     let handler = &context.handler;
-    match catch_unwind(AssertUnwindSafe(|| {
+    catching(method, || {
         handler.handle_with_notifier(method, params, &mut notifier)
-    })) {
+    })
+}
+
+/// Runs one request's work, turning a panic into an internal error so one bad
+/// request cannot take the connection, the daemon or an in-process (`--no-daemon`)
+/// client down: the one panic boundary every way of answering a request shares.
+pub fn catching(
+    method: &str,
+    run: impl FnOnce() -> Result<Value, RpcError>,
+) -> Result<Value, RpcError> {
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(outcome) => outcome,
         Err(payload) => {
             let what = payload

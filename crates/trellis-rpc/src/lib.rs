@@ -114,6 +114,10 @@
 //! `rpc.shutdown`) stops accepting, answers requests that arrive afterwards with `ShuttingDown`,
 //! lets in-flight requests finish and send their responses, closes every
 //! connection and removes the socket file.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`.
+
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 mod client;
 mod codes;
@@ -130,7 +134,7 @@ pub use client::{
 };
 pub use codes::{ErrorCode, diag};
 pub use connection::{
-    HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD,
+    HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD, catching,
 };
 pub use credentials::{
     FixedPeerCredentials, PeerCredentials, PeerIdentity, SocketPeerCredentials, current_uid,

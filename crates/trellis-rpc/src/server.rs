@@ -5,6 +5,11 @@
 //! connections and connection threads report when they end, all over one
 //! channel, so there is no shared mutable state beyond the shutdown flag.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the daemon's transport port: it owns the socket file and its ownership lock"
+)]
+
 use std::collections::BTreeMap;
 use std::fs::{self, Permissions};
 use std::io;

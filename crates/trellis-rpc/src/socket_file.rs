@@ -7,6 +7,11 @@
 //! there by us, so the client trusts what it connects to and the server's socket
 //! is unreachable by other users even before its own mode is tightened.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the daemon's transport port: it inspects and removes the socket file"
+)]
+
 use std::fmt;
 use std::fs::{self, DirBuilder};
 use std::io;

@@ -1,5 +1,7 @@
 //! End-to-end tests over real Unix sockets in private temporary directories.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::fs;
 use std::io::{self, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

@@ -2,6 +2,8 @@
 //! its request streams notifications under a shared lock, and a client that sends
 //! half a frame and goes quiet, are both dropped, and everyone else is answered.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;

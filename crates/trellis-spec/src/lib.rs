@@ -7,6 +7,8 @@
 //! depends only on `trellis-diag`, `trellis-hash` and `soil-syntax`, never on the
 //! database, locks or anything that runs code.
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 mod blocks;
 mod clauses;
 pub mod codes;

@@ -1,6 +1,8 @@
 //! Golden parse trees for every `.tr` under `examples/` and `test-data/tr/accept/`
 //! (bless with `UPDATE_EXPECT=1`).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,8 @@
 //! Properties of the parser over arbitrary input: it never panics, and the class
 //! spans partition the file.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use proptest::prelude::*;
 use trellis_spec::{SpanClass, parse_tr};
 

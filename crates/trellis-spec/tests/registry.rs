@@ -1,5 +1,7 @@
 //! Every code this crate emits is registered, with the spec_ref of its rule.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use trellis_diag::registry::{lookup, missing_codes};
 use trellis_spec::TrCode;
 use trellis_spec::codes::all_code_strs;

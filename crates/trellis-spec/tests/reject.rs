@@ -2,6 +2,8 @@
 //! rule. Each file ends with `<!-- expect CODE LINE:COL as STEM -->` and must
 //! produce exactly that one diagnostic when parsed as `STEM.tr`.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::path::Path;
 
 use trellis_spec::{RootContext, TrCode, check_in_root, invariant_property_refusals, parse_tr};

@@ -1,6 +1,8 @@
 //! Fence extraction corner cases, block-relative positions, and which hash each
 //! kind of edit moves (tr-grammar §1).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::expect;
 use trellis_spec::{
     BlockKind, BlockSyntax, SpanClass, TestLine, TrFile, parse_tr, prose_hash, test_hash,

@@ -3,6 +3,8 @@
 //! diagnostic it must produce, positioned within the block (line 1 = the opening
 //! fence).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use trellis_spec::parse_tr;
 
 const HEAD: &str = "---\nname: f\n---\n\n```soil-sig\nf : (fs : Fs) -> (x : I64) ->{Fs, Panic} I64\n```\n\n```test base\nf(1) -> 1\n```\n\n";

@@ -1,5 +1,7 @@
 //! Answers written back into specs re-parse to what was written (tr-grammar §8).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::expect;
 use trellis_spec::{append_clarification, append_decision, parse_tr};
 

@@ -3,6 +3,8 @@
 //! Hypothesis (`benches-py/sort_properties.py`, needs `pip install hypothesis`).
 //! Usage: `cargo run --release -p trellis-verify --example property_bench [N]`.
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;

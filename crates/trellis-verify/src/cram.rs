@@ -230,6 +230,10 @@ struct BlockDir {
     path: PathBuf,
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a cram block's sandbox directory is the verifier's scratch port: it stages fixtures and the session script"
+)]
 impl BlockDir {
     fn create(parent: &Path) -> std::io::Result<BlockDir> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -327,6 +331,10 @@ impl BlockDir {
     }
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "removes the cram block's sandbox directory"
+)]
 impl Drop for BlockDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);

@@ -13,6 +13,8 @@
 //! temp dirs, the real runner and the suite's read of a Python reference's bytes
 //! for its oracle hash.
 
+#![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
 mod codes;
 pub mod cram;
 pub mod generate;

@@ -118,6 +118,10 @@ pub trait ProcessRunner {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RealRunner;
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the verifier's one real process runner: oracles and cram run here"
+)]
 impl ProcessRunner for RealRunner {
     fn run(&self, spec: &ProcessSpec) -> ProcessOutcome {
         let started = Instant::now();

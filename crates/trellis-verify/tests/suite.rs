@@ -1,5 +1,7 @@
 //! The suite runner over the examples and inline fixtures.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -257,6 +259,7 @@ impl Module {
             blocks: &spec.tests,
             test_hash: spec.test_hash,
             root: examples_root(),
+            references: references(),
             tool_dir,
             base_path: "/usr/bin:/bin",
             timeouts: Timeouts::default(),
@@ -269,19 +272,27 @@ fn examples_root() -> &'static Path {
     ROOT.get_or_init(examples)
 }
 
-fn stand_in_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/verify/cram/bin")
+/// Every Python reference of the examples, as the host would hand it over.
+fn references() -> &'static std::collections::BTreeMap<String, String> {
+    static REFERENCES: std::sync::OnceLock<std::collections::BTreeMap<String, String>> =
+        std::sync::OnceLock::new();
+    REFERENCES.get_or_init(|| {
+        let dir = examples_root().join("reference");
+        std::fs::read_dir(&dir)
+            .expect("the examples' reference directory")
+            .flatten()
+            .filter(|entry| entry.path().extension().is_some_and(|e| e == "py"))
+            .map(|entry| {
+                let name = entry.file_name().into_string().expect("UTF-8 name");
+                let text = std::fs::read_to_string(entry.path()).expect("reference text");
+                (format!("reference/{name}"), text)
+            })
+            .collect()
+    })
 }
 
-/// The real `trellis` binary's directory, when one is available.
-fn trellis_bin_dir() -> Option<PathBuf> {
-    if let Ok(bin) = std::env::var("TRELLIS_BIN") {
-        return PathBuf::from(bin).parent().map(Path::to_path_buf);
-    }
-    ["/work/target-lead/debug", "../../target/debug"]
-        .iter()
-        .map(|d| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(d))
-        .find(|d| d.join("trellis").is_file())
+fn stand_in_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/verify/cram/bin")
 }
 
 fn render(outcome: &SuiteOutcome, skip_cram: bool) -> String {
@@ -797,27 +808,6 @@ fn cram_blocks_run_real_with_the_tool_dir_on_path() {
 
     "#]]
     .assert_eq(&render(&module.run("sort", &stand_in_bin()), false));
-}
-
-/// The examples' `read_file` transcript against the real `trellis call`; runs
-/// only when `TRELLIS_BIN` names a built binary.
-#[test]
-fn read_file_cram_is_green_with_the_real_binary() {
-    let Some(dir) = std::env::var("TRELLIS_BIN")
-        .ok()
-        .and_then(|_| trellis_bin_dir())
-    else {
-        return;
-    };
-    let module = load_module(&examples().join("csvstats"), &[]);
-    let outcome = module.run("read_file", &dir);
-    let cram: Vec<_> = outcome
-        .rows
-        .iter()
-        .filter(|r| r.tier == Tier::Cram)
-        .collect();
-    assert_eq!(cram.len(), 2, "{}", render(&outcome, false));
-    assert!(outcome.is_green(), "{}", render(&outcome, false));
 }
 
 #[test]

@@ -8,6 +8,8 @@
 //! Run with `cargo build --release -p trellis && cargo run --release -p trellis
 //! --example context_bench` (optional argument: the number of definitions).
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

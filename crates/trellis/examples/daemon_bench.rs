@@ -8,6 +8,8 @@
 //! Run with `cargo build --release -p trellis && cargo run --release -p trellis
 //! --example daemon_bench` (optional argument: the number of definitions).
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -314,7 +316,7 @@ fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(),
             .collect(),
     );
     // As the daemon runs it: refreshing what the change feed names.
-    let mut service = trellis::service::Service::watching(bench.root.clone());
+    let mut service = trellis::service::Service::watching(bench.root.clone(), true);
     let check = |service: &mut trellis::service::Service| -> Result<(Duration, Duration), String> {
         let answer = service
             .handle("check", &json!({ "def": null }))

@@ -16,7 +16,7 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
     let mut service = Service::new(root.to_owned());
     service.refresh();
     if let Err(error) = crate::service::check_pin_of(&service) {
-        return (errors_document(&error), 1);
+        return (errors_document(&[error]), 1);
     }
     let db = service.database();
     let Some((module, name)) = split_definition_name(def) else {

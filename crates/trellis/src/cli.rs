@@ -74,11 +74,14 @@ fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
 fn method_of(command: &Command) -> (&'static str, Value) {
     match command {
         Command::Check { def, .. } => ("check", json!({ "def": def })),
-        Command::Status { verify, .. } => ("status", json!({ "verify": verify })),
+        Command::Status { verify, .. } => (
+            "status",
+            json!({ "verify": verify, "path": verify.then(client_path) }),
+        ),
         Command::Refresh => ("refresh", json!({})),
         Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),
         Command::Review { def } => ("review", json!({ "def": def })),
-        Command::Test { def } => ("test", json!({ "def": def })),
+        Command::Test { def } => ("test", json!({ "def": def, "path": client_path() })),
         Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
         Command::DecisionsEditorial { label, module } => (
             "decisions.editorial",
@@ -95,6 +98,12 @@ fn method_of(command: &Command) -> (&'static str, Value) {
             ("", Value::Null)
         }
     }
+}
+
+/// This client's `PATH`, sent with the requests that run suites: oracles and
+/// cram run under the caller's `PATH`, not the one the daemon was spawned with.
+fn client_path() -> Option<String> {
+    std::env::var("PATH").ok()
 }
 
 /// `--out` resolved against this process's working directory: the daemon's is
@@ -125,15 +134,17 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
     let answer = if invocation.no_daemon {
         let mut service = Service::new(root.to_owned());
-        service
-            .handle_with_progress(method, &params, &mut progress)
-            .map_err(|error| {
-                if error.errors().is_empty() {
-                    ClientError::Transport(error.to_string())
-                } else {
-                    ClientError::Failed(error.errors().to_vec())
-                }
-            })
+        // The daemon's panic boundary, so a bug answers as it would there.
+        trellis_rpc::catching(method, || {
+            service.handle_with_progress(method, &params, &mut progress)
+        })
+        .map_err(|error| {
+            if error.errors().is_empty() {
+                ClientError::Transport(error.to_string())
+            } else {
+                ClientError::Failed(error.errors().to_vec())
+            }
+        })
     } else {
         client::connect(root).and_then(|mut client| {
             client::call_with_progress(&mut client, method, params, &mut progress)

@@ -6,7 +6,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use trellis_diag::Diagnostic;
 use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
 
 use crate::identity::binary_identity;
@@ -169,9 +168,4 @@ pub fn call_with_progress(
             progress(notification.params)
         })
         .map_err(ClientError::from_call)
-}
-
-/// Diagnostics as JSON values, for a uniform error path.
-pub fn diagnostics_json(diagnostics: &[Diagnostic]) -> Vec<Value> {
-    diagnostics.iter().map(Diagnostic::to_json).collect()
 }

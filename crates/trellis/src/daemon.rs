@@ -80,7 +80,10 @@ pub fn run(root: &Path) -> Result<(), String> {
     let socket = trellis_rpc::socket_path_for(root).map_err(|e| format!("no socket path: {e}"))?;
     let server = Server::bind(&socket, ServerConfig::new(binary_identity()))
         .map_err(|e| e.to_diagnostic().message)?;
-    let mut service = Service::watching(root.to_owned());
+    // Read once here, not by the service: answers depend only on the request.
+    let watch = !std::env::var("TRELLIS_WATCH")
+        .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
+    let mut service = Service::watching(root.to_owned(), watch);
     // Load the root before the first client asks, so its first answer is quick.
     service.refresh();
     let handler = DaemonHandler {

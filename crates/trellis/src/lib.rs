@@ -3,6 +3,15 @@
 //! with. It owns all process-level I/O — reading the root's files, sockets,
 //! spawning the daemon, writing locks and `soil.toml` — and composes the lower
 //! crates; nothing depends on it.
+//!
+//! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
+//! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
+//! `trellis-verify`, `trellis-context`.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the host: it owns the file system, the environment and processes (design §2)"
+)]
 
 pub mod args;
 pub mod call;

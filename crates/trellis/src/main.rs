@@ -2,6 +2,11 @@
 //! or act as a client of the root's daemon. `main` only maps the outcome to an exit
 //! code; everything else lives in [`trellis::cli`].
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the host: it owns the file system, the environment and processes (design §2)"
+)]
+
 use std::process::ExitCode;
 
 /// Parsing and the database allocate many small nodes; mimalloc measured

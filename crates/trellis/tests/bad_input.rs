@@ -2,6 +2,8 @@
 //! exit code 1 (usage errors exit 2), never a panic. `Run` itself fails the test
 //! on any "panicked" in stderr.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use support::{Root, Run, TRELLIS, TempDir};

@@ -3,6 +3,8 @@
 //! without it at the helper's line in `_private.soil`, not a line relative to
 //! the helper's equation.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use support::Root;
@@ -51,4 +53,22 @@ fn a_helper_recursing_under_its_owners_grant_runs() {
     let line = private.lines().count() as u64 + 1 + 9;
     assert_eq!(error["span"]["value"]["start"]["line"], line, "{call:?}");
     assert_eq!(error["span"]["value"]["start"]["column"], 26, "{call:?}");
+}
+
+/// `trellis call` refuses a root pinned to another toolchain with the same
+/// diagnostic every other command gives, its re-pin note included (it used to
+/// rebuild the diagnostic from its message and lose the note).
+#[test]
+fn call_refuses_a_mismatched_pin_with_the_repin_note() {
+    let root = Root::examples();
+    root.edit("soil.toml", "trellis = \"0.1.0\"", "trellis = \"0.0.9\"");
+    let run = root.run(&["call", "csvstats::median", "[[3.0, 1.0, 2.0]]"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let document = run.json();
+    let error = &document["errors"][0];
+    assert_eq!(error["code"], "toolchain-mismatch", "{document}");
+    assert!(
+        error.to_string().contains("trellis toolchain update"),
+        "{document}"
+    );
 }

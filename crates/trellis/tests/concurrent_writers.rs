@@ -3,6 +3,8 @@
 //! every result recorded — the same locks, byte for byte, as one sequential run
 //! writes (lock-schema §1.6).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::collections::BTreeMap;

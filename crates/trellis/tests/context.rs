@@ -3,6 +3,8 @@
 //! `--out` resolved against the caller's directory; the human view and `--json`
 //! list packed and dropped files with sizes; bad input is a clear error.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use support::{Root, TempDir};

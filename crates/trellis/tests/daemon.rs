@@ -2,6 +2,8 @@
 //! clients, auto-spawn, recovery from a killed daemon, the restart of a daemon
 //! that reports another version, and its change feed.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::sync::Arc;

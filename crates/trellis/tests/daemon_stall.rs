@@ -2,6 +2,8 @@
 //! reads its progress does not keep `status` from another client, and `daemon
 //! stop` says "stopped" only once the process is gone.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::io::Write;

@@ -4,6 +4,8 @@
 //! them (lock-schema §1.1 says why the example root tracks it).
 //! `UPDATE_EXPECT=1` rewrites both files, like the expect-test goldens.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::path::Path;

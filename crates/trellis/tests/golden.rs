@@ -1,6 +1,8 @@
 //! Goldens of `trellis status` and `trellis check` over a copy of the checked-in
 //! examples, in both forms, through the daemon and in-process.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use expect_test::expect_file;

@@ -2,6 +2,8 @@
 //! disk, ask `trellis status --json`, and check that exactly the expected rows
 //! moved to the expected rungs.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use support::{Root, changed};

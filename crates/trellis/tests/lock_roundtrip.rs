@@ -1,5 +1,7 @@
 //! Every checked-in lock reads and writes back byte for byte (lock-schema §1.4).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::path::Path;

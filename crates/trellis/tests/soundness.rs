@@ -9,6 +9,8 @@
 //! Seeds are fixed so CI is reproducible; a failure prints the seed and the steps
 //! taken. `TRELLIS_SOUNDNESS_SEED` and `TRELLIS_SOUNDNESS_STEPS` explore further.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use serde_json::Value;

@@ -4,6 +4,8 @@
 //! both the status and that `status --verify` (a from-scratch recomputation with
 //! every trusted suite re-run) agrees with it.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,8 @@
 //! soil_hash, test_hash, oracle hashes and toolchain) and leaves every lock byte for
 //! byte as it was — the same bytes as the checked-in locks.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::collections::BTreeMap;
@@ -93,4 +95,42 @@ fn the_examples_test_green_and_a_second_run_does_no_work() {
         };
         assert_eq!(status, expected, "{name}");
     }
+}
+
+/// The examples' `read_file` transcript runs against this very `trellis` binary
+/// (the suite's tool directory is the running executable's): both `cram` rows
+/// are executed, not assumed, and pass.
+#[test]
+fn read_file_cram_is_green_with_the_real_binary() {
+    let root = Root::examples();
+    let relative = "csvstats/read_file.lock";
+    let Ok(Lock::Function(mut lock)) = trellis_lock::read_lock(&root.read(relative)) else {
+        panic!("{relative} is a function lock");
+    };
+    lock.tests.clear();
+    lock.oracles.clear();
+    root.write(relative, &trellis_lock::write_lock(&Lock::Function(lock)));
+
+    let run = root
+        .run(&["--no-daemon", "test", "csvstats::read_file"])
+        .ok();
+    assert_eq!(summary(&run.stdout), (1, 0, 0), "{}", run.stdout);
+    let Ok(Lock::Function(lock)) = trellis_lock::read_lock(&root.read(relative)) else {
+        panic!("{relative} is a function lock");
+    };
+    let cram: Vec<_> = lock
+        .tests
+        .iter()
+        .filter(|row| row.tier == trellis_lock::Tier::Cram)
+        .map(|row| (row.name.as_str(), row.result))
+        .collect();
+    assert_eq!(
+        cram,
+        [
+            ("summarise#1", trellis_lock::TestResult::Pass),
+            ("summarise#2", trellis_lock::TestResult::Pass)
+        ],
+        "{}",
+        run.stdout
+    );
 }

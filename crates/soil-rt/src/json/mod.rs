@@ -129,8 +129,9 @@ fn write_fields(out: &mut String, shape: u32, fields: &[Value], env: &TypeEnv) {
 }
 
 /// A JSON string with minimal escapes: `\"`, `\\`, `\n`, `\t`, `\r`, and the
-/// other control characters as `\u00xx`.
-fn write_string(out: &mut String, s: &str) {
+/// other control characters as `\u00xx` (soil0-cli §7). The workspace's one
+/// JSON string escaper: lock text (lock-schema §1.4) is written with it too.
+pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let mut run_start = 0;
     for (i, b) in s.bytes().enumerate() {

@@ -100,6 +100,9 @@ pub struct SuiteInput<'a> {
     pub test_hash: Digest,
     /// Python references resolve against it; cram exports it as `TRELLIS_ROOT`.
     pub root: &'a Path,
+    /// The text of each Python reference file, by the root-relative path its
+    /// reference line names. The host already holds it; nothing here reads files.
+    pub references: &'a std::collections::BTreeMap<String, String>,
     /// Holds the `trellis` binary; prepended to `PATH` for cram.
     pub tool_dir: &'a Path,
     /// The rest of `PATH` for cram and oracles (must reach `python3`, `sh`).

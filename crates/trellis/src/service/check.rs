@@ -77,7 +77,7 @@ pub fn status(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         return Err(super::failed(std::slice::from_ref(diagnostic)));
     }
     if params.get("verify").and_then(Value::as_bool) == Some(true) {
-        return super::verify::verify(service);
+        return super::verify::verify(service, params);
     }
     let rows = trellis_db::root_status(service.database());
     let definitions: Vec<Value> = rows.iter().map(row_json).collect();

@@ -52,12 +52,11 @@ impl Service {
     }
 
     /// A long-lived service that refreshes only what the change feed names, unless
-    /// `TRELLIS_WATCH=off` or the platform cannot watch (then it stats every file).
-    pub fn watching(root: PathBuf) -> Self {
+    /// `watch` is false (the daemon's `TRELLIS_WATCH=off`, read once by its
+    /// entry point) or the platform cannot watch (then it stats every file).
+    pub fn watching(root: PathBuf, watch: bool) -> Self {
         let mut service = Service::new(root);
-        let disabled = std::env::var("TRELLIS_WATCH")
-            .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
-        if !disabled {
+        if watch {
             match RootWatch::new(service.root()) {
                 Ok(watch) => service.watch = Some(watch),
                 Err(error) => eprintln!(
@@ -197,17 +196,8 @@ fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
-pub fn check_pin_of(service: &Service) -> Result<(), Vec<Diagnostic>> {
-    toolchain::check_pin(service).map_err(|error| {
-        error
-            .errors()
-            .iter()
-            .filter_map(|value| value["message"].as_str())
-            .map(|message| {
-                Diagnostic::new("toolchain-mismatch", message.to_owned()).with_file("soil.toml")
-            })
-            .collect()
-    })
+pub fn check_pin_of(service: &Service) -> Result<(), Diagnostic> {
+    toolchain::check_pin(service)
 }
 
 /// A method failed with diagnostics.
@@ -238,8 +228,9 @@ fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
     use Param::*;
     Some(match method {
         "refresh" | "toolchain.update" => &[],
-        "status" => &[("verify", OptionalFlag)],
-        "check" | "test" => &[("def", OptionalText)],
+        "status" => &[("verify", OptionalFlag), ("path", OptionalText)],
+        "check" => &[("def", OptionalText)],
+        "test" => &[("def", OptionalText), ("path", OptionalText)],
         "adopt" => &[("def", OptionalText), ("cite", TextList)],
         "review" => &[("def", Text)],
         "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
@@ -327,7 +318,7 @@ fn dispatch(
         method,
         "check" | "adopt" | "test" | "review" | "decisions.editorial"
     ) {
-        toolchain::check_pin(service)?;
+        toolchain::check_pin(service).map_err(|d| failed(&[d]))?;
     }
     match method {
         "refresh" => Ok(json!({ "problems": service.load_problems() })),

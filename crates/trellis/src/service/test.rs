@@ -44,7 +44,7 @@ pub fn test(
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let base_path = base_path();
+    let base_path = base_path(params);
     let runner = RealRunner;
     let mut ran = Vec::new();
     let mut skipped = Vec::new();
@@ -107,9 +107,15 @@ pub fn test(
     Ok(json!({ "ran": ran, "skipped": skipped, "results": results, "errors": errors }))
 }
 
-/// The `PATH` suites run oracles and cram under (it must reach `python3`, `sh`).
-pub(crate) fn base_path() -> String {
-    std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned())
+/// The `PATH` suites run oracles and cram under (it must reach `python3`, `sh`):
+/// the one the client sent as the `path` param, so an answer does not depend on
+/// which client happened to spawn the daemon; `/usr/bin:/bin` without one.
+pub(crate) fn base_path(params: &Value) -> String {
+    params
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or("/usr/bin:/bin")
+        .to_owned()
 }
 
 /// Whether the suite must run: only for a lowering that is current (the Soil and
@@ -204,6 +210,7 @@ pub(crate) fn run_one(
         blocks: &blocks,
         test_hash: trellis_db::test_hash(db, spec),
         root,
+        references: trellis_db::reference_texts(db, spec),
         tool_dir,
         base_path,
         timeouts: Timeouts::default(),

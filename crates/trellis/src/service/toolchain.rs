@@ -11,14 +11,14 @@ use super::{Service, failed};
 use crate::identity::{SOIL0_VERSION, VERSION};
 
 /// `toolchain-mismatch` when the root is pinned to another toolchain.
-pub fn check_pin(service: &Service) -> Result<(), RpcError> {
+pub fn check_pin(service: &Service) -> Result<(), Diagnostic> {
     let db = service.database();
     let config = root_config(db, Workspace::get(db))
         .as_ref()
-        .map_err(|d| failed(std::slice::from_ref(d)))?;
+        .map_err(Clone::clone)?;
     let pin = &config.toolchain;
     if pin.trellis != VERSION || pin.soil0_cli != SOIL0_VERSION {
-        return Err(failed(&[Diagnostic::new(
+        return Err(Diagnostic::new(
             "toolchain-mismatch",
             format!(
                 "soil.toml pins trellis {} / soil0 {}, but this is trellis {VERSION} / soil0 {SOIL0_VERSION}",
@@ -26,7 +26,7 @@ pub fn check_pin(service: &Service) -> Result<(), RpcError> {
             ),
         )
         .with_file("soil.toml")
-        .with_note("run `trellis toolchain update` to re-pin the root to this toolchain")]));
+        .with_note("run `trellis toolchain update` to re-pin the root to this toolchain"));
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ const TRUSTS_RESULTS: [&str; 5] = [
     "green",
 ];
 
-pub fn verify(service: &mut Service) -> Result<Value, RpcError> {
+pub fn verify(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let memoized: Vec<StatusRow> = root_status(service.database()).clone();
     let mut fresh = Service::new(service.root().to_owned());
     fresh.refresh();
@@ -36,7 +36,7 @@ pub fn verify(service: &mut Service) -> Result<Value, RpcError> {
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let base_path = super::test::base_path();
+    let base_path = super::test::base_path(params);
     let root = service.root().to_owned();
     let mut suites_run = 0;
     for row in &mut verified {
