@@ -102,7 +102,7 @@ fn method_of(command: &Command) -> (&'static str, Value) {
 
 /// This client's `PATH`, sent with the requests that run suites: oracles and
 /// cram run under the caller's `PATH`, not the one the daemon was spawned with.
-fn client_path() -> Option<String> {
+pub(crate) fn client_path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 

@@ -47,6 +47,8 @@ pub struct Job {
     state: State,
     /// The job's own database over the root, the draft overlaid.
     overlay: Service,
+    /// The `PATH` its suites run oracles under: the creating client's.
+    path: String,
     /// The draft text the overlay database holds, when it holds one.
     overlaid: Option<String>,
 }
@@ -99,6 +101,7 @@ fn create(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         draft: None,
         state: State::Open,
         overlay: Service::new(service.root().to_owned()),
+        path: super::test::base_path(params),
         overlaid: None,
     };
     let record = job.record();
@@ -409,7 +412,7 @@ fn run_tests(job: &mut Job, root: &Path) -> Result<Value, Vec<Diagnostic>> {
         item,
         root,
         &tool_dir,
-        &super::test::base_path(),
+        &job.path,
         &RealRunner,
         true,
         &mut |_| {},
