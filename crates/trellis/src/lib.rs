@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod identity;
 pub mod loader;
 pub mod render;
+pub mod repl;
 pub mod root;
 pub mod service;
 pub mod walk;
