@@ -1,270 +1,254 @@
-//! The registry drift gate: every `spec_ref` resolves to a numbered header of the
-//! named `docs/` document, and the tables in the daemon contract are exactly what the
-//! registry renders to (`UPDATE_EXPECT=1` rewrites them).
+//! The registry drift gate (`trellis_diag::drift`) run on the workspace, and each of
+//! its directions shown failing on a deliberately broken temp copy of the tree.
+//! `UPDATE_EXPECT=1` re-renders the contract's registry tables.
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use std::path::{Path, PathBuf};
 
+use trellis_diag::drift::{self, Tree};
 use trellis_diag::registry::registry;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn doc_path(slug: &str) -> Option<&'static str> {
-    Some(match slug {
-        "design" => "docs/design.md",
-        "tr-grammar" => "docs/tr-grammar.md",
-        "lock-schema" => "docs/lock-schema.md",
-        "soil-syntax-spec" => "docs/soil-syntax-spec.md",
-        "soil0-cli" => "docs/contracts/soil0-cli.md",
-        "soil-toml" => "docs/soil-toml.md",
-        "prelude" => "docs/prelude.md",
-        "trellis-daemon" => "docs/contracts/trellis-daemon.md",
-        _ => return None,
-    })
-}
-
-/// The section numbers a Markdown document's headers print (`## 3.2 Title`,
-/// `## 3. Title`, `## §3.2 Title`), ignoring fenced code.
-fn section_numbers(text: &str) -> Vec<String> {
-    let mut numbers = Vec::new();
-    let mut fence: Option<String> = None;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if let Some(marker) = &fence {
-            if trimmed.starts_with(marker.as_str()) {
-                fence = None;
-            }
-            continue;
-        }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            let marker: String = trimmed
-                .chars()
-                .take_while(|&c| c == '`' || c == '~')
-                .collect();
-            fence = Some(marker);
-            continue;
-        }
-        let Some(rest) = line.strip_prefix('#') else {
-            continue;
-        };
-        let rest = rest.trim_start_matches('#').trim_start();
-        let rest = rest.trim_start_matches('§').trim_start();
-        let number: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        let number = number.trim_end_matches('.');
-        if !number.is_empty() {
-            numbers.push(number.to_owned());
-        }
-    }
-    numbers
-}
-
-#[test]
-fn every_spec_ref_resolves_to_a_numbered_header() {
-    let root = repo_root();
-    let mut unresolved = Vec::new();
-    for entry in &registry().codes {
-        let Some((slug, section)) = entry.spec_ref.split_once('#') else {
-            unresolved.push(format!("{}: malformed {:?}", entry.code, entry.spec_ref));
-            continue;
-        };
-        let Some(path) = doc_path(slug) else {
-            unresolved.push(format!("{}: unknown document {slug:?}", entry.code));
-            continue;
-        };
-        let text = std::fs::read_to_string(root.join(path)).unwrap_or_default();
-        if !section_numbers(&text).iter().any(|n| n == section) {
-            unresolved.push(format!("{}: {} has no section {section}", entry.code, path));
-        }
-    }
-    assert!(
-        unresolved.is_empty(),
-        "unresolved spec_refs:\n{}",
-        unresolved.join("\n")
-    );
-}
-
-fn render_repair_classes() -> String {
-    let mut out = String::from("| repair class | meaning |\n|---|---|\n");
-    for class in &registry().repair_classes {
-        out.push_str(&format!("| `{}` | {} |\n", class.name, class.summary));
-    }
-    out
-}
-
-fn render_codes() -> String {
-    let mut out = String::from("| code | source | repair class | spec_ref |\n|---|---|---|---|\n");
-    for entry in &registry().codes {
-        out.push_str(&format!(
-            "| `{}` | {} | `{}` | `{}` |\n",
-            entry.code, entry.source, entry.repair_class, entry.spec_ref
-        ));
-    }
-    out
-}
-
-/// Replaces the text between `<!-- registry:NAME:begin -->` and its end marker.
-fn splice(doc: &str, name: &str, body: &str) -> Option<String> {
-    let begin = format!("<!-- registry:{name}:begin -->\n");
-    let end = format!("<!-- registry:{name}:end -->");
-    let start = doc.find(&begin)? + begin.len();
-    let stop = doc[start..].find(&end)? + start;
-    Some(format!("{}{}{}", &doc[..start], body, &doc[stop..]))
-}
-
-#[test]
-fn the_daemon_contract_tables_match_the_registry() {
-    let path = repo_root().join("docs/contracts/trellis-daemon.md");
-    let doc = std::fs::read_to_string(&path).expect("the daemon contract exists");
-    let rendered = splice(&doc, "repair-classes", &render_repair_classes())
-        .and_then(|doc| splice(&doc, "codes", &render_codes()))
-        .expect("the contract has both registry markers");
-    if rendered != doc {
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&path, rendered).expect("rewrite the contract");
-        } else {
-            panic!(
-                "docs/contracts/trellis-daemon.md is out of date with registry/diagnostics.json; \
-                 run `UPDATE_EXPECT=1 cargo test -p trellis-diag` to re-render it"
-            );
-        }
-    }
-}
-
-#[test]
-fn section_numbers_read_headers_outside_fences() {
-    let doc = "# Title\n## 1. One\n### 1.2 Sub\n```\n## 9. Not a header\n```\n## §3 Three\n";
-    assert_eq!(section_numbers(doc), ["1", "1.2", "3"]);
-}
-
-/// Codes written as literals (`Diagnostic::new("code", …)`) anywhere in the
-/// workspace's library and binary sources are registered; codes built from a
-/// crate's code enum are checked by that crate's own test.
-#[test]
-fn every_literal_code_in_the_sources_is_registered() {
-    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The files the gate reads under `root`: the registry, `docs/`, and every
+/// crate's `src/`.
+fn load(root: &Path) -> Tree {
+    fn walk(root: &Path, dir: &Path, tree: &mut Tree) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
             if path.is_dir() {
-                sources(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
+                walk(root, &path, tree);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                let relative = path.strip_prefix(root).expect("under the root");
+                let key = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                tree.insert(key, text);
             }
         }
     }
-    let mut files = Vec::new();
-    for crate_dir in std::fs::read_dir(repo_root().join("crates"))
-        .expect("crates/")
+    let mut tree = Tree::new();
+    walk(root, &root.join("registry"), &mut tree);
+    walk(root, &root.join("docs"), &mut tree);
+    for krate in std::fs::read_dir(root.join("crates"))
+        .into_iter()
+        .flatten()
         .flatten()
     {
-        sources(&crate_dir.path().join("src"), &mut files);
+        walk(root, &krate.path().join("src"), &mut tree);
     }
-    let mut unregistered = Vec::new();
-    for file in files {
-        // The diagnostic type's own unit test uses a deliberately unknown code.
-        if file.ends_with("trellis-diag/src/diagnostic.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
-        for (at, _) in text.match_indices("Diagnostic::new(") {
-            let rest = text[at + "Diagnostic::new(".len()..].trim_start();
-            let Some(literal) = rest.strip_prefix('"') else {
-                continue;
-            };
-            let code: String = literal.chars().take_while(|&c| c != '"').collect();
-            if trellis_diag::registry::lookup(&code).is_none() {
-                unregistered.push(format!("{}: {code}", file.display()));
-            }
-        }
-    }
-    assert!(
-        unregistered.is_empty(),
-        "unregistered codes:\n{}",
-        unregistered.join("\n")
-    );
-}
-
-/// The codes the daemon contract's prose documents: every parenthesised list of
-/// codes in §6.1's namespaces (`isError (bundle-path, bundle-not-found)`) and the
-/// named codes of §6.1's list (`plus toolchain-mismatch, …`). The rendered
-/// registry table is skipped: it is generated from the registry itself.
-fn documented_codes(doc: &str) -> Vec<String> {
-    let is_code = |word: &str| {
-        word.contains('-')
-            && word.split('-').all(|part| {
-                !part.is_empty()
-                    && part
-                        .bytes()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-            })
-    };
-    let prose = match (
-        doc.find("<!-- registry:codes:begin -->"),
-        doc.find("<!-- registry:codes:end -->"),
-    ) {
-        (Some(begin), Some(end)) => format!("{}{}", &doc[..begin], &doc[end..]),
-        _ => doc.to_owned(),
-    };
-    let mut codes = Vec::new();
-    for group in prose.split('(').skip(1) {
-        let Some((inside, _)) = group.split_once(')') else {
-            continue;
-        };
-        let words: Vec<&str> = inside.split(',').map(str::trim).collect();
-        let namespaced = |word: &str| {
-            ["tr-", "config-", "lock-", "bundle-", "job-", "preflight-"]
-                .iter()
-                .any(|prefix| word.starts_with(prefix))
-        };
-        if words.iter().all(|word| is_code(word) && namespaced(word)) {
-            codes.extend(words.iter().map(|word| (*word).to_owned()));
-        }
-    }
-    if let Some(list) = prose
-        .lines()
-        .find(|line| line.contains("Daemon codes are namespaced by prefix"))
-        .and_then(|line| line.split_once(", plus "))
-    {
-        for word in list.1.trim_end_matches('.').split(',') {
-            let word = word.trim().trim_start_matches("and ").trim();
-            if is_code(word) {
-                codes.push(word.to_owned());
-            }
-        }
-    }
-    codes.sort();
-    codes.dedup();
-    codes
+    tree
 }
 
 #[test]
-fn every_code_the_daemon_contract_documents_is_registered() {
-    let doc = std::fs::read_to_string(repo_root().join("docs/contracts/trellis-daemon.md"))
-        .expect("the daemon contract exists");
-    let documented = documented_codes(&doc);
-    // The extraction itself must keep working: these are named in §3 and §6.1.
+fn the_workspace_passes_the_whole_drift_gate() {
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        let path = repo_root().join(drift::CONTRACT_PATH);
+        let doc = std::fs::read_to_string(&path).expect("the daemon contract exists");
+        let rendered = drift::rendered_contract(&doc, registry()).expect("both markers");
+        if rendered != doc {
+            std::fs::write(&path, rendered).expect("rewrite the contract");
+        }
+    }
+    let found = drift::check(&load(&repo_root()));
+    assert!(found.is_empty(), "registry drift:\n{}", found.join("\n"));
+}
+
+/// A temp copy of the gate's inputs, removed on drop.
+struct Copy(PathBuf);
+
+impl Copy {
+    fn new(name: &str) -> Copy {
+        let dir = std::env::temp_dir().join(format!("trellis-drift-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in load(&repo_root()) {
+            let target = dir.join(&path);
+            std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(target, text).expect("copy");
+        }
+        Copy(dir)
+    }
+
+    fn edit(&self, path: &str, change: impl FnOnce(String) -> String) -> &Self {
+        let file = self.0.join(path);
+        let text = std::fs::read_to_string(&file).expect("the file is in the copy");
+        let changed = change(text.clone());
+        assert_ne!(changed, text, "the edit to {path} changed nothing");
+        std::fs::write(file, changed).expect("write");
+        self
+    }
+
+    fn gate(&self) -> Vec<String> {
+        drift::check(&load(&self.0))
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn assert_reports(found: &[String], expected: &str) {
+    assert!(
+        found.iter().any(|line| line == expected),
+        "expected {expected:?} among:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_registry_code_missing_from_the_contract_table_fails() {
+    let copy = Copy::new("table-row");
+    copy.edit(drift::CONTRACT_PATH, |doc| {
+        doc.replace(
+            "| `rpc-parse-error` | trellis | `fix-input` | `design#9.2` |\n",
+            "",
+        )
+    });
+    let found = copy.gate();
+    assert_reports(
+        &found,
+        "registry row missing from the codes table of docs/contracts/trellis-daemon.md: \
+         | `rpc-parse-error` | trellis | `fix-input` | `design#9.2` |",
+    );
+}
+
+#[test]
+fn a_contract_table_row_missing_from_the_registry_fails() {
+    let copy = Copy::new("table-extra");
+    copy.edit(drift::CONTRACT_PATH, |doc| {
+        doc.replace(
+            "| `rpc-parse-error` |",
+            "| `tr-ghost` | trellis | `fix-spec` | `design#1` |\n| `rpc-parse-error` |",
+        )
+    });
+    assert_reports(
+        &copy.gate(),
+        "codes table row in docs/contracts/trellis-daemon.md is not in \
+         registry/diagnostics.json: | `tr-ghost` | trellis | `fix-spec` | `design#1` |",
+    );
+}
+
+#[test]
+fn a_code_named_in_docs_but_unregistered_fails() {
+    let copy = Copy::new("docs-code");
+    copy.edit("docs/design.md", |doc| {
+        format!("{doc}\nA stray mention of `lock-ghost-code`.\n")
+    });
+    assert_reports(
+        &copy.gate(),
+        "code `lock-ghost-code` is named in docs/design.md but missing from \
+         registry/diagnostics.json",
+    );
+}
+
+#[test]
+fn a_spec_ref_whose_section_is_gone_fails() {
+    let copy = Copy::new("spec-ref");
+    copy.edit(drift::REGISTRY_PATH, |json| {
+        json.replace("\"design#9.2\"", "\"design#99.9\"")
+    });
+    assert_reports(
+        &copy.gate(),
+        "code `rpc-parse-error`: spec_ref section 99.9 is missing from docs/design.md",
+    );
+}
+
+#[test]
+fn a_literal_code_in_the_sources_but_unregistered_fails() {
+    let copy = Copy::new("literal");
+    let path = "crates/trellis-db/src/config.rs";
+    copy.edit(path, |text| {
+        format!("{text}\nfn _ghost() -> trellis_diag::Diagnostic {{ trellis_diag::Diagnostic::new(\n    \"config-ghost\", \"\") }}\n")
+    });
+    assert_reports(
+        &copy.gate(),
+        "code `config-ghost` is emitted by crates/trellis-db/src/config.rs but missing \
+         from registry/diagnostics.json",
+    );
+}
+
+#[test]
+fn a_code_enum_arm_unregistered_fails() {
+    let copy = Copy::new("enum-arm");
+    let path = "crates/soil-syntax/src/codes.rs";
+    copy.edit(path, |text| {
+        text.replace(
+            "SyntaxCode::DuplicateField => \"duplicate-field\",",
+            "SyntaxCode::DuplicateField => \"duplicate-field-ghost\",",
+        )
+    });
+    assert_reports(
+        &copy.gate(),
+        "code `duplicate-field-ghost` is emitted by crates/soil-syntax/src/codes.rs but \
+         missing from registry/diagnostics.json",
+    );
+}
+
+#[test]
+fn a_code_built_with_format_fails() {
+    let copy = Copy::new("format");
+    copy.edit("crates/trellis-db/src/config.rs", |text| {
+        format!("{text}\nfn _built(n: u8) -> trellis_diag::Diagnostic {{ trellis_diag::Diagnostic::new(&format!(\"config-{{n}}\"), \"\") }}\n")
+    });
+    assert_reports(
+        &copy.gate(),
+        "crates/trellis-db/src/config.rs builds a diagnostic code with format!; codes \
+         must be literals or code-enum arms so the gate can enumerate them",
+    );
+}
+
+#[test]
+fn a_registered_code_no_source_emits_fails() {
+    let copy = Copy::new("unemitted");
+    copy.edit("crates/trellis-rpc/src/codes.rs", |text| {
+        text.replace("\"rpc-server-busy\"", "\"rpc-server-busier\"")
+    });
+    let found = copy.gate();
+    assert_reports(
+        &found,
+        "code `rpc-server-busy` is in registry/diagnostics.json but no source under \
+         crates/ emits it",
+    );
+    assert_reports(
+        &found,
+        "code `rpc-server-busier` is emitted by crates/trellis-rpc/src/codes.rs but \
+         missing from registry/diagnostics.json",
+    );
+}
+
+#[test]
+fn a_reserved_code_that_starts_being_emitted_fails() {
+    let copy = Copy::new("reserved");
+    copy.edit("crates/trellis-db/src/config.rs", |text| {
+        format!("{text}\nconst _NO_DRAFT: &str = \"no-draft\";\n")
+    });
+    assert_reports(
+        &copy.gate(),
+        "code `no-draft` is now emitted; drop it from RESERVED_UNEMITTED in \
+         crates/trellis-diag/src/drift.rs",
+    );
+}
+
+#[test]
+fn the_contract_extraction_still_finds_its_anchors() {
+    let documented = drift::documented_codes(&load(&repo_root()));
     for anchor in [
         "bundle-path",
         "no-draft",
         "budget-too-small",
         "job-stale-question",
+        "rpc-daemon-unreachable",
     ] {
         assert!(
-            documented.iter().any(|c| c == anchor),
-            "{anchor} not found in the contract"
+            documented.contains_key(anchor),
+            "{anchor} not found in docs/"
         );
     }
-    let unregistered: Vec<&String> = documented
-        .iter()
-        .filter(|code| trellis_diag::registry::lookup(code).is_none())
-        .collect();
-    assert!(
-        unregistered.is_empty(),
-        "codes the daemon contract documents but the registry lacks: {unregistered:?}"
-    );
 }

@@ -35,7 +35,7 @@ pub use parts::{BlockPart, DecisionEntryPart, FormalParts, prose_hash, scope_has
 pub use root::{RootContext, check_in_root, invariant_property_refusals};
 pub use simple::ESCAPE_HATCHES;
 pub use validate::CAPABILITY_TYPES;
-pub use writeback::{append_clarification, append_decision};
+pub use writeback::{append_clarification, append_decision, append_test_case};
 
 use trellis_diag::Diagnostic;
 

@@ -140,6 +140,28 @@ pub fn append_decision(
     Ok(out)
 }
 
+/// `text` with an expect case (tr-grammar §3.3) appended to the file's `test NAME`
+/// block, which is created at the end of the file when absent. `file` is `text`
+/// parsed; `case` is one logical line, `callee(args) -> outcome`.
+pub fn append_test_case(text: &str, file: &TrFile, name: &str, case: &str) -> String {
+    let block = file
+        .blocks_of(BlockKind::Test)
+        .find(|block| block.value.header.name.as_deref() == Some(name));
+    let Some(block) = block else {
+        let mut out = text.trim_end_matches('\n').to_owned();
+        out.push_str(&format!("\n\n```test {name}\n{case}\n```\n"));
+        return out;
+    };
+    let closing_start = line_start(text, block.location.fence.end.saturating_sub(1) as usize);
+    let closing = &text[closing_start..block.location.fence.end as usize];
+    let prefix = &closing[..closing.find(['`', '~']).unwrap_or(0)];
+    format!(
+        "{}{prefix}{case}\n{}",
+        &text[..closing_start],
+        &text[closing_start..]
+    )
+}
+
 fn line_start(text: &str, at: usize) -> usize {
     text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1)
 }

@@ -26,6 +26,10 @@ Commands:
   review DEF                      accept a prose-only edit after reading it
   test [DEF]                      run the test tiers and record results in the locks
   call DEF JSON-ARGS              run a definition with real capabilities
+  repl                            call definitions line by line (`DEF JSON-ARGS`,
+                                  `:keep NAME` to save the last call as a test
+                                  case, `:help`, `:quit`); history in
+                                  .trellis/repl_history
   decisions editorial LABEL [--module M]
                                   declare a decision edit meaning-preserving
   toolchain update                pin soil.toml [toolchain] to this binary
@@ -75,6 +79,7 @@ pub enum Command {
         def: String,
         args: String,
     },
+    Repl,
     DecisionsEditorial {
         label: String,
         module: Option<String>,
@@ -237,6 +242,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["test", def] => Command::Test {
             def: Some((*def).to_owned()),
         },
+        ["repl"] => Command::Repl,
         ["call", def, args] => Command::Call {
             def: (*def).to_owned(),
             args: (*args).to_owned(),

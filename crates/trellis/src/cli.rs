@@ -59,6 +59,7 @@ pub fn run(args: &[String]) -> ExitCode {
             println!("{document}");
             ExitCode::from(code)
         }
+        Command::Repl => ExitCode::from(crate::repl::run(&root, invocation.no_daemon)),
         _ => request(&root, &invocation),
     }
 }
@@ -94,9 +95,11 @@ fn method_of(command: &Command) -> (&'static str, Value) {
             "context",
             json!({ "def": def, "budget": budget, "out": out.as_deref().map(absolute) }),
         ),
-        Command::Help | Command::Version | Command::Spec { .. } | Command::Daemon(_) => {
-            ("", Value::Null)
-        }
+        Command::Help
+        | Command::Version
+        | Command::Spec { .. }
+        | Command::Daemon(_)
+        | Command::Repl => ("", Value::Null),
     }
 }
 

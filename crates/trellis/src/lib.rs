@@ -22,6 +22,7 @@ pub mod identity;
 pub mod loader;
 pub mod mcp;
 pub mod render;
+pub mod repl;
 pub mod root;
 pub mod service;
 pub mod walk;

@@ -1,0 +1,213 @@
+//! `trellis repl`: a line loop that calls definitions with `trellis call`
+//! semantics (real capabilities, canonical JSON out, structured panics), one
+//! independent call per line — no state carries between lines. Every line read is
+//! appended to `.trellis/repl_history` under the root. `:keep NAME` promotes the
+//! last successful call to an expect case of the definition's `test NAME` block,
+//! but only while the root's status says the definition is green: a case recorded
+//! against a stale or failing definition would pin a result nobody has vouched for.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use serde_json::{Value, json};
+use trellis_diag::{Diagnostic, errors_document};
+
+use crate::client;
+use crate::service::Service;
+
+pub const HELP: &str = "\
+DEF JSON-ARGS   call a definition, e.g. csvstats::median [[3.0, 1.0, 2.0]]
+                (JSON-ARGS is a JSON array of the non-capability arguments)
+:keep NAME      append the last successful call and its result as an expect
+                case to the definition's `test NAME` block (green definitions only)
+:help           print this help
+:quit           leave (as does end of input)
+";
+
+/// The last call that returned a value: what `:keep` writes.
+struct Kept {
+    def: String,
+    args: Vec<Value>,
+    result: String,
+}
+
+/// Runs the loop over `input` until `:quit` or end of input; returns the exit code.
+pub fn run(root: &Path, no_daemon: bool) -> u8 {
+    let stdin = std::io::stdin();
+    let prompt = stdin.is_terminal();
+    let mut out = std::io::stdout().lock();
+    let mut last: Option<Kept> = None;
+    let mut lines = stdin.lock().lines();
+    loop {
+        if prompt {
+            let _ = write!(out, "trellis> ");
+            let _ = out.flush();
+        }
+        let Some(Ok(line)) = lines.next() else {
+            return 0;
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        remember(root, line);
+        let reply = match line.split_once(char::is_whitespace) {
+            _ if line == ":quit" || line == ":q" => return 0,
+            _ if line == ":help" => HELP.to_owned(),
+            Some((":keep", name)) => keep(root, no_daemon, last.as_ref(), name.trim()),
+            _ if line.starts_with(':') => refusal(
+                "usage-error",
+                format!("unknown REPL command `{line}`; :help lists them"),
+            ),
+            split => {
+                let (def, args) = split.unwrap_or((line, "[]"));
+                let (document, code) = crate::call::call(root, def, args.trim());
+                last = None;
+                if code == 0
+                    && let Ok(Value::Array(args)) = serde_json::from_str(args)
+                {
+                    last = Some(Kept {
+                        def: def.to_owned(),
+                        args,
+                        result: document.clone(),
+                    });
+                }
+                document
+            }
+        };
+        let _ = writeln!(out, "{}", reply.trim_end());
+        let _ = out.flush();
+    }
+}
+
+/// Appends `line` to the root's history; a history that cannot be written costs
+/// nothing but the history.
+fn remember(root: &Path, line: &str) {
+    let dir = root.join(".trellis");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("repl_history"))
+    {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
+fn refusal(code: &str, message: String) -> String {
+    errors_document(&[Diagnostic::new(code, message)])
+}
+
+fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String {
+    let Some(kept) = last else {
+        return refusal(
+            "usage-error",
+            "no successful call to keep: call a definition first".to_owned(),
+        );
+    };
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return refusal(
+            "usage-error",
+            format!("`:keep {name}` needs a test block name"),
+        );
+    }
+    match status_of(root, no_daemon, &kept.def) {
+        Ok(status) if status == "green" => {}
+        Ok(status) => {
+            return refusal(
+                "usage-error",
+                format!(
+                    "`{}` is {status}, not green: make it green (trellis status says how) \
+                     before keeping a result as its test",
+                    kept.def
+                ),
+            );
+        }
+        Err(document) => return document,
+    }
+    let Some((module, stem)) = trellis_db::split_definition_name(&kept.def) else {
+        return refusal(
+            "unknown-definition",
+            format!("`{}` is not a definition", kept.def),
+        );
+    };
+    let path = root
+        .join(module.replace("::", "/"))
+        .join(format!("{stem}.tr"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) => {
+            return refusal(
+                "root-unreadable",
+                format!("cannot read {}: {error}", path.display()),
+            );
+        }
+    };
+    let args: Vec<String> = kept.args.iter().map(Value::to_string).collect();
+    let case = format!("{stem}({}) -> {}", args.join(", "), kept.result.trim());
+    let (file, _) = trellis_spec::parse_tr(&text, stem);
+    let created = !file
+        .blocks_of(trellis_spec::BlockKind::Test)
+        .any(|block| block.value.header.name.as_deref() == Some(name));
+    let written = trellis_spec::append_test_case(&text, &file, name, &case);
+    if let Err(error) = std::fs::write(&path, written) {
+        return refusal(
+            "root-unreadable",
+            format!("cannot write {}: {error}", path.display()),
+        );
+    }
+    // A new block brings the blank line that separates it from the text before
+    // it, and prose is hashed unnormalised (tr-grammar §1): that separator is the
+    // only prose this edit adds to a definition that was green a moment ago, so
+    // it is accepted here as `trellis review` would. The test blocks themselves
+    // are left stale for `trellis test` to run.
+    if created && let Err(document) = ask(root, no_daemon, "review", json!({ "def": kept.def })) {
+        return document;
+    }
+    format!(
+        "kept in {}: {case}",
+        path.strip_prefix(root).unwrap_or(&path).display()
+    )
+}
+
+/// The definition's status row, asked of the daemon (or this process under
+/// `--no-daemon`) exactly as `trellis status` asks.
+fn status_of(root: &Path, no_daemon: bool, def: &str) -> Result<String, String> {
+    let answer = ask(root, no_daemon, "status", json!({}))?;
+    let rows = answer["definitions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    rows.iter()
+        .find(|row| row["name"] == def)
+        .and_then(|row| row["status"].as_str().map(str::to_owned))
+        .ok_or_else(|| {
+            refusal(
+                "unknown-definition",
+                format!("no definition `{def}` in this root"),
+            )
+        })
+}
+
+/// One request over the same path every command takes: the root's daemon, or
+/// this process under `--no-daemon`. An error is the document to print.
+fn ask(root: &Path, no_daemon: bool, method: &str, params: Value) -> Result<Value, String> {
+    if no_daemon {
+        Service::new(root.to_owned())
+            .handle(method, &params)
+            .map_err(|error| json!({ "errors": error.errors() }).to_string())
+    } else {
+        client::connect(root)
+            .and_then(|mut client| client::call(&mut client, method, params))
+            .map_err(|error| match error {
+                client::ClientError::Failed(errors) => json!({ "errors": errors }).to_string(),
+                client::ClientError::Transport(message) => {
+                    refusal("rpc-daemon-unreachable", message)
+                }
+            })
+    }
+}
