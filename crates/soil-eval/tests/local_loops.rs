@@ -4,6 +4,8 @@
 //! captures (the general path), and the merge whose `match` reads a list the
 //! other branch still needs (bound from the slot, the list left shared).
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use expect_test::expect;
 use soil_eval::{World, program_from_source, with_eval_stack};
 use soil_rt::{Value, copied_elements};

@@ -1,6 +1,8 @@
 //! The protocol against a scripted job port: both handshakes, the tool list and
 //! its schemas (golden), the result discipline, and bad frames.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 use std::io::Cursor;
 
 use expect_test::{expect, expect_file};

@@ -13,6 +13,8 @@
 //! --example edit_bench -- [N...]` (default 200 2000 20000; `TRELLIS_BENCH_QUICK=1`
 //! leaves out 20,000).
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

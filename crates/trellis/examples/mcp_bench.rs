@@ -9,6 +9,8 @@
 //! Run with `cargo build --release -p trellis && cargo run --release -p trellis
 //! --example mcp_bench` (optional argument: the number of calls per tool).
 
+#![allow(clippy::disallowed_methods, reason = "benches use real files")]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

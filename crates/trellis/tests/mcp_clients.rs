@@ -5,6 +5,8 @@
 //! run `test-data/mcp/script.json`: every tool, with the error paths. The SDKs
 //! are installed by `.ci/run` into `.ci/cache/`; a missing SDK fails the test.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::path::PathBuf;

@@ -4,6 +4,8 @@
 //! sandboxed rows `trellis test` records; hostile input on the stdio stream is a
 //! clean error or exit and leaves the daemon serving.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Write};

@@ -3,6 +3,8 @@
 //! promoting a call to an expect case that `trellis test` then runs green —
 //! refused while the definition is not green.
 
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
 mod support;
 
 use std::io::Write;
