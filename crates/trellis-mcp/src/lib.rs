@@ -6,8 +6,9 @@
 //! validation, and the result discipline (one text item holding one compact JSON
 //! document; failures `isError` with an `{"errors": [...]}` document; a result over
 //! the cap refused, never truncated). The tools themselves run behind
-//! [`JobPort`]: this crate frames messages with `trellis-rpc`'s codec and knows no
-//! database, daemon, socket or provider.
+//! [`JobPort`]: this crate frames messages with `trellis-rpc`'s codec, enriches
+//! its diagnostics through `trellis-diag`'s registry, and knows no database,
+//! daemon, socket or provider.
 
 pub mod port;
 pub mod schema;

@@ -6,7 +6,8 @@
 //!
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
 //! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
-//! `trellis-verify`, `trellis-context`.
+//! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim) and
+//! `soil-syntax` (`write_soil` parses and prints a draft).
 
 #![allow(
     clippy::disallowed_methods,
