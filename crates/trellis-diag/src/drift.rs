@@ -22,10 +22,8 @@ pub const CONTRACT_PATH: &str = "docs/contracts/trellis-daemon.md";
 pub const RESERVED_UNEMITTED: &[&str] = &[
     "job-cap-exceeded",
     "job-invalidated",
-    "job-not-found",
     "job-provider-error",
     "job-stale-question",
-    "no-draft",
 ];
 
 /// The code namespaces (§6.1's prefixes, and the `rpc-`, `root-` and `test-`

@@ -227,11 +227,11 @@ fn a_registered_code_no_source_emits_fails() {
 fn a_reserved_code_that_starts_being_emitted_fails() {
     let copy = Copy::new("reserved");
     copy.edit("crates/trellis-db/src/config.rs", |text| {
-        format!("{text}\nconst _NO_DRAFT: &str = \"no-draft\";\n")
+        format!("{text}\nconst _INVALIDATED: &str = \"job-invalidated\";\n")
     });
     assert_reports(
         &copy.gate(),
-        "code `no-draft` is now emitted; drop it from RESERVED_UNEMITTED in \
+        "code `job-invalidated` is now emitted; drop it from RESERVED_UNEMITTED in \
          crates/trellis-diag/src/drift.rs",
     );
 }
