@@ -225,6 +225,7 @@ pub fn tests_json<'db>(db: &'db dyn Db, item: Item<'db>) -> BundleFile {
         references: &Default::default(),
         tool_dir: nowhere,
         base_path: "",
+        python: "python3",
         timeouts: Timeouts::default(),
     };
     BundleFile::new("tests.json", expect_bundle_text(&input))

@@ -262,6 +262,7 @@ impl Module {
             references: references(),
             tool_dir,
             base_path: "/usr/bin:/bin",
+            python: "python3",
             timeouts: Timeouts::default(),
         }
     }

@@ -4,7 +4,7 @@
 
 mod python;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use soil_rt::{JsonCode, RtType, TypeEnv, Value};
@@ -46,6 +46,28 @@ impl OracleConfig {
             python: "python3".into(),
         }
     }
+}
+
+/// The interpreter `python3` names on `path`, as an absolute path, so oracles can
+/// start it directly: a version manager's shim (pyenv's is a shell script that
+/// runs `pyenv exec`) costs about half a second per start, which a lowering
+/// agent's `run_tests` would pay on every call. `None` when `python3` does not
+/// run or does not say where it is; callers then run `python3` by name.
+pub fn resolve_python(runner: &dyn ProcessRunner, root: &Path, path: &str) -> Option<String> {
+    let mut spec = ProcessSpec::new("python3", root, Duration::from_secs(10))
+        .arg("-I")
+        .arg("-c")
+        .arg("import sys; sys.stdout.write(sys.executable)");
+    spec.env = vec![("PATH".to_owned(), path.to_owned())];
+    let outcome = runner.run(&spec);
+    if outcome.exit != Exit::Code(0) {
+        return None;
+    }
+    let executable = outcome.stdout.text();
+    let executable = executable.trim();
+    Path::new(executable)
+        .is_absolute()
+        .then(|| executable.to_owned())
 }
 
 /// One differential case: an expect case's arguments and what Soil returned.

@@ -107,6 +107,9 @@ pub struct SuiteInput<'a> {
     pub tool_dir: &'a Path,
     /// The rest of `PATH` for cram and oracles (must reach `python3`, `sh`).
     pub base_path: &'a str,
+    /// The interpreter Python references run under: `python3`, or what
+    /// `oracle::resolve_python` found it to be on `base_path`.
+    pub python: &'a str,
     pub timeouts: Timeouts,
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use trellis_db::RootDatabase;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{ErrorCode, RpcError};
+use trellis_verify::ProcessRunner;
 
 use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
@@ -36,6 +37,9 @@ pub struct Service {
     loaded: bool,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
+    /// The Python interpreter `python3` resolved to, per client `PATH` (see
+    /// `python_on`).
+    interpreters: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Service {
@@ -48,6 +52,7 @@ impl Service {
             watch: None,
             loaded: false,
             jobs: jobs::Jobs::default(),
+            interpreters: Default::default(),
         }
     }
 
@@ -69,6 +74,23 @@ impl Service {
 
     pub fn root(&self) -> &std::path::Path {
         self.loader.root()
+    }
+
+    /// The interpreter Python oracles run under for a client's `PATH`: resolved
+    /// once per `PATH` for this service's life (design §9.2), so a version
+    /// manager's shim is paid once, not on every run.
+    pub(crate) fn python_on(&self, path: &str, runner: &dyn ProcessRunner) -> String {
+        let mut interpreters = self
+            .interpreters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        interpreters
+            .entry(path.to_owned())
+            .or_insert_with(|| {
+                trellis_verify::oracle::resolve_python(runner, self.root(), path)
+                    .unwrap_or_else(|| "python3".to_owned())
+            })
+            .clone()
     }
 
     pub fn database(&self) -> &RootDatabase {

@@ -200,6 +200,7 @@ pub(crate) fn run_one(
         blocks.retain(|block| !matches!(block.syntax, trellis_spec::BlockSyntax::Cram(_)));
     }
     let qualified = item.qualified(db);
+    let python = service.python_on(base_path, runner);
     let input = SuiteInput {
         definition: &qualified,
         env: checker_env(db),
@@ -213,6 +214,7 @@ pub(crate) fn run_one(
         references: trellis_db::reference_texts(db, spec),
         tool_dir,
         base_path,
+        python: &python,
         timeouts: Timeouts::default(),
     };
     let mut forward = |event: ProgressEvent| {

@@ -77,11 +77,12 @@ pub(in crate::suite) fn differential_rows(
                 })
                 .collect()
         };
-        let config = OracleConfig::new(
+        let mut config = OracleConfig::new(
             input.root,
             vec![("PATH".to_owned(), input.base_path.to_owned())],
             input.timeouts.oracle,
         );
+        config.python = input.python.to_owned();
         let results = run_differential(
             runner,
             &config,
