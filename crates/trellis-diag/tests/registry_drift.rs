@@ -227,11 +227,11 @@ fn a_registered_code_no_source_emits_fails() {
 fn a_reserved_code_that_starts_being_emitted_fails() {
     let copy = Copy::new("reserved");
     copy.edit("crates/trellis-db/src/config.rs", |text| {
-        format!("{text}\nconst _INVALIDATED: &str = \"job-invalidated\";\n")
+        format!("{text}\nconst _STALE: &str = \"job-stale-question\";\n")
     });
     assert_reports(
         &copy.gate(),
-        "code `job-invalidated` is now emitted; drop it from RESERVED_UNEMITTED in \
+        "code `job-stale-question` is now emitted; drop it from RESERVED_UNEMITTED in \
          crates/trellis-diag/src/drift.rs",
     );
 }

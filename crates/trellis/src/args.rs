@@ -33,6 +33,14 @@ Commands:
   decisions editorial LABEL [--module M]
                                   declare a decision edit meaning-preserving
   toolchain update                pin soil.toml [toolchain] to this binary
+  lower [DEF]... [--provider NAME] [--json]
+                                  lower definitions with an agent (all that are not
+                                  lowered, partial or stale when none is named),
+                                  callee-first, one job at a time in the daemon; a
+                                  line per job state change (--json: one event per
+                                  line). Providers: ~/.config/trellis/providers.toml
+  jobs [--json]                   the lowering queue, the running job and the
+                                  finished ones with their outcomes
   context DEF --budget N [--out DIR] [--json]
                                   write DEF's context bundle (to .trellis/context/,
                                   or an empty DIR) and list what was packed and dropped
@@ -94,6 +102,14 @@ pub enum Command {
     },
     Spec {
         reference: String,
+    },
+    Lower {
+        defs: Vec<String>,
+        provider: Option<String>,
+        json: bool,
+    },
+    Jobs {
+        json: bool,
     },
     Daemon(DaemonCommand),
 }
@@ -168,6 +184,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut cite = Vec::new();
     let mut budget = None;
     let mut out = None;
+    let mut provider: Option<String> = None;
     let mut words = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -199,6 +216,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--budget" => match iter.next() {
                 Some(value) => budget = Some(value.clone()),
                 None => return Err(UsageError("--budget needs a token count".into())),
+            },
+            "--provider" => match iter.next() {
+                Some(value) => provider = Some(value.clone()),
+                None => return Err(UsageError("--provider needs a provider name".into())),
             },
             "--out" => match iter.next() {
                 Some(value) => out = Some(value.clone()),
@@ -261,6 +282,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["spec", reference] => Command::Spec {
             reference: (*reference).to_owned(),
         },
+        ["lower", defs @ ..] => Command::Lower {
+            defs: defs.iter().map(|def| (*def).to_owned()).collect(),
+            provider: provider.take(),
+            json,
+        },
+        ["jobs"] => Command::Jobs { json },
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
@@ -273,7 +300,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
     if !matches!(
         command,
-        Command::Status { .. } | Command::Check { .. } | Command::Context { .. }
+        Command::Status { .. }
+            | Command::Check { .. }
+            | Command::Context { .. }
+            | Command::Lower { .. }
+            | Command::Jobs { .. }
     ) {
         refuse_json(words[0])?;
     }
@@ -290,6 +321,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if !cite.is_empty() {
         return Err(UsageError("--cite only applies to `adopt`".into()));
+    }
+    if provider.is_some() {
+        return Err(UsageError("--provider only applies to `lower`".into()));
     }
     if budget.is_some() || out.is_some() {
         return Err(UsageError(

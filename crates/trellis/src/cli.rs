@@ -60,6 +60,17 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::from(code)
         }
         Command::Repl => ExitCode::from(crate::repl::run(&root, invocation.no_daemon)),
+        Command::Lower {
+            defs,
+            provider,
+            json,
+        } => lower(
+            &root,
+            invocation.no_daemon,
+            defs,
+            provider.as_deref(),
+            *json,
+        ),
         _ => request(&root, &invocation),
     }
 }
@@ -95,7 +106,9 @@ fn method_of(command: &Command) -> (&'static str, Value) {
             "context",
             json!({ "def": def, "budget": budget, "out": out.as_deref().map(absolute) }),
         ),
-        Command::Help
+        Command::Jobs { .. } => ("jobs", json!({})),
+        Command::Lower { .. }
+        | Command::Help
         | Command::Version
         | Command::Spec { .. }
         | Command::Daemon(_)
@@ -116,6 +129,79 @@ fn absolute(path: &str) -> String {
     match std::env::current_dir() {
         Ok(cwd) if path.is_relative() => cwd.join(path).display().to_string(),
         _ => path.display().to_string(),
+    }
+}
+
+/// `trellis lower`: the provider is read here, from the user's providers.toml,
+/// and sent with the request (the daemon's environment is not the user's).
+fn lower(
+    root: &std::path::Path,
+    no_daemon: bool,
+    defs: &[String],
+    provider: Option<&str>,
+    json_output: bool,
+) -> ExitCode {
+    let fail = |diagnostic: trellis_diag::Diagnostic| {
+        render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+        ExitCode::FAILURE
+    };
+    if no_daemon {
+        return fail(trellis_diag::Diagnostic::new(
+            "job-needs-daemon",
+            "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
+        ));
+    }
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let Some(file) = crate::lowering::providers::config_path(xdg.as_deref(), home.as_deref())
+    else {
+        return fail(trellis_diag::Diagnostic::new(
+            "config-providers",
+            "no providers.toml: neither XDG_CONFIG_HOME nor HOME is set",
+        ));
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(error) => {
+            return fail(
+                trellis_diag::Diagnostic::new(
+                    "config-providers",
+                    format!(
+                        "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
+                        file.display()
+                    ),
+                )
+                .with_file(file.display().to_string()),
+            );
+        }
+    };
+    let provider = match crate::lowering::providers::select(&file, &text, provider) {
+        Ok(provider) => provider,
+        Err(diagnostic) => return fail(diagnostic),
+    };
+    let params = json!({ "defs": defs, "provider": provider.to_json(), "path": client_path() });
+    let stdout = &mut std::io::stdout();
+    let mut progress = |event: Value| {
+        if json_output {
+            let _ = writeln!(stdout, "{event}");
+        } else {
+            render::job_event(stdout, &event);
+        }
+        let _ = stdout.flush();
+    };
+    let answer = client::connect(root).and_then(|mut client| {
+        client::call_with_progress(&mut client, "lower", params, &mut progress)
+    });
+    match answer {
+        Ok(result) => ExitCode::from(render::lower_summary(stdout, &result, json_output)),
+        Err(ClientError::Failed(errors)) => {
+            render::diagnostics(&mut std::io::stderr(), &errors);
+            ExitCode::FAILURE
+        }
+        Err(ClientError::Transport(message)) => {
+            eprintln!("trellis: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -6,16 +6,20 @@
 //! instead of stalling everyone else.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use trellis_rpc::{Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
 use crate::identity::binary_identity;
+use crate::lowering::Lowering;
 use crate::service::Service;
 
 struct DaemonHandler {
-    service: Mutex<Service>,
+    service: Arc<Mutex<Service>>,
+    /// The lowering queue and its runner thread (design §4.9): its own state,
+    /// so following a lowering never holds the service.
+    lowering: Arc<Lowering>,
     shutdown: ShutdownHandle,
     started: std::time::Instant,
 }
@@ -44,6 +48,7 @@ impl DaemonHandler {
     ) -> Result<Value, RpcError> {
         match method {
             "daemon.stop" => {
+                self.lowering.shutdown();
                 self.shutdown.shutdown();
                 // The client waits for this process to be gone before it says so.
                 Ok(json!({ "stopped": true, "pid": std::process::id() }))
@@ -53,6 +58,18 @@ impl DaemonHandler {
                 "version": binary_identity(),
                 "uptime_ms": self.started.elapsed().as_millis() as u64,
             })),
+            "lower" | "jobs" => {
+                let mut progress = |event: Value| {
+                    if let Some(notifier) = notifier.as_deref_mut() {
+                        let _ = notifier.notify("progress", event);
+                    }
+                };
+                if method == "jobs" {
+                    Ok(self.lowering.jobs())
+                } else {
+                    self.lowering.lower(&params, &mut progress)
+                }
+            }
             _ => {
                 let mut service = match self.service.lock() {
                     Ok(service) => service,
@@ -86,8 +103,11 @@ pub fn run(root: &Path) -> Result<(), String> {
     let mut service = Service::watching(root.to_owned(), watch);
     // Load the root before the first client asks, so its first answer is quick.
     service.refresh();
+    let service = Arc::new(Mutex::new(service));
+    let lowering = Lowering::start(Arc::clone(&service), socket.clone());
     let handler = DaemonHandler {
-        service: Mutex::new(service),
+        service,
+        lowering,
         shutdown: server.shutdown_handle(),
         started: std::time::Instant::now(),
     };

@@ -21,6 +21,7 @@ pub mod client;
 pub mod daemon;
 pub mod identity;
 pub mod loader;
+pub mod lowering;
 pub mod mcp;
 pub mod render;
 pub mod repl;

@@ -78,6 +78,15 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             0
         }
         Command::Context { json: false, .. } => context_report(out, result),
+        Command::Jobs { json: true } => {
+            let mut result = result.clone();
+            if let Value::Object(fields) = &mut result {
+                fields.remove("timings");
+            }
+            let _ = writeln!(out, "{result}");
+            0
+        }
+        Command::Jobs { json: false } => jobs_report(out, result),
         Command::Check { json: true, .. } => {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
@@ -356,6 +365,7 @@ fn verify_report(out: &mut impl Write, result: &Value) -> u8 {
 /// One line per progress event of a long command (on stderr).
 pub fn progress(out: &mut impl Write, event: &Value) {
     match event["event"].as_str() {
+        Some("job") => job_event(out, event),
         Some("started") => {
             let _ = writeln!(out, "testing {}", event["def"].as_str().unwrap_or("?"));
         }
@@ -442,4 +452,140 @@ fn test_report(out: &mut impl Write, result: &Value) -> u8 {
         counted(ran, "suite")
     );
     u8::from(failing > 0 || !errors.is_empty())
+}
+
+/// One lowering job state change, one line (`trellis lower`).
+pub fn job_event(out: &mut impl Write, event: &Value) {
+    let def = event["def"].as_str().unwrap_or("?");
+    let state = event["state"].as_str().unwrap_or("?");
+    let detail = &event["detail"];
+    let note = match state {
+        "queued" | "started" => match detail["attempt"].as_u64() {
+            Some(attempt) if attempt > 1 => format!(" (attempt {attempt})"),
+            _ => String::new(),
+        },
+        "agent" => format!(
+            " {} ({})",
+            event["job"].as_str().unwrap_or("?"),
+            detail["provider"].as_str().unwrap_or("?")
+        ),
+        "green" => format!(" → {}", detail["soil"].as_str().unwrap_or("?")),
+        "partial" => format!(" with holes {}", list(&detail["holes"])),
+        "question" => format!(" asked: see {}", detail["question"].as_str().unwrap_or("?")),
+        "invalidated" => format!(" ({}), re-queued", detail["reason"].as_str().unwrap_or("?")),
+        _ => String::new(),
+    };
+    let _ = writeln!(out, "{def}: {state}{note}");
+    if state == "failed" {
+        for error in detail["errors"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  error[{}]: {}",
+                error["code"].as_str().unwrap_or("?"),
+                error["message"].as_str().unwrap_or("")
+            );
+        }
+        for failure in detail["failures"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                failure["row"].as_str().unwrap_or("?"),
+                failure["message"].as_str().unwrap_or("")
+            );
+        }
+    }
+}
+
+fn list(values: &Value) -> String {
+    values
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The end of `trellis lower`: a count per outcome; exit 1 unless all are green.
+pub fn lower_summary(out: &mut impl Write, result: &Value, json: bool) -> u8 {
+    let outcomes = result["outcomes"].as_array().cloned().unwrap_or_default();
+    let not_green = outcomes.iter().filter(|o| o["state"] != "green").count();
+    if json {
+        let mut result = result.clone();
+        if let Value::Object(fields) = &mut result {
+            fields.remove("timings");
+        }
+        let _ = writeln!(out, "{}", serde_json::json!({ "summary": result }));
+        return u8::from(not_green > 0);
+    }
+    for skipped in result["skipped"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "{}: skipped, {}",
+            skipped["def"].as_str().unwrap_or("?"),
+            skipped["reason"].as_str().unwrap_or("")
+        );
+    }
+    for def in result["already_queued"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "{}: already queued", def.as_str().unwrap_or("?"));
+    }
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for outcome in &outcomes {
+        *counts
+            .entry(outcome["state"].as_str().unwrap_or("?"))
+            .or_default() += 1;
+    }
+    if outcomes.is_empty() {
+        let _ = writeln!(out, "nothing to lower");
+    } else {
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(state, n)| format!("{n} {state}"))
+            .collect();
+        let _ = writeln!(out, "lowered {}: {}", outcomes.len(), parts.join(", "));
+    }
+    u8::from(not_green > 0)
+}
+
+/// `trellis jobs`: the queue, the running job, the finished ones.
+fn jobs_report(out: &mut impl Write, result: &Value) -> u8 {
+    let running = &result["running"];
+    if running.is_null() {
+        let _ = writeln!(out, "running: nothing");
+    } else {
+        let _ = writeln!(
+            out,
+            "running: {} {} (attempt {}, {:.1} s)",
+            running["def"].as_str().unwrap_or("?"),
+            running["job"].as_str().unwrap_or("-"),
+            running["attempt"],
+            running["seconds"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let pending = result["pending"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = pending.iter().filter_map(|p| p["def"].as_str()).collect();
+    let _ = writeln!(
+        out,
+        "queued: {}",
+        if names.is_empty() {
+            "nothing".to_owned()
+        } else {
+            names.join(", ")
+        }
+    );
+    let finished = result["finished"].as_array().cloned().unwrap_or_default();
+    if !finished.is_empty() {
+        let _ = writeln!(out, "finished:");
+    }
+    for job in &finished {
+        let _ = writeln!(
+            out,
+            "  {:<28} {:<12} {:<11} {:.1} s",
+            job["def"].as_str().unwrap_or("?"),
+            job["outcome"].as_str().unwrap_or("?"),
+            job["job"].as_str().unwrap_or("-"),
+            job["seconds"].as_f64().unwrap_or(0.0)
+        );
+    }
+    0
 }

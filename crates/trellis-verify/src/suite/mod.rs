@@ -246,6 +246,23 @@ pub fn expect_bundle_text(input: &SuiteInput) -> String {
     expect::bundle_text(input.definition, &parts, types.as_ref(), input.blocks)
 }
 
+/// The pre-flight alone (design §4.5): the contradiction check and the vacuity
+/// probes over the expect cases, before anything is lowered. The definition's
+/// own body is never run by them, so `input.program` may carry a placeholder
+/// body with a hole (a job's stub before its first draft).
+pub fn run_preflight(input: &SuiteInput) -> Vec<Diagnostic> {
+    let parts = SigParts::of(input.signature);
+    let prepared = match derived::prepare_allowing_holes(input, &parts) {
+        Ok(prepared) => prepared,
+        Err(diagnostics) => return diagnostics,
+    };
+    let cases = expect_cases(input.blocks);
+    match decode_cases(input, &prepared, &parts, &cases) {
+        Ok(decoded) => derived::preflight(input, &prepared, &parts, &decoded),
+        Err(diagnostics) => diagnostics,
+    }
+}
+
 /// Runs every tier of one definition's suite.
 pub fn run_suite(
     input: &SuiteInput,

@@ -35,30 +35,36 @@ pub struct Jobs {
 }
 
 pub struct Job {
-    id: String,
+    pub(super) id: String,
     /// `module::name`.
-    definition: String,
-    module: String,
-    name: String,
-    bundle: Arc<ContextBundle>,
+    pub(super) definition: String,
+    pub(super) module: String,
+    pub(super) name: String,
+    pub(super) bundle: Arc<ContextBundle>,
     /// `{formal, test, prose}` of the bundle's manifest: what the job was built against.
-    spec_hashes: Value,
-    draft: Option<Draft>,
-    state: State,
+    pub(super) spec_hashes: Value,
+    pub(super) draft: Option<Draft>,
+    pub(super) state: State,
     /// The job's own database over the root, the draft overlaid.
-    overlay: Service,
+    pub(super) overlay: Service,
     /// The `PATH` its suites run oracles under: the creating client's.
-    path: String,
+    pub(super) path: String,
     /// The draft text the overlay database holds, when it holds one.
-    overlaid: Option<String>,
+    pub(super) overlaid: Option<String>,
+    /// The tool calls made so far, and how many the job may make (the turn cap
+    /// of a lowering, enforced here rather than trusted to the agent).
+    pub(super) tool_calls: u32,
+    pub(super) max_tool_calls: Option<u32>,
+    /// Whether `ask_human` ended the job.
+    pub(super) asked: bool,
 }
 
-struct Draft {
-    canonical: String,
-    decisions_applied: Value,
+pub(super) struct Draft {
+    pub(super) canonical: String,
+    pub(super) decisions_applied: Value,
 }
 
-enum State {
+pub(super) enum State {
     Open,
     Ended { reason: String },
 }
@@ -75,7 +81,7 @@ pub fn handle(service: &mut Service, method: &str, params: &Value) -> Result<Val
     }
 }
 
-fn create(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
+pub(super) fn create(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let def = params["def"]
         .as_str()
         .ok_or_else(|| invalid_params("`def` must be a definition name"))?;
@@ -103,10 +109,23 @@ fn create(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         overlay: Service::new(service.root().to_owned()),
         path: super::test::base_path(params),
         overlaid: None,
+        tool_calls: 0,
+        max_tool_calls: None,
+        asked: false,
     };
     let record = job.record();
     service.jobs.jobs.insert(id, job);
     Ok(record)
+}
+
+impl Jobs {
+    pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut Job> {
+        self.jobs.get_mut(id)
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<&Job> {
+        self.jobs.get(id)
+    }
 }
 
 fn job_of<'s>(service: &'s mut Service, params: &Value) -> Result<&'s mut Job, RpcError> {
@@ -140,11 +159,34 @@ impl Job {
                 State::Open => json!({ "tag": "Open" }),
                 State::Ended { reason } => json!({ "tag": "Ended", "reason": reason }),
             },
+            "tool_calls": self.tool_calls,
         })
     }
 
+    /// Ends the job (no tool runs after this) and lets its overlay database go.
+    pub(super) fn end(&mut self, reason: &str) {
+        if matches!(self.state, State::Open) {
+            self.state = State::Ended {
+                reason: reason.to_owned(),
+            };
+        }
+    }
+
+    pub(super) fn ended_reason(&self) -> Option<&str> {
+        match &self.state {
+            State::Open => None,
+            State::Ended { reason } => Some(reason),
+        }
+    }
+
+    /// Frees the overlay database of a finished job.
+    pub(super) fn release(&mut self) {
+        self.overlay = Service::new(self.overlay.root().to_owned());
+        self.overlaid = None;
+    }
+
     /// Root-relative: where the definition's Soil lives, and what the draft replaces.
-    fn soil_path(&self) -> String {
+    pub(super) fn soil_path(&self) -> String {
         format!("{}/{}.soil", self.module, self.name)
     }
 
@@ -152,7 +194,7 @@ impl Job {
     /// of the definition's Soil. A draft's private helpers (its `_`-named items)
     /// are added to the module's `_private.soil`, where the module's helpers live
     /// (lock-schema §3.4); the rest of the draft is the definition's `.soil`.
-    fn refresh_overlay(&mut self) {
+    pub(super) fn refresh_overlay(&mut self) {
         let soil_path = self.soil_path();
         let private_path = format!("{}/_private.soil", self.module);
         let root = self.overlay.root().to_owned();
@@ -188,7 +230,7 @@ impl Job {
 
 /// A canonical draft split into the definition's items and its private helpers
 /// (items whose name starts with `_`), each printed canonically.
-fn split_helpers(draft: &str) -> (String, String) {
+pub(super) fn split_helpers(draft: &str) -> (String, String) {
     let (file, _) = soil_syntax::parse_file(draft);
     let (helpers, own): (Vec<_>, Vec<_>) = file
         .items
@@ -230,10 +272,24 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
                 job.id
             ),
         )]),
-        State::Open => match tool.spec().input.validate(arguments, "$") {
-            Err(diagnostic) => Err(vec![diagnostic]),
-            Ok(()) => run_tool(job, &root, tool, arguments),
-        },
+        State::Open if job.max_tool_calls.is_some_and(|cap| job.tool_calls >= cap) => {
+            let cap = job.max_tool_calls.unwrap_or_default();
+            job.end("the turn cap");
+            Err(vec![Diagnostic::new(
+                "job-cap-exceeded",
+                format!(
+                    "job {} has used its {cap} tool calls (the turn cap); the job ends here",
+                    job.id
+                ),
+            )])
+        }
+        State::Open => {
+            job.tool_calls += 1;
+            match tool.spec().input.validate(arguments, "$") {
+                Err(diagnostic) => Err(vec![diagnostic]),
+                Ok(()) => run_tool(job, &root, tool, arguments),
+            }
+        }
     };
     let document = match &outcome {
         Ok(document) => document.clone(),
@@ -268,9 +324,8 @@ fn run_tool(
         Tool::RunTests => run_tests(job, root),
         Tool::AskHuman => {
             let ack = super::question::ask_human(job_facts(job), root, arguments)?;
-            job.state = State::Ended {
-                reason: "ask_human".to_owned(),
-            };
+            job.end("ask_human");
+            job.asked = true;
             Ok(ack)
         }
     }
@@ -349,11 +404,11 @@ fn write_soil(job: &mut Job, arguments: &Value) -> Result<Value, Vec<Diagnostic>
     Ok(json!({ "canonical": canonical }))
 }
 
-fn item_of<'db>(db: &'db trellis_db::RootDatabase, job: &Job) -> Item<'db> {
+pub(super) fn item_of<'db>(db: &'db trellis_db::RootDatabase, job: &Job) -> Item<'db> {
     Item::new(db, job.module.clone(), job.name.clone())
 }
 
-fn check_types(job: &mut Job) -> Result<Value, Vec<Diagnostic>> {
+pub(super) fn check_types(job: &mut Job) -> Result<Value, Vec<Diagnostic>> {
     if job.draft.is_none() {
         return Err(no_draft());
     }
@@ -481,8 +536,7 @@ fn case_result(row: &trellis_verify::suite::Row) -> Value {
     json!({ "name": row.name, "outcome": outcome })
 }
 
-/// Appends the `tool_call` event (§9) to the module's `f.log`. Best effort: a
-/// log that cannot be written must not fail the agent's call.
+/// Appends the `tool_call` event (§9) to the module's `f.log`.
 fn log_tool_call(
     root: &Path,
     job: &Job,
@@ -492,27 +546,18 @@ fn log_tool_call(
     is_error: bool,
 ) {
     let text = document.to_string();
-    let event = json!({
-        "event": "tool_call",
-        "job": job.id,
-        "definition": job.definition,
-        "name": tool.name(),
-        "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-        "is_error": is_error,
-        "result": trellis_hash::Digest::of(text.as_bytes()).to_string(),
-        "result_bytes": text.len(),
-    });
-    let path = root.join(&job.module).join("f.log");
-    let line = format!("{event}\n");
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
-    if let Err(error) = written {
-        eprintln!(
-            "trellis daemon: cannot append to {}: {error}",
-            path.display()
-        );
-    }
+    crate::lowering::flog::append(
+        root,
+        &job.module,
+        &job.id,
+        &job.definition,
+        "tool_call",
+        json!({
+            "name": tool.name(),
+            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "is_error": is_error,
+            "result": trellis_hash::Digest::of(text.as_bytes()).to_string(),
+            "result_bytes": text.len(),
+        }),
+    );
 }

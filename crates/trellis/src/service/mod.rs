@@ -21,6 +21,7 @@ mod check;
 mod context;
 pub mod jobs;
 mod locks;
+pub(crate) mod lowering;
 mod question;
 mod test;
 mod toolchain;
@@ -195,7 +196,7 @@ pub const WRITER_LOCK: &str = ".trellis/writer.lock";
 
 /// Takes the root's writer lock, waiting for the current holder; released when
 /// the file is dropped (or its process ends, however it ends).
-fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
+pub(super) fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
     let path = root.join(WRITER_LOCK);
     let problem = |error: std::io::Error| {
         Diagnostic::new(
@@ -215,6 +216,11 @@ fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
         .map_err(problem)?;
     file.lock().map_err(problem)?;
     Ok(file)
+}
+
+/// The client's `PATH` a request carries (`/usr/bin:/bin` without one).
+pub(crate) fn client_path_param(params: &Value) -> String {
+    test::base_path(params)
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
@@ -360,6 +366,10 @@ fn dispatch(
         "toolchain.update" => toolchain::update(service),
         "context" => context::context(service, params),
         "job.create" | "job.inspect" | "job.tool" => jobs::handle(service, method, params),
+        "lower" | "jobs" => Err(failed(&[Diagnostic::new(
+            "job-needs-daemon",
+            "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
+        )])),
         _ => Err(RpcError::method_not_found(method)),
     }
 }

@@ -177,6 +177,59 @@ pub(crate) fn run_one(
     sandboxed_only: bool,
     progress: &mut dyn FnMut(Value),
 ) -> Option<SuiteOutcome> {
+    let qualified = item.qualified(service.database());
+    let mut forward = |event: ProgressEvent| {
+        if let ProgressEvent::RowFinished(row) = event {
+            progress(
+                json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }),
+            );
+        }
+    };
+    with_suite_input(
+        service,
+        item,
+        root,
+        tool_dir,
+        base_path,
+        runner,
+        sandboxed_only,
+        |input| suite::run_suite(input, runner, &mut forward),
+    )
+}
+
+/// The pre-flight of `item`'s suite alone (a lowering job's first step); `None`
+/// when the definition does not check or has no signature.
+pub(crate) fn preflight_one(
+    service: &Service,
+    item: Item<'_>,
+    root: &std::path::Path,
+    base_path: &str,
+) -> Option<Vec<Diagnostic>> {
+    let runner = RealRunner;
+    with_suite_input(
+        service,
+        item,
+        root,
+        root,
+        base_path,
+        &runner,
+        true,
+        suite::run_preflight,
+    )
+}
+
+/// Builds `item`'s [`SuiteInput`] from the database and hands it to `run`.
+#[allow(clippy::too_many_arguments)]
+fn with_suite_input<R>(
+    service: &Service,
+    item: Item<'_>,
+    root: &std::path::Path,
+    tool_dir: &std::path::Path,
+    base_path: &str,
+    runner: &RealRunner,
+    sandboxed_only: bool,
+    run: impl FnOnce(&SuiteInput) -> R,
+) -> Option<R> {
     let db = service.database();
     if !matches!(
         check_definition(db, item),
@@ -217,14 +270,7 @@ pub(crate) fn run_one(
         python: &python,
         timeouts: Timeouts::default(),
     };
-    let mut forward = |event: ProgressEvent| {
-        if let ProgressEvent::RowFinished(row) = event {
-            progress(
-                json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }),
-            );
-        }
-    };
-    Some(suite::run_suite(&input, runner, &mut forward))
+    Some(run(&input))
 }
 
 /// The lock with this run's results: rows, oracle hashes, and the test hash the

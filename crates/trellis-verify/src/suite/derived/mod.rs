@@ -12,7 +12,7 @@ mod properties;
 
 pub(super) use clauses::{ensures_rows, requires_rows};
 pub(super) use differential::differential_rows;
-pub(super) use prepare::{preflight, prepare};
+pub(super) use prepare::{preflight, prepare, prepare_allowing_holes};
 pub(super) use properties::property_rows;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,301 @@
+//! Running a provider's agent: the process is spawned in a process group of its
+//! own, so a cap or an invalidation kills it with everything it started
+//! (`trellis _mcp`, any grandchild), and its stdout is read as stream-json in the
+//! agent CLI's shape (`system`/`init`, `assistant`, `user`, `result`) into an
+//! [`AgentReport`] for `f.log`'s `agent_result` and the caps.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use trellis_diag::Diagnostic;
+
+use super::providers::{Provider, ProviderKind};
+
+/// What the agent's output said so far.
+#[derive(Clone, Debug, Default)]
+pub struct AgentReport {
+    pub turns: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    pub session_id: Option<String>,
+    /// The `result` line's text and whether it reported an error.
+    pub result: Option<(bool, String)>,
+    /// An MCP server the agent could not connect (from `system`/`init`).
+    pub mcp_failure: Option<String>,
+    /// The first line that was not stream-json.
+    pub malformed: Option<String>,
+    /// The last few KiB of stderr, for the failure message.
+    pub stderr_tail: String,
+}
+
+impl AgentReport {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "turns": self.turns,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+            "session_id": self.session_id,
+            "is_error": self.result.as_ref().map(|(is_error, _)| *is_error),
+            "result": self.result.as_ref().map(|(_, text)| text.clone()),
+        })
+    }
+
+    fn read_line(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            if self.malformed.is_none() {
+                self.malformed = Some(line.chars().take(200).collect());
+            }
+            return;
+        };
+        if let Some(cost) = message["total_cost_usd"].as_f64() {
+            self.cost_usd = self.cost_usd.max(cost);
+        }
+        if let Some(id) = message["session_id"].as_str() {
+            self.session_id = Some(id.to_owned());
+        }
+        match (message["type"].as_str(), message["subtype"].as_str()) {
+            (Some("system"), Some("init")) => {
+                for server in message["mcp_servers"].as_array().into_iter().flatten() {
+                    let status = server["status"].as_str().unwrap_or_default();
+                    if status != "connected" && self.mcp_failure.is_none() {
+                        self.mcp_failure = Some(format!(
+                            "the MCP server {} is {status}",
+                            server["name"].as_str().unwrap_or("?")
+                        ));
+                    }
+                }
+            }
+            (Some("result"), _) => {
+                self.turns = message["num_turns"].as_u64().unwrap_or(self.turns);
+                let usage = &message["usage"];
+                self.tokens_in = usage["input_tokens"].as_u64().unwrap_or(self.tokens_in);
+                self.tokens_out = usage["output_tokens"].as_u64().unwrap_or(self.tokens_out);
+                let text = match &message["result"] {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                self.result = Some((message["is_error"] == json!(true), text));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where a job's agent finds what it needs.
+pub struct Invocation<'a> {
+    pub job: &'a str,
+    pub socket: &'a Path,
+    pub module: &'a str,
+    pub name: &'a str,
+    /// 1 for the first lowering of a queue entry, 2 after an invalidation or an
+    /// answered question, …
+    pub attempt: u32,
+}
+
+/// A running agent.
+pub struct AgentProcess {
+    child: Child,
+    group: i32,
+    report: Arc<Mutex<AgentReport>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// The command that runs `provider`'s agent for one job.
+pub fn command(provider: &Provider, invocation: &Invocation<'_>) -> Result<Command, Diagnostic> {
+    let exe = std::env::current_exe().map_err(|error| {
+        Diagnostic::new(
+            "job-provider-error",
+            format!("no trellis binary to run: {error}"),
+        )
+    })?;
+    match &provider.kind {
+        ProviderKind::Scripted { playbooks } => {
+            let playbook = playbook_for(playbooks, invocation)?;
+            let mut command = Command::new(exe);
+            command
+                .arg("_script")
+                .arg("--playbook")
+                .arg(playbook)
+                .arg("--job")
+                .arg(invocation.job)
+                .arg("--socket")
+                .arg(invocation.socket);
+            Ok(command)
+        }
+    }
+}
+
+/// `<playbooks>/<module>/<name>.<attempt>.jsonl` when it exists, else
+/// `<playbooks>/<module>/<name>.jsonl`.
+fn playbook_for(playbooks: &Path, invocation: &Invocation<'_>) -> Result<PathBuf, Diagnostic> {
+    let dir = playbooks.join(invocation.module);
+    let numbered = dir.join(format!("{}.{}.jsonl", invocation.name, invocation.attempt));
+    if numbered.is_file() {
+        return Ok(numbered);
+    }
+    let plain = dir.join(format!("{}.jsonl", invocation.name));
+    if plain.is_file() {
+        return Ok(plain);
+    }
+    Err(Diagnostic::new(
+        "job-provider-error",
+        format!(
+            "the scripted provider has no playbook for {}::{} ({} or {})",
+            invocation.module,
+            invocation.name,
+            numbered.display(),
+            plain.display()
+        ),
+    ))
+}
+
+impl AgentProcess {
+    /// Spawns `command` in a new process group, reading its output as it comes.
+    pub fn spawn(mut command: Command) -> Result<AgentProcess, Diagnostic> {
+        command
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|error| {
+            Diagnostic::new(
+                "job-provider-error",
+                format!(
+                    "cannot start the agent {:?}: {error}",
+                    command.get_program()
+                ),
+            )
+        })?;
+        let group = i32::try_from(child.id()).unwrap_or(0);
+        let report = Arc::new(Mutex::new(AgentReport::default()));
+        let mut readers = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            let report = Arc::clone(&report);
+            readers.push(std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    lock(&report).read_line(&line);
+                }
+            }));
+        }
+        if let Some(mut stderr) = child.stderr.take() {
+            let report = Arc::clone(&report);
+            readers.push(std::thread::spawn(move || {
+                let mut buffer = [0u8; 4096];
+                while let Ok(read) = stderr.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    let mut report = lock(&report);
+                    report
+                        .stderr_tail
+                        .push_str(&String::from_utf8_lossy(&buffer[..read]));
+                    let mut cut = report.stderr_tail.len().saturating_sub(4096);
+                    while !report.stderr_tail.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    report.stderr_tail.drain(..cut);
+                }
+            }));
+        }
+        Ok(AgentProcess {
+            child,
+            group,
+            report,
+            readers,
+        })
+    }
+
+    /// The agent's process group (its own pid).
+    pub fn group(&self) -> i32 {
+        self.group
+    }
+
+    /// The exit status once the agent has ended.
+    pub fn try_exit(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    pub fn report(&self) -> AgentReport {
+        lock(&self.report).clone()
+    }
+
+    /// Kills the agent's whole process group, grandchildren included, and reaps
+    /// the agent.
+    pub fn kill_group(&mut self) {
+        kill_process_group(self.group);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the output readers (after the agent ended) and returns the report.
+    pub fn finish(mut self) -> (AgentReport, Option<std::process::ExitStatus>) {
+        let status = self.child.wait().ok();
+        // A grandchild may hold the pipes open; the group is killed so the
+        // readers see end-of-file.
+        kill_process_group(self.group);
+        for reader in self.readers.drain(..) {
+            let _ = reader.join();
+        }
+        (lock(&self.report).clone(), status)
+    }
+}
+
+/// SIGKILL to every process of an agent's group (the group an agent was spawned
+/// into is its own, see [`AgentProcess::spawn`]). The module's only `unsafe`
+/// code: one libc call, whose failure (the group is already gone) is harmless.
+#[allow(unsafe_code)]
+pub fn kill_process_group(group: i32) {
+    if group > 0 {
+        // SAFETY: killpg only sends a signal; it reads and writes no memory.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
+    }
+}
+
+fn lock(report: &Mutex<AgentReport>) -> std::sync::MutexGuard<'_, AgentReport> {
+    report
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_json_fills_the_report() {
+        let mut report = AgentReport::default();
+        for line in [
+            r#"{"type":"system","subtype":"init","session_id":"s1","mcp_servers":[{"name":"trellis","status":"connected"}]}"#,
+            r#"{"type":"assistant","message":{},"total_cost_usd":0.25}"#,
+            "not json",
+            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":4,"total_cost_usd":0.5,"usage":{"input_tokens":120,"output_tokens":30},"session_id":"s1","result":"done"}"#,
+        ] {
+            report.read_line(line);
+        }
+        assert_eq!(report.turns, 4);
+        assert_eq!((report.tokens_in, report.tokens_out), (120, 30));
+        assert_eq!(report.cost_usd, 0.5);
+        assert_eq!(report.session_id.as_deref(), Some("s1"));
+        assert_eq!(report.result, Some((false, "done".to_owned())));
+        assert_eq!(report.malformed.as_deref(), Some("not json"));
+        assert_eq!(report.mcp_failure, None);
+        report.read_line(r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"trellis","status":"failed"}]}"#);
+        assert_eq!(
+            report.mcp_failure.as_deref(),
+            Some("the MCP server trellis is failed")
+        );
+    }
+}
