@@ -403,7 +403,16 @@ impl Lowering {
         if let Some(running) = self.state().running.as_mut() {
             running.group = Some(process.group());
         }
-        let stop = self.watch(&job, provider, &mut process);
+        let mut stop = self.watch(&job, provider, &mut process);
+        if stop.is_none() {
+            // The agent ended on its own, perhaps right after the daemon ended its
+            // job (its last call was refused at the turn cap, or it asked).
+            stop = match self.service().lowering_state(&job).1.as_deref() {
+                Some("ask_human") => Some(Stop::Asked),
+                Some("the turn cap") => Some(Stop::Cap("turn".to_owned())),
+                _ => None,
+            };
+        }
         let (report, status) = process.finish();
         if let Some(running) = self.state().running.as_mut() {
             running.group = None;
@@ -422,8 +431,7 @@ impl Lowering {
             log("outcome", json!({ "outcome": "failed", "detail": detail }));
             return ("failed", Some(job), detail);
         }
-        let asked = self.service().lowering_state(&job).1.as_deref() == Some("ask_human");
-        let agent_problem = if stop.is_some() || asked {
+        let agent_problem = if stop.is_some() {
             None
         } else {
             agent_failure(&report, status)

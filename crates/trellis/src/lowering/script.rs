@@ -12,7 +12,9 @@
 //!
 //! - `{"tool": NAME, "args": {...}, "expect": {"is_error": B, "codes": [...],
 //!   "result": SUBSET}}` — a tool call; every `expect` key is optional (`SUBSET`
-//!   matches when each of its keys matches the result recursively);
+//!   matches when each of its keys matches the result recursively); a
+//!   `"soil_file": PATH` beside `args` (relative to the playbook) becomes the
+//!   call's `soil` argument, so playbooks keep Soil in `.soil` files;
 //! - `{"sleep_ms": N}` — think for a while;
 //! - `{"spawn": [PROGRAM, ARG...]}` — start a child process and leave it running
 //!   (a wall-clock cap must kill it too);
@@ -118,6 +120,22 @@ fn read_playbook(path: &Path) -> Result<Vec<Value>, String> {
                 path.display(),
                 index + 1
             ));
+        }
+        let mut step = step;
+        if let Some(file) = step["soil_file"].as_str() {
+            let file = path.parent().unwrap_or(Path::new(".")).join(file);
+            let soil = std::fs::read_to_string(&file).map_err(|error| {
+                format!(
+                    "{}:{}: cannot read {}: {error}",
+                    path.display(),
+                    index + 1,
+                    file.display()
+                )
+            })?;
+            if !step["args"].is_object() {
+                step["args"] = json!({});
+            }
+            step["args"]["soil"] = Value::String(soil);
         }
         steps.push(step);
     }

@@ -1,0 +1,644 @@
+//! The lowering loop end to end (design §4.9): `trellis lower` through the
+//! root's daemon, the scripted provider's agent talking to each job through the
+//! real `trellis _mcp` shim, and what reaches the root — the Soil, the lock with
+//! provenance `agent`, f.log — or, for a job that does not end green, what does
+//! not. Playbooks live under `test-data/lowering/playbooks/`, or are written
+//! into the test's own playbook directory when a test needs its own.
+
+#![allow(clippy::disallowed_methods, reason = "tests use real files")]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{Root, Run, TempDir, is_alive, workspace};
+
+/// A root with a daemon, a providers.toml of its own and a playbook directory.
+struct Lowering {
+    root: Root,
+    config: TempDir,
+    playbooks: PathBuf,
+}
+
+impl Lowering {
+    fn new(root: Root, provider_extra: &str) -> Lowering {
+        let config = TempDir::new("cfg");
+        // The playbooks and the Soil files they name, side by side as checked in.
+        copy_dir(
+            &workspace().join("test-data/lowering/playbooks"),
+            &config.path().join("lowering/playbooks"),
+        );
+        copy_dir(
+            &workspace().join("test-data/lowering/soil"),
+            &config.path().join("lowering/soil"),
+        );
+        let playbooks = config.path().join("lowering/playbooks");
+        let file = config.path().join("trellis/providers.toml");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("config dir");
+        std::fs::write(
+            &file,
+            format!(
+                "[providers.fixture]\nkind = \"scripted\"\nmodel = \"playbook-1\"\nplaybooks = \"{}\"\n{provider_extra}",
+                playbooks.display()
+            ),
+        )
+        .expect("providers.toml");
+        Lowering {
+            root: root.start_daemon(),
+            config,
+            playbooks,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = self.root.command(args);
+        command.env("XDG_CONFIG_HOME", self.config.path());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let output = self.command(args).output().expect("run trellis");
+        let run = Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        assert!(
+            !run.stderr.contains("panicked"),
+            "the binary panicked: {run:?}"
+        );
+        run
+    }
+
+    /// `trellis lower ARGS --json` in the background.
+    fn spawn_lower(&self, args: &[&str]) -> Child {
+        let mut all = vec!["lower", "--json"];
+        all.extend_from_slice(args);
+        self.command(&all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn trellis lower")
+    }
+
+    /// A playbook of this test's own, for `module::name` (attempt-numbered or not).
+    fn playbook(&self, module: &str, file: &str, steps: &str) {
+        let dir = self.playbooks.join(module);
+        std::fs::create_dir_all(&dir).expect("playbook dir");
+        std::fs::write(dir.join(file), steps).expect("write playbook");
+    }
+
+    /// The f.log events of a module, in order.
+    fn flog(&self, module: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.root.path(&format!("{module}/f.log")))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("an f.log line is JSON"))
+            .collect()
+    }
+
+    fn wait_for_event(&self, module: &str, what: &str, matches: impl Fn(&Value) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.flog(module).iter().any(&matches) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    support::copy_tree(from, to);
+}
+
+/// The events `trellis lower --json` printed (every line but the summary), and the summary.
+fn lower_output(run: &Run) -> (Vec<Value>, Value) {
+    let mut events = Vec::new();
+    let mut summary = Value::Null;
+    for line in run.stdout.lines() {
+        let value: Value = serde_json::from_str(line).expect("lower --json prints JSON lines");
+        if value.get("summary").is_some() {
+            summary = value["summary"].clone();
+        } else {
+            events.push(value);
+        }
+    }
+    (events, summary)
+}
+
+fn finish(child: Child) -> Run {
+    let output = child.wait_with_output().expect("wait for trellis lower");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn states_of(events: &[Value], def: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|event| event["def"] == def)
+        .map(|event| event["state"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+fn lock_json(root: &Root, relative: &str) -> Value {
+    serde_json::from_str(&root.read(relative)).expect("a lock is JSON")
+}
+
+#[test]
+fn mean_lowers_to_green_with_agent_provenance_citations_and_f_log() {
+    let lowering = Lowering::new(Root::examples(), "");
+    let run = lowering.run(&["lower", "csvstats::mean", "--json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let (events, summary) = lower_output(&run);
+    assert_eq!(
+        states_of(&events, "csvstats::mean"),
+        ["queued", "started", "agent", "gate", "green"]
+    );
+    assert_eq!(summary["outcomes"][0]["state"], "green");
+    let root = &lowering.root;
+    assert_eq!(
+        root.read("csvstats/mean.soil"),
+        std::fs::read_to_string(workspace().join("test-data/lowering/soil/csvstats_mean.soil"))
+            .expect("the playbook's Soil"),
+        "the canonical draft is what lands"
+    );
+    let lock = lock_json(root, "csvstats/mean.lock");
+    let lowering_record = &lock["lowering"];
+    assert_eq!(lowering_record["provenance"], "agent");
+    assert_eq!(lowering_record["provider"], "fixture");
+    assert_eq!(lowering_record["model"], "playbook-1");
+    let applied = &lowering_record["decisions"]["applied"];
+    assert_eq!(applied.as_array().map(Vec::len), Some(1), "{applied}");
+    assert_eq!(applied[0]["label"], "total-order");
+    assert_eq!(applied[0]["scope"], "project");
+    assert!(
+        lock["tests"]
+            .as_array()
+            .is_some_and(|rows| rows.len() >= 10 && rows.iter().all(|row| row["result"] == "pass")),
+        "the final gate recorded every row green: {}",
+        lock["tests"]
+    );
+    let statuses = root.statuses(true);
+    assert_eq!(statuses["csvstats::mean"], "green", "{statuses:?}");
+    // f.log: the job's whole story, in order.
+    let kinds: Vec<String> = lowering
+        .flog("csvstats")
+        .iter()
+        .map(|event| event["event"].as_str().unwrap_or("?").to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "job_started",
+            "preflight",
+            "bundle_packed",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "agent_result",
+            "outcome"
+        ]
+    );
+    let flog = lowering.flog("csvstats");
+    assert_eq!(flog[0]["provider"], "fixture");
+    assert_eq!(flog[0]["model"], "playbook-1");
+    assert_eq!(
+        flog[9]["turns"], 6,
+        "the agent's own turn count: {}",
+        flog[9]
+    );
+    assert_eq!(flog[10]["outcome"], "green");
+    // `trellis jobs` remembers it.
+    let jobs = lowering.run(&["jobs", "--json"]).ok().json();
+    assert_eq!(jobs["finished"][0]["def"], "csvstats::mean");
+    assert_eq!(jobs["finished"][0]["outcome"], "green");
+    let human = lowering.run(&["jobs"]).ok();
+    assert!(human.stdout.contains("csvstats::mean"), "{human:?}");
+}
+
+#[test]
+fn the_fixture_root_lowers_to_green_callee_first_twice_with_identical_locks() {
+    let lower_once = || {
+        let lowering = Lowering::new(
+            Root::copy_of(&workspace().join("test-data/lowering/root")),
+            "",
+        );
+        let run = lowering.run(&["lower", "--json"]);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let (events, _) = lower_output(&run);
+        let order: Vec<String> = events
+            .iter()
+            .filter(|event| event["state"] == "started")
+            .map(|event| event["def"].as_str().unwrap_or("?").to_owned())
+            .collect();
+        let statuses = lowering.root.statuses(true);
+        assert!(
+            statuses.values().all(|status| status == "green"),
+            "every row green after lowering: {statuses:?}"
+        );
+        let mut files = Vec::new();
+        for name in [
+            "count",
+            "total",
+            "square",
+            "sum_squares",
+            "mean",
+            "variance",
+        ] {
+            for ext in ["soil", "lock"] {
+                let relative = format!("stats/{name}.{ext}");
+                files.push((relative.clone(), lowering.root.read(&relative)));
+            }
+        }
+        files.push(("soil.lock".to_owned(), lowering.root.read("soil.lock")));
+        (order, files)
+    };
+    let (order, first) = lower_once();
+    let position = |def: &str| order.iter().position(|d| d == def).expect(def);
+    for (caller, callee) in [
+        ("stats::mean", "stats::total"),
+        ("stats::mean", "stats::count"),
+        ("stats::sum_squares", "stats::total"),
+        ("stats::sum_squares", "stats::square"),
+        ("stats::variance", "stats::mean"),
+        ("stats::variance", "stats::sum_squares"),
+    ] {
+        assert!(
+            position(callee) < position(caller),
+            "{callee} is lowered before {caller}: {order:?}"
+        );
+    }
+    assert_eq!(order.len(), 6, "{order:?}");
+    let (second_order, second) = lower_once();
+    assert_eq!(order, second_order);
+    for ((path, a), (_, b)) in first.iter().zip(&second) {
+        assert_eq!(
+            a, b,
+            "{path} differs between two lowerings of the same root"
+        );
+    }
+    // The locks record the call edges the bodies have.
+    let variance: Value = serde_json::from_str(&first[11].1).expect("variance.lock");
+    let calls: Vec<&str> = variance["lowering"]["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|edge| edge["name"].as_str())
+        .collect();
+    assert_eq!(calls, ["count", "mean", "square", "sum_squares"]);
+}
+
+#[test]
+fn a_hole_bearing_final_draft_is_committed_as_partial() {
+    let lowering = Lowering::new(Root::examples(), "");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(
+            r#"{"tool": "write_soil", "args": {"soil": "mean xs = ?body\n", "decisions_applied": []}, "expect": {"is_error": false}}"#,
+            "\n",
+            r#"{"tool": "check_types", "expect": {"is_error": false, "result": {"checks": {"holes": [{"name": "body"}]}}}}"#,
+            "\n",
+            r#"{"tool": "run_tests", "expect": {"is_error": true, "codes": ["unfilled-hole"]}}"#,
+            "\n",
+            r#"{"say": "the body is left as a hole"}"#,
+            "\n"
+        ),
+    );
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1), "a partial outcome is not green: {run:?}");
+    assert!(
+        run.stdout
+            .contains("csvstats::mean: partial with holes body"),
+        "{run:?}"
+    );
+    let root = &lowering.root;
+    assert_eq!(root.read("csvstats/mean.soil"), "mean xs = ?body\n");
+    let lock = lock_json(root, "csvstats/mean.lock");
+    assert_eq!(lock["checks"]["holes"], serde_json::json!(["body"]));
+    assert_eq!(lock["lowering"]["provenance"], "agent");
+    assert_eq!(
+        lock["tests"],
+        serde_json::json!([]),
+        "holes are never tested"
+    );
+    assert_eq!(root.statuses(true)["csvstats::mean"], "partial");
+}
+
+#[test]
+fn a_draft_that_fails_its_tests_leaves_the_root_untouched_and_logs_the_failures() {
+    let lowering = Lowering::new(Root::examples(), "");
+    let naive = "mean xs = fold (\\\\total x -> total + x) 0.0 xs / to_f64 (len xs)\\n";
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        &format!(
+            "{{\"tool\": \"write_soil\", \"args\": {{\"soil\": \"{naive}\", \"decisions_applied\": []}}, \"expect\": {{\"is_error\": false}}}}\n{{\"say\": \"done, without running the tests\"}}\n"
+        ),
+    );
+    let before = lowering.root.read("csvstats/mean.lock");
+    let manifest = lowering.root.read("soil.lock");
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.contains("csvstats::mean: failed"), "{run:?}");
+    assert!(run.stdout.contains("error[job-final-gate]"), "{run:?}");
+    let root = &lowering.root;
+    assert!(
+        !root.path("csvstats/mean.soil").exists(),
+        "nothing of the draft reaches the root"
+    );
+    assert_eq!(root.read("csvstats/mean.lock"), before);
+    assert_eq!(root.read("soil.lock"), manifest);
+    let outcome = lowering
+        .flog("csvstats")
+        .into_iter()
+        .find(|event| event["event"] == "outcome")
+        .expect("an outcome event");
+    assert_eq!(outcome["outcome"], "failed");
+    let failures = outcome["detail"]["failures"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        failures.iter().any(|f| f["row"] == "basics#4"),
+        "the 0.1 case fails and is detailed in f.log: {outcome}"
+    );
+    assert_eq!(root.statuses(true)["csvstats::mean"], "not-lowered");
+}
+
+/// A `sleep` whose argument no other process on the machine uses, so the test
+/// can find it.
+fn marker_sleep() -> String {
+    format!(
+        "{}.{}",
+        3000 + std::process::id() % 1000,
+        Instant::now().elapsed().subsec_nanos() % 1000 + 1
+    )
+}
+
+fn processes_running(argument: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect();
+        if args.first().is_some_and(|a| a.ends_with("sleep"))
+            && args.iter().any(|a| a == argument)
+            && is_alive(pid)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_hanging_agent_and_its_child_are_killed_at_the_wall_clock_cap() {
+    let lowering = Lowering::new(Root::examples(), "wall_clock_s = 2\n");
+    let marker = marker_sleep();
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        &format!("{{\"spawn\": [\"sleep\", \"{marker}\"]}}\n{{\"hang\": true}}\n"),
+    );
+    let daemon = lowering.root.daemon_pid().expect("a daemon");
+    let child = lowering.spawn_lower(&["csvstats::mean"]);
+    support::wait_until("the agent's child runs", || {
+        !processes_running(&marker).is_empty()
+    });
+    let run = finish(child);
+    let (events, _) = lower_output(&run);
+    let states = states_of(&events, "csvstats::mean");
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("failed"),
+        "{events:?}"
+    );
+    let failed = events.last().expect("an outcome");
+    let codes: Vec<&str> = failed["detail"]["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"job-cap-exceeded"), "{failed}");
+    assert!(codes.contains(&"no-draft"), "{failed}");
+    support::wait_until("the agent's child is gone", || {
+        processes_running(&marker).is_empty()
+    });
+    // The daemon keeps serving, the same process.
+    assert_eq!(lowering.root.daemon_pid(), Some(daemon));
+    lowering.run(&["status"]).ok();
+}
+
+#[test]
+fn the_turn_cap_refuses_the_call_after_the_last_and_ends_the_job() {
+    let lowering = Lowering::new(Root::examples(), "turns = 2\n");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(
+            r#"{"tool": "read_context", "args": {"path": "spec.md"}}"#,
+            "\n",
+            r#"{"tool": "read_context", "args": {"path": "tests.json"}}"#,
+            "\n",
+            r#"{"tool": "read_context", "args": {"path": "bundle.json"}, "expect": {"is_error": false}}"#,
+            "\n"
+        ),
+    );
+    let run = lowering.run(&["lower", "csvstats::mean", "--json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let (events, _) = lower_output(&run);
+    let outcome = events.last().expect("an outcome");
+    assert_eq!(outcome["state"], "failed");
+    assert_eq!(
+        outcome["detail"]["errors"][0]["code"], "job-cap-exceeded",
+        "{outcome}"
+    );
+    let calls: Vec<Value> = lowering
+        .flog("csvstats")
+        .into_iter()
+        .filter(|event| event["event"] == "tool_call")
+        .collect();
+    assert_eq!(calls.len(), 3, "two calls ran and the third was refused");
+    assert_eq!(calls[2]["is_error"], true);
+}
+
+/// A first attempt that writes its draft and then thinks for a long time, and a
+/// second attempt that lowers `mean` properly.
+fn slow_then_good(lowering: &Lowering) {
+    lowering.playbook(
+        "csvstats",
+        "mean.1.jsonl",
+        concat!(
+            r#"{"tool": "write_soil", "args": {"soil": "mean xs = ?body\n", "decisions_applied": []}}"#,
+            "\n",
+            r#"{"sleep_ms": 60000}"#,
+            "\n"
+        ),
+    );
+}
+
+#[test]
+fn a_spec_edit_mid_flight_invalidates_the_job_which_is_requeued_and_lowers_green() {
+    let lowering = Lowering::new(Root::examples(), "");
+    slow_then_good(&lowering);
+    let child = lowering.spawn_lower(&["csvstats::mean"]);
+    lowering.wait_for_event("csvstats", "the first draft", |event| {
+        event["event"] == "tool_call" && event["name"] == "write_soil"
+    });
+    lowering.root.edit(
+        "csvstats/mean.tr",
+        "The arithmetic mean of a non-empty list of finite numbers.",
+        "The arithmetic mean of a non-empty list of finite numbers (any order).",
+    );
+    let run = finish(child);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let (events, _) = lower_output(&run);
+    assert_eq!(
+        states_of(&events, "csvstats::mean"),
+        [
+            "queued",
+            "started",
+            "agent",
+            "invalidated",
+            "queued",
+            "started",
+            "agent",
+            "gate",
+            "green"
+        ]
+    );
+    let invalidated = events
+        .iter()
+        .find(|e| e["state"] == "invalidated")
+        .expect("invalidated");
+    assert!(
+        invalidated["detail"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("spec.md")),
+        "{invalidated}"
+    );
+    assert_eq!(events[4]["detail"]["attempt"], 2);
+    assert_eq!(lowering.root.statuses(true)["csvstats::mean"], "green");
+}
+
+#[test]
+fn a_callee_edit_mid_flight_invalidates_the_job() {
+    let lowering = Lowering::new(Root::examples(), "");
+    slow_then_good(&lowering);
+    let child = lowering.spawn_lower(&["csvstats::mean"]);
+    lowering.wait_for_event("csvstats", "the first draft", |event| {
+        event["event"] == "tool_call" && event["name"] == "write_soil"
+    });
+    // A callee's clause changes what the agent may rely on.
+    lowering.root.edit(
+        "csvstats/sort.tr",
+        "sorted: sorted result\n",
+        "sorted: sorted result\nlength: len result == len xs\n",
+    );
+    let run = finish(child);
+    let (events, _) = lower_output(&run);
+    let invalidated = events
+        .iter()
+        .find(|e| e["state"] == "invalidated")
+        .expect("invalidated");
+    assert!(
+        invalidated["detail"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("callees/sort.md")),
+        "{invalidated}"
+    );
+    assert_eq!(
+        states_of(&events, "csvstats::mean")
+            .last()
+            .map(String::as_str),
+        Some("green"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn status_and_check_answer_while_an_agent_thinks() {
+    let lowering = Lowering::new(Root::examples(), "");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(r#"{"sleep_ms": 60000}"#, "\n"),
+    );
+    let mut child = lowering.spawn_lower(&["csvstats::mean"]);
+    support::wait_until("the job runs", || {
+        lowering.run(&["jobs", "--json"]).json()["running"]["def"] == "csvstats::mean"
+    });
+    // Both answer while the job is still running: neither waits on the agent.
+    let status = lowering.run(&["status", "--json"]).ok().json();
+    assert!(status["definitions"].is_array(), "{status}");
+    lowering.run(&["check"]).ok();
+    let jobs = lowering.run(&["jobs", "--json"]).ok().json();
+    assert_eq!(
+        jobs["running"]["def"], "csvstats::mean",
+        "still running: {jobs}"
+    );
+    // Stopping the daemon kills the agent and ends the client.
+    lowering.run(&["daemon", "stop"]).ok();
+    let _ = child.wait();
+}
+
+#[test]
+fn lowering_needs_the_daemon_and_a_readable_providers_file() {
+    let lowering = Lowering::new(Root::examples(), "");
+    let run = lowering.run(&["--no-daemon", "lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains("error[job-needs-daemon]"), "{run:?}");
+    let run = lowering.run(&["lower", "csvstats::nope"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains("error[unknown-definition]"), "{run:?}");
+    let run = lowering.run(&["lower", "--provider", "other"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("error[config-providers]")
+            && run.stderr.contains("no provider `other`"),
+        "{run:?}"
+    );
+    std::fs::write(
+        lowering.config.path().join("trellis/providers.toml"),
+        "[providers.fixture\n",
+    )
+    .expect("write");
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("error[config-providers]") && run.stderr.contains("providers.toml"),
+        "{run:?}"
+    );
+    // A definition without a playbook fails its job, and says which files were looked for.
+    std::fs::write(
+        lowering.config.path().join("trellis/providers.toml"),
+        format!(
+            "[providers.fixture]\nkind = \"scripted\"\nplaybooks = \"{}\"\n",
+            lowering.playbooks.join("none").display()
+        ),
+    )
+    .expect("write");
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains("error[job-provider-error]") && run.stdout.contains("no playbook"),
+        "{run:?}"
+    );
+}
