@@ -195,25 +195,27 @@ impl Status {
         }
     }
 
-    /// The command that moves the definition off this rung, if one is needed.
+    /// The command that moves the definition off this rung, if one is needed:
+    /// `trellis lower` where an agent's lowering does (lock-schema §8.6's command
+    /// column), `trellis adopt` where a hand-written `.soil` is to be recorded.
     pub fn fixing_command(&self, def: &str) -> Option<String> {
-        // The lowering agent is not wired in yet (v1): a human writes or repairs the
-        // Soil and records it with `trellis adopt`.
         match self {
             Status::NotLowered {
                 soil_present: false,
-            } => Some(format!("write the Soil body, then trellis adopt {def}")),
+            } => Some(format!("trellis lower {def}")),
             Status::NotLowered { soil_present: true } => Some(format!("trellis adopt {def}")),
             Status::SpecInvalid { .. } => {
                 Some(format!("fix the spec (trellis check {def} shows where)"))
             }
             Status::SpecChanged => Some(format!(
-                "bring the Soil in line with the spec, then trellis adopt {def}"
+                "trellis lower {def} (by hand: bring the Soil in line, then trellis adopt {def})"
             )),
             Status::CheckFailing { .. } => Some(format!(
                 "fix the Soil (trellis check {def} shows where), then trellis adopt {def}"
             )),
-            Status::Partial { .. } => Some(format!("fill the holes, then trellis adopt {def}")),
+            Status::Partial { .. } => Some(format!(
+                "trellis lower {def} (by hand: fill the holes, then trellis adopt {def})"
+            )),
             Status::CalleeChanged { .. } => {
                 Some(format!("trellis adopt {def} && trellis test {def}"))
             }
@@ -229,7 +231,7 @@ impl Status {
                 ))
             }
             Status::Failing { .. } => Some(format!(
-                "fix the Soil or the spec, then trellis adopt {def} && trellis test {def}"
+                "trellis lower {def} (or fix the spec; by hand: fix the Soil, then trellis adopt {def} && trellis test {def})"
             )),
             Status::DecisionFlagged { labels, .. } => Some(match labels.first() {
                 Some(label) => format!("trellis decisions editorial {label}"),

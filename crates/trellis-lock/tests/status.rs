@@ -94,7 +94,7 @@ fn not_lowered_without_soil() {
     let current = current_for(&lock);
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "not-lowered — no Soil has been lowered for this spec yet — write the Soil body, then trellis adopt csvstats/median"
+        "not-lowered — no Soil has been lowered for this spec yet — trellis lower csvstats/median"
     );
     assert_eq!(status(&current, None).name(), "not-lowered");
 }
@@ -117,7 +117,7 @@ fn spec_changed() {
     current.spec.formal = h("edited signature");
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "spec-changed — the signature, clauses or another formal block changed since the lowering — bring the Soil in line with the spec, then trellis adopt csvstats/median"
+        "spec-changed — the signature, clauses or another formal block changed since the lowering — trellis lower csvstats/median (by hand: bring the Soil in line, then trellis adopt csvstats/median)"
     );
 }
 
@@ -126,7 +126,7 @@ fn partial() {
     let lock = function(common::parse_row_partial());
     assert_eq!(
         show(&status(&current_for(&lock), Some(&lock))),
-        "partial — the lowering left typed holes open: quoted, escape — fill the holes, then trellis adopt csvstats/median"
+        "partial — the lowering left typed holes open: quoted, escape — trellis lower csvstats/median (by hand: fill the holes, then trellis adopt csvstats/median)"
     );
 }
 
@@ -180,7 +180,7 @@ fn failing() {
     reseal(&mut lock);
     assert_eq!(
         show(&status(&current_for(&lock), Some(&lock))),
-        "failing — not green: basics#2, derived:requires:non_empty — fix the Soil or the spec, then trellis adopt csvstats/median && trellis test csvstats/median"
+        "failing — not green: basics#2, derived:requires:non_empty — trellis lower csvstats/median (or fix the spec; by hand: fix the Soil, then trellis adopt csvstats/median && trellis test csvstats/median)"
     );
 }
 

@@ -236,8 +236,18 @@ fn follow_prescriptions(root: &Root, log: &mut Vec<String>) {
         .into_iter()
         .flatten()
         .filter_map(|row| row["fix"].as_str())
-        .flat_map(|fix| fix.split(" && ").map(str::to_owned).collect::<Vec<_>>())
-        .filter(|command| command.starts_with("trellis ") && !command.contains('<'))
+        .flat_map(|fix| {
+            fix.split(" && ")
+                .map(|command| command.trim_end_matches(')').to_owned())
+                .collect::<Vec<_>>()
+        })
+        // The walk is about what status says, not about lowering: an agent's
+        // `trellis lower` is left out (it needs a provider).
+        .filter(|command| {
+            command.starts_with("trellis ")
+                && !command.starts_with("trellis lower ")
+                && !command.contains('<')
+        })
         .collect();
     commands.dedup();
     for command in commands {
