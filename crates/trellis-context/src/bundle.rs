@@ -265,18 +265,51 @@ pub fn context_bundle<'db>(
         text: Arc::from(text),
     }];
     files.extend(packing.packed.iter().cloned());
-    let mut by_path: Vec<&BundleFile> = files.iter().collect();
-    by_path.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut hasher = Hasher::tagged("trellis-context-bundle/1");
-    for file in by_path {
-        hasher.part(file.path.as_bytes()).part(file.text.as_bytes());
-    }
+    let hash = bundle_hash(&files);
     Ok(Arc::new(ContextBundle {
         definition,
         budget,
         estimate,
         files,
         dropped: packing.dropped,
-        hash: hasher.finish(),
+        hash,
     }))
+}
+
+/// Over every file's path and bytes, in path order.
+fn bundle_hash(files: &[BundleFile]) -> Digest {
+    let mut by_path: Vec<&BundleFile> = files.iter().collect();
+    by_path.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut hasher = Hasher::tagged("trellis-context-bundle/1");
+    for file in by_path {
+        hasher.part(file.path.as_bytes()).part(file.text.as_bytes());
+    }
+    hasher.finish()
+}
+
+impl ContextBundle {
+    /// A bundle a host assembles itself rather than packs (a triage job's: a
+    /// decision entry, a spec and its Soil), with the same hash rule. The first
+    /// file is the manifest; `budget` and `estimate` are its bytes/4 size.
+    pub fn assembled(definition: String, files: Vec<(String, String)>) -> ContextBundle {
+        let files: Vec<BundleFile> = files
+            .into_iter()
+            .map(|(path, text)| BundleFile {
+                path,
+                text: Arc::from(text),
+            })
+            .collect();
+        let estimate = files
+            .iter()
+            .map(|file| crate::packer::tokens(file.text.len()))
+            .sum();
+        ContextBundle {
+            definition,
+            budget: estimate,
+            estimate,
+            hash: bundle_hash(&files),
+            files,
+            dropped: Vec::new(),
+        }
+    }
 }

@@ -32,6 +32,10 @@ Commands:
                                   .trellis/repl_history
   decisions editorial LABEL [--module M]
                                   declare a decision edit meaning-preserving
+  decisions triage [LABEL] [--provider NAME] [--json]
+                                  ask an agent whether each lowering flagged by a
+                                  changed decision (LABEL's, or any) still follows
+                                  it: `conforms` re-stamps, else it stays flagged
   toolchain update                pin soil.toml [toolchain] to this binary
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
@@ -105,6 +109,11 @@ pub enum Command {
     },
     Lower {
         defs: Vec<String>,
+        provider: Option<String>,
+        json: bool,
+    },
+    DecisionsTriage {
+        label: Option<String>,
         provider: Option<String>,
         json: bool,
     },
@@ -288,6 +297,16 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             json,
         },
         ["jobs"] => Command::Jobs { json },
+        ["decisions", "triage"] => Command::DecisionsTriage {
+            label: None,
+            provider: provider.take(),
+            json,
+        },
+        ["decisions", "triage", label] => Command::DecisionsTriage {
+            label: Some((*label).to_owned()),
+            provider: provider.take(),
+            json,
+        },
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
@@ -304,6 +323,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             | Command::Check { .. }
             | Command::Context { .. }
             | Command::Lower { .. }
+            | Command::DecisionsTriage { .. }
             | Command::Jobs { .. }
     ) {
         refuse_json(words[0])?;

@@ -64,13 +64,32 @@ pub fn run(args: &[String]) -> ExitCode {
             defs,
             provider,
             json,
-        } => lower(
-            &root,
-            invocation.no_daemon,
-            defs,
-            provider.as_deref(),
-            *json,
-        ),
+        } => {
+            let request = json!({ "defs": defs });
+            agent_request(
+                &root,
+                invocation.no_daemon,
+                "lower",
+                request,
+                provider.as_deref(),
+                *json,
+            )
+        }
+        Command::DecisionsTriage {
+            label,
+            provider,
+            json,
+        } => {
+            let request = json!({ "label": label });
+            agent_request(
+                &root,
+                invocation.no_daemon,
+                "decisions.triage",
+                request,
+                provider.as_deref(),
+                *json,
+            )
+        }
         _ => request(&root, &invocation),
     }
 }
@@ -108,6 +127,7 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         ),
         Command::Jobs { .. } => ("jobs", json!({})),
         Command::Lower { .. }
+        | Command::DecisionsTriage { .. }
         | Command::Help
         | Command::Version
         | Command::Spec { .. }
@@ -132,12 +152,14 @@ fn absolute(path: &str) -> String {
     }
 }
 
-/// `trellis lower`: the provider is read here, from the user's providers.toml,
-/// and sent with the request (the daemon's environment is not the user's).
-fn lower(
+/// `trellis lower` and `trellis decisions triage`: the provider is read here,
+/// from the user's providers.toml, and sent with the request (the daemon's
+/// environment is not the user's).
+fn agent_request(
     root: &std::path::Path,
     no_daemon: bool,
-    defs: &[String],
+    method: &str,
+    mut params: Value,
     provider: Option<&str>,
     json_output: bool,
 ) -> ExitCode {
@@ -179,7 +201,8 @@ fn lower(
         Ok(provider) => provider,
         Err(diagnostic) => return fail(diagnostic),
     };
-    let params = json!({ "defs": defs, "provider": provider.to_json(), "path": client_path() });
+    params["provider"] = provider.to_json();
+    params["path"] = json!(client_path());
     let stdout = &mut std::io::stdout();
     let mut progress = |event: Value| {
         if json_output {
@@ -190,7 +213,7 @@ fn lower(
         let _ = stdout.flush();
     };
     let answer = client::connect(root).and_then(|mut client| {
-        client::call_with_progress(&mut client, "lower", params, &mut progress)
+        client::call_with_progress(&mut client, method, params, &mut progress)
     });
     match answer {
         Ok(result) => ExitCode::from(render::lower_summary(stdout, &result, json_output)),

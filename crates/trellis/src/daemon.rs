@@ -58,16 +58,16 @@ impl DaemonHandler {
                 "version": binary_identity(),
                 "uptime_ms": self.started.elapsed().as_millis() as u64,
             })),
-            "lower" | "jobs" => {
+            "lower" | "jobs" | "decisions.triage" => {
                 let mut progress = |event: Value| {
                     if let Some(notifier) = notifier.as_deref_mut() {
                         let _ = notifier.notify("progress", event);
                     }
                 };
-                if method == "jobs" {
-                    Ok(self.lowering.jobs())
-                } else {
-                    self.lowering.lower(&params, &mut progress)
+                match method {
+                    "jobs" => Ok(self.lowering.jobs()),
+                    "lower" => self.lowering.lower(&params, &mut progress),
+                    _ => self.lowering.triage(&params, &mut progress),
                 }
             }
             _ => {

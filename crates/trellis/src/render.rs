@@ -276,6 +276,14 @@ fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
             line.push_str(&format!(" → {fix}"));
         }
         let _ = writeln!(out, "{}", line.trim_end());
+        if let Some(answer) = row["triage"]["answer"].as_str() {
+            let _ = writeln!(
+                out,
+                "{:width$}  triage of `{}`: {answer}",
+                "",
+                row["triage"]["label"].as_str().unwrap_or("?")
+            );
+        }
     }
     let definitions: Vec<&Value> = rows
         .iter()
@@ -473,6 +481,11 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
         "partial" => format!(" with holes {}", list(&detail["holes"])),
         "question" => format!(" asked: see {}", detail["question"].as_str().unwrap_or("?")),
         "invalidated" => format!(" ({}), re-queued", detail["reason"].as_str().unwrap_or("?")),
+        "conforms" => " — the edge is re-stamped".to_owned(),
+        "nonconforming" => format!(
+            " — left flagged: {}",
+            detail["answer"].as_str().unwrap_or("?")
+        ),
         _ => String::new(),
     };
     let _ = writeln!(out, "{def}: {state}{note}");
@@ -509,7 +522,10 @@ fn list(values: &Value) -> String {
 /// The end of `trellis lower`: a count per outcome; exit 1 unless all are green.
 pub fn lower_summary(out: &mut impl Write, result: &Value, json: bool) -> u8 {
     let outcomes = result["outcomes"].as_array().cloned().unwrap_or_default();
-    let not_green = outcomes.iter().filter(|o| o["state"] != "green").count();
+    let not_green = outcomes
+        .iter()
+        .filter(|o| !matches!(o["state"].as_str(), Some("green" | "conforms")))
+        .count();
     if json {
         let mut result = result.clone();
         if let Value::Object(fields) = &mut result {

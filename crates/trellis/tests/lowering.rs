@@ -642,3 +642,72 @@ fn lowering_needs_the_daemon_and_a_readable_providers_file() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_triage_sweep_restamps_the_conforming_lowering_and_leaves_the_other_flagged() {
+    let lowering = Lowering::new(
+        Root::copy_of(&workspace().join("test-data/lowering/root")),
+        "",
+    );
+    lowering.run(&["lower"]).ok();
+    // The entry both mean and variance cite changes.
+    lowering.root.edit(
+        "_project.tr",
+        "a statistic of an empty list is 0.0, never a panic",
+        "a statistic of an empty list is 0.0, never a panic; a variance of one value is a panic",
+    );
+    let statuses = lowering.root.statuses(true);
+    assert_eq!(statuses["stats::mean"], "decision-flagged", "{statuses:?}");
+    assert_eq!(
+        statuses["stats::variance"], "decision-flagged",
+        "{statuses:?}"
+    );
+    let run = lowering.run(&["decisions", "triage", "empty-is-zero", "--json"]);
+    assert_eq!(run.code, Some(1), "one lowering does not conform: {run:?}");
+    let (events, _) = lower_output(&run);
+    let outcome = |def: &str| {
+        events
+            .iter()
+            .filter(|e| e["def"].as_str().is_some_and(|d| d.starts_with(def)))
+            .filter_map(|e| e["state"].as_str())
+            .next_back()
+            .unwrap_or("?")
+            .to_owned()
+    };
+    assert_eq!(outcome("stats::mean "), "conforms", "{events:?}");
+    assert_eq!(outcome("stats::variance "), "nonconforming", "{events:?}");
+    let statuses = lowering.root.statuses(true);
+    assert_eq!(
+        statuses["stats::mean"], "green",
+        "the conforming edge is re-stamped"
+    );
+    assert_eq!(statuses["stats::variance"], "decision-flagged");
+    // The verdict is beside the flag in status, and in f.log.
+    let status = lowering.run(&["status"]).ok();
+    assert!(
+        status
+            .stdout
+            .contains("triage of `empty-is-zero`: nonconforming: variance returns 0.0"),
+        "{status:?}"
+    );
+    let triage: Vec<Value> = lowering
+        .flog("stats")
+        .into_iter()
+        .filter(|event| event["event"] == "triage")
+        .collect();
+    assert_eq!(triage.len(), 2, "{triage:?}");
+    // The agent was shown the entry as it was and as it is.
+    let shown = lowering.flog("stats");
+    assert!(
+        shown
+            .iter()
+            .any(|e| e["event"] == "tool_call" && e["name"] == "read_context")
+    );
+    let mean_lock = lock_json(&lowering.root, "stats/mean.lock");
+    let variance_lock = lock_json(&lowering.root, "stats/variance.lock");
+    assert_ne!(
+        mean_lock["lowering"]["decisions"]["applied"][0]["hash"],
+        variance_lock["lowering"]["decisions"]["applied"][0]["hash"],
+        "only mean's edge moved to the entry's new hash"
+    );
+}

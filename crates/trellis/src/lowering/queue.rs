@@ -19,6 +19,7 @@ use super::order;
 use super::providers::Provider;
 use crate::service::Service;
 use crate::service::lowering::{Agent, Gate};
+use crate::service::triage::Flagged;
 
 /// How often the runner looks at a running job (its agent, its caps, whether
 /// what it was built against still holds).
@@ -51,6 +52,8 @@ struct Entry {
     provider: Provider,
     path: String,
     attempt: u32,
+    /// A triage of one flagged reliance instead of a lowering.
+    triage: Option<Flagged>,
 }
 
 struct Running {
@@ -80,7 +83,14 @@ struct Event {
 }
 
 /// An outcome that ends a queue entry (`invalidated` re-queues it instead).
-const TERMINAL: &[&str] = &["green", "partial", "failed", "question"];
+const TERMINAL: &[&str] = &[
+    "green",
+    "partial",
+    "failed",
+    "question",
+    "conforms",
+    "nonconforming",
+];
 
 impl Lowering {
     /// Starts the runner thread over the daemon's service.
@@ -183,7 +193,7 @@ impl Lowering {
                 order::callee_first(&candidates, |def| order::may_call(db, def, &functions));
             (ordered, skipped)
         };
-        let mut cursor;
+        let cursor;
         let mut queued = Vec::new();
         let mut already = Vec::new();
         {
@@ -201,15 +211,83 @@ impl Lowering {
                     provider: provider.clone(),
                     path: path.clone(),
                     attempt: 1,
+                    triage: None,
                 });
                 push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
                 queued.push(def.clone());
             }
             self.changed.notify_all();
         }
-        // Follow the batch: a definition is done once an outcome other than
-        // `invalidated` is reported for it.
-        let mut open: BTreeSet<String> = batch.iter().cloned().collect();
+        let outcomes = self.follow(cursor, &batch, progress);
+        Ok(json!({
+            "queued": queued,
+            "already_queued": already,
+            "skipped": skipped,
+            "outcomes": outcomes,
+        }))
+    }
+
+    /// `decisions.triage {label, provider, path}`: one triage job per flagged
+    /// reliance (on `label`, or on any entry), followed like `lower`.
+    pub fn triage(
+        &self,
+        params: &Value,
+        progress: &mut dyn FnMut(Value),
+    ) -> Result<Value, RpcError> {
+        let provider = Provider::from_json(&params["provider"]).ok_or_else(|| {
+            RpcError::new(
+                ErrorCode::InvalidParams,
+                "decisions.triage: `provider` must be a provider record",
+            )
+        })?;
+        let label = params["label"].as_str();
+        let path = crate::service::client_path_param(params);
+        let flagged = {
+            let mut service = self.service();
+            service.refresh();
+            crate::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
+            service.flagged_reliances(label)
+        };
+        let mut keys = Vec::new();
+        let cursor = {
+            let mut state = self.state();
+            let cursor = state.events.len();
+            for item in &flagged {
+                let key = format!("{} ({}:{})", item.def, scope_word(item.scope), item.label);
+                state.pending.push_back(Entry {
+                    def: key.clone(),
+                    provider: provider.clone(),
+                    path: path.clone(),
+                    attempt: 1,
+                    triage: Some(item.clone()),
+                });
+                push_event(
+                    &mut state,
+                    &key,
+                    "queued",
+                    None,
+                    json!({ "attempt": 1, "kind": "triage" }),
+                );
+                keys.push(key);
+            }
+            self.changed.notify_all();
+            cursor
+        };
+        let outcomes = self.follow(cursor, &keys, progress);
+        Ok(json!({ "queued": keys, "already_queued": [], "skipped": [], "outcomes": outcomes }))
+    }
+
+    /// Sends the events of `keys` from `cursor` on to `progress` until each has
+    /// an outcome; returns the outcomes.
+    fn follow(
+        &self,
+        mut cursor: usize,
+        keys: &[String],
+        progress: &mut dyn FnMut(Value),
+    ) -> Vec<Value> {
+        // A definition is done once an outcome other than `invalidated` is
+        // reported for it.
+        let mut open: BTreeSet<String> = keys.iter().cloned().collect();
         let mut outcomes: Vec<Value> = Vec::new();
         let mut state = self.state();
         loop {
@@ -234,12 +312,7 @@ impl Lowering {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        Ok(json!({
-            "queued": queued,
-            "already_queued": already,
-            "skipped": skipped,
-            "outcomes": outcomes,
-        }))
+        outcomes
     }
 
     /// The runner thread: one job at a time, for the daemon's life.
@@ -327,6 +400,9 @@ impl Lowering {
 
     /// One job, start to outcome: `(outcome, job id, detail)`.
     fn run_job(&self, entry: &Entry) -> (&'static str, Option<String>, Value) {
+        if let Some(flagged) = &entry.triage {
+            return self.run_triage(entry, flagged);
+        }
         let provider = &entry.provider;
         let agent = Agent {
             provider: provider.name.clone(),
@@ -517,6 +593,122 @@ impl Lowering {
             }
             std::thread::sleep(POLL);
         }
+    }
+}
+
+impl Lowering {
+    /// A triage job: the agent reads the entry then and now, the spec and the
+    /// Soil, and answers; `conforms` re-stamps the edge (outcome `conforms`),
+    /// anything else leaves it flagged (`nonconforming`).
+    fn run_triage(
+        &self,
+        entry: &Entry,
+        flagged: &Flagged,
+    ) -> (&'static str, Option<String>, Value) {
+        let provider = &entry.provider;
+        let (module, name) = trellis_db::split_definition_name(&flagged.def)
+            .map(|(m, n)| (m.to_owned(), n.to_owned()))
+            .unwrap_or_default();
+        let started = {
+            let mut service = self.service();
+            service.refresh();
+            service.start_triage(flagged, &entry.path, provider.caps.turns)
+        };
+        let job = match started {
+            Ok(job) => job,
+            Err(errors) => return failed(None, errors),
+        };
+        let root = self.service().root().to_owned();
+        let log = |event: &str, fields: Value| {
+            flog::append(&root, &module, &job, &flagged.def, event, fields)
+        };
+        let decision = json!({ "scope": scope_word(flagged.scope), "label": flagged.label, "relied_on": flagged.relied_on.to_string() });
+        log(
+            "job_started",
+            json!({ "kind": "triage", "decision": decision, "provider": provider.name, "model": provider.model }),
+        );
+        self.note_phase(
+            &entry.def,
+            "agent",
+            Some(&job),
+            json!({ "provider": provider.name }),
+        );
+        let invocation = Invocation {
+            job: &job,
+            socket: &self.socket,
+            module: &module,
+            name: &format!("{name}.triage"),
+            attempt: entry.attempt,
+        };
+        let mut process = match agent::command(provider, &invocation).and_then(AgentProcess::spawn)
+        {
+            Ok(process) => process,
+            Err(error) => {
+                self.service().end_lowering(&job, "the agent did not start");
+                let detail = json!({ "stage": "agent", "errors": [error.to_json()] });
+                log("outcome", json!({ "outcome": "failed", "detail": detail }));
+                return ("failed", Some(job), detail);
+            }
+        };
+        if let Some(running) = self.state().running.as_mut() {
+            running.group = Some(process.group());
+        }
+        let stop = self.watch(&job, provider, &mut process);
+        let (report, status) = process.finish();
+        self.service().end_lowering(&job, "the agent finished");
+        log("agent_result", report.to_json());
+        let answer = report
+            .result
+            .as_ref()
+            .map(|(_, text)| text.clone())
+            .unwrap_or_default();
+        let problem = match &stop {
+            Some(Stop::Invalidated(why)) => Some(Diagnostic::new(
+                "job-invalidated",
+                format!("the spec {why}"),
+            )),
+            Some(Stop::Cap(cap)) => Some(Diagnostic::new(
+                "job-cap-exceeded",
+                format!("the job hit its {cap} cap"),
+            )),
+            Some(Stop::Shutdown) => {
+                Some(Diagnostic::new("job-provider-error", "the daemon stopped"))
+            }
+            Some(Stop::Asked) | None => agent_failure(&report, status),
+        };
+        if let Some(problem) = problem {
+            let detail = json!({ "stage": "agent", "errors": [problem.to_json()] });
+            log("outcome", json!({ "outcome": "failed", "detail": detail }));
+            return ("failed", Some(job), detail);
+        }
+        let applied = self.service().apply_triage(flagged, &answer);
+        let (outcome, detail) = match applied {
+            Ok(true) => (
+                "conforms",
+                json!({ "decision": decision, "answer": answer }),
+            ),
+            Ok(false) => (
+                "nonconforming",
+                json!({ "decision": decision, "answer": answer }),
+            ),
+            Err(error) => (
+                "failed",
+                json!({ "stage": "verdict", "errors": [error.to_json()] }),
+            ),
+        };
+        log(
+            "triage",
+            json!({ "entry": decision, "verdict": outcome, "answer": answer }),
+        );
+        log("outcome", json!({ "outcome": outcome, "detail": detail }));
+        (outcome, Some(job), detail)
+    }
+}
+
+fn scope_word(scope: trellis_lock::Scope) -> &'static str {
+    match scope {
+        trellis_lock::Scope::Project => "project",
+        trellis_lock::Scope::Module => "module",
     }
 }
 

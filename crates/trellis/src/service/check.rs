@@ -80,7 +80,20 @@ pub fn status(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         return super::verify::verify(service, params);
     }
     let rows = trellis_db::root_status(service.database());
-    let definitions: Vec<Value> = rows.iter().map(row_json).collect();
+    let mut definitions: Vec<Value> = rows.iter().map(row_json).collect();
+    // A triage that found a lowering no longer follows its decision says so
+    // beside the flag (display only: the verdict file is never an input).
+    for row in &mut definitions {
+        if row["status"] != "decision-flagged" {
+            continue;
+        }
+        let name = row["name"].as_str().unwrap_or_default().to_owned();
+        if let Some((module, def)) = trellis_db::split_definition_name(&name)
+            && let Some(verdict) = super::triage::recorded_verdict(service.root(), module, def)
+        {
+            row["triage"] = verdict;
+        }
+    }
     let mut answer = json!({ "definitions": definitions });
     // Only when there are any, so a clean root's document stays as it was.
     let mut problems = service.load_problems().to_vec();

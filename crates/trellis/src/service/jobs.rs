@@ -57,6 +57,9 @@ pub struct Job {
     pub(super) max_tool_calls: Option<u32>,
     /// Whether `ask_human` ended the job.
     pub(super) asked: bool,
+    /// A triage job (design §4.9): its bundle is a decision entry, a spec and
+    /// its Soil, and its agent answers with a verdict instead of a draft.
+    pub(super) triage: bool,
 }
 
 pub(super) struct Draft {
@@ -95,27 +98,50 @@ pub(super) fn create(service: &mut Service, params: &Value) -> Result<Value, Rpc
         .map_err(|d| failed(&[d]))?;
     let manifest: Value = serde_json::from_str(bundle.manifest()).unwrap_or(Value::Null);
     let (module, name) = (item.module(db).clone(), item.name(db).clone());
+    let spec_hashes = manifest["spec_hashes"].clone();
+    Ok(insert(
+        service,
+        &module,
+        &name,
+        bundle,
+        spec_hashes,
+        super::test::base_path(params),
+        false,
+    ))
+}
+
+/// Adds a job over `bundle` for `module::name`; returns its record.
+pub(super) fn insert(
+    service: &mut Service,
+    module: &str,
+    name: &str,
+    bundle: Arc<ContextBundle>,
+    spec_hashes: Value,
+    path: String,
+    triage: bool,
+) -> Value {
     service.jobs.next += 1;
     let id = format!("job-{}-{}", std::process::id(), service.jobs.next);
     let job = Job {
         id: id.clone(),
         definition: format!("{module}::{name}"),
-        module,
-        name,
+        module: module.to_owned(),
+        name: name.to_owned(),
         bundle,
-        spec_hashes: manifest["spec_hashes"].clone(),
+        spec_hashes,
         draft: None,
         state: State::Open,
         overlay: Service::new(service.root().to_owned()),
-        path: super::test::base_path(params),
+        path,
         overlaid: None,
         tool_calls: 0,
         max_tool_calls: None,
         asked: false,
+        triage,
     };
     let record = job.record();
     service.jobs.jobs.insert(id, job);
-    Ok(record)
+    record
 }
 
 impl Jobs {

@@ -112,8 +112,12 @@ impl Service {
         let Ok(current) = current.as_ref() else {
             return Err("its context bundle no longer packs".to_owned());
         };
+        // A triage job stands on its spec alone (its decision entry is the
+        // thing that changed); a lowering on its spec, callees and decisions.
+        let triage = job.triage;
         let watched = |path: &str| {
-            path == "spec.md" || path == "decisions.md" || path.starts_with("callees/")
+            path == "spec.md"
+                || (!triage && (path == "decisions.md" || path.starts_with("callees/")))
         };
         let files =
             |bundle: &trellis_context::ContextBundle| -> Vec<(String, std::sync::Arc<str>)> {

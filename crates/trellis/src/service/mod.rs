@@ -25,6 +25,7 @@ pub(crate) mod lowering;
 mod question;
 mod test;
 mod toolchain;
+pub(crate) mod triage;
 mod verify;
 
 pub struct Service {
@@ -366,7 +367,7 @@ fn dispatch(
         "toolchain.update" => toolchain::update(service),
         "context" => context::context(service, params),
         "job.create" | "job.inspect" | "job.tool" => jobs::handle(service, method, params),
-        "lower" | "jobs" => Err(failed(&[Diagnostic::new(
+        "lower" | "jobs" | "decisions.triage" => Err(failed(&[Diagnostic::new(
             "job-needs-daemon",
             "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
         )])),
