@@ -431,6 +431,11 @@ impl Lowering {
             Err(errors) => return failed(None, errors),
         };
         let job = started.job.clone();
+        let mut timings = Timings {
+            bundle: started.bundle_time,
+            preflight: started.preflight_time,
+            ..Timings::default()
+        };
         let root = self.service().root().to_owned();
         let log = |event: &str, fields: Value| {
             flog::append(&root, &module, &job, &entry.def, event, fields)
@@ -479,6 +484,7 @@ impl Lowering {
         if let Some(running) = self.state().running.as_mut() {
             running.group = Some(process.group());
         }
+        let agent_clock = Instant::now();
         let mut stop = self.watch(&job, provider, &mut process);
         if stop.is_none() {
             // The agent ended on its own, perhaps right after the daemon ended its
@@ -490,6 +496,8 @@ impl Lowering {
             };
         }
         let (report, status) = process.finish();
+        timings.agent = agent_clock.elapsed();
+        timings.tool_calls = self.service().lowering_tool_time(&job);
         if let Some(running) = self.state().running.as_mut() {
             running.group = None;
         }
@@ -519,15 +527,17 @@ impl Lowering {
             return ("failed", Some(job), detail);
         }
         self.note_phase(&entry.def, "gate", Some(&job), json!({}));
+        let gate_clock = Instant::now();
         let gate = {
             let mut service = self.service();
             service.finish_lowering(&job, &agent, &mut |_| {})
         };
+        timings.gate = gate_clock.elapsed();
         let cap = match &stop {
             Some(Stop::Cap(cap)) => Some(cap.clone()),
             _ => None,
         };
-        let (outcome, detail) = match gate {
+        let (outcome, mut detail) = match gate {
             Gate::Green { soil } => ("green", json!({ "soil": soil, "cap": cap })),
             Gate::Partial { holes } => ("partial", json!({ "holes": holes, "cap": cap })),
             Gate::Question { question } => ("question", json!({ "question": question })),
@@ -548,6 +558,7 @@ impl Lowering {
                 )
             }
         };
+        detail["timings"] = timings.to_json();
         log("outcome", json!({ "outcome": outcome, "detail": detail }));
         (outcome, Some(job), detail)
     }
@@ -709,6 +720,31 @@ fn scope_word(scope: trellis_lock::Scope) -> &'static str {
     match scope {
         trellis_lock::Scope::Project => "project",
         trellis_lock::Scope::Module => "module",
+    }
+}
+
+/// Where a job's time went, for f.log and the loop's bench.
+#[derive(Default)]
+struct Timings {
+    bundle: Duration,
+    preflight: Duration,
+    /// The agent's whole run, tool calls included.
+    agent: Duration,
+    /// The daemon's share of the agent's run: answering its tool calls.
+    tool_calls: Duration,
+    gate: Duration,
+}
+
+impl Timings {
+    fn to_json(&self) -> Value {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        json!({
+            "bundle_ms": ms(self.bundle),
+            "preflight_ms": ms(self.preflight),
+            "agent_ms": ms(self.agent),
+            "tool_calls_ms": ms(self.tool_calls),
+            "gate_ms": ms(self.gate),
+        })
     }
 }
 

@@ -60,6 +60,8 @@ pub struct Job {
     /// A triage job (design §4.9): its bundle is a decision entry, a spec and
     /// its Soil, and its agent answers with a verdict instead of a draft.
     pub(super) triage: bool,
+    /// Time spent answering its tool calls, in the daemon.
+    pub(super) tool_time: std::time::Duration,
 }
 
 pub(super) struct Draft {
@@ -138,6 +140,7 @@ pub(super) fn insert(
         max_tool_calls: None,
         asked: false,
         triage,
+        tool_time: std::time::Duration::ZERO,
     };
     let record = job.record();
     service.jobs.jobs.insert(id, job);
@@ -321,6 +324,7 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         Ok(document) => document.clone(),
         Err(errors) => json!({ "errors": errors }),
     };
+    job.tool_time += started.elapsed();
     log_tool_call(&root, job, tool, started, &document, outcome.is_err());
     outcome.map_err(|errors| failed(&errors))
 }

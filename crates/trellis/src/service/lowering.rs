@@ -31,6 +31,9 @@ pub struct Started {
     pub job: String,
     pub manifest: Value,
     pub preflight: Vec<Diagnostic>,
+    /// Creating the job (its bundle packed) and running the pre-flight.
+    pub bundle_time: std::time::Duration,
+    pub preflight_time: std::time::Duration,
 }
 
 /// How the final gate ended.
@@ -75,6 +78,7 @@ impl Service {
         if !problems.is_empty() {
             return Err(problems);
         }
+        let clock = std::time::Instant::now();
         let record = jobs::create(self, &json!({ "def": def, "budget": budget, "path": path }))
             .map_err(|error| {
                 error
@@ -88,11 +92,14 @@ impl Service {
         let job = self.jobs.get_mut(&id).expect("the job just created");
         job.max_tool_calls = Some(agent.max_tool_calls);
         let manifest: Value = serde_json::from_str(job.bundle.manifest()).unwrap_or(Value::Null);
+        let bundle_time = clock.elapsed();
         let preflight = preflight(job, &root);
         Ok(Started {
             job: id,
             manifest,
             preflight,
+            bundle_time,
+            preflight_time: clock.elapsed() - bundle_time,
         })
     }
 
@@ -214,6 +221,13 @@ impl Service {
         if let Some(job) = self.jobs.get_mut(id) {
             job.end(reason);
         }
+    }
+
+    /// The time the daemon spent answering a job's tool calls.
+    pub(crate) fn lowering_tool_time(&self, id: &str) -> std::time::Duration {
+        self.jobs
+            .get(id)
+            .map_or(std::time::Duration::ZERO, |job| job.tool_time)
     }
 
     /// How many tool calls the job made, and why it ended if it did.
