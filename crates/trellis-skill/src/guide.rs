@@ -96,7 +96,11 @@ fn capabilities() -> Vec<&'static str> {
     EFFECT_LABELS
         .iter()
         .copied()
-        .filter(|label| PRELUDE.lines().any(|line| line.trim() == format!("type {label}")))
+        .filter(|label| {
+            PRELUDE
+                .lines()
+                .any(|line| line.trim() == format!("type {label}"))
+        })
         .collect()
 }
 
@@ -189,7 +193,10 @@ mod tests {
     #[test]
     fn prelude_values_are_found_by_the_labels_in_their_rows() {
         let panics = prelude_values_with("Panic");
-        assert!(panics.contains(&"at") && panics.contains(&"panic"), "{panics:?}");
+        assert!(
+            panics.contains(&"at") && panics.contains(&"panic"),
+            "{panics:?}"
+        );
         assert!(!panics.contains(&"get"));
         // `map`'s row is a variable, not a label.
         assert!(!prelude_values_with("e").is_empty());

@@ -60,7 +60,10 @@ The chapters below are soil-syntax-spec's own text with its section numbers, so 
             out.push('\n');
         } else {
             full = true;
-            skipped.push((anchor, format!("{} (over this skill's budget)", section.title)));
+            skipped.push((
+                anchor,
+                format!("{} (over this skill's budget)", section.title),
+            ));
         }
     }
     for (number, why) in SYNTAX_LEFT_OUT {

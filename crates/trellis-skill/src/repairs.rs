@@ -70,7 +70,11 @@ unclear. Each class lists every code that carries it, with its `spec_ref` in par
     for class in &registry.repair_classes {
         // Codes sharing a spec_ref are listed together, in registry order.
         let mut by_ref: Vec<(&str, Vec<String>)> = Vec::new();
-        for code in registry.codes.iter().filter(|c| c.repair_class == class.name) {
+        for code in registry
+            .codes
+            .iter()
+            .filter(|c| c.repair_class == class.name)
+        {
             let name = format!("`{}`", code.code);
             match by_ref.iter_mut().find(|(r, _)| *r == code.spec_ref) {
                 Some((_, names)) => names.push(name),
