@@ -12,8 +12,8 @@ use trellis_skill::{BUDGET_TOKENS, skill, skill_hash, skill_tokens};
 fn the_committed_skill_is_what_the_toolchain_generates() {
     // On failure: the registry, the tool schemas, the embedded docs or the corpus
     // changed the skill. Review the diff, bless it as the header says, and re-pin
-    // the example root (`trellis toolchain update` in examples/): its
-    // `[toolchain] skill` must be the new hash.
+    // the example root (`UPDATE_EXPECT=1 cargo test -p trellis --test skill_pin`):
+    // its `[toolchain] skill` must be the new hash.
     expect_test::expect_file!["../../../docs/skill.md"].assert_eq(skill());
 }
 
