@@ -49,6 +49,9 @@ Commands:
                                   write DEF's context bundle (to .trellis/context/,
                                   or an empty DIR) and list what was packed and dropped
   spec REF                        print a spec section, e.g. soil-syntax-spec#9.1
+  skill [--hash]                  print the lowering skill this binary gives an
+                                  agent (--hash: its sha256, the value soil.toml
+                                  [toolchain] skill pins)
   daemon run|stop|status          manage the root's daemon
 
 Options:
@@ -120,6 +123,10 @@ pub enum Command {
     Jobs {
         json: bool,
     },
+    Skill {
+        /// Print the hash instead of the text.
+        hash: bool,
+    },
     Daemon(DaemonCommand),
 }
 
@@ -189,6 +196,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut json = false;
     let mut verify = false;
     let mut all = false;
+    let mut hash = false;
     let mut module = None;
     let mut cite = Vec::new();
     let mut budget = None;
@@ -214,6 +222,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--json" => json = true,
             "--verify" => verify = true,
             "--all" => all = true,
+            "--hash" => hash = true,
             "--cite" => match iter.next() {
                 Some(value) => cite.push(value.clone()),
                 None => return Err(UsageError("--cite needs SCOPE:LABEL".into())),
@@ -307,6 +316,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             provider: provider.take(),
             json,
         },
+        ["skill"] => Command::Skill { hash },
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
@@ -333,6 +343,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if all && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--all only applies to `status`".into()));
+    }
+    if hash && !matches!(command, Command::Skill { .. }) {
+        return Err(UsageError("--hash only applies to `skill`".into()));
     }
     if module.is_some() {
         return Err(UsageError(
@@ -415,6 +428,14 @@ mod tests {
                 reference: "soil-syntax-spec#9.1".into()
             })
         );
+        assert_eq!(
+            parse_words("skill --hash").map(|i| i.command),
+            Ok(Command::Skill { hash: true })
+        );
+        assert_eq!(
+            parse_words("skill").map(|i| i.command),
+            Ok(Command::Skill { hash: false })
+        );
     }
 
     #[test]
@@ -431,6 +452,9 @@ mod tests {
             "context csvstats::mean --budget -1",
             "check --budget 10",
             "spec",
+            "skill extra",
+            "skill --json",
+            "check --hash",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

@@ -36,6 +36,15 @@ pub fn run(args: &[String]) -> ExitCode {
         }
         // Served from the docs compiled into this binary: no root, no daemon.
         Command::Spec { reference } => return spec(&reference),
+        Command::Skill { hash } => {
+            // The skill is a function of this binary: no root, no daemon.
+            if hash {
+                println!("{}", trellis_skill::skill_hash());
+            } else {
+                print!("{}", trellis_skill::skill());
+            }
+            return ExitCode::SUCCESS;
+        }
         _ => {}
     }
     let root = match find_root() {
@@ -131,6 +140,7 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         | Command::Help
         | Command::Version
         | Command::Spec { .. }
+        | Command::Skill { .. }
         | Command::Daemon(_)
         | Command::Repl => ("", Value::Null),
     }

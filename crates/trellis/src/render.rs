@@ -112,9 +112,10 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::ToolchainUpdate => {
             let _ = writeln!(
                 out,
-                "soil.toml pins trellis {} / soil0 {}{}",
+                "soil.toml pins trellis {} / soil0 {} / skill {}{}",
                 result["trellis"].as_str().unwrap_or("?"),
                 result["soil0_cli"].as_str().unwrap_or("?"),
+                result["skill"].as_str().unwrap_or("?"),
                 if result["changed"] == true {
                     ""
                 } else {

@@ -46,6 +46,10 @@ impl Lowering {
             ),
         )
         .expect("providers.toml");
+        // The fixture root is pinned to this binary and its skill (the skill
+        // changes with the registry and docs; the examples' pin is tested in
+        // skill_pin.rs).
+        root.run(&["--no-daemon", "toolchain", "update"]).ok();
         Lowering {
             root: root.start_daemon(),
             config,

@@ -93,6 +93,8 @@ pub(super) fn create(service: &mut Service, params: &Value) -> Result<Value, Rpc
     let budget = params["budget"]
         .as_u64()
         .ok_or_else(|| invalid_params("`budget` must be a whole number of tokens"))?;
+    // A lowering consumes the skill: the root must pin this binary's (soil-toml §2.1).
+    super::toolchain::check_lowering_pin(service).map_err(|d| failed(&[d]))?;
     let db = service.database();
     let item = definition_item(db, def).map_err(|d| failed(&[d]))?;
     let bundle = context_bundle(db, item, budget)

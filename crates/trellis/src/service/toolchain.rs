@@ -1,6 +1,7 @@
 //! The toolchain pin (soil-toml §2; design §8): commands that verify refuse when
-//! `soil.toml [toolchain]` names another toolchain, and `toolchain update` re-pins
-//! deliberately, rewriting only the two pinned values.
+//! `soil.toml [toolchain]` names another toolchain; a lowering also refuses unless
+//! `skill` pins the hash of the skill this binary gives its agent (soil-toml §2.1);
+//! and `toolchain update` re-pins deliberately, rewriting only the pinned values.
 
 use serde_json::{Value, json};
 use trellis_db::{Workspace, root_config};
@@ -31,12 +32,62 @@ pub fn check_pin(service: &Service) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Rewrites `trellis = "…"` and `soil0_cli = "…"` inside `[toolchain]`, keeping
-/// every other byte of the file.
+/// `toolchain-mismatch` unless the root may be lowered by this binary: the
+/// `trellis`/`soil0_cli` pin of [`check_pin`], and `skill` pinning the hash of
+/// the skill this binary gives its agent (soil-toml §2.1). Enforced where a
+/// lowering starts (`job.create`); `check`, `test` and the other commands do
+/// not read the skill, so they check [`check_pin`] only.
+pub fn check_lowering_pin(service: &Service) -> Result<(), Diagnostic> {
+    check_pin(service)?;
+    let db = service.database();
+    let config = root_config(db, Workspace::get(db))
+        .as_ref()
+        .map_err(Clone::clone)?;
+    skill_pin_problem(
+        config.toolchain.skill.as_deref(),
+        &trellis_skill::skill_hash(),
+    )
+    .map_or(Ok(()), Err)
+}
+
+/// Why `pinned` does not pin `current`, the running binary's skill hash.
+fn skill_pin_problem(pinned: Option<&str>, current: &str) -> Option<Diagnostic> {
+    let message = match pinned {
+        Some(pinned) if pinned == current => return None,
+        Some(pinned) => format!(
+            "soil.toml pins the skill {pinned}, but this toolchain gives lowering agents the skill {current}"
+        ),
+        None => format!(
+            "soil.toml pins no skill, but a lowering needs it pinned: this toolchain gives lowering agents the skill {current}"
+        ),
+    };
+    Some(
+        Diagnostic::new("toolchain-mismatch", message)
+            .with_file("soil.toml")
+            .with_note(
+                "run `trellis toolchain update` to pin this toolchain's skill \
+                 (`trellis skill` prints it; soil-toml §2.1)",
+            ),
+    )
+}
+
+/// Rewrites `trellis = "…"`, `soil0_cli = "…"` and `skill = "…"` inside
+/// `[toolchain]` to this binary's identity, adding the `skill` line after the
+/// table's last pinned key when it has none; every other byte of the file stays.
 pub fn repin(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    repin_to(text, &trellis_skill::skill_hash())
+}
+
+fn repin_to(text: &str, skill: &str) -> String {
+    let has_skill = toolchain_keys(text).any(|(_, key)| key == "skill");
+    // The line after which a missing `skill` line goes.
+    let insert_after = toolchain_keys(text)
+        .filter(|(_, key)| matches!(*key, "trellis" | "soil0_cli"))
+        .map(|(at, _)| at)
+        .last();
+    let mut out = String::with_capacity(text.len() + 80);
     let mut in_toolchain = false;
-    for line in text.split_inclusive('\n') {
+    for (at, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
             in_toolchain = trimmed == "[toolchain]";
@@ -48,10 +99,33 @@ pub fn repin(text: &str) -> String {
             (true, "soil0_cli") => {
                 out.push_str(&format!("soil0_cli = \"{SOIL0_VERSION}\"{ending}"))
             }
+            (true, "skill") => out.push_str(&format!("skill = \"{skill}\"{ending}")),
             _ => out.push_str(line),
+        }
+        if !has_skill && insert_after == Some(at) {
+            if ending.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("skill = \"{skill}\"\n"));
         }
     }
     out
+}
+
+/// The keys of the `[toolchain]` table, with their line numbers.
+fn toolchain_keys(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut in_toolchain = false;
+    text.split_inclusive('\n')
+        .enumerate()
+        .filter_map(move |(at, line)| {
+            let trimmed = line.trim();
+            if trimmed.starts_with('[') {
+                in_toolchain = trimmed == "[toolchain]";
+                return None;
+            }
+            let key = trimmed.split_once('=')?.0.trim();
+            (in_toolchain && !key.starts_with('#')).then_some((at, key))
+        })
 }
 
 pub fn update(service: &mut Service) -> Result<Value, RpcError> {
@@ -75,7 +149,12 @@ pub fn update(service: &mut Service) -> Result<Value, RpcError> {
             },
         )?;
     }
-    Ok(json!({ "trellis": VERSION, "soil0_cli": SOIL0_VERSION, "changed": updated != text }))
+    Ok(json!({
+        "trellis": VERSION,
+        "soil0_cli": SOIL0_VERSION,
+        "skill": trellis_skill::skill_hash(),
+        "changed": updated != text,
+    }))
 }
 
 #[cfg(test)]
@@ -90,5 +169,58 @@ mod tests {
             "[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\n"
         )));
         assert!(updated.ends_with("[tags]\ntrellis = \"a tag that happens to share the name\"\n"));
+    }
+
+    const SKILL: &str = "sha256:00";
+
+    #[test]
+    fn a_missing_skill_pin_is_added_after_the_pinned_keys() {
+        let text = "[toolchain]\ntrellis = \"0.0.1\"\nsoil0_cli = \"0.0.1\"\n\n[tags]\nskill = \"a tag\"\n";
+        assert_eq!(
+            repin_to(text, SKILL),
+            format!(
+                "[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\nskill = \"{SKILL}\"\n\n[tags]\nskill = \"a tag\"\n"
+            )
+        );
+        // At the end of a file without a final newline, too.
+        let text = "[toolchain]\nsoil0_cli = \"0.0.1\"\ntrellis = \"0.0.1\"";
+        assert_eq!(
+            repin_to(text, SKILL),
+            format!(
+                "[toolchain]\nsoil0_cli = \"{SOIL0_VERSION}\"\ntrellis = \"{VERSION}\"\nskill = \"{SKILL}\"\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_present_skill_pin_is_rewritten_in_place() {
+        let text = "# root\n[toolchain]\nskill = \"sha256:old\"\ntrellis = \"0.0.1\"\nsoil0_cli = \"0.0.1\"\n";
+        let updated = repin_to(text, SKILL);
+        assert_eq!(
+            updated,
+            format!(
+                "# root\n[toolchain]\nskill = \"{SKILL}\"\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\n"
+            )
+        );
+        assert_eq!(repin_to(&updated, SKILL), updated, "a fixpoint");
+    }
+
+    #[test]
+    fn the_skill_pin_problem_names_both_hashes_and_the_fix() {
+        assert!(skill_pin_problem(Some(SKILL), SKILL).is_none());
+        let wrong = skill_pin_problem(Some("sha256:11"), SKILL).expect("a mismatch");
+        assert_eq!(wrong.code, "toolchain-mismatch");
+        assert!(wrong.message.contains("sha256:11") && wrong.message.contains(SKILL));
+        let missing = skill_pin_problem(None, SKILL).expect("a mismatch");
+        assert!(missing.message.contains("pins no skill") && missing.message.contains(SKILL));
+        for problem in [wrong, missing] {
+            assert_eq!(problem.file.as_deref(), Some("soil.toml"));
+            assert!(
+                problem
+                    .to_json()
+                    .to_string()
+                    .contains("trellis toolchain update")
+            );
+        }
     }
 }
