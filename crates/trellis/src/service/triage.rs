@@ -182,7 +182,7 @@ impl Service {
         let item = Item::new(db, module.clone(), name.clone());
         let LockState::Present(Lock::Function(lock)) = lock_state(db, &module, &name) else {
             return Err(Diagnostic::new(
-                "lock-unreadable",
+                "unknown-definition",
                 format!("{} has no lock to re-stamp", flagged.def),
             ));
         };
