@@ -21,9 +21,11 @@ use crate::service::Service;
 use crate::service::lowering::{Agent, Gate};
 use crate::service::triage::Flagged;
 
-/// How often the runner looks at a running job (its agent, its caps, whether
-/// what it was built against still holds).
-const POLL: Duration = Duration::from_millis(100);
+/// How often the runner looks whether a running job's agent has ended.
+const POLL: Duration = Duration::from_millis(5);
+/// How often it checks the caps and whether what the job was built against
+/// still holds (a refresh and a bundle comparison under the service lock).
+const STALENESS_POLL: Duration = Duration::from_millis(100);
 /// How many times an invalidated job is re-queued before it is reported failed.
 const MAX_ATTEMPTS: u32 = 5;
 /// Finished jobs kept for `trellis jobs`.
@@ -567,10 +569,16 @@ impl Lowering {
     /// invalidation; kills the agent's group when it stops it.
     fn watch(&self, job: &str, provider: &Provider, process: &mut AgentProcess) -> Option<Stop> {
         let deadline = Instant::now() + Duration::from_secs(provider.caps.wall_clock_s);
+        let mut checked = Instant::now();
         loop {
             if process.try_exit().is_some() {
                 return None;
             }
+            if checked.elapsed() < STALENESS_POLL {
+                std::thread::sleep(POLL);
+                continue;
+            }
+            checked = Instant::now();
             let stop = if self.state().stopping {
                 Some(Stop::Shutdown)
             } else if Instant::now() >= deadline {

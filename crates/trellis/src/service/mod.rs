@@ -39,9 +39,6 @@ pub struct Service {
     loaded: bool,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
-    /// The Python interpreter `python3` resolved to, per client `PATH` (see
-    /// `python_on`).
-    interpreters: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Service {
@@ -54,7 +51,6 @@ impl Service {
             watch: None,
             loaded: false,
             jobs: jobs::Jobs::default(),
-            interpreters: Default::default(),
         }
     }
 
@@ -79,11 +75,15 @@ impl Service {
     }
 
     /// The interpreter Python oracles run under for a client's `PATH`: resolved
-    /// once per `PATH` for this service's life (design §9.2), so a version
-    /// manager's shim is paid once, not on every run.
+    /// once per `PATH` for the process's life (design §9.2) — shared by the
+    /// root's service and every job's overlay — so a version manager's shim is
+    /// paid once, not on every run.
     pub(crate) fn python_on(&self, path: &str, runner: &dyn ProcessRunner) -> String {
-        let mut interpreters = self
-            .interpreters
+        static INTERPRETERS: std::sync::OnceLock<
+            std::sync::Mutex<std::collections::HashMap<String, String>>,
+        > = std::sync::OnceLock::new();
+        let mut interpreters = INTERPRETERS
+            .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         interpreters
