@@ -715,3 +715,71 @@ fn a_triage_sweep_restamps_the_conforming_lowering_and_leaves_the_other_flagged(
         "only mean's edge moved to the entry's new hash"
     );
 }
+
+#[test]
+fn the_cost_cap_stops_an_agent_whose_reported_cost_grows_past_it() {
+    let lowering = Lowering::new(Root::examples(), "cost_usd = 0.5\n");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(
+            r#"{"cost_usd": 0.75}"#,
+            "\n",
+            r#"{"sleep_ms": 60000}"#,
+            "\n"
+        ),
+    );
+    let run = lowering.run(&["lower", "csvstats::mean", "--json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let (events, _) = lower_output(&run);
+    let outcome = events.last().expect("an outcome");
+    assert_eq!(outcome["state"], "failed", "{outcome}");
+    assert_eq!(outcome["detail"]["errors"][0]["code"], "job-cap-exceeded");
+    assert!(
+        outcome["detail"]["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cost")),
+        "{outcome}"
+    );
+    let result = lowering
+        .flog("csvstats")
+        .into_iter()
+        .find(|event| event["event"] == "agent_result")
+        .expect("agent_result");
+    assert_eq!(result["cost_usd"], 0.75, "{result}");
+}
+
+#[test]
+fn ask_human_ends_the_job_with_its_question_on_disk_and_in_f_log() {
+    let lowering = Lowering::new(Root::examples(), "");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(
+            r#"{"tool": "read_context", "args": {"path": "spec.md"}}"#,
+            "\n",
+            r#"{"tool": "ask_human", "args": {"kind": {"tag": "Ambiguity"}, "question": "Is the mean of an empty list 0.0 or a panic?", "hole": {"tag": "None"}, "options": ["0.0", "a panic"]}, "expect": {"is_error": false}}"#,
+            "\n",
+            r#"{"sleep_ms": 60000}"#,
+            "\n"
+        ),
+    );
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(1), "a question is not green: {run:?}");
+    assert!(
+        run.stdout
+            .contains("csvstats::mean: question asked: see csvstats/mean.question.json"),
+        "{run:?}"
+    );
+    let question: Value =
+        serde_json::from_str(&lowering.root.read("csvstats/mean.question.json")).expect("JSON");
+    assert_eq!(question["def"], "csvstats::mean");
+    assert_eq!(question["options"], serde_json::json!(["0.0", "a panic"]));
+    assert!(!lowering.root.path("csvstats/mean.soil").exists());
+    let logged = lowering
+        .flog("csvstats")
+        .into_iter()
+        .find(|event| event["event"] == "question")
+        .expect("a question event");
+    assert_eq!(logged["question"]["question"], question["question"]);
+}

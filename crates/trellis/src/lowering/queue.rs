@@ -542,7 +542,13 @@ impl Lowering {
         let (outcome, mut detail) = match gate {
             Gate::Green { soil } => ("green", json!({ "soil": soil, "cap": cap })),
             Gate::Partial { holes } => ("partial", json!({ "holes": holes, "cap": cap })),
-            Gate::Question { question } => ("question", json!({ "question": question })),
+            Gate::Question { question } => {
+                let asked = std::fs::read_to_string(root.join(&question))
+                    .ok()
+                    .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+                log("question", json!({ "file": question, "question": asked }));
+                ("question", json!({ "question": question }))
+            }
             Gate::Failed {
                 mut errors,
                 failures,

@@ -242,7 +242,10 @@ impl Session {
         for (index, step) in steps.iter().enumerate() {
             let at = format!("step {}", index + 1);
             if let Some(cost) = step["cost_usd"].as_f64() {
+                // Spent thinking: the session's cost is reported as it grows.
                 self.cost_usd += cost;
+                emit(&json!({ "type": "assistant", "message": { "content": [] },
+                    "total_cost_usd": self.cost_usd }));
             }
             if let Some(ms) = step["sleep_ms"].as_u64() {
                 std::thread::sleep(Duration::from_millis(ms));
