@@ -229,6 +229,30 @@ impl Lowering {
         }))
     }
 
+    /// Queues `def` fresh (an answered question re-runs its job, trellis-daemon
+    /// §8) unless it is queued or running already; does not wait for it.
+    pub fn requeue(&self, def: &str, provider: &Value, path: String) -> Result<bool, RpcError> {
+        let provider = Provider::from_json(provider).ok_or_else(|| {
+            RpcError::new(ErrorCode::InvalidParams, "`provider` must be a provider record")
+        })?;
+        let mut state = self.state();
+        let busy = state.pending.iter().any(|entry| entry.def == def)
+            || state.running.as_ref().is_some_and(|r| r.entry.def == def);
+        if busy {
+            return Ok(false);
+        }
+        state.pending.push_back(Entry {
+            def: def.to_owned(),
+            provider,
+            path,
+            attempt: 1,
+            triage: None,
+        });
+        push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
+        self.changed.notify_all();
+        Ok(true)
+    }
+
     /// `decisions.triage {label, provider, path}`: one triage job per flagged
     /// reliance (on `label`, or on any entry), followed like `lower`.
     pub fn triage(
