@@ -19,12 +19,8 @@ pub const CONTRACT_PATH: &str = "docs/contracts/trellis-daemon.md";
 /// Codes the contract reserves for surfaces not built yet (the job and draft
 /// tools of §2–§8): registered and documented, emitted by no source today. The
 /// gate fails when one of them starts being emitted, so this list only shrinks.
-pub const RESERVED_UNEMITTED: &[&str] = &[
-    "job-cap-exceeded",
-    "job-invalidated",
-    "job-provider-error",
-    "job-stale-question",
-];
+pub const RESERVED_UNEMITTED: &[&str] =
+    &["job-cap-exceeded", "job-invalidated", "job-provider-error"];
 
 /// The code namespaces (§6.1's prefixes, and the `rpc-`, `root-` and `test-`
 /// prefixes recorded in its 2026-12-01 amendment): a backticked word in `docs/`

@@ -60,6 +60,7 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::from(code)
         }
         Command::Repl => ExitCode::from(crate::repl::run(&root, invocation.no_daemon)),
+        Command::Answer { .. } => ExitCode::from(crate::answer_cli::run(&root, &invocation)),
         _ => request(&root, &invocation),
     }
 }
@@ -99,7 +100,8 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         | Command::Version
         | Command::Spec { .. }
         | Command::Daemon(_)
-        | Command::Repl => ("", Value::Null),
+        | Command::Repl
+        | Command::Answer { .. } => ("", Value::Null),
     }
 }
 
