@@ -529,7 +529,36 @@ fn a_stale_answer_is_refused_with_the_diff() {
         root.path("csvstats/mean.question.json").exists(),
         "the question stays"
     );
+    assert_eq!(kept_texts(&root), 1);
+    // Asked again of the spec as it is now, the new question replaces the old
+    // one (and its kept text), and can be answered.
+    ask(
+        &root,
+        "csvstats::mean",
+        "Ambiguity",
+        "Exact for one element?",
+        None,
+        &[],
+    );
+    assert_eq!(
+        kept_texts(&root),
+        1,
+        "the old kept text went with its question"
+    );
+    assert_eq!(root.status(true)["questions"][0]["stale"], false);
+    root.run(&["answer", "csvstats::mean", "--text", "Yes"])
+        .ok();
+    assert_eq!(kept_texts(&root), 0);
     // Without the kept text the refusal still comes, and says why it has no diff.
+    ask(
+        &root,
+        "csvstats::mean",
+        "Ambiguity",
+        "Exact again?",
+        None,
+        &[],
+    );
+    root.edit("csvstats/mean.tr", "not lowered yet", "not yet lowered");
     std::fs::remove_dir_all(root.path(".trellis/questions")).unwrap();
     let run = refused(
         root.run(&["--no-daemon", "answer", "csvstats::mean", "--text", "Yes"]),

@@ -64,6 +64,15 @@ pub fn ask_human(
             .map_err(|e| cannot_write(&relative, e))?;
     }
     let relative = format!("{}/{}{QUESTION_SUFFIX}", job.module, job.name);
+    // A question this one replaces leaves no kept text behind.
+    if let Some(previous) = std::fs::read_to_string(root.join(&relative))
+        .ok()
+        .and_then(|text| parse_question(&relative, &text).ok())
+        .filter(|previous| previous.bundle != job.bundle_hash)
+        .and_then(|previous| asked_text_path(&previous.bundle))
+    {
+        let _ = std::fs::remove_file(root.join(previous));
+    }
     let text = format!(
         "{}\n",
         serde_json::to_string_pretty(&document).unwrap_or_default()
