@@ -24,15 +24,16 @@ Commands:
                                   lowering (all definitions, or one, citing the
                                   decisions it applies: project:LABEL, module:LABEL)
   review DEF                      accept a prose-only edit after reading it
-  answer DEF [--text ANSWER] [--scope project|module] [--label LABEL]
-                                  answer DEF's open question: the answer is written
-                                  into the spec (a Clarifications Q/A pair, or for a
-                                  Rule a decision entry of the module or project,
-                                  labelled LABEL or a label derived from the
-                                  question) and DEF is to be lowered again. Without
-                                  --text it asks on the terminal (an option's number
-                                  picks that option); --interactive asks on a stdin
-                                  that is not a terminal
+  answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
+                                  answer DEF's open question (status lists them):
+                                  the answer is written into the spec (a
+                                  Clarifications Q/A pair, or for a Rule a decision
+                                  entry of the module or project, labelled LABEL or
+                                  from the question) and DEF is to be lowered again;
+                                  refused with a diff if the spec changed since it
+                                  was asked. Without --text it asks on the terminal
+                                  (an option's number picks that option);
+                                  --interactive asks on a stdin that is no terminal
   test [DEF]                      run the test tiers and record results in the locks
   call DEF JSON-ARGS              run a definition with real capabilities
   repl                            call definitions line by line (`DEF JSON-ARGS`,
