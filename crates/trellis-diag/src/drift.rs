@@ -19,7 +19,7 @@ pub const CONTRACT_PATH: &str = "docs/contracts/trellis-daemon.md";
 /// Codes the contract reserves for surfaces not built yet (the job and draft
 /// tools of §2–§8): registered and documented, emitted by no source today. The
 /// gate fails when one of them starts being emitted, so this list only shrinks.
-pub const RESERVED_UNEMITTED: &[&str] = &["job-stale-question"];
+pub const RESERVED_UNEMITTED: &[&str] = &[];
 
 /// The code namespaces (§6.1's prefixes, and the `rpc-`, `root-` and `test-`
 /// prefixes recorded in its 2026-12-01 amendment): a backticked word in `docs/`
@@ -58,6 +58,12 @@ pub fn doc_path(slug: &str) -> Option<&'static str> {
 /// Every disagreement between the four sources, one line each; empty when the
 /// tree is in step.
 pub fn check(tree: &Tree) -> Vec<String> {
+    check_reserving(tree, RESERVED_UNEMITTED)
+}
+
+/// [`check`] with another list of reserved codes (the gate's own tests show the
+/// reserved direction failing even while the real list is empty).
+pub fn check_reserving(tree: &Tree, reserved_codes: &[&str]) -> Vec<String> {
     let Some(text) = tree.get(REGISTRY_PATH) else {
         return vec![format!("{REGISTRY_PATH} is missing")];
     };
@@ -96,7 +102,7 @@ pub fn check(tree: &Tree) -> Vec<String> {
         ));
     }
     for code in &registered {
-        let reserved = RESERVED_UNEMITTED.contains(code);
+        let reserved = reserved_codes.contains(code);
         let literal = sources.literals.contains(*code);
         if !literal && !reserved {
             found.push(format!(

@@ -28,7 +28,7 @@ pub struct ToolSpec {
 
 const SCOPE: Ty = Ty::Sum(&[("Project", &[]), ("Module", &[])]);
 const DECISION_REF: Ty = Ty::Record(&[("scope", SCOPE), ("label", Ty::Utf8)]);
-const QUESTION_KIND: Ty = Ty::Sum(&[("Ambiguity", &[]), ("Contradiction", &[]), ("Rule", &[])]);
+pub const QUESTION_KIND: Ty = Ty::Sum(&[("Ambiguity", &[]), ("Contradiction", &[]), ("Rule", &[])]);
 
 /// The seven, in the contract's order.
 pub const TOOLS: &[ToolSpec] = &[

@@ -11,46 +11,70 @@ use crate::model::{BlockKind, BlockSyntax, FileKind, TrFile};
 const CLARIFICATIONS: &str = "Clarifications";
 
 /// `text` with a `- **Q:** … / **A:** …` pair appended to its `## Clarifications`
-/// section, which is created at the end of the file when absent.
+/// section, which is created at the end of the file when absent. Every byte of
+/// `text` is kept: the pair (and the heading, and the blank lines that separate
+/// them from their neighbours) is inserted at one place, adding only the blank
+/// lines that are missing.
 pub fn append_clarification(text: &str, question: &str, answer: &str) -> String {
     let pair = format!(
         "- **Q:** {}\n  **A:** {}\n",
         indent_continuations(question.trim()),
         indent_continuations(answer.trim())
     );
+    let mut out = String::with_capacity(text.len() + pair.len() + 32);
     match clarifications_end(text) {
         Some(end) => {
             let (before, after) = text.split_at(end);
-            let mut out = before.trim_end_matches('\n').to_owned();
-            out.push_str("\n\n");
+            out.push_str(before);
+            out.push_str(blank_line_after(before));
             out.push_str(&pair);
             if !after.is_empty() {
                 out.push('\n');
-                out.push_str(after.trim_start_matches('\n'));
+                out.push_str(after);
             }
-            out
         }
         None => {
-            let mut out = text.trim_end_matches('\n').to_owned();
-            out.push_str("\n\n## ");
+            out.push_str(text);
+            out.push_str(blank_line_after(text));
+            out.push_str("## ");
             out.push_str(CLARIFICATIONS);
             out.push_str("\n\n");
             out.push_str(&pair);
-            out
         }
+    }
+    out
+}
+
+/// What must follow `before` so that text appended to it starts after one blank
+/// line (nothing at the start of a file).
+fn blank_line_after(before: &str) -> &'static str {
+    let Some(body) = before.strip_suffix('\n') else {
+        return if before.is_empty() { "" } else { "\n\n" };
+    };
+    let last_line = body.rsplit('\n').next().unwrap_or(body);
+    if last_line.trim().is_empty() {
+        ""
+    } else {
+        "\n"
     }
 }
 
-/// Where the `## Clarifications` section ends: the start of the next heading of
-/// level 1 or 2, or the end of the text.
+/// Where the document's `## Clarifications` section ends: the start of the line
+/// of the next level-1 or level-2 heading, or the end of the text. Only headings
+/// of the document itself count, not those inside a quote or a list.
 fn clarifications_end(text: &str) -> Option<usize> {
     let mut in_heading: Option<(HeadingLevel, String)> = None;
     let mut found = false;
+    let mut depth = 0usize;
     for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
         match event {
-            Event::Start(Tag::Heading { level, .. }) => {
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item) => depth += 1,
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item) => {
+                depth = depth.saturating_sub(1);
+            }
+            Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
                 if found && level <= HeadingLevel::H2 {
-                    return Some(range.start);
+                    return Some(line_start(text, range.start));
                 }
                 in_heading = Some((level, String::new()));
             }
@@ -117,8 +141,9 @@ pub fn append_decision(
         ));
     }
     let Some(block) = block else {
-        let mut out = text.trim_end_matches('\n').to_owned();
-        out.push_str("\n\n```decisions\n");
+        let mut out = text.to_owned();
+        out.push_str(blank_line_after(text));
+        out.push_str("```decisions\n");
         out.push_str(&entry);
         out.push_str("```\n");
         return Ok(out);
@@ -166,7 +191,17 @@ fn line_start(text: &str, at: usize) -> usize {
     text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1)
 }
 
-/// Multi-line text continues on lines indented by two spaces.
+/// Multi-line text continues on lines indented by two spaces (a blank line
+/// stays empty rather than two spaces of trailing whitespace).
 fn indent_continuations(text: &str) -> String {
-    text.lines().collect::<Vec<_>>().join("\n  ")
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or_default().to_owned();
+    for line in lines {
+        out.push('\n');
+        if !line.trim().is_empty() {
+            out.push_str("  ");
+            out.push_str(line);
+        }
+    }
+    out
 }

@@ -92,3 +92,46 @@ fn rules_append_to_the_decisions_block_or_create_it() {
     let error = append_decision(FUNCTION, &function, "x", "y", &[]).expect_err("not a module");
     assert_eq!(error.code, "tr-block-not-allowed");
 }
+
+/// The write-back inserts at one place and keeps every byte of the file: a file
+/// ending without a newline or in blank lines, and a section followed by more.
+#[test]
+fn every_byte_of_the_file_is_kept() {
+    for text in [
+        "---\nname: f\n---\n\nProse.",
+        "---\nname: f\n---\n\nProse.\n",
+        "---\nname: f\n---\n\nProse.\n\n\n",
+        "---\nname: f\n---\n\nProse.\n  \n",
+    ] {
+        let out = append_clarification(text, "q?", "a.");
+        assert!(out.starts_with(text), "{out:?}");
+        let added = &out[text.len()..];
+        assert!(
+            added
+                .trim_start_matches('\n')
+                .starts_with("## Clarifications\n\n- **Q:** q?\n  **A:** a.\n"),
+            "{added:?}"
+        );
+        let (file, _) = parse_tr(text, "_project");
+        let created = append_decision(text, &file, "l", "r", &[]).expect("created");
+        assert!(created.starts_with(text), "{created:?}");
+    }
+    let text = "---\nname: f\n---\n\n## Clarifications\n\n- **Q:** a?\n  **A:** b.\n\n\n## Notes\n";
+    let out = append_clarification(text, "c?", "d.");
+    assert_eq!(
+        out,
+        "---\nname: f\n---\n\n## Clarifications\n\n- **Q:** a?\n  **A:** b.\n\n\n- **Q:** c?\n  **A:** d.\n\n## Notes\n"
+    );
+}
+
+/// A heading inside a quote or a list does not end the section, and a multi-line
+/// answer's blank line stays empty.
+#[test]
+fn only_the_documents_own_headings_end_the_section() {
+    let text = "---\nname: f\n---\n\n## Clarifications\n\n> ## Quoted\n\nMore.\n";
+    let out = append_clarification(text, "q?", "first\n\nsecond");
+    assert_eq!(
+        out,
+        "---\nname: f\n---\n\n## Clarifications\n\n> ## Quoted\n\nMore.\n\n- **Q:** q?\n  **A:** first\n\n  second\n"
+    );
+}

@@ -24,6 +24,16 @@ Commands:
                                   lowering (all definitions, or one, citing the
                                   decisions it applies: project:LABEL, module:LABEL)
   review DEF                      accept a prose-only edit after reading it
+  answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
+                                  answer DEF's open question (status lists them):
+                                  the answer is written into the spec (a
+                                  Clarifications Q/A pair, or for a Rule a decision
+                                  entry of the module or project, labelled LABEL or
+                                  from the question) and DEF is to be lowered again;
+                                  refused with a diff if the spec changed since it
+                                  was asked. Without --text it asks on the terminal
+                                  (an option's number picks that option);
+                                  --interactive asks on a stdin that is no terminal
   test [DEF]                      run the test tiers and record results in the locks
   call DEF JSON-ARGS              run a definition with real capabilities
   repl                            call definitions line by line (`DEF JSON-ARGS`,
@@ -86,6 +96,15 @@ pub enum Command {
     },
     Review {
         def: String,
+    },
+    Answer {
+        def: String,
+        /// The answer; `None` asks for it on stdin.
+        text: Option<String>,
+        scope: Option<String>,
+        label: Option<String>,
+        /// Ask on stdin even when it is not a terminal.
+        interactive: bool,
     },
     Test {
         def: Option<String>,
@@ -202,6 +221,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut budget = None;
     let mut out = None;
     let mut provider: Option<String> = None;
+    let mut text = None;
+    let mut scope = None;
+    let mut label = None;
+    let mut interactive = false;
     let mut words = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -243,6 +266,21 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
                 Some(value) => out = Some(value.clone()),
                 None => return Err(UsageError("--out needs a directory".into())),
             },
+            "--text" => match iter.next() {
+                Some(value) => text = Some(value.clone()),
+                None => return Err(UsageError("--text needs the answer".into())),
+            },
+            // The value is checked by the service (`job-bad-scope`), like the
+            // same param sent over the socket.
+            "--scope" => match iter.next() {
+                Some(value) => scope = Some(value.clone()),
+                None => return Err(UsageError("--scope needs project or module".into())),
+            },
+            "--label" => match iter.next() {
+                Some(value) => label = Some(value.clone()),
+                None => return Err(UsageError("--label needs a decision label".into())),
+            },
+            "--interactive" => interactive = true,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option `{flag}`")));
             }
@@ -276,6 +314,13 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         },
         ["review", def] => Command::Review {
             def: (*def).to_owned(),
+        },
+        ["answer", def] => Command::Answer {
+            def: (*def).to_owned(),
+            text: text.take(),
+            scope: scope.take(),
+            label: label.take(),
+            interactive: std::mem::take(&mut interactive),
         },
         ["test"] => Command::Test { def: None },
         ["test", def] => Command::Test {
@@ -363,6 +408,21 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--budget and --out only apply to `context`".into(),
         ));
     }
+    if text.is_some() || scope.is_some() || label.is_some() || interactive {
+        return Err(UsageError(
+            "--text, --scope, --label and --interactive only apply to `answer`".into(),
+        ));
+    }
+    if let Command::Answer {
+        text: Some(_),
+        interactive: true,
+        ..
+    } = &command
+    {
+        return Err(UsageError(
+            "`answer` takes --text or --interactive, not both".into(),
+        ));
+    }
     Ok(Invocation { command, no_daemon })
 }
 
@@ -439,6 +499,31 @@ mod tests {
     }
 
     #[test]
+    fn answer_parses() {
+        assert_eq!(
+            parse_words("answer csvstats::mean --text yes --scope module --label l")
+                .map(|i| i.command),
+            Ok(Command::Answer {
+                def: "csvstats::mean".into(),
+                text: Some("yes".into()),
+                scope: Some("module".into()),
+                label: Some("l".into()),
+                interactive: false,
+            })
+        );
+        assert_eq!(
+            parse_words("answer csvstats::mean --interactive").map(|i| i.command),
+            Ok(Command::Answer {
+                def: "csvstats::mean".into(),
+                text: None,
+                scope: None,
+                label: None,
+                interactive: true,
+            })
+        );
+    }
+
+    #[test]
     fn mistakes_are_usage_errors() {
         for line in [
             "",
@@ -455,6 +540,13 @@ mod tests {
             "skill extra",
             "skill --json",
             "check --hash",
+            "answer",
+            "answer m::f --text",
+            "answer m::f --scope",
+            "answer m::f --json",
+            "answer m::f --text a --interactive",
+            "check --text a",
+            "status --scope module",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

@@ -99,6 +99,7 @@ pub fn run(args: &[String]) -> ExitCode {
                 *json,
             )
         }
+        Command::Answer { .. } => ExitCode::from(crate::answer_cli::run(&root, &invocation)),
         _ => request(&root, &invocation),
     }
 }
@@ -142,7 +143,8 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         | Command::Spec { .. }
         | Command::Skill { .. }
         | Command::Daemon(_)
-        | Command::Repl => ("", Value::Null),
+        | Command::Repl
+        | Command::Answer { .. } => ("", Value::Null),
     }
 }
 
@@ -160,6 +162,33 @@ fn absolute(path: &str) -> String {
         Ok(cwd) if path.is_relative() => cwd.join(path).display().to_string(),
         _ => path.display().to_string(),
     }
+}
+
+/// The provider `name` (or the default) of the user's providers.toml, read by
+/// the client: the daemon's environment is not the user's (design §4.9).
+pub(crate) fn user_provider(
+    name: Option<&str>,
+) -> Result<crate::lowering::providers::Provider, trellis_diag::Diagnostic> {
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let Some(file) = crate::lowering::providers::config_path(xdg.as_deref(), home.as_deref())
+    else {
+        return Err(trellis_diag::Diagnostic::new(
+            "config-providers",
+            "no providers.toml: neither XDG_CONFIG_HOME nor HOME is set",
+        ));
+    };
+    let text = std::fs::read_to_string(&file).map_err(|error| {
+        trellis_diag::Diagnostic::new(
+            "config-providers",
+            format!(
+                "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
+                file.display()
+            ),
+        )
+        .with_file(file.display().to_string())
+    })?;
+    crate::lowering::providers::select(&file, &text, name)
 }
 
 /// `trellis lower` and `trellis decisions triage`: the provider is read here,
@@ -183,31 +212,7 @@ fn agent_request(
             "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
         ));
     }
-    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
-    let home = std::env::var("HOME").ok();
-    let Some(file) = crate::lowering::providers::config_path(xdg.as_deref(), home.as_deref())
-    else {
-        return fail(trellis_diag::Diagnostic::new(
-            "config-providers",
-            "no providers.toml: neither XDG_CONFIG_HOME nor HOME is set",
-        ));
-    };
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
-        Err(error) => {
-            return fail(
-                trellis_diag::Diagnostic::new(
-                    "config-providers",
-                    format!(
-                        "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
-                        file.display()
-                    ),
-                )
-                .with_file(file.display().to_string()),
-            );
-        }
-    };
-    let provider = match crate::lowering::providers::select(&file, &text, provider) {
+    let provider = match user_provider(provider) {
         Ok(provider) => provider,
         Err(diagnostic) => return fail(diagnostic),
     };

@@ -70,25 +70,47 @@ impl DaemonHandler {
                     _ => self.lowering.triage(&params, &mut progress),
                 }
             }
-            _ => {
-                let mut service = match self.service.lock() {
-                    Ok(service) => service,
-                    // A panic while holding the lock leaves the database in a
-                    // consistent (salsa) state; keep serving.
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                let mut progress = |event: Value| {
-                    if let Some(notifier) = notifier.as_deref_mut() {
-                        // Queued, never written here: the database lock is held, and
-                        // no client may make another wait (trellis-rpc's writer
-                        // thread bounds the write). A client that stopped listening
-                        // loses progress, not the answer.
-                        let _ = notifier.notify("progress", event);
-                    }
-                };
-                service.handle_with_progress(method, &params, &mut progress)
+            "answer" => {
+                // The re-queue rides beside the answer's own params.
+                let mut params = params;
+                let lower = params
+                    .as_object_mut()
+                    .and_then(|fields| fields.remove("lower"));
+                let mut answer = self.service_call(method, &params, &mut notifier)?;
+                if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
+                    let path = lower["path"].as_str().unwrap_or("/usr/bin:/bin").to_owned();
+                    let queued = self.lowering.requeue(def, &lower["provider"], path)?;
+                    answer["requeued"] = json!(queued);
+                }
+                Ok(answer)
             }
+            _ => self.service_call(method, &params, &mut notifier),
         }
+    }
+
+    /// A request the service answers, under its lock.
+    fn service_call(
+        &self,
+        method: &str,
+        params: &Value,
+        notifier: &mut Option<&mut Notifier<'_>>,
+    ) -> Result<Value, RpcError> {
+        let mut service = match self.service.lock() {
+            Ok(service) => service,
+            // A panic while holding the lock leaves the database in a
+            // consistent (salsa) state; keep serving.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut progress = |event: Value| {
+            if let Some(notifier) = notifier.as_deref_mut() {
+                // Queued, never written here: the database lock is held, and no
+                // client may make another wait (trellis-rpc's writer thread
+                // bounds the write). A client that stopped listening loses
+                // progress, not the answer.
+                let _ = notifier.notify("progress", event);
+            }
+        };
+        service.handle_with_progress(method, params, &mut progress)
     }
 }
 

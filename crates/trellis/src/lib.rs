@@ -15,12 +15,14 @@
     reason = "the host: it owns the file system, the environment and processes (design §2)"
 )]
 
+pub mod answer_cli;
 pub mod args;
 pub mod call;
 pub mod cli;
 pub mod client;
 pub mod daemon;
 pub mod identity;
+pub mod line_diff;
 pub mod loader;
 pub mod lowering;
 pub mod mcp;

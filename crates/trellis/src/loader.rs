@@ -3,6 +3,8 @@
 //! it reads the bytes and compares their digest, so a refresh that finds nothing new
 //! produces an empty [`Change`] and the database stays in its revision. A daemon
 //! with a change feed ([`crate::watch`]) refreshes just the files it names.
+//! Open questions (`*.question.json`) are walked and refreshed the same way but
+//! kept here, beside the database rather than in it (design §9.8).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
-use crate::walk::{Entry, classify, skipped_dir, walk};
+use crate::walk::{Entry, classify, question_file, skipped_dir, walk};
 
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub struct RootLoader {
     /// Files (and directories) that could not be loaded, by root-relative path,
     /// kept until a refresh of that path succeeds.
     problems: BTreeMap<String, Diagnostic>,
+    /// The text of every open question file, by root-relative path.
+    questions: BTreeMap<String, String>,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -55,11 +59,18 @@ impl RootLoader {
             generation: 0,
             seen_in: FxHashMap::default(),
             problems: BTreeMap::new(),
+            questions: BTreeMap::new(),
         }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The open question files as the last refresh read them: (root-relative
+    /// path, text), in path order.
+    pub fn questions(&self) -> &BTreeMap<String, String> {
+        &self.questions
     }
 
     /// Stats every file; reads and hashes only those whose stamp moved. The stats
@@ -148,6 +159,7 @@ impl RootLoader {
                 if let Some(stamp) = self.known.get_mut(&path) {
                     stamp.loaded = false;
                 }
+                self.questions.remove(&path);
                 self.problems.insert(path, problem);
                 return;
             }
@@ -164,13 +176,17 @@ impl RootLoader {
             },
         );
         match text {
-            // The database already holds exactly these bytes.
+            // The database (or the question map) already holds exactly these bytes.
             Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => {}
+            Ok(text) if question_file(&path) => {
+                self.questions.insert(path, text);
+            }
             Ok(text) => {
                 change.set_root_file(path, text);
             }
             Err(error) => {
                 let problem = not_utf8(&path, error.as_bytes(), error.utf8_error());
+                self.questions.remove(&path);
                 self.problems.insert(path, problem);
             }
         }
@@ -179,6 +195,11 @@ impl RootLoader {
     /// A file that is gone: drop what the loader knew and remove it from the root.
     fn forget(&mut self, path: String, change: &mut Change) {
         self.seen_in.remove(&path);
+        if question_file(&path) {
+            self.known.remove(&path);
+            self.questions.remove(&path);
+            return;
+        }
         if self.known.remove(&path).is_some() && path != CONFIG_FILE {
             change.remove_file(path);
         }
@@ -317,6 +338,38 @@ mod tests {
         let fixed = loader.refresh_paths(["soil.toml".to_owned()]);
         assert!(fixed.problems.is_empty());
         assert_eq!(fixed.change.config_text.as_deref(), Some("fixed"));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Question files are walked, refreshed by the feed and removed like inputs,
+    /// but they never enter the database's change: the loader keeps them.
+    #[test]
+    fn question_files_are_kept_beside_the_database() {
+        let root = std::env::temp_dir().join(format!("trellis-questions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        std::fs::write(root.join("m/a.question.json"), "{}").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        let files: Vec<&String> = refresh.change.files.keys().collect();
+        assert_eq!(files, ["m/a.tr"]);
+        let questions: Vec<(&str, &str)> = loader
+            .questions()
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        assert_eq!(questions, [("m/a.question.json", "{}")]);
+
+        std::fs::write(root.join("m/a.question.json"), "{\"edited\":1}").expect("write");
+        let refresh = loader.refresh_paths(["m/a.question.json".to_owned()]);
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        assert_eq!(loader.questions()["m/a.question.json"], "{\"edited\":1}");
+
+        std::fs::remove_file(root.join("m/a.question.json")).expect("remove");
+        let refresh = loader.refresh();
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        assert!(loader.questions().is_empty());
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

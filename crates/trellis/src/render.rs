@@ -323,6 +323,13 @@ fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
             counted(problems.len(), "file")
         ));
     }
+    let questions = result["questions"].as_array().cloned().unwrap_or_default();
+    for question in &questions {
+        status_question(out, question);
+    }
+    if !questions.is_empty() {
+        summary.push_str(&format!("; {}", counted(questions.len(), "open question")));
+    }
     let hidden = rows.len() - shown.len();
     if hidden > 0 {
         summary.push_str(&format!(
@@ -332,6 +339,63 @@ fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
     }
     let _ = writeln!(out, "{summary}");
     u8::from(!problems.is_empty())
+}
+
+/// An open question as `status` lists it: what it is, when it was asked, the
+/// command that answers it, then the question and its options.
+fn status_question(out: &mut impl Write, question: &Value) {
+    let def = question["def"].as_str().unwrap_or("?");
+    let fix = if question["stale"] == true {
+        format!(
+            "stale: its spec changed since it was asked → lower {def} again, or delete {}",
+            question["file"].as_str().unwrap_or("?")
+        )
+    } else {
+        format!("→ trellis answer {def}")
+    };
+    let _ = writeln!(
+        out,
+        "question[{}] {def}, {} {fix}",
+        question["kind"]["tag"].as_str().unwrap_or("?"),
+        asked_when(question)
+    );
+    question_text(out, question);
+}
+
+/// An open question as `trellis answer` asks it.
+pub fn open_question(out: &mut impl Write, question: &Value) {
+    let _ = writeln!(
+        out,
+        "{} asks ({}, {}):",
+        question["def"].as_str().unwrap_or("?"),
+        question["kind"]["tag"].as_str().unwrap_or("?"),
+        asked_when(question)
+    );
+    question_text(out, question);
+}
+
+/// `asked 2026-12-01T09:30:00Z`, and the hole the question blocks on, if any.
+fn asked_when(question: &Value) -> String {
+    let mut when = format!("asked {}", question["created"].as_str().unwrap_or("?"));
+    if let Some(hole) = soil_option(&question["hole"]).and_then(Value::as_str) {
+        when.push_str(&format!(", blocking ?{hole}"));
+    }
+    when
+}
+
+/// The question's lines and its numbered options, indented.
+fn question_text(out: &mut impl Write, question: &Value) {
+    for line in question["question"].as_str().unwrap_or("").lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    for (n, option) in question["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let _ = writeln!(out, "  {}. {}", n + 1, option.as_str().unwrap_or("?"));
+    }
 }
 
 /// `status --verify`: the rows where the memoized status and a from-scratch

@@ -5,7 +5,8 @@
 //! The rule: the walk never follows a symbolic link. A symlinked directory is
 //! not entered (so a link to `.` or to `/` can neither loop nor leave the root);
 //! it is no input and is skipped. An input file — a name ending in `.tr`,
-//! `.soil`, `.lock` or `.py`, or `soil.toml` — must be a regular file: a
+//! `.soil`, `.lock`, `.py` or `.question.json`, or `soil.toml` — must be a
+//! regular file: a
 //! directory, FIFO, socket, device or symlink by such a name is reported
 //! (`root-unreadable`, with the path) and never opened, so a FIFO cannot block a
 //! command and a directory cannot pass for a missing lock. Hidden directories
@@ -22,13 +23,24 @@ pub(crate) fn skipped_dir(name: &str) -> bool {
     name.starts_with('.') || name == "target" || name == "__pycache__"
 }
 
-/// Names of input files: specs, Soil, locks, the configuration and references.
-/// (The atomic writer's temp files end in `.trellis-tmp`, so they never are.)
+/// Names of the files a load reads: specs, Soil, locks, the configuration and
+/// references, and the open questions `status` shows (which the loader keeps
+/// beside the database, never in it: see [`question_file`]). (The atomic
+/// writer's temp files end in `.trellis-tmp`, so they never are.)
 pub(crate) fn loaded_file(name: &str) -> bool {
     name == CONFIG_FILE
-        || [".tr", ".soil", ".lock", ".py"]
+        || [".tr", ".soil", ".lock", ".py", QUESTION_SUFFIX]
             .iter()
             .any(|ext| name.ends_with(ext))
+}
+
+/// How an open question's file ends: `<module>/<name>.question.json` (trellis-daemon §8).
+pub(crate) const QUESTION_SUFFIX: &str = ".question.json";
+
+/// Whether a root-relative path names an open question: read by the walk like an
+/// input, but no input of the database or of any hash (design §9.8).
+pub(crate) fn question_file(path: &str) -> bool {
+    path.ends_with(QUESTION_SUFFIX)
 }
 
 /// What the walk makes of one directory entry, from its own (not followed) type.

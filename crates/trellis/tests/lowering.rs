@@ -783,3 +783,94 @@ fn ask_human_ends_the_job_with_its_question_on_disk_and_in_f_log() {
         .expect("a question event");
     assert_eq!(logged["question"]["question"], question["question"]);
 }
+
+/// A first job that asks whether an empty list may be passed, and a second that
+/// lowers `mean` (the bundle then shows the answer in `spec.md`).
+fn asks_then_lowers(lowering: &Lowering) {
+    lowering.playbook(
+        "csvstats",
+        "mean.1.jsonl",
+        concat!(
+            r#"{"tool": "ask_human", "args": {"kind": {"tag": "Ambiguity"}, "question": "May mean be called on a list with NaN in it?", "hole": {"tag": "None"}, "options": ["no: the finite requires rules it out", "yes"]}, "expect": {"is_error": false}}"#,
+            "\n"
+        ),
+    );
+}
+
+#[test]
+fn a_question_answered_with_trellis_answer_writes_back_requeues_and_lowers_green() {
+    let lowering = Lowering::new(Root::examples(), "");
+    asks_then_lowers(&lowering);
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert!(run.stdout.contains("csvstats::mean: question"), "{run:?}");
+    let before = lowering.root.read("csvstats/mean.tr");
+    let status = lowering.run(&["status"]);
+    assert!(
+        status
+            .stdout
+            .contains("May mean be called on a list with NaN in it?"),
+        "{status:?}"
+    );
+    let answered = lowering.run(&[
+        "answer",
+        "csvstats::mean",
+        "--text",
+        "No: `finite` rules NaN out.",
+    ]);
+    assert_eq!(answered.code, Some(0), "{answered:?}");
+    assert!(
+        answered.stdout.contains("queued to be lowered again"),
+        "{answered:?}"
+    );
+    // The answer is a visible spec diff: a Clarifications Q/A pair, appended.
+    let after = lowering.root.read("csvstats/mean.tr");
+    assert!(after.starts_with(&before), "every old byte stays");
+    let added = &after[before.len()..];
+    assert!(added.contains("## Clarifications"), "{added}");
+    assert!(
+        added.contains("May mean be called on a list with NaN in it?"),
+        "{added}"
+    );
+    assert!(added.contains("No: `finite` rules NaN out."), "{added}");
+    assert!(!lowering.root.path("csvstats/mean.question.json").exists());
+    // The re-queued job runs the second playbook and lowers green.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let jobs = lowering.run(&["jobs", "--json"]).ok().json();
+        let finished = jobs["finished"].as_array().cloned().unwrap_or_default();
+        if finished.len() == 2 {
+            assert_eq!(finished[1]["outcome"], "green", "{jobs}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the re-queued job did not finish: {jobs}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(lowering.root.statuses(true)["csvstats::mean"], "green");
+}
+
+#[test]
+fn an_answer_to_a_question_whose_spec_changed_is_refused_with_a_diff() {
+    let lowering = Lowering::new(Root::examples(), "");
+    asks_then_lowers(&lowering);
+    lowering.run(&["lower", "csvstats::mean"]);
+    lowering.root.edit(
+        "csvstats/mean.tr",
+        "The arithmetic mean of a non-empty list of finite numbers.",
+        "The arithmetic mean of a non-empty list of finite numbers, NaN excluded.",
+    );
+    let run = lowering.run(&["answer", "csvstats::mean", "--text", "No."]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("error[job-stale-question]"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("+The arithmetic mean of a non-empty list of finite numbers, NaN excluded."),
+        "the refusal shows the diff: {run:?}"
+    );
+    assert!(
+        lowering.root.path("csvstats/mean.question.json").exists(),
+        "nothing was answered"
+    );
+}

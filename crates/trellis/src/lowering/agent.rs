@@ -97,9 +97,9 @@ pub struct Invocation<'a> {
     pub socket: &'a Path,
     pub module: &'a str,
     pub name: &'a str,
-    /// 1 for the first lowering of a queue entry, 2 after an invalidation or an
-    /// answered question, …
-    pub attempt: u32,
+    /// 1 for the definition's first job in this daemon's life, 2 for the next
+    /// (after an invalidation, or an answered question), …
+    pub run: u32,
 }
 
 /// A running agent.
@@ -135,11 +135,11 @@ pub fn command(provider: &Provider, invocation: &Invocation<'_>) -> Result<Comma
     }
 }
 
-/// `<playbooks>/<module>/<name>.<attempt>.jsonl` when it exists, else
+/// `<playbooks>/<module>/<name>.<run>.jsonl` when it exists, else
 /// `<playbooks>/<module>/<name>.jsonl`.
 fn playbook_for(playbooks: &Path, invocation: &Invocation<'_>) -> Result<PathBuf, Diagnostic> {
     let dir = playbooks.join(invocation.module);
-    let numbered = dir.join(format!("{}.{}.jsonl", invocation.name, invocation.attempt));
+    let numbered = dir.join(format!("{}.{}.jsonl", invocation.name, invocation.run));
     if numbered.is_file() {
         return Ok(numbered);
     }

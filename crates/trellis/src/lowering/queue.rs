@@ -46,6 +46,8 @@ struct QueueState {
     finished: VecDeque<Finished>,
     events: Vec<Event>,
     stopping: bool,
+    /// How many jobs each queue key has started in this daemon's life.
+    runs: std::collections::HashMap<String, u32>,
 }
 
 #[derive(Clone)]
@@ -53,7 +55,10 @@ struct Entry {
     def: String,
     provider: Provider,
     path: String,
+    /// Consecutive invalidations so far, plus one.
     attempt: u32,
+    /// The nth job of this key in the daemon's life (set when it starts).
+    run: u32,
     /// A triage of one flagged reliance instead of a lowering.
     triage: Option<Flagged>,
 }
@@ -213,6 +218,7 @@ impl Lowering {
                     provider: provider.clone(),
                     path: path.clone(),
                     attempt: 1,
+                    run: 0,
                     triage: None,
                 });
                 push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
@@ -233,7 +239,10 @@ impl Lowering {
     /// §8) unless it is queued or running already; does not wait for it.
     pub fn requeue(&self, def: &str, provider: &Value, path: String) -> Result<bool, RpcError> {
         let provider = Provider::from_json(provider).ok_or_else(|| {
-            RpcError::new(ErrorCode::InvalidParams, "`provider` must be a provider record")
+            RpcError::new(
+                ErrorCode::InvalidParams,
+                "`provider` must be a provider record",
+            )
         })?;
         let mut state = self.state();
         let busy = state.pending.iter().any(|entry| entry.def == def)
@@ -246,6 +255,7 @@ impl Lowering {
             provider,
             path,
             attempt: 1,
+            run: 0,
             triage: None,
         });
         push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
@@ -285,6 +295,7 @@ impl Lowering {
                     provider: provider.clone(),
                     path: path.clone(),
                     attempt: 1,
+                    run: 0,
                     triage: Some(item.clone()),
                 });
                 push_event(
@@ -350,7 +361,10 @@ impl Lowering {
                     if state.stopping {
                         return;
                     }
-                    if let Some(entry) = state.pending.pop_front() {
+                    if let Some(mut entry) = state.pending.pop_front() {
+                        let runs = state.runs.entry(entry.def.clone()).or_default();
+                        *runs += 1;
+                        entry.run = *runs;
                         state.running = Some(Running {
                             entry: entry.clone(),
                             job: None,
@@ -495,7 +509,7 @@ impl Lowering {
             socket: &self.socket,
             module: &module,
             name: &name,
-            attempt: entry.attempt,
+            run: entry.run,
         };
         let process = agent::command(provider, &invocation).and_then(AgentProcess::spawn);
         let mut process = match process {
@@ -687,7 +701,7 @@ impl Lowering {
             socket: &self.socket,
             module: &module,
             name: &format!("{name}.triage"),
-            attempt: entry.attempt,
+            run: entry.run,
         };
         let mut process = match agent::command(provider, &invocation).and_then(AgentProcess::spawn)
         {

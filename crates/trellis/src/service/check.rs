@@ -95,9 +95,19 @@ pub fn status(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         }
     }
     let mut answer = json!({ "definitions": definitions });
-    // Only when there are any, so a clean root's document stays as it was.
+    // Open questions, and problems, only when there are any, so a clean root's
+    // document stays as it was.
+    let (questions, unreadable_questions) = super::question::open_questions(service);
+    if !questions.is_empty() {
+        let db = service.database();
+        answer["questions"] = questions
+            .iter()
+            .map(|q| super::question::question_json(q, &super::question::staleness(db, q)))
+            .collect();
+    }
     let mut problems = service.load_problems().to_vec();
     problems.extend(service.unreadable_locks());
+    problems.extend(unreadable_questions);
     if !problems.is_empty() {
         answer["problems"] = problems.iter().map(|d| d.to_json()).collect();
     }

@@ -370,6 +370,8 @@ pub struct JobFacts<'j> {
     pub definition: &'j str,
     pub spec_hashes: &'j Value,
     pub bundle_hash: String,
+    /// The `.tr` text the bundle was packed from (its `spec.md`).
+    pub asked_text: Option<Arc<str>>,
 }
 
 fn job_facts(job: &Job) -> JobFacts<'_> {
@@ -379,6 +381,12 @@ fn job_facts(job: &Job) -> JobFacts<'_> {
         definition: &job.definition,
         spec_hashes: &job.spec_hashes,
         bundle_hash: job.bundle.hash.to_string(),
+        asked_text: job
+            .bundle
+            .files
+            .iter()
+            .find(|f| f.path == "spec.md")
+            .map(|f| f.text.clone()),
     }
 }
 

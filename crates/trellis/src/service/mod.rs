@@ -17,6 +17,7 @@ use trellis_verify::ProcessRunner;
 use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
+mod answer;
 mod check;
 mod context;
 pub mod jobs;
@@ -190,6 +191,7 @@ const WRITERS: &[&str] = &[
     "review",
     "decisions.editorial",
     "toolchain.update",
+    "answer",
 ];
 
 /// Where the writer lock lives, root-relative (hidden: never an input).
@@ -263,6 +265,13 @@ fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
         "adopt" => &[("def", OptionalText), ("cite", TextList)],
         "review" => &[("def", Text)],
         "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
+        "question" => &[("def", Text)],
+        "answer" => &[
+            ("def", Text),
+            ("text", Text),
+            ("scope", OptionalText),
+            ("label", OptionalText),
+        ],
         _ => return None,
     })
 }
@@ -366,6 +375,8 @@ fn dispatch(
         "decisions.editorial" => locks::decisions_editorial(service, params),
         "toolchain.update" => toolchain::update(service),
         "context" => context::context(service, params),
+        "question" => answer::question(service, params),
+        "answer" => answer::answer(service, params),
         "job.create" | "job.inspect" | "job.tool" => jobs::handle(service, method, params),
         "lower" | "jobs" | "decisions.triage" => Err(failed(&[Diagnostic::new(
             "job-needs-daemon",

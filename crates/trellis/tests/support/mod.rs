@@ -212,6 +212,8 @@ impl Root {
             .current_dir(&self.root)
             .env("TRELLIS_ROOT", &self.root)
             .env("XDG_RUNTIME_DIR", &self.runtime)
+            // No user's providers.toml leaks into a test (design §4.9).
+            .env("XDG_CONFIG_HOME", self.base.path().join("config"))
             .env_remove("RUST_BACKTRACE");
         command
     }

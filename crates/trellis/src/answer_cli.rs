@@ -1,0 +1,319 @@
+//! The client side of `trellis answer DEF` (trellis-daemon §8.2). With `--text`
+//! it sends the answer as given. Without, it asks: it fetches the open question
+//! (`question`), prints it with its options, reads the answer from stdin — a
+//! bare option number picks that option — and, for a `Rule`, which scope it goes
+//! to when both exist and which label it gets (the one derived from the
+//! question unless another is typed); then it sends `answer`. Asking needs a
+//! terminal, so a script that forgot `--text` is refused instead of waiting on
+//! a pipe; `--interactive` asks on a stdin that is not a terminal (scripts that
+//! mean it, tests).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use serde_json::{Value, json};
+use trellis_diag::Diagnostic;
+
+use crate::args::{Command, Invocation};
+use crate::client::{self, ClientError};
+use crate::render;
+use crate::service::Service;
+
+/// Runs `trellis answer`; returns the exit code (0 answered, 1 refused, 2 usage).
+pub fn run(root: &Path, invocation: &Invocation) -> u8 {
+    let Command::Answer {
+        def,
+        text,
+        scope,
+        label,
+        interactive,
+    } = &invocation.command
+    else {
+        return 2;
+    };
+    let no_daemon = invocation.no_daemon;
+    let mut out = std::io::stdout().lock();
+    let params = match text {
+        Some(text) => json!({ "def": def, "text": text, "scope": scope, "label": label }),
+        None => {
+            let stdin = std::io::stdin();
+            if !interactive && !stdin.is_terminal() {
+                let refusal = Diagnostic::new(
+                    "usage-error",
+                    format!(
+                        "`trellis answer {def}` asks for the answer on a terminal, and stdin is not \
+                         one: give the answer with --text ANSWER (and --scope for a Rule), or pass \
+                         --interactive to answer the prompts from stdin"
+                    ),
+                );
+                render::diagnostics(&mut std::io::stderr(), &[refusal.to_json()]);
+                return 2;
+            }
+            let question = match call(root, no_daemon, "question", json!({ "def": def })) {
+                Ok(question) => question,
+                Err(error) => return failure(error),
+            };
+            let terminal = stdin.is_terminal();
+            let mut prompter = Prompter {
+                out: &mut out,
+                lines: stdin.lock().lines().map_while(Result::ok),
+                terminal,
+            };
+            match ask(&mut prompter, &question, scope.as_deref(), label.as_deref()) {
+                Ok(params) => params,
+                Err(refusal) => {
+                    let _ = out.flush();
+                    render::diagnostics(&mut std::io::stderr(), &[refusal.to_json()]);
+                    return 1;
+                }
+            }
+        }
+    };
+    // The answered definition is lowered again with the user's provider, when
+    // there is one (the daemon queues it; `trellis jobs` follows it).
+    let mut params = params;
+    if !no_daemon && let Ok(provider) = crate::cli::user_provider(None) {
+        params["lower"] =
+            json!({ "provider": provider.to_json(), "path": crate::cli::client_path() });
+    }
+    match call(root, no_daemon, "answer", params) {
+        Ok(result) => {
+            report(&mut out, &result);
+            let _ = out.flush();
+            0
+        }
+        Err(error) => {
+            let _ = out.flush();
+            failure(error)
+        }
+    }
+}
+
+/// Where prompts go and answers come from.
+pub struct Prompter<W, L> {
+    pub out: W,
+    pub lines: L,
+    /// Whether the answers are typed on a terminal, which echoes their newline.
+    pub terminal: bool,
+}
+
+impl<W: Write, L: Iterator<Item = String>> Prompter<W, L> {
+    /// Writes `prompt` and reads one line; `None` at end of input.
+    fn line(&mut self, prompt: &str) -> Option<String> {
+        let _ = write!(self.out, "{prompt}");
+        let _ = self.out.flush();
+        let line = self.lines.next();
+        // A piped answer is not echoed: end the prompt's line ourselves.
+        if !self.terminal {
+            let _ = writeln!(self.out);
+        }
+        line
+    }
+}
+
+/// Prints the question, reads the answers, and returns the `answer` params.
+pub fn ask<W: Write, L: Iterator<Item = String>>(
+    prompter: &mut Prompter<W, L>,
+    question: &Value,
+    scope: Option<&str>,
+    label: Option<&str>,
+) -> Result<Value, Diagnostic> {
+    let def = question["def"].as_str().unwrap_or("?");
+    render::open_question(&mut prompter.out, question);
+    let options: Vec<&str> = question["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let prompt = if options.is_empty() {
+        "answer> ".to_owned()
+    } else {
+        format!("answer (1-{} picks that option)> ", options.len())
+    };
+    let text = loop {
+        let Some(line) = prompter.line(&prompt) else {
+            return Err(Diagnostic::new(
+                "job-empty-answer",
+                format!("no answer to {def}'s question was given (end of input)"),
+            ));
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match line.parse::<usize>() {
+            Ok(n) if (1..=options.len()).contains(&n) => break options[n - 1].to_owned(),
+            _ => break line.to_owned(),
+        }
+    };
+    let mut params = json!({ "def": def, "text": text, "scope": scope, "label": label });
+    if question["kind"]["tag"] != "Rule" {
+        return Ok(params);
+    }
+    let scopes = question["scopes"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = scopes.iter().filter_map(|s| s["scope"].as_str()).collect();
+    let chosen = match scope {
+        Some(scope) => Some(scope.to_owned()),
+        None if names.len() == 1 => Some(names[0].to_owned()),
+        None if names.is_empty() => None,
+        None => {
+            let choices: Vec<String> = scopes
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} ({})",
+                        s["scope"].as_str().unwrap_or("?"),
+                        s["file"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect();
+            let prompt = format!("a rule of which scope: {}> ", choices.join(" or "));
+            loop {
+                let Some(line) = prompter.line(&prompt) else {
+                    return Err(Diagnostic::new(
+                        "job-bad-scope",
+                        format!("no scope for {def}'s Rule was given (end of input)"),
+                    ));
+                };
+                let line = line.trim();
+                if names.contains(&line) {
+                    break Some(line.to_owned());
+                }
+                let _ = writeln!(prompter.out, "type one of: {}", names.join(", "));
+            }
+        }
+    };
+    params["scope"] = json!(chosen);
+    let derived = scopes
+        .iter()
+        .find(|s| s["scope"].as_str() == chosen.as_deref())
+        .and_then(|s| s["label"].as_str());
+    if let (None, Some(derived)) = (label, derived) {
+        let typed = prompter
+            .line(&format!("label [{derived}]> "))
+            .unwrap_or_default();
+        let typed = typed.trim();
+        params["label"] = json!(if typed.is_empty() { derived } else { typed });
+    }
+    Ok(params)
+}
+
+/// What the answer wrote, as a person reads it.
+fn report(out: &mut impl Write, result: &Value) {
+    let def = result["def"].as_str().unwrap_or("?");
+    let written = result["written"].as_str().unwrap_or("?");
+    let kind = result["kind"]["tag"].as_str().unwrap_or("?");
+    match result["decision"]["label"].as_str() {
+        Some(label) => {
+            let _ = writeln!(
+                out,
+                "answered {def}'s {kind} question: the {} decision `{label}` in {written}",
+                result["decision"]["scope"].as_str().unwrap_or("?")
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "answered {def}'s {kind} question: a Clarifications Q/A pair in {written}"
+            );
+        }
+    }
+    let _ = write!(out, "{}", result["diff"].as_str().unwrap_or(""));
+    let again = result["requeue"].as_str().unwrap_or(def);
+    let next = if result["requeued"] == true {
+        format!("{again} is queued to be lowered again with the answer in its spec (trellis jobs)")
+    } else {
+        format!("lower {again} again with the answer in its spec: trellis lower {again}")
+    };
+    let _ = writeln!(
+        out,
+        "removed {}; {next}",
+        result["removed"].as_str().unwrap_or("?")
+    );
+}
+
+fn failure(error: ClientError) -> u8 {
+    match error {
+        ClientError::Failed(errors) => render::diagnostics(&mut std::io::stderr(), &errors),
+        ClientError::Transport(message) => eprintln!("trellis: {message}"),
+    }
+    1
+}
+
+/// One request over the path every command takes: the root's daemon, or this
+/// process under `--no-daemon` (behind the daemon's panic boundary).
+fn call(root: &Path, no_daemon: bool, method: &str, params: Value) -> Result<Value, ClientError> {
+    if no_daemon {
+        let mut service = Service::new(root.to_owned());
+        trellis_rpc::catching(method, || service.handle(method, &params)).map_err(|error| {
+            if error.errors().is_empty() {
+                ClientError::Transport(error.to_string())
+            } else {
+                ClientError::Failed(error.errors().to_vec())
+            }
+        })
+    } else {
+        client::connect(root).and_then(|mut client| client::call(&mut client, method, params))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(
+        question: Value,
+        input: &str,
+        scope: Option<&str>,
+    ) -> (Result<Value, Diagnostic>, String) {
+        let mut prompter = Prompter {
+            out: Vec::new(),
+            lines: input.lines().map(str::to_owned),
+            terminal: false,
+        };
+        let params = ask(&mut prompter, &question, scope, None);
+        (params, String::from_utf8(prompter.out).expect("UTF-8"))
+    }
+
+    fn rule() -> Value {
+        json!({
+            "def": "m::f", "kind": {"tag": "Rule"}, "question": "UTC?", "hole": {"tag": "None"},
+            "options": ["UTC seconds", "local time"], "created": "now", "file": "m/f.question.json",
+            "stale": false,
+            "scopes": [
+                {"scope": "module", "file": "m/_module.tr", "label": "utc"},
+                {"scope": "project", "file": "_project.tr", "label": "utc"},
+            ],
+        })
+    }
+
+    #[test]
+    fn a_number_picks_an_option_and_a_rule_asks_its_scope_and_label() {
+        let (params, shown) = asked(rule(), "\n1\nsomewhere\nproject\n\n", None);
+        assert_eq!(
+            params.expect("answered"),
+            json!({"def": "m::f", "text": "UTC seconds", "scope": "project", "label": "utc"})
+        );
+        assert!(shown.contains("1. UTC seconds\n"), "{shown}");
+        assert!(shown.contains("type one of: module, project"), "{shown}");
+        assert!(shown.contains("label [utc]> "), "{shown}");
+    }
+
+    #[test]
+    fn text_that_is_no_option_number_is_the_answer_and_a_given_scope_is_not_asked() {
+        let (params, _) = asked(rule(), "7\nmy-label\n", Some("module"));
+        assert_eq!(
+            params.expect("answered"),
+            json!({"def": "m::f", "text": "7", "scope": "module", "label": "my-label"})
+        );
+    }
+
+    #[test]
+    fn end_of_input_is_a_refusal_with_a_code() {
+        let (params, _) = asked(rule(), "", None);
+        assert_eq!(params.expect_err("no answer").code, "job-empty-answer");
+        let (params, _) = asked(rule(), "2\n", None);
+        assert_eq!(params.expect_err("no scope").code, "job-bad-scope");
+    }
+}
