@@ -162,6 +162,13 @@ fn lower(
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
+        // The built-in provider needs no file.
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && provider == Some(crate::lowering::providers::CLAUDE_CODE) =>
+        {
+            String::new()
+        }
         Err(error) => {
             return fail(
                 trellis_diag::Diagnostic::new(
@@ -176,7 +183,9 @@ fn lower(
         }
     };
     let provider = match crate::lowering::providers::select(&file, &text, provider) {
-        Ok(provider) => provider,
+        // The provider's `pass_env` values come from this environment, the
+        // user's, never the daemon's.
+        Ok(provider) => provider.with_client_env(|name| std::env::var(name).ok()),
         Err(diagnostic) => return fail(diagnostic),
     };
     let params = json!({ "defs": defs, "provider": provider.to_json(), "path": client_path() });

@@ -170,9 +170,15 @@ impl Root {
     /// auto-spawn: a client probing while a spawned daemon is between bind and
     /// listen can remove its socket (a known race, tested in `daemon.rs`), and
     /// that must not make every other test flaky.
-    pub fn start_daemon(mut self) -> Root {
+    pub fn start_daemon(self) -> Root {
+        self.start_daemon_with(&[])
+    }
+
+    /// [`Root::start_daemon`] with more environment for the daemon.
+    pub fn start_daemon_with(mut self, env: &[(&str, &str)]) -> Root {
         let child = self
             .command(&["daemon", "run"])
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
