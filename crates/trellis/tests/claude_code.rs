@@ -746,6 +746,18 @@ fn a_cap_kill_leaves_no_process_of_the_jail_even_one_that_left_the_group() {
         }
         found
     };
+    // Whatever the test finds, no sleeper outlives it.
+    struct Reaper<F: Fn() -> Vec<(u32, u32)>>(F);
+    impl<F: Fn() -> Vec<(u32, u32)>> Drop for Reaper<F> {
+        fn drop(&mut self) {
+            for (pid, _) in (self.0)() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+            }
+        }
+    }
+    let _reaper = Reaper(sleepers);
     wait_for("both sleepers", 30, || sleepers().len() == 2);
     let groups: Vec<u32> = sleepers().iter().map(|(_, g)| *g).collect();
     assert!(

@@ -164,6 +164,10 @@ pub struct AgentCommand {
     pub keep: Option<Box<dyn std::any::Any + Send>>,
 }
 
+/// How long the output readers may take to see end-of-file once the agent's
+/// group is dead.
+const READER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A running agent.
 pub struct AgentProcess {
     child: Child,
@@ -317,10 +321,20 @@ impl AgentProcess {
     pub fn finish(mut self) -> (AgentReport, Option<std::process::ExitStatus>) {
         let status = self.child.wait().ok();
         // A grandchild may hold the pipes open; the group is killed so the
-        // readers see end-of-file.
+        // readers see end-of-file. One that left the group (`setsid`) would hold
+        // them for ever: after a grace period its readers are left behind, so
+        // the runner never waits on a process it could not kill.
         kill_process_group(self.group);
+        let deadline = std::time::Instant::now() + READER_GRACE;
+        while self.readers.iter().any(|reader| !reader.is_finished())
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for reader in self.readers.drain(..) {
-            let _ = reader.join();
+            if reader.is_finished() {
+                let _ = reader.join();
+            }
         }
         (lock(&self.report).clone(), status)
     }
@@ -372,5 +386,37 @@ mod tests {
             report.mcp_failure.as_deref(),
             Some("the MCP server trellis is failed")
         );
+    }
+
+    #[test]
+    fn claude_codes_init_and_result_lines_fill_the_model_tokens_and_problems() {
+        let mut report = AgentReport::default();
+        report.read_line(r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-5","mcp_servers":[{"name":"trellis","status":"connected","source":"dynamic"}],"tools":["mcp__trellis__ask_human","mcp__trellis__write_soil"]}"#);
+        report.read_line(r#"{"type":"result","subtype":"success","is_error":false,"num_turns":5,"total_cost_usd":0.003,"usage":{"input_tokens":500,"cache_creation_input_tokens":40,"cache_read_input_tokens":2,"output_tokens":100},"session_id":"d892029c-2dca-46f7-aa0e-6c3a921c6138","result":"ok"}"#);
+        assert_eq!(report.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(report.mcp_failure, None);
+        assert_eq!(
+            (report.turns, report.tokens_in, report.tokens_out),
+            (5, 542, 100),
+            "the cache's reads and writes count as input"
+        );
+        for (init, problem) in [
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[],"tools":[]}"#,
+                "the agent lists no trellis MCP server",
+            ),
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"trellis","status":"connected"}],"tools":["Bash","mcp__trellis__read_context","Read"]}"#,
+                "the agent offers its model tools beyond the seven: Bash, Read",
+            ),
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"trellis","status":"connected"},{"name":"web","status":"pending"}],"tools":[]}"#,
+                "the MCP server web is pending",
+            ),
+        ] {
+            let mut report = AgentReport::default();
+            report.read_line(init);
+            assert_eq!(report.mcp_failure.as_deref(), Some(problem), "{init}");
+        }
     }
 }

@@ -518,6 +518,73 @@ mod tests {
     }
 
     #[test]
+    fn a_claude_code_provider_takes_its_command_env_and_the_clients_keys() {
+        let provider = pick(
+            concat!(
+                "[providers.claude]\nkind = \"claude-code\"\ncommand = \"bin/claude\"\n",
+                "model = \"claude-sonnet-4-5\"\npass_env = [\"ANTHROPIC_API_KEY\", \"UNSET_HERE\"]\n",
+                "env = { ANTHROPIC_BASE_URL = \"http://127.0.0.1:9\" }\nread_only = [\"/opt/node\"]\n",
+                "turns = 12\n"
+            ),
+            None,
+        )
+        .expect("parses")
+        .with_client_env(|name| (name == "ANTHROPIC_API_KEY").then(|| "sk-client".to_owned()));
+        let ProviderKind::ClaudeCode(claude) = &provider.kind else {
+            panic!("{provider:?}");
+        };
+        assert_eq!(claude.command, "/home/u/.config/trellis/bin/claude");
+        assert_eq!(provider.model, "claude-sonnet-4-5");
+        assert_eq!(provider.caps.turns, 12);
+        assert_eq!(claude.read_only, [PathBuf::from("/opt/node")]);
+        let env: Vec<(&str, &str)> = claude
+            .env
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("ANTHROPIC_API_KEY", "sk-client"),
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            ],
+            "the client's key joins the fixed values; a variable it lacks stays out"
+        );
+        assert!(
+            !format!("{provider:?}").contains("sk-client"),
+            "Debug never shows a value"
+        );
+        assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
+    }
+
+    #[test]
+    fn claude_code_is_built_in_and_defaults_to_the_clis_own_model() {
+        let builtin = pick("", Some("claude-code")).expect("no file needed");
+        assert_eq!(builtin, builtin_claude_code());
+        assert_eq!(builtin.model, "default");
+        let ProviderKind::ClaudeCode(claude) = &builtin.kind else {
+            panic!("{builtin:?}");
+        };
+        assert_eq!(claude.command, "claude");
+        assert_eq!(claude.pass_env, ["ANTHROPIC_API_KEY"]);
+        let named = pick(
+            "[providers.claude-code]\nkind = \"claude-code\"\nmodel = \"opus\"\n",
+            Some("claude-code"),
+        )
+        .expect("parses");
+        assert_eq!(named.model, "opus", "a file's own claude-code wins");
+        let plain = pick("[providers.c]\nkind = \"claude-code\"\n", None).expect("parses");
+        assert_eq!(plain.model, "default");
+        assert!(plain.needs_jail() && !pick(
+            "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\n",
+            None
+        )
+        .expect("parses")
+        .needs_jail());
+    }
+
+    #[test]
     fn broken_files_are_config_providers_errors_saying_what_is_wrong() {
         let cases = [
             ("default = ", "not valid TOML"),
@@ -536,6 +603,38 @@ mod tests {
                 "no `default`",
             ),
             ("extra = 1\n", "unknown key `extra`"),
+            (
+                "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\ncommand = \"claude\"\n",
+                "unknown key `command` (it belongs to claude-code providers)",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nplaybooks = \"p\"\n",
+                "unknown key `playbooks` (it belongs to scripted providers)",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\npass_env = [\"HOME\"]\n",
+                "`HOME` is the jail's own",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { \"A-B\" = \"x\" }\n",
+                "`A-B` is not an environment variable name",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { K = 1 }\n",
+                "`env.K` must be a string",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\npass_env = [\"K\"]\nenv = { K = \"v\" }\n",
+                "`K` is in both `env` and `pass_env`",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nread_only = [\"node\"]\n",
+                "`read_only` paths must be absolute",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\ncommand = \"\"\n",
+                "`command` must be a path or a program name",
+            ),
         ];
         for (text, expected) in cases {
             let error = pick(text, None).expect_err(text);
