@@ -103,7 +103,10 @@ pub fn run(root: &Path) -> Result<(), String> {
     // The agent jail is probed once, now: a real provider is refused later
     // with what this found missing (design §4.9.1).
     if let Err(problem) = crate::lowering::jail::probe_once() {
-        eprintln!("trellis daemon: {} (real agent providers are refused)", problem.message);
+        eprintln!(
+            "trellis daemon: {} (real agent providers are refused)",
+            problem.message
+        );
     }
     let mut service = Service::watching(root.to_owned(), watch);
     // Load the root before the first client asks, so its first answer is quick.

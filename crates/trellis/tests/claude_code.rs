@@ -198,7 +198,10 @@ fn offered(request: &Value) -> Vec<String> {
 
 /// The text of the tool results in a request's last message.
 fn last_tool_results(request: &Value) -> String {
-    let messages = request["body"]["messages"].as_array().cloned().unwrap_or_default();
+    let messages = request["body"]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
     last["content"]
         .as_array()
@@ -227,7 +230,10 @@ fn write_mean(soil: &str, cite: bool) -> Turn {
     } else {
         json!([])
     };
-    Turn::tool("write_soil", json!({ "soil": soil, "decisions_applied": applied }))
+    Turn::tool(
+        "write_soil",
+        json!({ "soil": soil, "decisions_applied": applied }),
+    )
 }
 
 #[test]
@@ -297,11 +303,16 @@ fn mean_lowers_to_green_through_the_real_cli_in_the_jail() {
         "the CLI's own cost: {result}"
     );
     assert!(
-        result["session_id"].as_str().is_some_and(|id| id.len() == 36),
+        result["session_id"]
+            .as_str()
+            .is_some_and(|id| id.len() == 36),
         "{result}"
     );
     assert_eq!(result["model"], "claude-sonnet-4-5");
-    assert_eq!(result["result"], "mean is lowered: every sandboxed case passes");
+    assert_eq!(
+        result["result"],
+        "mean is lowered: every sandboxed case passes"
+    );
 
     // What the CLI was offered and shown.
     for request in &requests {
@@ -317,7 +328,9 @@ fn mean_lowers_to_green_through_the_real_cli_in_the_jail() {
         "the skill and the job's rules are in the system prompt: {system}"
     );
     assert!(
-        first["messages"][0].to_string().contains("`csvstats::mean`"),
+        first["messages"][0]
+            .to_string()
+            .contains("`csvstats::mean`"),
         "the task names the definition: {}",
         first["messages"][0]
     );
@@ -416,7 +429,10 @@ fn group_members(group: u32) -> Vec<(u32, String)> {
             .and_then(|stat| {
                 let open = stat.find('(')?;
                 let close = stat.rfind(')')?;
-                Some((stat[open + 1..close].to_owned(), stat[close + 1..].to_owned()))
+                Some((
+                    stat[open + 1..close].to_owned(),
+                    stat[close + 1..].to_owned(),
+                ))
             })
         else {
             continue;
@@ -490,12 +506,19 @@ fn an_endpoint_that_never_answers_is_killed_at_the_wall_clock_cap_tree_and_all()
     let events = events_of(&run);
     let outcome = events.last().expect("an outcome");
     assert_eq!(outcome["state"], "failed", "{events:?}");
-    let codes: Vec<String> = errors_of(outcome).into_iter().map(|(code, _)| code).collect();
+    let codes: Vec<String> = errors_of(outcome)
+        .into_iter()
+        .map(|(code, _)| code)
+        .collect();
     assert!(codes.contains(&"job-cap-exceeded".to_owned()), "{outcome}");
     wait_for("the agent's group to be gone", 10, || {
         group_members(group).is_empty()
     });
-    assert_eq!(harness.root.daemon_pid(), Some(daemon), "the daemon serves on");
+    assert_eq!(
+        harness.root.daemon_pid(),
+        Some(daemon),
+        "the daemon serves on"
+    );
     harness.run(&["status"]).ok();
 }
 
@@ -517,12 +540,18 @@ fn a_cli_that_is_missing_too_old_or_broken_fails_its_job_saying_which() {
         ),
         (
             "crash",
-            harness.script("crash", &format!("{version}echo '{init}'\necho boom >&2\nexit 3\n")),
+            harness.script(
+                "crash",
+                &format!("{version}echo '{init}'\necho boom >&2\nexit 3\n"),
+            ),
             "without a result line; its stderr ends: boom",
         ),
         (
             "garbage",
-            harness.script("garbage", &format!("{version}echo '{init}'\necho 'this is not json'\nsleep 600\n")),
+            harness.script(
+                "garbage",
+                &format!("{version}echo '{init}'\necho 'this is not json'\nsleep 600\n"),
+            ),
             "a line that is not stream-json: this is not json",
         ),
         (
@@ -550,7 +579,12 @@ fn a_cli_that_is_missing_too_old_or_broken_fails_its_job_saying_which() {
     ];
     let mut providers = String::new();
     for (name, command, _) in &cases {
-        providers.push_str(&provider(name, command, "http://127.0.0.1:9", "wall_clock_s = 300"));
+        providers.push_str(&provider(
+            name,
+            command,
+            "http://127.0.0.1:9",
+            "wall_clock_s = 300",
+        ));
     }
     providers.push_str(
         "[providers.unnamed]\nkind = \"claude-code\"\ncommand = \"claude-not-on-path\"\n",
@@ -667,8 +701,14 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
     assert_eq!(run.code, Some(1), "the probe writes no draft: {run:?}");
     let result = harness.last_event("csvstats", "agent_result");
     let seen = findings(result["result"].as_str().expect("the probe's report"));
-    assert_eq!(seen["root_seen"], "", "the project tree is absent: {seen:?}");
-    assert_eq!(seen["socket_seen"], "", "so is the daemon's socket: {seen:?}");
+    assert_eq!(
+        seen["root_seen"], "",
+        "the project tree is absent: {seen:?}"
+    );
+    assert_eq!(
+        seen["socket_seen"], "",
+        "so is the daemon's socket: {seen:?}"
+    );
     assert_eq!(seen["home_entries"], "0", "HOME starts empty: {seen:?}");
     assert_eq!(seen["home_fs"], "tmpfs", "HOME is a tmpfs: {seen:?}");
     assert_eq!(seen["home_write"], "yes");
@@ -678,7 +718,10 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
         "nothing outside the scratch dir (and HOME) is: {seen:?}"
     );
     assert_eq!(seen["pid"], "2", "a pid namespace of its own: {seen:?}");
-    assert_eq!(seen["key"], "sk-from-the-client", "pass_env reached the jail");
+    assert_eq!(
+        seen["key"], "sk-from-the-client",
+        "pass_env reached the jail"
+    );
     let names: Vec<&str> = seen["env"]
         .split_whitespace()
         .filter(|name| *name != "PWD") // the shell's own
@@ -705,7 +748,10 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
     let left: Vec<_> = std::fs::read_dir(&jobs)
         .map(|dir| dir.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    assert!(left.is_empty(), "the scratch directory is removed: {left:?}");
+    assert!(
+        left.is_empty(),
+        "the scratch directory is removed: {left:?}"
+    );
 }
 
 #[test]
@@ -735,7 +781,9 @@ fn a_cap_kill_leaves_no_process_of_the_jail_even_one_that_left_the_group() {
                 continue;
             };
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if cmdline.split(|b| *b == 0).any(|arg| arg == marker.as_bytes())
+            if cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == marker.as_bytes())
                 && support::is_alive(pid)
             {
                 let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -794,8 +842,7 @@ fn without_a_jail_a_real_provider_is_refused_naming_what_is_missing() {
         ),
         ("/bin/false", "cannot build the agent jail"),
     ] {
-        let harness =
-            Harness::with_daemon_env(Root::examples(), "", &[("TRELLIS_BWRAP", bwrap)]);
+        let harness = Harness::with_daemon_env(Root::examples(), "", &[("TRELLIS_BWRAP", bwrap)]);
         // No providers.toml at all: `--provider claude-code` is the built-in one.
         std::fs::remove_file(harness.config.path().join("trellis/providers.toml"))
             .expect("remove providers.toml");

@@ -27,8 +27,8 @@ use serde_json::json;
 use trellis_diag::Diagnostic;
 
 use super::agent::{AgentCommand, Invocation};
-use super::job_socket::JobSocket;
 use super::jail;
+use super::job_socket::JobSocket;
 use super::prompt::{self, Task};
 use super::providers::{ClaudeCode, Provider};
 

@@ -320,7 +320,10 @@ mod tests {
 
     #[test]
     fn path_lookup_takes_the_first_executable_file() {
-        let found = find_on_path(OsStr::new("sh"), Some(OsStr::new("relative:/nonexistent:/bin")));
+        let found = find_on_path(
+            OsStr::new("sh"),
+            Some(OsStr::new("relative:/nonexistent:/bin")),
+        );
         assert_eq!(found, Some(PathBuf::from("/bin/sh")));
         assert_eq!(find_on_path(OsStr::new("sh"), None), None);
     }

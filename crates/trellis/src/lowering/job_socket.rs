@@ -53,13 +53,15 @@ impl OneJob {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         if method != "job.tool" {
-            return Err(RpcError::method_not_found(method).with_diagnostics(&[Diagnostic::new(
-                "job-not-found",
-                format!(
-                    "this socket serves the tools of job {} and nothing else",
-                    self.job
-                ),
-            )]));
+            return Err(
+                RpcError::method_not_found(method).with_diagnostics(&[Diagnostic::new(
+                    "job-not-found",
+                    format!(
+                        "this socket serves the tools of job {} and nothing else",
+                        self.job
+                    ),
+                )]),
+            );
         }
         if params["job"].as_str() != Some(self.job.as_str()) {
             return Err(RpcError::failed(&[Diagnostic::new(
@@ -82,7 +84,11 @@ impl JobSocket {
         let server = Server::bind(path, ServerConfig::new(binary_identity())).map_err(|error| {
             Diagnostic::new(
                 "job-provider-error",
-                format!("cannot bind the job's socket {}: {}", path.display(), error.to_diagnostic().message),
+                format!(
+                    "cannot bind the job's socket {}: {}",
+                    path.display(),
+                    error.to_diagnostic().message
+                ),
             )
         })?;
         let shutdown = server.shutdown_handle();

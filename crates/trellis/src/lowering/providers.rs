@@ -452,7 +452,10 @@ impl Provider {
                     command: kind["command"].as_str()?.to_owned(),
                     pass_env: strings("pass_env")?,
                     env: JailEnv(env),
-                    read_only: strings("read_only")?.into_iter().map(PathBuf::from).collect(),
+                    read_only: strings("read_only")?
+                        .into_iter()
+                        .map(PathBuf::from)
+                        .collect(),
                 })
             }
             _ => return None,
@@ -576,12 +579,15 @@ mod tests {
         assert_eq!(named.model, "opus", "a file's own claude-code wins");
         let plain = pick("[providers.c]\nkind = \"claude-code\"\n", None).expect("parses");
         assert_eq!(plain.model, "default");
-        assert!(plain.needs_jail() && !pick(
-            "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\n",
-            None
-        )
-        .expect("parses")
-        .needs_jail());
+        assert!(
+            plain.needs_jail()
+                && !pick(
+                    "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\n",
+                    None
+                )
+                .expect("parses")
+                .needs_jail()
+        );
     }
 
     #[test]
