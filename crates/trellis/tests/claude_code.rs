@@ -482,7 +482,7 @@ fn an_endpoint_that_never_answers_is_killed_at_the_wall_clock_cap_tree_and_all()
             "claude",
             &claude_cli(),
             &endpoint.base_url(),
-            "wall_clock_s = 10",
+            "wall_clock_s = 15",
         ),
     );
     let daemon = harness.root.daemon_pid().expect("a daemon");

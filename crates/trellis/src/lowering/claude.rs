@@ -232,6 +232,7 @@ fn make_scratch(invocation: &Invocation<'_>) -> Result<Scratch, Diagnostic> {
         .join("jobs");
     let dir = jobs.join(invocation.job);
     let _ = std::fs::remove_dir_all(&dir);
+    remove_dead_daemons_scratch(&jobs);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -243,6 +244,28 @@ fn make_scratch(invocation: &Invocation<'_>) -> Result<Scratch, Diagnostic> {
             ))
         })?;
     Ok(Scratch { dir, socket: None })
+}
+
+/// Removes the scratch directories a daemon that died mid-job left behind
+/// (`job-<pid>-<n>` of a pid that no longer runs).
+fn remove_dead_daemons_scratch(jobs: &Path) {
+    let Ok(entries) = std::fs::read_dir(jobs) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("job-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Runs `cli --version` in the jail and refuses a CLI older than [`MIN_VERSION`].
