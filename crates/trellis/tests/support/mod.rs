@@ -80,7 +80,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Run {
+    /// A finished process's outcome; a panic in the binary fails the test.
+    pub fn from(output: Output) -> Run {
         let run = Run {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
