@@ -52,7 +52,9 @@ Commands:
                                   lowered, partial or stale when none is named),
                                   callee-first, one job at a time in the daemon; a
                                   line per job state change (--json: one event per
-                                  line). Providers: ~/.config/trellis/providers.toml
+                                  line). Providers: ~/.config/trellis/providers.toml;
+                                  --provider claude-code (Claude Code in a bubblewrap
+                                  jail) needs no file
   jobs [--json]                   the lowering queue, the running job and the
                                   finished ones with their outcomes
   context DEF --budget N [--out DIR] [--json]

@@ -178,17 +178,30 @@ pub(crate) fn user_provider(
             "no providers.toml: neither XDG_CONFIG_HOME nor HOME is set",
         ));
     };
-    let text = std::fs::read_to_string(&file).map_err(|error| {
-        trellis_diag::Diagnostic::new(
-            "config-providers",
-            format!(
-                "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
-                file.display()
-            ),
-        )
-        .with_file(file.display().to_string())
-    })?;
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        // The built-in provider needs no file.
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && name == Some(crate::lowering::providers::CLAUDE_CODE) =>
+        {
+            String::new()
+        }
+        Err(error) => {
+            return Err(trellis_diag::Diagnostic::new(
+                "config-providers",
+                format!(
+                    "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
+                    file.display()
+                ),
+            )
+            .with_file(file.display().to_string()));
+        }
+    };
+    // The provider's `pass_env` values come from this environment, the user's,
+    // never the daemon's.
     crate::lowering::providers::select(&file, &text, name)
+        .map(|provider| provider.with_client_env(|name| std::env::var(name).ok()))
 }
 
 /// `trellis lower` and `trellis decisions triage`: the provider is read here,

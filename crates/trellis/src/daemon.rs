@@ -122,6 +122,18 @@ pub fn run(root: &Path) -> Result<(), String> {
     // Read once here, not by the service: answers depend only on the request.
     let watch = !std::env::var("TRELLIS_WATCH")
         .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
+    // The agent jail is probed once, now, beside the first load (a bubblewrap
+    // run, tens of milliseconds): a real provider is refused later with what
+    // this found missing, and a `lower` arriving first waits for the probe
+    // (design §4.9.1).
+    std::thread::spawn(|| {
+        if let Err(problem) = crate::lowering::jail::probe_once() {
+            eprintln!(
+                "trellis daemon: {} (real agent providers are refused)",
+                problem.message
+            );
+        }
+    });
     let mut service = Service::watching(root.to_owned(), watch);
     // Load the root before the first client asks, so its first answer is quick.
     service.refresh();

@@ -2,13 +2,17 @@
 //! own, so a cap or an invalidation kills it with everything it started
 //! (`trellis _mcp`, any grandchild), and its stdout is read as stream-json in the
 //! agent CLI's shape (`system`/`init`, `assistant`, `user`, `result`) into an
-//! [`AgentReport`] for `f.log`'s `agent_result` and the caps.
+//! [`AgentReport`] for `f.log`'s `agent_result` and the caps. The scripted
+//! provider's command is built here; the claude-code provider's, with its jail,
+//! in [`super::claude`].
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
+
+use crate::service::Service;
 
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
@@ -23,9 +27,12 @@ pub struct AgentReport {
     pub tokens_out: u64,
     pub cost_usd: f64,
     pub session_id: Option<String>,
+    /// The model the agent says it runs (`system`/`init`'s `model`).
+    pub model: Option<String>,
     /// The `result` line's text and whether it reported an error.
     pub result: Option<(bool, String)>,
-    /// An MCP server the agent could not connect (from `system`/`init`).
+    /// An MCP server the agent could not connect, or a tool it offers its model
+    /// beyond the seven (from `system`/`init`).
     pub mcp_failure: Option<String>,
     /// The first line that was not stream-json.
     pub malformed: Option<String>,
@@ -41,6 +48,7 @@ impl AgentReport {
             "tokens_out": self.tokens_out,
             "cost_usd": self.cost_usd,
             "session_id": self.session_id,
+            "model": self.model,
             "is_error": self.result.as_ref().map(|(is_error, _)| *is_error),
             "result": self.result.as_ref().map(|(_, text)| text.clone()),
         })
@@ -65,20 +73,25 @@ impl AgentReport {
         }
         match (message["type"].as_str(), message["subtype"].as_str()) {
             (Some("system"), Some("init")) => {
-                for server in message["mcp_servers"].as_array().into_iter().flatten() {
-                    let status = server["status"].as_str().unwrap_or_default();
-                    if status != "connected" && self.mcp_failure.is_none() {
-                        self.mcp_failure = Some(format!(
-                            "the MCP server {} is {status}",
-                            server["name"].as_str().unwrap_or("?")
-                        ));
-                    }
+                if let Some(model) = message["model"].as_str() {
+                    self.model = Some(model.to_owned());
+                }
+                if self.mcp_failure.is_none() {
+                    self.mcp_failure = init_problem(&message);
                 }
             }
             (Some("result"), _) => {
                 self.turns = message["num_turns"].as_u64().unwrap_or(self.turns);
                 let usage = &message["usage"];
-                self.tokens_in = usage["input_tokens"].as_u64().unwrap_or(self.tokens_in);
+                // What the model read: fresh input and the prompt cache's reads
+                // and writes alike.
+                if let Some(fresh) = usage["input_tokens"].as_u64() {
+                    let cached = ["cache_creation_input_tokens", "cache_read_input_tokens"]
+                        .iter()
+                        .filter_map(|key| usage[*key].as_u64())
+                        .sum::<u64>();
+                    self.tokens_in = fresh + cached;
+                }
                 self.tokens_out = usage["output_tokens"].as_u64().unwrap_or(self.tokens_out);
                 let text = match &message["result"] {
                     Value::String(text) => text.clone(),
@@ -91,16 +104,69 @@ impl AgentReport {
     }
 }
 
+/// What is wrong with an agent's `system`/`init` line, if anything: the trellis
+/// MCP server must be listed and connected, and every other server connected
+/// too; the tools it offers its model must all be the trellis server's.
+fn init_problem(init: &Value) -> Option<String> {
+    let servers = init["mcp_servers"].as_array().cloned().unwrap_or_default();
+    for server in &servers {
+        let status = server["status"].as_str().unwrap_or_default();
+        if status != "connected" {
+            return Some(format!(
+                "the MCP server {} is {status}",
+                server["name"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    if !servers.iter().any(|server| server["name"] == "trellis") {
+        return Some("the agent lists no trellis MCP server".to_owned());
+    }
+    let others: Vec<&str> = init["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|tool| !tool.starts_with("mcp__trellis__"))
+        .collect();
+    if !others.is_empty() {
+        return Some(format!(
+            "the agent offers its model tools beyond the seven: {}",
+            others.join(", ")
+        ));
+    }
+    None
+}
+
 /// Where a job's agent finds what it needs.
 pub struct Invocation<'a> {
     pub job: &'a str,
+    /// The daemon's own socket (the scripted provider's shim uses it; a jailed
+    /// agent gets a socket of its job's instead).
     pub socket: &'a Path,
     pub module: &'a str,
     pub name: &'a str,
     /// 1 for the definition's first job in this daemon's life, 2 for the next
     /// (after an invalidation, or an answered question), …
     pub run: u32,
+    /// The root, which a jail must not expose.
+    pub root: &'a Path,
+    /// The `PATH` of the client that queued the job (a bare CLI name is looked
+    /// up there).
+    pub client_path: &'a str,
+    /// The job's per-job socket serves the tools from this service.
+    pub service: &'a Arc<Mutex<Service>>,
 }
+
+/// An agent's command, and what must live as long as the agent (a jailed
+/// agent's scratch directory and job socket).
+pub struct AgentCommand {
+    pub command: Command,
+    pub keep: Option<Box<dyn std::any::Any + Send>>,
+}
+
+/// How long the output readers may take to see end-of-file once the agent's
+/// group is dead.
+const READER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A running agent.
 pub struct AgentProcess {
@@ -108,10 +174,15 @@ pub struct AgentProcess {
     group: i32,
     report: Arc<Mutex<AgentReport>>,
     readers: Vec<std::thread::JoinHandle<()>>,
+    /// Dropped after the agent: see [`AgentCommand::keep`].
+    _keep: Option<Box<dyn std::any::Any + Send>>,
 }
 
 /// The command that runs `provider`'s agent for one job.
-pub fn command(provider: &Provider, invocation: &Invocation<'_>) -> Result<Command, Diagnostic> {
+pub fn command(
+    provider: &Provider,
+    invocation: &Invocation<'_>,
+) -> Result<AgentCommand, Diagnostic> {
     let exe = std::env::current_exe().map_err(|error| {
         Diagnostic::new(
             "job-provider-error",
@@ -130,7 +201,13 @@ pub fn command(provider: &Provider, invocation: &Invocation<'_>) -> Result<Comma
                 .arg(invocation.job)
                 .arg("--socket")
                 .arg(invocation.socket);
-            Ok(command)
+            Ok(AgentCommand {
+                command,
+                keep: None,
+            })
+        }
+        ProviderKind::ClaudeCode(claude) => {
+            super::claude::command(claude, provider, &exe, invocation)
         }
     }
 }
@@ -161,7 +238,8 @@ fn playbook_for(playbooks: &Path, invocation: &Invocation<'_>) -> Result<PathBuf
 
 impl AgentProcess {
     /// Spawns `command` in a new process group, reading its output as it comes.
-    pub fn spawn(mut command: Command) -> Result<AgentProcess, Diagnostic> {
+    pub fn spawn(agent: AgentCommand) -> Result<AgentProcess, Diagnostic> {
+        let AgentCommand { mut command, keep } = agent;
         command
             .process_group(0)
             .stdin(Stdio::null())
@@ -213,6 +291,7 @@ impl AgentProcess {
             group,
             report,
             readers,
+            _keep: keep,
         })
     }
 
@@ -242,10 +321,20 @@ impl AgentProcess {
     pub fn finish(mut self) -> (AgentReport, Option<std::process::ExitStatus>) {
         let status = self.child.wait().ok();
         // A grandchild may hold the pipes open; the group is killed so the
-        // readers see end-of-file.
+        // readers see end-of-file. One that left the group (`setsid`) would hold
+        // them for ever: after a grace period its readers are left behind, so
+        // the runner never waits on a process it could not kill.
         kill_process_group(self.group);
+        let deadline = std::time::Instant::now() + READER_GRACE;
+        while self.readers.iter().any(|reader| !reader.is_finished())
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for reader in self.readers.drain(..) {
-            let _ = reader.join();
+            if reader.is_finished() {
+                let _ = reader.join();
+            }
         }
         (lock(&self.report).clone(), status)
     }
@@ -297,5 +386,37 @@ mod tests {
             report.mcp_failure.as_deref(),
             Some("the MCP server trellis is failed")
         );
+    }
+
+    #[test]
+    fn claude_codes_init_and_result_lines_fill_the_model_tokens_and_problems() {
+        let mut report = AgentReport::default();
+        report.read_line(r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-5","mcp_servers":[{"name":"trellis","status":"connected","source":"dynamic"}],"tools":["mcp__trellis__ask_human","mcp__trellis__write_soil"]}"#);
+        report.read_line(r#"{"type":"result","subtype":"success","is_error":false,"num_turns":5,"total_cost_usd":0.003,"usage":{"input_tokens":500,"cache_creation_input_tokens":40,"cache_read_input_tokens":2,"output_tokens":100},"session_id":"d892029c-2dca-46f7-aa0e-6c3a921c6138","result":"ok"}"#);
+        assert_eq!(report.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(report.mcp_failure, None);
+        assert_eq!(
+            (report.turns, report.tokens_in, report.tokens_out),
+            (5, 542, 100),
+            "the cache's reads and writes count as input"
+        );
+        for (init, problem) in [
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[],"tools":[]}"#,
+                "the agent lists no trellis MCP server",
+            ),
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"trellis","status":"connected"}],"tools":["Bash","mcp__trellis__read_context","Read"]}"#,
+                "the agent offers its model tools beyond the seven: Bash, Read",
+            ),
+            (
+                r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"trellis","status":"connected"},{"name":"web","status":"pending"}],"tools":[]}"#,
+                "the MCP server web is pending",
+            ),
+        ] {
+            let mut report = AgentReport::default();
+            report.read_line(init);
+            assert_eq!(report.mcp_failure.as_deref(), Some(problem), "{init}");
+        }
     }
 }

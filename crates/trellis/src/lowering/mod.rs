@@ -7,8 +7,12 @@
 //! thinks, so no client's request waits on a running job.
 
 pub mod agent;
+pub mod claude;
 pub mod flog;
+pub mod jail;
+pub mod job_socket;
 pub mod order;
+pub mod prompt;
 pub mod providers;
 pub mod queue;
 pub mod script;

@@ -8,7 +8,7 @@
 //! default = "fixture"            # the provider `trellis lower` uses
 //!
 //! [providers.fixture]
-//! kind = "scripted"              # scripted (playbooks); claude-code is not built yet
+//! kind = "scripted"              # scripted (playbooks) or claude-code
 //! model = "playbook"             # recorded in the lock as the lowering's model
 //! playbooks = "playbooks"        # scripted only; relative to this file
 //! budget = 16000                 # context budget in tokens
@@ -16,8 +16,21 @@
 //! turns = 30                     # caps, enforced by the daemon
 //! wall_clock_s = 600
 //! cost_usd = 5.0
+//!
+//! [providers.claude]
+//! kind = "claude-code"           # Claude Code in headless mode, in the jail (§4.9.1)
+//! command = "claude"             # a path, or a name looked up on the client's PATH
+//! model = "claude-sonnet-4-5"    # passed as --model (default: "default", the CLI's own)
+//! pass_env = ["ANTHROPIC_API_KEY"]   # from the client's environment into the jail
+//! env = { ANTHROPIC_BASE_URL = "https://api.anthropic.com" }  # fixed values
+//! read_only = []                 # more paths bound read-only (e.g. a node install)
 //! ```
+//!
+//! `trellis lower --provider claude-code` works without a file, or with one that
+//! has no provider of that name: the built-in claude-code provider is the table
+//! above with every key at its default.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -38,7 +51,43 @@ pub struct Provider {
 pub enum ProviderKind {
     /// Replays `<playbooks>/<module>/<name>.jsonl` (or `<name>.<attempt>.jsonl`).
     Scripted { playbooks: PathBuf },
+    /// Claude Code in headless mode, spawned in the jail (design §4.9.1).
+    ClaudeCode(ClaudeCode),
 }
+
+/// The built-in provider's name, usable without a providers.toml.
+pub const CLAUDE_CODE: &str = "claude-code";
+
+/// A claude-code provider: which CLI, and what of the user's environment enters
+/// its jail.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaudeCode {
+    /// A path, or a bare name looked up on the client's PATH when the job starts.
+    pub command: String,
+    /// Variables whose values the client passes from its own environment
+    /// (resolved into `env` by [`Provider::with_client_env`]).
+    pub pass_env: Vec<String>,
+    /// The variables the jail gets beside its own: the file's `env` table, and
+    /// then the `pass_env` values the client found.
+    pub env: JailEnv,
+    /// More paths bound read-only into the jail.
+    pub read_only: Vec<PathBuf>,
+}
+
+/// Environment values for the jail. They may be keys: `Debug` shows the names only.
+#[derive(Clone, Default, PartialEq)]
+pub struct JailEnv(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for JailEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+/// What a claude-code provider passes from the client's environment by default.
+pub const DEFAULT_PASS_ENV: &[&str] = &["ANTHROPIC_API_KEY"];
+/// Variables the jail sets itself; a provider may not name them.
+pub const JAIL_OWNED_ENV: &[&str] = &["HOME", "PATH", "TMPDIR"];
 
 /// The limits the daemon enforces on one job, never trusting the agent to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,9 +132,11 @@ pub fn select(file: &Path, text: &str, wanted: Option<&str>) -> Result<Provider,
             ));
         }
     }
+    let empty = toml::Table::new();
     let providers = match table.get("providers") {
         Some(toml::Value::Table(providers)) => providers,
         Some(_) => return Err(problem(file, "`providers` must be a table of tables")),
+        None if wanted == Some(CLAUDE_CODE) => &empty,
         None => return Err(problem(file, "no [providers.NAME] table")),
     };
     let name = match (wanted, table.get("default")) {
@@ -103,6 +154,9 @@ pub fn select(file: &Path, text: &str, wanted: Option<&str>) -> Result<Provider,
         }
     };
     let Some(toml::Value::Table(entry)) = providers.get(&name) else {
+        if name == CLAUDE_CODE && !providers.contains_key(&name) {
+            return Ok(builtin_claude_code());
+        }
         let known: Vec<&str> = providers.keys().map(String::as_str).collect();
         return Err(problem(
             file,
@@ -116,17 +170,33 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
     const KEYS: &[&str] = &[
         "kind",
         "model",
-        "playbooks",
         "budget",
         "bytes_per_token",
         "turns",
         "wall_clock_s",
         "cost_usd",
     ];
-    if let Some(key) = entry.keys().find(|key| !KEYS.contains(&key.as_str())) {
+    const SCRIPTED_KEYS: &[&str] = &["playbooks"];
+    const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only"];
+    let kind_keys = match entry.get("kind") {
+        Some(toml::Value::String(kind)) if kind == "scripted" => SCRIPTED_KEYS,
+        Some(toml::Value::String(kind)) if kind == CLAUDE_CODE => CLAUDE_CODE_KEYS,
+        _ => &[],
+    };
+    if let Some(key) = entry
+        .keys()
+        .find(|key| !KEYS.contains(&key.as_str()) && !kind_keys.contains(&key.as_str()))
+    {
+        let hint = if SCRIPTED_KEYS.contains(&key.as_str()) {
+            " (it belongs to scripted providers)"
+        } else if CLAUDE_CODE_KEYS.contains(&key.as_str()) {
+            " (it belongs to claude-code providers)"
+        } else {
+            ""
+        };
         return Err(problem(
             file,
-            format!("[providers.{name}] has an unknown key `{key}`"),
+            format!("[providers.{name}] has an unknown key `{key}`{hint}"),
         ));
     }
     let text = |key: &str| -> Result<Option<&str>, Diagnostic> {
@@ -173,24 +243,25 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
                 playbooks: base.join(playbooks),
             }
         }
-        Some("claude-code") => {
-            return Err(problem(
-                file,
-                format!("[providers.{name}] the claude-code provider is not built yet"),
-            ));
-        }
+        Some(CLAUDE_CODE) => ProviderKind::ClaudeCode(claude_code(file, name, entry)?),
         Some(other) => {
             return Err(problem(
                 file,
-                format!("[providers.{name}] unknown kind `{other}` (expected scripted)"),
+                format!(
+                    "[providers.{name}] unknown kind `{other}` (expected scripted or claude-code)"
+                ),
             ));
         }
         None => return Err(problem(file, format!("[providers.{name}] needs a `kind`"))),
     };
+    let default_model = match kind {
+        ProviderKind::Scripted { .. } => name,
+        ProviderKind::ClaudeCode(_) => "default",
+    };
     Ok(Provider {
         name: name.to_owned(),
         kind,
-        model: text("model")?.unwrap_or(name).to_owned(),
+        model: text("model")?.unwrap_or(default_model).to_owned(),
         budget: whole("budget", DEFAULT_BUDGET)?,
         bytes_per_token: whole("bytes_per_token", DEFAULT_BYTES_PER_TOKEN)?,
         caps: Caps {
@@ -202,13 +273,146 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
     })
 }
 
+/// A claude-code provider's own keys.
+fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCode, Diagnostic> {
+    let at = |message: String| problem(file, format!("[providers.{name}] {message}"));
+    let command = match entry.get("command") {
+        None => "claude".to_owned(),
+        Some(toml::Value::String(command)) if !command.trim().is_empty() => {
+            relative_to_file(command, file)
+        }
+        Some(_) => return Err(at("`command` must be a path or a program name".to_owned())),
+    };
+    let strings = |key: &str| -> Result<Option<Vec<String>>, Diagnostic> {
+        match entry.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| at(format!("`{key}` must be an array of strings"))),
+            Some(_) => Err(at(format!("`{key}` must be an array of strings"))),
+        }
+    };
+    let pass_env = strings("pass_env")?
+        .unwrap_or_else(|| DEFAULT_PASS_ENV.iter().map(|n| (*n).to_owned()).collect());
+    let mut env = BTreeMap::new();
+    match entry.get("env") {
+        None => {}
+        Some(toml::Value::Table(table)) => {
+            for (key, value) in table {
+                let toml::Value::String(value) = value else {
+                    return Err(at(format!("`env.{key}` must be a string")));
+                };
+                env.insert(key.clone(), value.clone());
+            }
+        }
+        Some(_) => return Err(at("`env` must be a table of strings".to_owned())),
+    }
+    for variable in pass_env.iter().chain(env.keys()) {
+        if !is_variable_name(variable) {
+            return Err(at(format!(
+                "`{variable}` is not an environment variable name"
+            )));
+        }
+        if JAIL_OWNED_ENV.contains(&variable.as_str()) {
+            return Err(at(format!(
+                "`{variable}` is the jail's own (it sets {}); a provider cannot pass it",
+                JAIL_OWNED_ENV.join(", ")
+            )));
+        }
+    }
+    if let Some(both) = pass_env.iter().find(|n| env.contains_key(*n)) {
+        return Err(at(format!("`{both}` is in both `env` and `pass_env`")));
+    }
+    let read_only = strings("read_only")?
+        .unwrap_or_default()
+        .iter()
+        .map(|path| PathBuf::from(relative_to_file(path, file)))
+        .collect::<Vec<_>>();
+    if let Some(relative) = read_only.iter().find(|path| path.is_relative()) {
+        return Err(at(format!(
+            "`read_only` paths must be absolute: {}",
+            relative.display()
+        )));
+    }
+    Ok(ClaudeCode {
+        command,
+        pass_env,
+        env: JailEnv(env),
+        read_only,
+    })
+}
+
+/// A relative path with a slash is relative to the file (as `playbooks` is); an
+/// absolute path or a bare program name is kept as it is.
+fn relative_to_file(path: &str, file: &Path) -> String {
+    let base = file.parent().unwrap_or(Path::new("."));
+    if path.contains('/') && Path::new(path).is_relative() {
+        return base.join(path).display().to_string();
+    }
+    path.to_owned()
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The built-in claude-code provider: `claude` on the client's PATH, the CLI's
+/// default model, `ANTHROPIC_API_KEY` passed, the default caps.
+pub fn builtin_claude_code() -> Provider {
+    Provider {
+        name: CLAUDE_CODE.to_owned(),
+        kind: ProviderKind::ClaudeCode(ClaudeCode {
+            command: "claude".to_owned(),
+            pass_env: DEFAULT_PASS_ENV.iter().map(|n| (*n).to_owned()).collect(),
+            env: JailEnv::default(),
+            read_only: Vec::new(),
+        }),
+        model: "default".to_owned(),
+        budget: DEFAULT_BUDGET,
+        bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
+        caps: DEFAULT_CAPS,
+    }
+}
+
 impl Provider {
+    /// Fills a claude-code provider's `pass_env` values from the client's
+    /// environment (`lookup`); a variable the client does not have is left out.
+    pub fn with_client_env(mut self, lookup: impl Fn(&str) -> Option<String>) -> Provider {
+        if let ProviderKind::ClaudeCode(claude) = &mut self.kind {
+            for name in &claude.pass_env {
+                if let Some(value) = lookup(name) {
+                    claude.env.0.insert(name.clone(), value);
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether the provider's agent runs in the jail.
+    pub fn needs_jail(&self) -> bool {
+        matches!(self.kind, ProviderKind::ClaudeCode(_))
+    }
+
     /// The wire form a `lower` request carries.
     pub fn to_json(&self) -> Value {
         let kind = match &self.kind {
             ProviderKind::Scripted { playbooks } => {
                 json!({ "tag": "Scripted", "playbooks": playbooks.display().to_string() })
             }
+            ProviderKind::ClaudeCode(claude) => json!({
+                "tag": "ClaudeCode",
+                "command": claude.command,
+                "pass_env": claude.pass_env,
+                "env": claude.env.0,
+                "read_only": claude.read_only.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            }),
         };
         json!({
             "name": self.name,
@@ -230,6 +434,30 @@ impl Provider {
             "Scripted" => ProviderKind::Scripted {
                 playbooks: PathBuf::from(value["kind"]["playbooks"].as_str()?),
             },
+            "ClaudeCode" => {
+                let kind = &value["kind"];
+                let strings = |key: &str| -> Option<Vec<String>> {
+                    kind[key]
+                        .as_array()?
+                        .iter()
+                        .map(|item| item.as_str().map(str::to_owned))
+                        .collect()
+                };
+                let env = kind["env"]
+                    .as_object()?
+                    .iter()
+                    .map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+                    .collect::<Option<BTreeMap<_, _>>>()?;
+                ProviderKind::ClaudeCode(ClaudeCode {
+                    command: kind["command"].as_str()?.to_owned(),
+                    pass_env: strings("pass_env")?,
+                    env: JailEnv(env),
+                    read_only: strings("read_only")?
+                        .into_iter()
+                        .map(PathBuf::from)
+                        .collect(),
+                })
+            }
             _ => return None,
         };
         let caps = &value["caps"];
@@ -250,6 +478,7 @@ impl Provider {
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
             ProviderKind::Scripted { .. } => "scripted",
+            ProviderKind::ClaudeCode(_) => CLAUDE_CODE,
         }
     }
 
@@ -292,6 +521,76 @@ mod tests {
     }
 
     #[test]
+    fn a_claude_code_provider_takes_its_command_env_and_the_clients_keys() {
+        let provider = pick(
+            concat!(
+                "[providers.claude]\nkind = \"claude-code\"\ncommand = \"bin/claude\"\n",
+                "model = \"claude-sonnet-4-5\"\npass_env = [\"ANTHROPIC_API_KEY\", \"UNSET_HERE\"]\n",
+                "env = { ANTHROPIC_BASE_URL = \"http://127.0.0.1:9\" }\nread_only = [\"/opt/node\"]\n",
+                "turns = 12\n"
+            ),
+            None,
+        )
+        .expect("parses")
+        .with_client_env(|name| (name == "ANTHROPIC_API_KEY").then(|| "sk-client".to_owned()));
+        let ProviderKind::ClaudeCode(claude) = &provider.kind else {
+            panic!("{provider:?}");
+        };
+        assert_eq!(claude.command, "/home/u/.config/trellis/bin/claude");
+        assert_eq!(provider.model, "claude-sonnet-4-5");
+        assert_eq!(provider.caps.turns, 12);
+        assert_eq!(claude.read_only, [PathBuf::from("/opt/node")]);
+        let env: Vec<(&str, &str)> = claude
+            .env
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("ANTHROPIC_API_KEY", "sk-client"),
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            ],
+            "the client's key joins the fixed values; a variable it lacks stays out"
+        );
+        assert!(
+            !format!("{provider:?}").contains("sk-client"),
+            "Debug never shows a value"
+        );
+        assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
+    }
+
+    #[test]
+    fn claude_code_is_built_in_and_defaults_to_the_clis_own_model() {
+        let builtin = pick("", Some("claude-code")).expect("no file needed");
+        assert_eq!(builtin, builtin_claude_code());
+        assert_eq!(builtin.model, "default");
+        let ProviderKind::ClaudeCode(claude) = &builtin.kind else {
+            panic!("{builtin:?}");
+        };
+        assert_eq!(claude.command, "claude");
+        assert_eq!(claude.pass_env, ["ANTHROPIC_API_KEY"]);
+        let named = pick(
+            "[providers.claude-code]\nkind = \"claude-code\"\nmodel = \"opus\"\n",
+            Some("claude-code"),
+        )
+        .expect("parses");
+        assert_eq!(named.model, "opus", "a file's own claude-code wins");
+        let plain = pick("[providers.c]\nkind = \"claude-code\"\n", None).expect("parses");
+        assert_eq!(plain.model, "default");
+        assert!(
+            plain.needs_jail()
+                && !pick(
+                    "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\n",
+                    None
+                )
+                .expect("parses")
+                .needs_jail()
+        );
+    }
+
+    #[test]
     fn broken_files_are_config_providers_errors_saying_what_is_wrong() {
         let cases = [
             ("default = ", "not valid TOML"),
@@ -310,6 +609,38 @@ mod tests {
                 "no `default`",
             ),
             ("extra = 1\n", "unknown key `extra`"),
+            (
+                "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\ncommand = \"claude\"\n",
+                "unknown key `command` (it belongs to claude-code providers)",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nplaybooks = \"p\"\n",
+                "unknown key `playbooks` (it belongs to scripted providers)",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\npass_env = [\"HOME\"]\n",
+                "`HOME` is the jail's own",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { \"A-B\" = \"x\" }\n",
+                "`A-B` is not an environment variable name",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { K = 1 }\n",
+                "`env.K` must be a string",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\npass_env = [\"K\"]\nenv = { K = \"v\" }\n",
+                "`K` is in both `env` and `pass_env`",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nread_only = [\"node\"]\n",
+                "`read_only` paths must be absolute",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\ncommand = \"\"\n",
+                "`command` must be a path or a program name",
+            ),
         ];
         for (text, expected) in cases {
             let error = pick(text, None).expect_err(text);

@@ -150,6 +150,7 @@ impl Lowering {
                 "attempt": running.entry.attempt,
                 "provider": running.entry.provider.name,
                 "seconds": running.started.elapsed().as_secs_f64(),
+                "group": running.group,
             })
         });
         let finished: Vec<Value> = state.finished.iter().map(Finished::to_json).collect();
@@ -170,6 +171,10 @@ impl Lowering {
                 "lower: `provider` must be a provider record",
             )
         })?;
+        if provider.needs_jail() {
+            // The sandbox is not best-effort (design §4.9.1).
+            super::jail::available().map_err(|d| RpcError::failed(&[d]))?;
+        }
         let named: Vec<String> = match &params["defs"] {
             Value::Null => Vec::new(),
             Value::Array(defs) => defs
@@ -510,6 +515,9 @@ impl Lowering {
             module: &module,
             name: &name,
             run: entry.run,
+            root: &root,
+            client_path: &entry.path,
+            service: &self.service,
         };
         let process = agent::command(provider, &invocation).and_then(AgentProcess::spawn);
         let mut process = match process {
@@ -532,6 +540,11 @@ impl Lowering {
             stop = match self.service().lowering_state(&job).1.as_deref() {
                 Some("ask_human") => Some(Stop::Asked),
                 Some("the turn cap") => Some(Stop::Cap("turn".to_owned())),
+                // An agent that stopped itself at its budget (Claude Code's
+                // --max-budget-usd) reports the cost on its last line only.
+                _ if process.report().cost_usd > provider.caps.cost_usd => {
+                    Some(Stop::Cap("cost".to_owned()))
+                }
                 _ => None,
             };
         }
@@ -555,10 +568,9 @@ impl Lowering {
             log("outcome", json!({ "outcome": "failed", "detail": detail }));
             return ("failed", Some(job), detail);
         }
-        let agent_problem = if stop.is_some() {
-            None
-        } else {
-            agent_failure(&report, status)
+        let agent_problem = match stop {
+            None | Some(Stop::Broken) => agent_failure(&report, status),
+            Some(_) => None,
         };
         if let Some(problem) = agent_problem {
             self.service().end_lowering(&job, "the agent failed");
@@ -566,6 +578,11 @@ impl Lowering {
             log("outcome", json!({ "outcome": "failed", "detail": detail }));
             return ("failed", Some(job), detail);
         }
+        // The lock records the model the agent said it ran, when it said.
+        let agent = Agent {
+            model: report.model.clone().unwrap_or(agent.model),
+            ..agent
+        };
         self.note_phase(&entry.def, "gate", Some(&job), json!({}));
         let gate_clock = Instant::now();
         let gate = {
@@ -629,6 +646,10 @@ impl Lowering {
                 Some(Stop::Cap("wall-clock".to_owned()))
             } else if process.report().cost_usd > provider.caps.cost_usd {
                 Some(Stop::Cap("cost".to_owned()))
+            } else if broken(&process.report()) {
+                // An agent whose MCP server failed keeps asking its model
+                // without tools: end it now, not after its last turn.
+                Some(Stop::Broken)
             } else {
                 let mut service = self.service();
                 service.refresh();
@@ -649,6 +670,7 @@ impl Lowering {
                     Stop::Cap(_) => "a cap",
                     Stop::Asked => "ask_human",
                     Stop::Shutdown => "the daemon stopped",
+                    Stop::Broken => "the agent failed",
                 };
                 self.service().end_lowering(job, reason);
                 process.kill_group();
@@ -702,6 +724,9 @@ impl Lowering {
             module: &module,
             name: &format!("{name}.triage"),
             run: entry.run,
+            root: &root,
+            client_path: &entry.path,
+            service: &self.service,
         };
         let mut process = match agent::command(provider, &invocation).and_then(AgentProcess::spawn)
         {
@@ -737,7 +762,7 @@ impl Lowering {
             Some(Stop::Shutdown) => {
                 Some(Diagnostic::new("job-provider-error", "the daemon stopped"))
             }
-            Some(Stop::Asked) | None => agent_failure(&report, status),
+            Some(Stop::Asked | Stop::Broken) | None => agent_failure(&report, status),
         };
         if let Some(problem) = problem {
             let detail = json!({ "stage": "agent", "errors": [problem.to_json()] });
@@ -805,6 +830,14 @@ enum Stop {
     Cap(String),
     Asked,
     Shutdown,
+    /// The agent's output shows it cannot do the job (see [`broken`]).
+    Broken,
+}
+
+/// Whether what the agent printed so far already fails the job: an MCP server
+/// that did not connect, a tool beyond the seven, a line that is not stream-json.
+fn broken(report: &agent::AgentReport) -> bool {
+    report.mcp_failure.is_some() || report.malformed.is_some()
 }
 
 /// Why an agent that ended on its own did not end well, if it did not.

@@ -195,7 +195,6 @@ impl Session {
             .collect();
         emit(&json!({
             "type": "system", "subtype": "init", "session_id": session.id,
-            "model": "playbook",
             "mcp_servers": [{ "name": "trellis", "status": "connected",
                               "server": init["serverInfo"] }],
             "tools": names,

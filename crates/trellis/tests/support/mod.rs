@@ -80,7 +80,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Run {
+    /// A finished process's outcome; a panic in the binary fails the test.
+    pub fn from(output: Output) -> Run {
         let run = Run {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -170,9 +171,15 @@ impl Root {
     /// auto-spawn: a client probing while a spawned daemon is between bind and
     /// listen can remove its socket (a known race, tested in `daemon.rs`), and
     /// that must not make every other test flaky.
-    pub fn start_daemon(mut self) -> Root {
+    pub fn start_daemon(self) -> Root {
+        self.start_daemon_with(&[])
+    }
+
+    /// [`Root::start_daemon`] with more environment for the daemon.
+    pub fn start_daemon_with(mut self, env: &[(&str, &str)]) -> Root {
         let child = self
             .command(&["daemon", "run"])
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
