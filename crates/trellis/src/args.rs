@@ -38,6 +38,9 @@ Commands:
                                   or an empty DIR) and list what was packed and dropped
   spec REF                        print a spec section, e.g. soil-syntax-spec#9.1
   daemon run|stop|status          manage the root's daemon
+  lsp                             serve the Language Server Protocol on stdio
+                                  for an editor (unsaved buffers overlay the
+                                  root for the editor only)
 
 Options:
   --no-daemon   answer in this process instead of the root's daemon
@@ -96,6 +99,7 @@ pub enum Command {
         reference: String,
     },
     Daemon(DaemonCommand),
+    Lsp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,6 +268,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
+        ["lsp"] => Command::Lsp,
         _ => {
             return Err(UsageError(format!(
                 "unknown command or wrong arguments: `{}`; see `trellis --help`",

@@ -36,6 +36,8 @@ pub fn run(args: &[String]) -> ExitCode {
         }
         // Served from the docs compiled into this binary: no root, no daemon.
         Command::Spec { reference } => return spec(&reference),
+        // Finds its root itself, from the editor's workspace folder too.
+        Command::Lsp => return crate::lsp::run(),
         _ => {}
     }
     let root = match find_root() {
@@ -99,6 +101,7 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         | Command::Version
         | Command::Spec { .. }
         | Command::Daemon(_)
+        | Command::Lsp
         | Command::Repl => ("", Value::Null),
     }
 }

@@ -6,8 +6,9 @@
 //!
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
 //! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
-//! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim) and
-//! `soil-syntax` (`write_soil` parses and prints a draft).
+//! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim),
+//! `trellis-lsp` (`trellis lsp`) and `soil-syntax` (`write_soil` parses and
+//! prints a draft).
 
 #![allow(
     clippy::disallowed_methods,
@@ -21,6 +22,7 @@ pub mod client;
 pub mod daemon;
 pub mod identity;
 pub mod loader;
+pub mod lsp;
 pub mod mcp;
 pub mod render;
 pub mod repl;
