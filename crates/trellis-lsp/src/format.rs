@@ -61,10 +61,7 @@ mod tests {
 
     #[test]
     fn canonical_text_or_a_refusal() {
-        assert_eq!(
-            format_soil("f   x =  x+1").as_deref(),
-            Ok("f x =\n  x + 1\n")
-        );
+        assert_eq!(format_soil("f   x =  x+1").as_deref(), Ok("f x = x + 1\n"));
         assert_eq!(format_soil("f x = \"--\" ++ x\n").map(|_| ()), Ok(()));
         assert_eq!(
             format_soil("f x =\n  -- why\n  x\n"),

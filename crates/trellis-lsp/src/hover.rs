@@ -65,9 +65,22 @@ pub fn declared_signature(db: &dyn Db, module: &str, name: &str) -> Option<Strin
         })
 }
 
-/// The `status` row of a name (`module::name`, a module, `project`).
+/// The `status` row of a name (`module::name`, a module, `project`). A
+/// function's is derived from its own status query alone, so a hover never
+/// waits for the root's whole status table; the rarer rows (types, decision
+/// scopes) are read from that table.
 pub fn status_row(db: &dyn Db, name: &str) -> Option<trellis_db::StatusRow> {
     trellis_db::Workspace::try_get(db)?;
+    if let Some((module, def)) = name.split_once("::")
+        && trellis_db::ItemKind::of(def) == trellis_db::ItemKind::Function
+    {
+        crate::resolve::file_at(db, &format!("{module}/{def}.tr"))?;
+        let item = Item::new(db, module.to_owned(), def.to_owned());
+        return Some(match trellis_db::definition_status(db, item) {
+            Ok(status) => trellis_db::StatusRow::from_status(name.to_owned(), "function", status),
+            Err(errors) => trellis_db::StatusRow::unreadable(name.to_owned(), "function", errors),
+        });
+    }
     trellis_db::root_status(db)
         .iter()
         .find(|row| row.name == name)

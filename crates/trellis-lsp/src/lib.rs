@@ -27,11 +27,14 @@ mod lenses;
 mod names;
 mod navigate;
 mod outline;
+pub mod overlay;
 pub mod paths;
 mod ports;
 mod resolve;
 mod server;
 mod text;
 
+pub use handlers::root_diagnostics;
 pub use ports::{DiskRefresh, Host, RootDisk};
 pub use server::serve;
+pub use text::Encoding;

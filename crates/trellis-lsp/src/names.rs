@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn locals_resolve_to_their_binders_and_the_rest_stays_free() {
-        expect_test::expect![[r#"f:Defines@0 x:Binder@2 s:Binder@10 sort:Value@14 x→2 s→10 helpers::g:Qualified { module: "helpers" }@33 Some:Constructor@36 y:Binder@41 y→41"#]]
+        expect_test::expect![[r#"f:Defines@0 x:Binder@2 sort:Value@16 x→2 s:Binder@12 s→12 g:Qualified { module: "helpers" }@42 Some:Constructor@45 y:Binder@52 y→52"#]]
         .assert_eq(&names("f x =\n  let s = sort x in\n  s ++ helpers::g (Some (\\y -> y))"));
     }
 }

@@ -16,12 +16,13 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, Notification as _, PublishDiagnostics,
+    DidSaveTextDocument, LogMessage, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeLensRequest, Completion, DocumentSymbolRequest, ExecuteCommand, Formatting, GotoDefinition,
@@ -29,15 +30,16 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CodeLensOptions, CompletionOptions, ExecuteCommandOptions, InitializeParams, InitializeResult,
-    OneOf, PositionEncodingKind, PublishDiagnosticsParams, SaveOptions, ServerCapabilities,
-    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
-    TextDocumentSyncSaveOptions, Uri,
+    LogMessageParams, MessageType, OneOf, PositionEncodingKind, PublishDiagnosticsParams,
+    SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
 };
 use serde_json::{Value, json};
-use trellis_db::{CONFIG_FILE, Change, RootDatabase};
+use trellis_db::{Change, RootDatabase};
 use trellis_diag::Diagnostic;
 
 use crate::handlers::{self, Answer, Context, Failure, Place, READ_SPEC_COMMAND, RUN_COMMAND};
+use crate::overlay::Overlay;
 use crate::paths::{is_checked, path_of, relative};
 use crate::ports::{Host, RootDisk};
 use crate::text::{Encoding, apply_change};
@@ -84,7 +86,7 @@ pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> R
         load_problems: Vec::new(),
         db,
         documents: BTreeMap::new(),
-        shadowed: HashMap::new(),
+        overlay: Overlay::default(),
         encoding,
         pool: Pool::new(WORKERS),
         events,
@@ -170,6 +172,9 @@ enum Event {
         generation: u64,
         by_uri: BTreeMap<String, Vec<lsp_types::Diagnostic>>,
     },
+    /// The re-check of revision `generation` was cancelled by an edit `after`
+    /// it started (salsa unwound its snapshot).
+    Cancelled { generation: u64, after: Duration },
     /// A command changed the root: ask the disk now rather than at the next tick.
     DiskChanged,
 }
@@ -184,8 +189,8 @@ struct Server {
     db: RootDatabase,
     /// By URI text.
     documents: BTreeMap<String, Document>,
-    /// The disk's text (or absence) of each root path an open buffer overlays.
-    shadowed: HashMap<String, Option<String>>,
+    /// The open buffers' paths, with the disk's text kept aside.
+    overlay: Overlay,
     encoding: Encoding,
     pool: Pool,
     events: Sender<Event>,
@@ -221,6 +226,16 @@ impl Server {
                     Ok(Event::Diagnostics { generation, by_uri }) => {
                         self.publish(generation, by_uri);
                     }
+                    Ok(Event::Cancelled { generation, after }) => self.notify(
+                        LogMessage::METHOD,
+                        LogMessageParams {
+                            typ: MessageType::LOG,
+                            message: format!(
+                                "re-check of revision {generation} cancelled by an edit after {} ms",
+                                after.as_millis()
+                            ),
+                        },
+                    ),
                     Ok(Event::DiskChanged) => self.refresh_disk(false),
                     Err(_) => return Ok(()),
                 },
@@ -257,22 +272,7 @@ impl Server {
         let refresh = disk.refresh();
         let problems_moved = refresh.problems != self.load_problems;
         self.load_problems = refresh.problems;
-        let mut change = refresh.change;
-        if let Some(config) = change.config_text.take() {
-            match self.shadowed.get_mut(CONFIG_FILE) {
-                Some(shadow) => *shadow = Some(config),
-                None => change.config_text = Some(config),
-            }
-        }
-        let files = std::mem::take(&mut change.files);
-        for (path, text) in files {
-            match self.shadowed.get_mut(&path) {
-                Some(shadow) => *shadow = text,
-                None => {
-                    change.files.insert(path, text);
-                }
-            }
-        }
+        let change = self.overlay.from_disk(refresh.change);
         if first || problems_moved || !change.is_empty() {
             change.apply(&mut self.db);
             self.generation += 1;
@@ -313,20 +313,10 @@ impl Server {
                 };
                 let document = params.text_document;
                 let place = self.place_of(&document.uri, &document.text);
-                let mut change = Change::default();
-                if let Place::Root(path) = &place {
-                    // The disk's text goes aside; the buffer becomes the input,
-                    // volatile from the start so its first keystroke costs no
-                    // more than its next (design §7.1).
-                    let on_disk = crate::resolve::file_at(&self.db, path)
-                        .map(|file| file.text(&self.db).to_string());
-                    self.shadowed.insert(path.clone(), on_disk.clone());
-                    if on_disk.as_deref() == Some(document.text.as_str()) {
-                        change.mark_volatile(path.as_str());
-                    } else {
-                        change.set_root_file(path.as_str(), document.text.clone());
-                    }
-                }
+                let change = match &place {
+                    Place::Root(path) => self.overlay.open(&self.db, path, &document.text),
+                    Place::Outside { .. } => Change::default(),
+                };
                 self.documents.insert(
                     document.uri.as_str().to_owned(),
                     Document {
@@ -353,13 +343,13 @@ impl Server {
                     apply_change(&mut document.text, change, encoding);
                 }
                 document.version = params.text_document.version;
-                let mut change = Change::default();
-                match &mut document.place {
-                    Place::Root(path) => {
-                        change.set_root_file(path.as_str(), document.text.clone());
+                let change = match &mut document.place {
+                    Place::Root(path) => self.overlay.edit(path, &document.text),
+                    Place::Outside { text, .. } => {
+                        text.clone_from(&document.text);
+                        Change::default()
                     }
-                    Place::Outside { text, .. } => text.clone_from(&document.text),
-                }
+                };
                 self.force_apply(change);
             }
             DidCloseTextDocument::METHOD => {
@@ -372,20 +362,8 @@ impl Server {
                 else {
                     return;
                 };
-                let mut change = Change::default();
-                match &document.place {
-                    Place::Root(path) => {
-                        // Back to what the disk says.
-                        match self.shadowed.remove(path).flatten() {
-                            Some(text) => {
-                                change.set_root_file(path.as_str(), text);
-                            }
-                            None if path != CONFIG_FILE => {
-                                change.remove_file(path.as_str());
-                            }
-                            None => {}
-                        }
-                    }
+                let change = match &document.place {
+                    Place::Root(path) => self.overlay.close(path),
                     Place::Outside { .. } => {
                         // Its syntax findings go with it.
                         self.notify(
@@ -393,8 +371,9 @@ impl Server {
                             PublishDiagnosticsParams::new(document.uri.clone(), Vec::new(), None),
                         );
                         self.published.remove(document.uri.as_str());
+                        Change::default()
                     }
-                }
+                };
                 self.force_apply(change);
             }
             DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => {
@@ -438,6 +417,7 @@ impl Server {
             .collect();
         let events = self.events.clone();
         self.pool.spawn(move || {
+            let started = Instant::now();
             let computed = salsa::Cancelled::catch(AssertUnwindSafe(|| {
                 let mut by_uri = match &root {
                     Some(root) => {
@@ -454,9 +434,14 @@ impl Server {
             }));
             // Let the next edit in before reporting.
             drop(snapshot);
-            if let Ok(by_uri) = computed {
-                let _ = events.send(Event::Diagnostics { generation, by_uri });
-            }
+            let event = match computed {
+                Ok(by_uri) => Event::Diagnostics { generation, by_uri },
+                Err(_cancelled) => Event::Cancelled {
+                    generation,
+                    after: started.elapsed(),
+                },
+            };
+            let _ = events.send(event);
         });
     }
 
