@@ -80,7 +80,7 @@ pub fn completions(db: &dyn Db, path: &str, text: &str, offset: u32) -> Vec<Comp
             }
         }
         let index = trellis_db::type_index(db);
-        for ((type_module, ty), _) in &index.declarations {
+        for (type_module, ty) in index.declarations.keys() {
             add(
                 ty,
                 CompletionKind::Type,

@@ -201,7 +201,7 @@ fn decision(db: &dyn Db, scope: &DecisionScope, label: &str) -> Option<String> {
     };
     let file = file_at(db, &path)?;
     let entry = trellis_db::decision_entries(db, file)
-        .into_iter()
+        .iter()
         .find(|entry| entry.label == label)?;
     let mut text = format!("**{label}** ({scope_name} decision)\n\n{}", entry.text);
     for rejected in &entry.rejected {

@@ -19,6 +19,8 @@ const ROOT: &str = "/virtual/root";
 
 struct MapHost {
     files: Vec<(String, String)>,
+    /// Every `trellis` command the server asked the host to run.
+    ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
 }
 
 struct MapDisk {
@@ -50,7 +52,8 @@ impl Host for MapHost {
     }
 
     fn run_trellis(&self, _root: &Path, args: &[String]) -> Result<String, String> {
-        Err(format!("no trellis here ({args:?})"))
+        self.ran.lock().expect("the log").push(args.to_vec());
+        Ok(format!("ran {}", args.join(" ")))
     }
 }
 
@@ -58,6 +61,7 @@ impl Host for MapHost {
 struct Client {
     connection: Connection,
     server: Option<std::thread::JoinHandle<Result<(), String>>>,
+    ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
     next_id: i32,
     /// Every message read, in order.
     seen: Vec<Message>,
@@ -70,16 +74,18 @@ const WAIT: Duration = Duration::from_secs(60);
 impl Client {
     fn start(files: Vec<(String, String)>) -> Client {
         let (server_end, client_end) = Connection::memory();
+        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let host = MapHost {
+            files,
+            ran: ran.clone(),
+        };
         let server = std::thread::spawn(move || {
-            trellis_lsp::serve(
-                server_end,
-                Arc::new(MapHost { files }),
-                RootDatabase::default(),
-            )
+            trellis_lsp::serve(server_end, Arc::new(host), RootDatabase::default())
         });
         let mut client = Client {
             connection: client_end,
             server: Some(server),
+            ran,
             next_id: 0,
             seen: Vec::new(),
             unpicked: Vec::new(),
@@ -321,4 +327,38 @@ fn an_edit_cancels_the_running_check_and_requests_do_not_wait_for_it() {
         })
         .count();
     assert_eq!(for_leaf, 1);
+}
+
+/// A lens shows the status row and runs its fix through the host — the server
+/// itself writes nothing.
+#[test]
+fn a_status_lens_runs_its_fix_through_the_host() {
+    let root = small_root();
+    let mut client = Client::start(root.clone());
+    let spec = &root.iter().find(|(p, _)| p == "m/double.tr").unwrap().1;
+    client.open("m/double.tr", spec);
+    let lenses = client.request(
+        "textDocument/codeLens",
+        json!({ "textDocument": { "uri": uri("m/double.tr") } }),
+    );
+    let lenses = client.response(lenses);
+    let command = &lenses[0]["command"];
+    assert_eq!(
+        command["title"],
+        "not-lowered: a .soil file exists but no lowering is recorded for it — run `trellis adopt m::double`"
+    );
+    assert_eq!(command["command"], "trellis.run");
+    let run = client.request(
+        "workspace/executeCommand",
+        json!({ "command": "trellis.run", "arguments": command["arguments"] }),
+    );
+    let answer = client.response(run);
+    assert_eq!(
+        answer["ran"][0]["output"], "ran adopt m::double",
+        "{answer}"
+    );
+    assert_eq!(
+        *client.ran.lock().unwrap(),
+        vec![vec!["adopt".to_owned(), "m::double".to_owned()]]
+    );
 }
