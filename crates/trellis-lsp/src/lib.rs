@@ -14,8 +14,8 @@
 //! Workspace dependencies: `trellis-db` (the database, its queries and `Change`),
 //! `trellis-spec` (spec blocks and their locations), `soil-syntax` (trees and the
 //! canonical printer), `soil-types` (the prelude and its documentation),
-//! `trellis-diag` (diagnostics and spans), `trellis-lock` (status rows), `trellis-hash`
-//! (the hashes hover shows) and `trellis-context` (spec sections by anchor).
+//! `trellis-diag` (diagnostics and spans) and `trellis-context` (spec sections by
+//! anchor, read_spec's answer).
 
 mod builtins;
 mod complete;

@@ -366,6 +366,8 @@ mod tests {
                 reference: "soil-syntax-spec#9.1".into()
             })
         );
+        assert_eq!(parse_words("lsp").map(|i| i.command), Ok(Command::Lsp));
+        assert!(parse_words("lsp --json").is_err() && parse_words("lsp x").is_err());
     }
 
     #[test]
