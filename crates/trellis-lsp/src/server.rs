@@ -59,6 +59,13 @@ pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> R
     let params: InitializeParams =
         serde_json::from_value(params).map_err(|e| format!("initialize params: {e}"))?;
     let encoding = negotiate_encoding(&params);
+    let lens_refresh = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|workspace| workspace.code_lens.as_ref())
+        .and_then(|lens| lens.refresh_support)
+        .unwrap_or(false);
     let result = InitializeResult {
         capabilities: capabilities(encoding),
         server_info: Some(ServerInfo {
@@ -93,6 +100,8 @@ pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> R
         generation: 0,
         published: HashMap::new(),
         shutting_down: false,
+        lens_refresh,
+        next_request: 0,
     };
     server.refresh_disk(true);
     server.run(&connection.receiver, &event_queue)
@@ -199,6 +208,10 @@ struct Server {
     /// What was last published per URI, with the document version it was for.
     published: HashMap<String, (Option<i32>, Vec<lsp_types::Diagnostic>)>,
     shutting_down: bool,
+    /// Whether the client re-asks for lenses when told (`workspace/codeLens/refresh`).
+    lens_refresh: bool,
+    /// The id of the last request this server sent the client.
+    next_request: i32,
 }
 
 impl Server {
@@ -274,9 +287,20 @@ impl Server {
         self.load_problems = refresh.problems;
         let change = self.overlay.from_disk(refresh.change);
         if first || problems_moved || !change.is_empty() {
+            // A lock a command wrote moves a status row: the lenses are stale.
+            let locks_moved = change.files.keys().any(|path| path.ends_with(".lock"));
             change.apply(&mut self.db);
             self.generation += 1;
             self.recheck();
+            if locks_moved && self.lens_refresh && !first {
+                self.next_request += 1;
+                let id = RequestId::from(format!("trellis-{}", self.next_request));
+                self.send(Request::new(
+                    id,
+                    "workspace/codeLens/refresh".to_owned(),
+                    Value::Null,
+                ));
+            }
         }
     }
 

@@ -21,16 +21,28 @@ struct MapHost {
     files: Vec<(String, String)>,
     /// Every `trellis` command the server asked the host to run.
     ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
+    writes: Writes,
 }
+
+/// Files written to the "disk" after the first load, reported by the next refresh.
+type Writes = Arc<std::sync::Mutex<Vec<(String, String)>>>;
 
 struct MapDisk {
     files: Option<Vec<(String, String)>>,
+    writes: Writes,
 }
 
 impl RootDisk for MapDisk {
     fn refresh(&mut self) -> DiskRefresh {
         let mut change = Change::default();
-        for (path, text) in self.files.take().unwrap_or_default() {
+        let written = std::mem::take(&mut *self.writes.lock().expect("writes"));
+        for (path, text) in self
+            .files
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .chain(written)
+        {
             change.set_root_file(path, text);
         }
         DiskRefresh {
@@ -48,6 +60,7 @@ impl Host for MapHost {
     fn disk(&self, _root: &Path) -> Box<dyn RootDisk> {
         Box::new(MapDisk {
             files: Some(self.files.clone()),
+            writes: self.writes.clone(),
         })
     }
 
@@ -62,6 +75,7 @@ struct Client {
     connection: Connection,
     server: Option<std::thread::JoinHandle<Result<(), String>>>,
     ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
+    writes: Writes,
     next_id: i32,
     /// Every message read, in order.
     seen: Vec<Message>,
@@ -75,9 +89,11 @@ impl Client {
     fn start(files: Vec<(String, String)>) -> Client {
         let (server_end, client_end) = Connection::memory();
         let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let writes = Writes::default();
         let host = MapHost {
             files,
             ran: ran.clone(),
+            writes: writes.clone(),
         };
         let server = std::thread::spawn(move || {
             trellis_lsp::serve(server_end, Arc::new(host), RootDatabase::default())
@@ -86,13 +102,17 @@ impl Client {
             connection: client_end,
             server: Some(server),
             ran,
+            writes,
             next_id: 0,
             seen: Vec::new(),
             unpicked: Vec::new(),
         };
         let init = client.request(
             "initialize",
-            json!({ "capabilities": {}, "rootUri": format!("file://{ROOT}") }),
+            json!({
+                "capabilities": { "workspace": { "codeLens": { "refreshSupport": true } } },
+                "rootUri": format!("file://{ROOT}"),
+            }),
         );
         let answer = client.response(init);
         assert_eq!(answer["capabilities"]["positionEncoding"], "utf-16");
@@ -360,5 +380,40 @@ fn a_status_lens_runs_its_fix_through_the_host() {
     assert_eq!(
         *client.ran.lock().unwrap(),
         vec![vec!["adopt".to_owned(), "m::double".to_owned()]]
+    );
+}
+
+/// A lock written on disk (as `trellis adopt` writes one) reaches the server
+/// through its disk, and the editor is asked to fetch its lenses again.
+#[test]
+fn a_lock_written_on_disk_refreshes_the_lenses() {
+    let root = small_root();
+    let mut client = Client::start(root.clone());
+    let spec = &root.iter().find(|(p, _)| p == "m/double.tr").unwrap().1;
+    client.open("m/double.tr", spec);
+    client.published(&uri("m/double.tr"), |_| true);
+    client
+        .writes
+        .lock()
+        .unwrap()
+        .push(("m/double.lock".to_owned(), "not a lock".to_owned()));
+    client.until(|message| match message {
+        Message::Request(request) if request.method == "workspace/codeLens/refresh" => Some(()),
+        _ => None,
+    });
+    let lenses = client.request(
+        "textDocument/codeLens",
+        json!({ "textDocument": { "uri": uri("m/double.tr") } }),
+    );
+    let lenses = client.response(lenses);
+    let title = lenses[0]["command"]["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("lock-unreadable"), "{lenses}");
+    // And the unreadable lock is reported on the lock itself.
+    let on_lock = client.published(&uri("m/double.lock"), |p| count(p) > 0);
+    assert!(
+        on_lock["diagnostics"][0]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("lock-")
     );
 }
