@@ -417,3 +417,90 @@ fn a_lock_written_on_disk_refreshes_the_lenses() {
             .starts_with("lock-")
     );
 }
+
+struct NoRoot;
+
+impl Host for NoRoot {
+    fn find_root(&self, _folder: Option<&Path>) -> Result<PathBuf, Diagnostic> {
+        Err(Diagnostic::new(
+            "config-no-root",
+            "no soil.toml above /tmp/x",
+        ))
+    }
+
+    fn disk(&self, _root: &Path) -> Box<dyn RootDisk> {
+        unreachable!("no root, no disk")
+    }
+
+    fn run_trellis(&self, _root: &Path, _args: &[String]) -> Result<String, String> {
+        Err("no root".to_owned())
+    }
+}
+
+/// Without a root the server still serves: every document is checked for its
+/// syntax alone, says why, and formats.
+#[test]
+fn without_a_root_documents_get_their_syntax_checked_and_formatting() {
+    let (server_end, client) = Connection::memory();
+    let server = std::thread::spawn(move || {
+        trellis_lsp::serve(server_end, Arc::new(NoRoot), RootDatabase::default())
+    });
+    let send = |message: Message| client.sender.send(message).expect("send");
+    send(
+        Request::new(
+            RequestId::from(1),
+            "initialize".to_owned(),
+            json!({ "capabilities": {} }),
+        )
+        .into(),
+    );
+    send(Notification::new("initialized".to_owned(), json!({})).into());
+    let document = "file:///tmp/x/lone.soil";
+    send(
+        Notification::new(
+            "textDocument/didOpen".to_owned(),
+            json!({ "textDocument": { "uri": document, "languageId": "soil", "version": 1,
+                                      "text": "f   x =  x+1\n" } }),
+        )
+        .into(),
+    );
+    send(
+        Request::new(
+            RequestId::from(2),
+            "textDocument/formatting".to_owned(),
+            json!({ "textDocument": { "uri": document },
+                    "options": { "tabSize": 2, "insertSpaces": true } }),
+        )
+        .into(),
+    );
+    let (mut published, mut formatted) = (None, None);
+    while published.is_none() || formatted.is_none() {
+        match client
+            .receiver
+            .recv_timeout(WAIT)
+            .expect("the server answers")
+        {
+            Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+                published = Some(n.params)
+            }
+            Message::Response(r) if r.id == RequestId::from(2) => {
+                formatted = r.response_result.ok()
+            }
+            _ => {}
+        }
+    }
+    let published = published.unwrap();
+    assert_eq!(published["diagnostics"].as_array().map(Vec::len), Some(1));
+    assert_eq!(published["diagnostics"][0]["code"], "root-outside");
+    let message = published["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("no root (no soil.toml above /tmp/x)"),
+        "{message}"
+    );
+    assert_eq!(formatted.unwrap()[0]["newText"], "f x = x + 1\n");
+    send(Request::new(RequestId::from(3), "shutdown".to_owned(), Value::Null).into());
+    send(Notification::new("exit".to_owned(), Value::Null).into());
+    assert_eq!(server.join().expect("the server ends"), Ok(()));
+}
