@@ -28,6 +28,7 @@ bench:
     cargo run -q --release -p trellis --example context_bench
     cargo run -q --release -p trellis --example mcp_bench
     cargo run -q --release -p trellis --example lower_bench
+    cargo run -q --release -p trellis --example lsp_bench
 
 fmt:
     cargo fmt --all

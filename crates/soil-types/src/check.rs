@@ -20,6 +20,30 @@ use crate::unify::generalize;
 
 /// Checks every definition of `program` against `env` and the prelude.
 pub fn check_program(env: &Env, program: &Program) -> CheckReport {
+    check_observing(env, program, None).0
+}
+
+/// A name of a definition's equation — a binder or a use — and its type there, in
+/// canonical text (`span` is the name's, in the equation's source).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameType {
+    pub span: TextRange,
+    pub ty: String,
+}
+
+/// The type of every name `definition`'s equation binds or mentions, as checking
+/// `program` finds them (at a use, the instantiated type): what an editor shows
+/// on hover. Checks the program exactly as [`check_program`] does; a definition
+/// that fails its check still yields what inference had found by then.
+pub fn name_types(env: &Env, program: &Program, definition: &str) -> Vec<NameType> {
+    check_observing(env, program, Some(definition)).1
+}
+
+fn check_observing(
+    env: &Env,
+    program: &Program,
+    observe: Option<&str>,
+) -> (CheckReport, Vec<NameType>) {
     let base = prelude();
     let mut type_env = base.env.clone();
     let decls: Vec<&ast::TypeDecl> = env.types.iter().map(|t| &t.node).collect();
@@ -55,11 +79,17 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
         globals.insert(definition.name.clone(), entry);
     }
 
+    let mut observed = Vec::new();
     for (index, definition) in program.definitions.iter().enumerate() {
         if !states[index].errors.is_empty() {
             continue;
         }
-        let outcome = check_definition(&type_env, &globals, &base.values, definition);
+        let observing = observe == Some(definition.name.as_str());
+        let mut outcome =
+            check_definition(&type_env, &globals, &base.values, definition, observing);
+        if observing {
+            observed = std::mem::take(&mut outcome.name_types);
+        }
         if definition.signature.is_none() {
             let scheme = outcome.inferred.clone().unwrap_or_else(poison);
             globals.insert(definition.name.clone(), GlobalDef::Ready(scheme));
@@ -82,10 +112,13 @@ pub fn check_program(env: &Env, program: &Program) -> CheckReport {
             },
         })
         .collect();
-    CheckReport {
-        env_errors,
-        definitions,
-    }
+    (
+        CheckReport {
+            env_errors,
+            definitions,
+        },
+        observed,
+    )
 }
 
 /// What callers see of a signed definition: its declared type, or poison when the
@@ -112,6 +145,20 @@ struct DefState {
 struct Outcome {
     state: DefState,
     inferred: Option<Scheme>,
+    /// Filled only when observing (see [`name_types`]).
+    name_types: Vec<NameType>,
+}
+
+/// The observed names' types, resolved against the final substitution.
+fn resolved_name_types(checker: &Checker) -> Vec<NameType> {
+    checker
+        .name_types
+        .iter()
+        .map(|(span, ty)| NameType {
+            span: *span,
+            ty: print_ty(&checker.subst.resolve(ty), &mut VarNames::letters()),
+        })
+        .collect()
 }
 
 fn split_name(qualified: &str) -> (&str, &str) {
@@ -123,11 +170,14 @@ fn check_definition(
     globals: &FxHashMap<String, GlobalDef>,
     prelude_values: &FxHashMap<String, Scheme>,
     definition: &Definition,
+    observing: bool,
 ) -> Outcome {
     let (module, short) = split_name(&definition.name);
     let equation = &definition.equation.node;
     let mut checker = Checker::new(env, globals, prelude_values, module);
+    checker.observing = observing;
     let fail = |checker: Checker| Outcome {
+        name_types: resolved_name_types(&checker),
         state: DefState {
             facts: None,
             errors: checker.errors,
@@ -392,6 +442,7 @@ fn check_definition(
         holes,
     };
     Outcome {
+        name_types: resolved_name_types(&checker),
         state: DefState {
             facts: Some(facts),
             errors: Vec::new(),

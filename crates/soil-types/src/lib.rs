@@ -9,6 +9,7 @@
 //!
 //! Entry points: [`check_program`] (an [`Env`] and a callee-first [`Program`] in,
 //! a [`CheckReport`] of [`CheckFacts`] or diagnostics per definition out);
+//! [`name_types`] (the same check, reporting each name's type for an editor's hover);
 //! [`decode_env`] / [`decode_program`] (the soil0-cli §6/§7 documents);
 //! [`check_json`] (`soil0 check` in one call: documents in, output document out);
 //! [`facts_json`] / [`check_document`] (the §8.4 output); [`PRELUDE`] and
@@ -32,7 +33,7 @@ mod termination;
 mod ty;
 mod unify;
 
-pub use check::check_program;
+pub use check::{NameType, check_program, name_types};
 pub use codes::Code;
 pub use env::EFFECT_LABELS;
 pub use json::{check_document, check_json, decode_env, decode_program, facts_json};

@@ -551,3 +551,34 @@ same x = x
     "#]]
     .assert_eq(&out);
 }
+
+/// `name_types` reports each name of the observed equation with its type there:
+/// binders, locals at their uses, globals instantiated at the use; a definition
+/// whose check fails still reports what inference found.
+#[test]
+fn name_types_are_the_types_at_each_name() {
+    let text = "pick : (xs : List F64) -> F64\npick xs =\n  let s = sort_list xs in\n  at s 0\n";
+    let (env, program) = support::program("m", text);
+    let types: Vec<String> = soil_types::name_types(&env, &program, "m::pick")
+        .iter()
+        .map(|named| format!("{} : {}", &text[named.span.as_usize_range()], named.ty))
+        .collect();
+    expect![[r#"
+        [
+            "xs : List F64",
+            "sort_list : List F64 -> List F64",
+            "xs : List F64",
+            "s : List F64",
+            "at : List F64 -> I64 ->{Panic} F64",
+            "s : List F64",
+        ]
+    "#]]
+    .assert_debug_eq(&types);
+    let broken = "bad : (x : I64) -> I64\nbad x = let y = x in y ++ \"s\"\n";
+    let (env, program) = support::program("m", broken);
+    assert!(
+        !soil_types::name_types(&env, &program, "m::bad").is_empty(),
+        "a failing check still reports what it inferred"
+    );
+    assert!(soil_types::name_types(&env, &program, "m::other").is_empty());
+}

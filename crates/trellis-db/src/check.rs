@@ -195,6 +195,19 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
     if checker_definition(db, item).is_none() {
         return CheckOutcome::NotLowered;
     }
+    let program = definition_program(db, item);
+    // Problems in the environment are reported once, by `env_diagnostics`.
+    let report = soil_types::check_program(checker_env(db), &program);
+    match report.for_definition(&item.qualified(db)) {
+        Some(Ok(facts)) => CheckOutcome::Checked(facts),
+        Some(Err(errors)) => CheckOutcome::Failed(errors),
+        None => CheckOutcome::Failed(Vec::new()),
+    }
+}
+
+/// The callee-first program `item` is checked in. Shared with the editor's
+/// `name_types` (crate::ide), which must check exactly what `check_definition` does.
+pub(crate) fn definition_program(db: &dyn Db, item: Item<'_>) -> Program {
     let in_full = checked_in_full(db, item);
     let mut program = Program::default();
     for (module, name) in program_order(db, item).iter() {
@@ -207,13 +220,7 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
             program.declarations.push(declaration.clone());
         }
     }
-    // Problems in the environment are reported once, by `env_diagnostics`.
-    let report = soil_types::check_program(checker_env(db), &program);
-    match report.for_definition(&item.qualified(db)) {
-        Some(Ok(facts)) => CheckOutcome::Checked(facts),
-        Some(Err(errors)) => CheckOutcome::Failed(errors),
-        None => CheckOutcome::Failed(Vec::new()),
-    }
+    program
 }
 
 /// The members of `item`'s program its check reads with their bodies: `item`, the

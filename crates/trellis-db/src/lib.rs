@@ -28,6 +28,7 @@ mod exports;
 mod files;
 mod graph;
 mod hashing;
+mod ide;
 mod index;
 mod lockgen;
 mod pipeline;
@@ -61,7 +62,8 @@ pub use hashing::{
     all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs, soil_hash,
     type_cycles, type_hash,
 };
-pub use index::{Module, ModuleFiles, RootIndex, root_index};
+pub use ide::name_types;
+pub use index::{Module, ModuleFiles, RootIndex, files_of, root_index};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,
     invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
@@ -74,7 +76,8 @@ pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use results::suite_key;
 pub use soil::{
-    Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation, parse_soil,
+    Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation,
+    item_soil_file, module_helpers, parse_soil,
 };
 pub use spec::{
     SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,

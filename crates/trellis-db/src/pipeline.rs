@@ -274,7 +274,7 @@ pub struct StatusRow {
 }
 
 impl StatusRow {
-    fn from_status(name: String, kind: &'static str, status: &Status) -> StatusRow {
+    pub fn from_status(name: String, kind: &'static str, status: &Status) -> StatusRow {
         StatusRow {
             status: status.name().to_owned(),
             reason: (!status.is_settled()).then(|| status.reason()),
@@ -284,7 +284,7 @@ impl StatusRow {
         }
     }
 
-    fn unreadable(name: String, kind: &'static str, errors: &[Diagnostic]) -> StatusRow {
+    pub fn unreadable(name: String, kind: &'static str, errors: &[Diagnostic]) -> StatusRow {
         let reason = errors
             .first()
             .map(|d| format!("the lock is unreadable: {}", d.message));

@@ -65,6 +65,9 @@ Commands:
                                   agent (--hash: its sha256, the value soil.toml
                                   [toolchain] skill pins)
   daemon run|stop|status          manage the root's daemon
+  lsp                             serve the Language Server Protocol on stdio
+                                  for an editor (unsaved buffers overlay the
+                                  root for the editor only)
 
 Options:
   --no-daemon   answer in this process instead of the root's daemon
@@ -149,6 +152,7 @@ pub enum Command {
         hash: bool,
     },
     Daemon(DaemonCommand),
+    Lsp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,6 +371,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["daemon", "run"] => Command::Daemon(DaemonCommand::Run),
         ["daemon", "stop"] => Command::Daemon(DaemonCommand::Stop),
         ["daemon", "status"] => Command::Daemon(DaemonCommand::Status),
+        ["lsp"] => Command::Lsp,
         _ => {
             return Err(UsageError(format!(
                 "unknown command or wrong arguments: `{}`; see `trellis --help`",
@@ -523,6 +528,8 @@ mod tests {
                 interactive: true,
             })
         );
+        assert_eq!(parse_words("lsp").map(|i| i.command), Ok(Command::Lsp));
+        assert!(parse_words("lsp --json").is_err() && parse_words("lsp x").is_err());
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub fn run(args: &[String]) -> ExitCode {
             }
             return ExitCode::SUCCESS;
         }
+        // Finds its root itself, from the editor's workspace folder too.
+        Command::Lsp => return crate::lsp::run(),
         _ => {}
     }
     let root = match find_root() {
@@ -143,6 +145,7 @@ fn method_of(command: &Command) -> (&'static str, Value) {
         | Command::Spec { .. }
         | Command::Skill { .. }
         | Command::Daemon(_)
+        | Command::Lsp
         | Command::Repl
         | Command::Answer { .. } => ("", Value::Null),
     }

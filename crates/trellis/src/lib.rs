@@ -7,8 +7,8 @@
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
 //! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
 //! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim),
-//! `trellis-skill` (`trellis skill` and the skill pin) and `soil-syntax`
-//! (`write_soil` parses and prints a draft).
+//! `trellis-skill` (`trellis skill` and the skill pin), `trellis-lsp` (`trellis lsp`)
+//! and `soil-syntax` (`write_soil` parses and prints a draft).
 
 #![allow(
     clippy::disallowed_methods,
@@ -25,6 +25,7 @@ pub mod identity;
 pub mod line_diff;
 pub mod loader;
 pub mod lowering;
+pub mod lsp;
 pub mod mcp;
 pub mod render;
 pub mod repl;

@@ -96,6 +96,12 @@ pub(crate) struct Checker<'a> {
     /// Set while the body's effects are held to the declared signature's row,
     /// so an undeclared effect's diagnostic says how to declare it.
     pub signature_row: bool,
+    /// Whether to record [`Checker::name_types`]: only an editor's hover asks, so
+    /// an ordinary check pays nothing for it.
+    pub observing: bool,
+    /// Each name the equation binds or mentions, with its type there (the
+    /// instantiated type at a use), while `observing`.
+    pub name_types: Vec<(TextRange, Ty)>,
 }
 
 impl<'a> Checker<'a> {
@@ -122,6 +128,16 @@ impl<'a> Checker<'a> {
             origin: Origin::Equation,
             references: Vec::new(),
             signature_row: false,
+            observing: false,
+            name_types: Vec::new(),
+        }
+    }
+
+    /// Records a name's type at `span` for [`crate::name_types`]; a no-op unless
+    /// observing, and only in the equation (clause spans point into spec blocks).
+    pub(crate) fn observe(&mut self, span: TextRange, ty: &Ty) {
+        if self.observing && self.origin == Origin::Equation {
+            self.name_types.push((span, ty.clone()));
         }
     }
 
@@ -338,6 +354,12 @@ impl<'a> Checker<'a> {
     // ---- name resolution -------------------------------------------------------
 
     fn lookup_var(&mut self, ident: &ast::Ident, span: TextRange) -> Ty {
+        let ty = self.resolve_var(ident, span);
+        self.observe(span, &ty);
+        ty
+    }
+
+    fn resolve_var(&mut self, ident: &ast::Ident, span: TextRange) -> Ty {
         if let Some((_, scheme)) = self.scope.iter().rev().find(|(n, _)| *n == ident.text) {
             let scheme = scheme.clone();
             return self.subst.instantiate(&scheme);
@@ -433,7 +455,10 @@ impl<'a> Checker<'a> {
             ExprKind::Qualified { module, name } => {
                 let qualified = format!("{}::{}", module.text, name.text);
                 match self.lookup_global(&qualified, span) {
-                    Some(ty) => ty,
+                    Some(ty) => {
+                        self.observe(name.span, &ty);
+                        ty
+                    }
                     None => {
                         let hint = did_you_mean(closest(
                             &qualified,
@@ -760,6 +785,7 @@ impl<'a> Checker<'a> {
                     );
                 }
                 seen.push(&ident.text);
+                self.observe(ident.span, ty);
                 self.bind(&ident.text, Scheme::mono(ty.clone()));
             }
         }
@@ -770,6 +796,7 @@ impl<'a> Checker<'a> {
         match &let_expr.binder {
             ast::LetBinder::Var(ident) => {
                 let ty = self.infer(&let_expr.value);
+                self.observe(ident.span, &ty);
                 let scheme = self.generalize(&ty);
                 self.bind(&ident.text, scheme);
             }
@@ -778,6 +805,7 @@ impl<'a> Checker<'a> {
                 self.bind(&name.text, Scheme::mono(self_ty.clone()));
                 let ty = self.lambda(params, &let_expr.value, None, let_expr.value.span);
                 self.expect(&self_ty, &ty, name.span);
+                self.observe(name.span, &ty);
                 self.scope_reset(mark);
                 let scheme = self.generalize(&ty);
                 self.bind(&name.text, scheme);

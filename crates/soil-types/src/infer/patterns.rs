@@ -284,6 +284,7 @@ impl Checker<'_> {
             );
         }
         binds.push(ident.text.clone());
+        self.observe(ident.span, &ty);
         self.bind(&ident.text, Scheme::mono(ty));
     }
 }
