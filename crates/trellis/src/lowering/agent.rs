@@ -17,7 +17,7 @@ use crate::service::Service;
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
-use super::providers::{Provider, ProviderKind};
+use super::providers::{ClaudeCode, Provider, ProviderKind, Scripted};
 
 /// What the agent's output said so far.
 #[derive(Clone, Debug, Default)]
@@ -178,6 +178,28 @@ pub struct AgentProcess {
     _keep: Option<Box<dyn std::any::Any + Send>>,
 }
 
+/// What every provider kind provides: the command that runs its agent for one
+/// job. Whatever drives the agent — a playbook, a model — it reaches the job only
+/// through the job's shim and reports in stream-json, so the loop needs nothing
+/// else of a provider.
+pub trait AgentLauncher {
+    fn agent_command(
+        &self,
+        provider: &Provider,
+        trellis: &Path,
+        invocation: &Invocation<'_>,
+    ) -> Result<AgentCommand, Diagnostic>;
+}
+
+impl ProviderKind {
+    pub fn launcher(&self) -> &dyn AgentLauncher {
+        match self {
+            ProviderKind::Scripted(scripted) => scripted,
+            ProviderKind::ClaudeCode(claude) => claude,
+        }
+    }
+}
+
 /// The command that runs `provider`'s agent for one job.
 pub fn command(
     provider: &Provider,
@@ -189,26 +211,45 @@ pub fn command(
             format!("no trellis binary to run: {error}"),
         )
     })?;
-    match &provider.kind {
-        ProviderKind::Scripted { playbooks } => {
-            let playbook = playbook_for(playbooks, invocation)?;
-            let mut command = Command::new(exe);
-            command
-                .arg("_script")
-                .arg("--playbook")
-                .arg(playbook)
-                .arg("--job")
-                .arg(invocation.job)
-                .arg("--socket")
-                .arg(invocation.socket);
-            Ok(AgentCommand {
-                command,
-                keep: None,
-            })
-        }
-        ProviderKind::ClaudeCode(claude) => {
-            super::claude::command(claude, provider, &exe, invocation)
-        }
+    provider
+        .kind
+        .launcher()
+        .agent_command(provider, &exe, invocation)
+}
+
+impl AgentLauncher for Scripted {
+    /// `trellis _script` with the definition's playbook.
+    fn agent_command(
+        &self,
+        _provider: &Provider,
+        trellis: &Path,
+        invocation: &Invocation<'_>,
+    ) -> Result<AgentCommand, Diagnostic> {
+        let playbook = playbook_for(&self.playbooks, invocation)?;
+        let mut command = Command::new(trellis);
+        command
+            .arg("_script")
+            .arg("--playbook")
+            .arg(playbook)
+            .arg("--job")
+            .arg(invocation.job)
+            .arg("--socket")
+            .arg(invocation.socket);
+        Ok(AgentCommand {
+            command,
+            keep: None,
+        })
+    }
+}
+
+impl AgentLauncher for ClaudeCode {
+    fn agent_command(
+        &self,
+        provider: &Provider,
+        trellis: &Path,
+        invocation: &Invocation<'_>,
+    ) -> Result<AgentCommand, Diagnostic> {
+        super::claude::command(self, provider, trellis, invocation)
     }
 }
 

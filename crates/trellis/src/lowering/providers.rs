@@ -49,10 +49,16 @@ pub struct Provider {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProviderKind {
-    /// Replays `<playbooks>/<module>/<name>.jsonl` (or `<name>.<attempt>.jsonl`).
-    Scripted { playbooks: PathBuf },
+    /// Replays `<playbooks>/<module>/<name>.jsonl` (or `<name>.<n>.jsonl`).
+    Scripted(Scripted),
     /// Claude Code in headless mode, spawned in the jail (design §4.9.1).
     ClaudeCode(ClaudeCode),
+}
+
+/// A scripted provider: where its playbooks are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scripted {
+    pub playbooks: PathBuf,
 }
 
 /// The built-in provider's name, usable without a providers.toml.
@@ -239,9 +245,9 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
                 )
             })?;
             let base = file.parent().unwrap_or(Path::new("."));
-            ProviderKind::Scripted {
+            ProviderKind::Scripted(Scripted {
                 playbooks: base.join(playbooks),
-            }
+            })
         }
         Some(CLAUDE_CODE) => ProviderKind::ClaudeCode(claude_code(file, name, entry)?),
         Some(other) => {
@@ -255,7 +261,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
         None => return Err(problem(file, format!("[providers.{name}] needs a `kind`"))),
     };
     let default_model = match kind {
-        ProviderKind::Scripted { .. } => name,
+        ProviderKind::Scripted(_) => name,
         ProviderKind::ClaudeCode(_) => "default",
     };
     Ok(Provider {
@@ -403,7 +409,7 @@ impl Provider {
     /// The wire form a `lower` request carries.
     pub fn to_json(&self) -> Value {
         let kind = match &self.kind {
-            ProviderKind::Scripted { playbooks } => {
+            ProviderKind::Scripted(Scripted { playbooks }) => {
                 json!({ "tag": "Scripted", "playbooks": playbooks.display().to_string() })
             }
             ProviderKind::ClaudeCode(claude) => json!({
@@ -431,9 +437,9 @@ impl Provider {
     /// The daemon's reading of [`Provider::to_json`]; `None` for anything else.
     pub fn from_json(value: &Value) -> Option<Provider> {
         let kind = match value["kind"]["tag"].as_str()? {
-            "Scripted" => ProviderKind::Scripted {
+            "Scripted" => ProviderKind::Scripted(Scripted {
                 playbooks: PathBuf::from(value["kind"]["playbooks"].as_str()?),
-            },
+            }),
             "ClaudeCode" => {
                 let kind = &value["kind"];
                 let strings = |key: &str| -> Option<Vec<String>> {
@@ -477,7 +483,7 @@ impl Provider {
 
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
-            ProviderKind::Scripted { .. } => "scripted",
+            ProviderKind::Scripted(_) => "scripted",
             ProviderKind::ClaudeCode(_) => CLAUDE_CODE,
         }
     }
@@ -513,9 +519,9 @@ mod tests {
         assert_eq!(provider.caps, DEFAULT_CAPS);
         assert_eq!(
             provider.kind,
-            ProviderKind::Scripted {
+            ProviderKind::Scripted(Scripted {
                 playbooks: PathBuf::from("/home/u/.config/trellis/books")
-            }
+            })
         );
         assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
     }
