@@ -34,7 +34,7 @@ pub struct OracleConfig {
     pub root: PathBuf,
     /// The complete environment (must carry `PATH` for `python3`).
     pub env: Vec<(String, String)>,
-    /// For one Python process (all cases) or one CLI case.
+    /// For one Python run (all cases, cold or one warm request) or one CLI case.
     pub timeout: Duration,
     pub python: String,
 }

@@ -67,7 +67,8 @@ pub use program::SigParts;
 /// Per-tier time limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
-    /// One Python oracle process (all cases), or one CLI oracle case.
+    /// One Python oracle run (all cases, cold or one warm request), or one CLI
+    /// oracle case.
     pub oracle: Duration,
     /// One cram block.
     pub cram: Duration,
