@@ -23,6 +23,7 @@ bench:
     cargo run -q --release -p soil-eval --example cost_bench
     cargo run -q --release -p trellis-db --example db_bench
     cargo run -q --release -p trellis-verify --example property_bench -- 80
+    cargo run -q --release -p trellis-verify --example oracle_bench
     cargo run -q --release -p trellis --example daemon_bench
     cargo run -q --release -p trellis --example edit_bench
     cargo run -q --release -p trellis --example context_bench

@@ -79,6 +79,17 @@ impl Captured {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
+
+    /// Appends `bytes`, keeping at most `limit` bytes in all (`truncated` once
+    /// any are dropped), exactly as a stream is captured.
+    pub(crate) fn keep(&mut self, bytes: &[u8], limit: usize) {
+        let room = limit.saturating_sub(self.bytes.len());
+        if bytes.len() > room {
+            self.truncated = true;
+        }
+        self.bytes
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,24 +201,28 @@ impl ProcessRunner for RealRunner {
         let stderr = stderr_thread
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
-        let exit = match status {
-            Ok(status) => {
-                use std::os::unix::process::ExitStatusExt;
-                match (status.code(), status.signal()) {
-                    (Some(code), _) => Exit::Code(code),
-                    (None, Some(signal)) => Exit::Signal(signal),
-                    (None, None) => Exit::NotStarted("unknown wait status".into()),
-                }
-            }
-            Err(error) => Exit::NotStarted(format!("wait failed: {error}")),
-        };
         ProcessOutcome {
-            exit,
+            exit: exit_of(status),
             stdout,
             stderr,
             duration: started.elapsed(),
             timed_out,
         }
+    }
+}
+
+/// How a reaped child ended, as an [`Exit`].
+pub(crate) fn exit_of(status: std::io::Result<std::process::ExitStatus>) -> Exit {
+    match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => Exit::Code(code),
+                (None, Some(signal)) => Exit::Signal(signal),
+                (None, None) => Exit::NotStarted("unknown wait status".into()),
+            }
+        }
+        Err(error) => Exit::NotStarted(format!("wait failed: {error}")),
     }
 }
 
@@ -217,13 +232,7 @@ fn capture(mut pipe: impl Read, limit: usize) -> Captured {
     loop {
         match pipe.read(&mut buffer) {
             Ok(0) => break,
-            Ok(n) => {
-                let room = limit.saturating_sub(captured.bytes.len());
-                if n > room {
-                    captured.truncated = true;
-                }
-                captured.bytes.extend_from_slice(&buffer[..n.min(room)]);
-            }
+            Ok(n) => captured.keep(&buffer[..n], limit),
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -234,7 +243,7 @@ fn capture(mut pipe: impl Read, limit: usize) -> Captured {
 /// Whether the child `pid` has exited, WITHOUT reaping it (`WNOWAIT`): while the
 /// zombie exists its pid, and so its process-group id, cannot be reused.
 #[allow(unsafe_code)]
-fn has_exited(pid: u32) -> bool {
+pub(crate) fn has_exited(pid: u32) -> bool {
     // SAFETY: `info` is a plain C struct fully owned by this frame and zeroed
     // before the call; `waitid` only writes into it. `pid` is our own unreaped
     // child, and WNOWAIT leaves it waitable for `Child::wait`.
@@ -249,7 +258,7 @@ fn has_exited(pid: u32) -> bool {
 
 /// SIGKILL every process in the group led by `pgid`.
 #[allow(unsafe_code)]
-fn kill_process_group(pgid: u32) {
+pub(crate) fn kill_process_group(pgid: u32) {
     let Ok(pgid) = libc::pid_t::try_from(pgid) else {
         return;
     };

@@ -10,11 +10,11 @@ use soil_syntax::ast;
 use soil_types::{Clause, ClauseKind, Definition, Env, Located, Program, SourceText};
 use trellis_hash::Digest;
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, SpanClass};
-use trellis_verify::RealRunner;
 use trellis_verify::suite::{
     ProgressEvent, SuiteInput, SuiteOutcome, Tier, Timeouts, expect_bundle, expect_bundle_text,
     run_suite,
 };
+use trellis_verify::{RealRunner, WarmPool, WarmRunner};
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -235,11 +235,15 @@ impl Module {
     }
 
     fn run(&self, def: &str, tool_dir: &Path) -> SuiteOutcome {
+        self.run_with(def, tool_dir, None)
+    }
+
+    fn run_with(&self, def: &str, tool_dir: &Path, warm: Option<&dyn WarmRunner>) -> SuiteOutcome {
         let program = self.program_for(def);
         let spec = self.spec(def);
         let full = format!("{}::{def}", self.name);
         let input = self.input(&full, &program, spec, tool_dir);
-        run_suite(&input, &RealRunner, &mut |_| {})
+        run_suite(&input, &RealRunner, warm, &mut |_| {})
     }
 
     fn input<'a>(
@@ -870,7 +874,7 @@ fn oracle_errors_and_hangs_are_error_rows() {
         let bin = stand_in_bin();
         let mut input = module.input("csvstats::sort", &program, module.spec("sort"), &bin);
         input.timeouts.oracle = std::time::Duration::from_millis(300);
-        let outcome = run_suite(&input, &RealRunner, &mut |_| {});
+        let outcome = run_suite(&input, &RealRunner, None, &mut |_| {});
         let row = outcome
             .rows
             .iter()
@@ -887,13 +891,40 @@ fn oracle_errors_and_hangs_are_error_rows() {
 }
 
 #[test]
+fn a_warm_oracle_gives_the_suite_outcome_a_cold_one_gives() {
+    let pool = WarmPool::new(2);
+    let bin = stand_in_bin();
+    // Median as lowered, and an upper-middle median whose differential row fails.
+    let wrong = "median xs =\n  at (sort xs) (len xs / 2)\n";
+    for body in [None, Some(wrong)] {
+        let extra: Vec<(&str, &str)> = body.map(|b| ("median.soil", b)).into_iter().collect();
+        let module = load_module(&examples().join("csvstats"), &extra);
+        let cold = module.run("median", &bin);
+        let differential = cold
+            .rows
+            .iter()
+            .find(|row| row.tier == Tier::Differential)
+            .expect("median has a differential row");
+        assert_eq!(
+            differential.result.as_str(),
+            if body.is_none() { "pass" } else { "fail" }
+        );
+        for round in ["first", "second"] {
+            let warm = module.run_with("median", &bin, Some(&pool));
+            assert_eq!(warm, cold, "the {round} warm suite differs");
+        }
+    }
+    assert_eq!(pool.started(), 1, "one driver served all four runs");
+}
+
+#[test]
 fn progress_reports_preflight_then_every_row() {
     let module = load_module(&examples().join("csvstats"), &[]);
     let program = module.program_for("median");
     let bin = stand_in_bin();
     let input = module.input("csvstats::median", &program, module.spec("median"), &bin);
     let mut events = Vec::new();
-    let outcome = run_suite(&input, &RealRunner, &mut |event| {
+    let outcome = run_suite(&input, &RealRunner, None, &mut |event| {
         events.push(match event {
             ProgressEvent::PreflightDone { diagnostics } => format!("preflight {diagnostics}"),
             ProgressEvent::RowFinished(row) => row.name,

@@ -224,7 +224,7 @@ fn bench(command: &dyn Fn(&[&str]) -> Command, root: &Path, calls: usize) -> Res
         );
     }
     println!(
-        "(median's suite includes its differential row, one python3 oracle process per run;\n sort has no reference: its figure is the interpreter's share)"
+        "(median's suite includes its differential row, answered by the daemon's warm python3\n oracle driver, started once; sort has no reference: its figure is the interpreter's share)"
     );
     shim.finish();
     sort_shim.finish();

@@ -150,7 +150,7 @@ pub fn run(root: &Path) -> Result<(), String> {
         root.display(),
         socket.display()
     );
-    server
-        .serve(handler)
-        .map_err(|e| format!("the daemon stopped: {e}"))
+    let served = server.serve(handler);
+    crate::service::stop_warm_oracles();
+    served.map_err(|e| format!("the daemon stopped: {e}"))
 }

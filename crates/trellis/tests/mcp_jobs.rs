@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
-use support::{Root, TRELLIS};
+use support::{Root, TRELLIS, is_alive, wait_until};
 
 /// One `trellis _mcp` session over pipes, after the legacy handshake.
 struct Session {
@@ -341,4 +341,119 @@ fn a_drafts_private_helpers_join_the_modules_helpers_in_its_job_only() {
     let check = root.run(&["check", "--json"]).json();
     assert_eq!(check["errors"], json!([]), "{check}");
     assert!(session.finish().success());
+}
+
+/// The live warm oracle drivers (design §9.2) of the root's daemon: Python
+/// processes started with the driver's terminator and this root as arguments.
+fn warm_drivers(root: &Root) -> Vec<u32> {
+    let wanted = [
+        root.root.to_string_lossy().into_owned(),
+        root.root
+            .canonicalize()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned(),
+    ];
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect();
+        let serves = args
+            .iter()
+            .any(|arg| arg.contains("trellis-oracle: served"));
+        if serves && args.iter().any(|arg| wanted.contains(arg)) && is_alive(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn run_tests_answers_the_same_from_a_warm_oracle_that_sees_edits_and_dies_with_the_daemon() {
+    let root = Root::examples_with_daemon();
+    // The reference's halving goes through a helper module it imports.
+    root.import_a_reference_helper();
+    root.edit(
+        "reference/stats.py",
+        "        return total / 2.0\n",
+        "        return half(total, 0.0)\n",
+    );
+    let (mut session, _) = Session::start(&root, "csvstats::median");
+    session.write(&root.read("csvstats/median.soil"));
+    let differential = |document: &Value| {
+        document["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|case| {
+                case["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("derived:differential:")
+            })
+            .map(|case| case["outcome"]["tag"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let (is_error, first) = session.call("run_tests", json!({}));
+    assert!(!is_error, "{first}");
+    assert_eq!(differential(&first), "Pass", "{first}");
+    let drivers = warm_drivers(&root);
+    assert_eq!(drivers.len(), 1, "one warm driver after a run: {drivers:?}");
+    let (_, second) = session.call("run_tests", json!({}));
+    assert_eq!(second, first, "a warm run answers as the first did");
+    assert_eq!(
+        warm_drivers(&root),
+        drivers,
+        "and the same driver served it"
+    );
+
+    // An edited helper is seen by the next run, and so is its repair.
+    root.edit(
+        "reference/refhelp.py",
+        "return a / 2.0 + b / 2.0",
+        "return a / 2.0 + b / 2.0 + 1.0",
+    );
+    let (_, broken) = session.call("run_tests", json!({}));
+    assert_eq!(differential(&broken), "Fail", "{broken}");
+    let (_, again) = session.call("run_tests", json!({}));
+    assert_eq!(again, broken);
+    root.edit(
+        "reference/refhelp.py",
+        "return a / 2.0 + b / 2.0 + 1.0",
+        "return a / 2.0 + b / 2.0",
+    );
+    let (_, repaired) = session.call("run_tests", json!({}));
+    assert_eq!(repaired, first);
+    assert_eq!(warm_drivers(&root), drivers, "no run started another");
+    assert!(session.finish().success());
+
+    // No driver outlives its daemon: stopped,
+    root.run(&["daemon", "stop"]).ok();
+    for pid in &drivers {
+        assert!(!is_alive(*pid), "driver {pid} outlived `daemon stop`");
+    }
+    // or killed outright (the driver ends when its requests pipe closes).
+    let root = root.start_daemon();
+    let (mut session, _) = Session::start(&root, "csvstats::median");
+    session.write(&root.read("csvstats/median.soil"));
+    assert!(!session.call("run_tests", json!({})).0);
+    let drivers = warm_drivers(&root);
+    assert_eq!(drivers.len(), 1, "{drivers:?}");
+    let daemon = root.daemon_pid().expect("a daemon");
+    Command::new("kill")
+        .args(["-9", &daemon.to_string()])
+        .status()
+        .unwrap();
+    wait_until("the warm driver of a killed daemon exits", || {
+        !is_alive(drivers[0])
+    });
+    let _ = session.finish();
 }

@@ -1,5 +1,7 @@
 """Reference functions for the differential-oracle tests."""
 
+import os
+import sys
 import time
 
 
@@ -51,3 +53,12 @@ def shape_sum(shape):
     if not all(isinstance(fields[k], float) for k in ("x", "y")):
         raise TypeError("coordinates must arrive as floats")
     return fields["x"] + fields["y"]
+
+
+def exits_on_four(a, b):
+    # Ends the whole process mid-run: later cases get no answer.
+    if a + b == 4:
+        print("leaving at 4")
+        sys.stdout.flush()
+        os._exit(4)
+    return a + b

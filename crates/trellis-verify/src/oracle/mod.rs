@@ -1,5 +1,6 @@
 //! Differential oracles (impl plan §9.9): a Python reference run through an
-//! embedded driver, one process for all cases, or a CLI command run once per case;
+//! embedded driver, one process for all cases — started for the run, or a warm
+//! one the host keeps (design §9.2) — or a CLI command run once per case;
 //! results compared through soil-rt's canonical re-encode, never as oracle text.
 
 mod python;
@@ -13,6 +14,7 @@ use trellis_hash::Digest;
 
 use crate::codes::Code;
 use crate::process::{Exit, ProcessOutcome, ProcessRunner, ProcessSpec};
+use crate::warm::WarmRunner;
 pub use trellis_spec::Reference;
 
 /// The lock's oracle hash of a Python reference: its file's bytes.
@@ -32,7 +34,7 @@ pub struct OracleConfig {
     pub root: PathBuf,
     /// The complete environment (must carry `PATH` for `python3`).
     pub env: Vec<(String, String)>,
-    /// For one Python process (all cases) or one CLI case.
+    /// For one Python run (all cases, cold or one warm request) or one CLI case.
     pub timeout: Duration,
     pub python: String,
 }
@@ -172,9 +174,11 @@ impl OracleFailure {
 }
 
 /// Runs `oracle` on every case and compares with Soil's results. Always returns
-/// one result per case, in order.
+/// one result per case, in order. A Python reference is sent to `warm` when the
+/// host keeps warm processes, else run by `runner`; the results are the same.
 pub fn run_differential(
     runner: &dyn ProcessRunner,
+    warm: Option<&dyn WarmRunner>,
     config: &OracleConfig,
     oracle: &Reference,
     result_type: &RtType,
@@ -183,7 +187,7 @@ pub fn run_differential(
 ) -> Vec<CaseResult> {
     let answers = match oracle {
         Reference::Python { path, symbol } => {
-            python::run_python(runner, config, path, symbol, cases, env)
+            python::run_python(runner, warm, config, path, symbol, cases, env)
         }
         Reference::Cli { command } => cases
             .iter()
@@ -233,12 +237,12 @@ fn compare(oracle_json: &str, actual: &str, result_type: &RtType, env: &TypeEnv)
     }
 }
 
-/// Why a case has no answer line: the process timed out or ended early.
-pub(crate) fn missing_answer(outcome: &ProcessOutcome) -> OracleFailure {
+/// Why a case has no answer line: the process timed out (reported as the
+/// limit it reached, so the message does not depend on scheduling) or ended
+/// early.
+pub(crate) fn missing_answer(outcome: &ProcessOutcome, timeout: Duration) -> OracleFailure {
     if outcome.timed_out {
-        OracleFailure::Timeout {
-            after: outcome.duration,
-        }
+        OracleFailure::Timeout { after: timeout }
     } else {
         OracleFailure::ExitStatus {
             exit: outcome.exit.clone(),
@@ -260,7 +264,7 @@ fn run_cli_case(
     spec.env = config.env.clone();
     let outcome = runner.run(&spec);
     if outcome.timed_out || outcome.exit != Exit::Code(0) {
-        return Err(missing_answer(&outcome));
+        return Err(missing_answer(&outcome, config.timeout));
     }
     Ok(outcome.stdout.text().trim_end().to_owned())
 }
@@ -291,7 +295,8 @@ fn clip(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::{FakeRunner, RealRunner};
+    use crate::process::{Captured, FakeRunner, RealRunner};
+    use crate::warm::{FakeWarmRunner, WarmPool};
     use std::time::Instant;
 
     fn fixture_root() -> PathBuf {
@@ -349,6 +354,15 @@ mod tests {
         run_in(&TypeEnv::new(), oracle, cases, ty, ms)
     }
 
+    /// One pool for the module's tests, so a warm driver serves references and
+    /// symbols one after another (and tests running side by side).
+    fn shared_pool() -> &'static WarmPool {
+        static POOL: std::sync::OnceLock<WarmPool> = std::sync::OnceLock::new();
+        POOL.get_or_init(|| WarmPool::new(4))
+    }
+
+    /// Runs the oracle cold, then twice warm (the second on a driver that has
+    /// served before), and insists the three results are identical.
     fn run_in(
         env: &TypeEnv,
         oracle: &Reference,
@@ -356,8 +370,21 @@ mod tests {
         ty: &RtType,
         ms: u64,
     ) -> String {
-        let results = run_differential(&RealRunner, &config(ms), oracle, ty, env, cases);
-        render(&results)
+        let cold = run_differential(&RealRunner, None, &config(ms), oracle, ty, env, cases);
+        for round in ["first", "second"] {
+            // CLI oracles still run through the runner, warm or not.
+            let warm = run_differential(
+                &RealRunner,
+                Some(shared_pool()),
+                &config(ms),
+                oracle,
+                ty,
+                env,
+                cases,
+            );
+            assert_eq!(warm, cold, "the {round} warm run differs from the cold one");
+        }
+        render(&cold)
     }
 
     fn render(results: &[CaseResult]) -> String {
@@ -566,6 +593,7 @@ mod tests {
         let env = TypeEnv::new();
         let results = run_differential(
             &fake,
+            None,
             &config(1000),
             &python("add"),
             &RtType::I64,
@@ -581,6 +609,146 @@ mod tests {
             &specs[0].args[specs[0].args.len() - 2..],
             ["oracle/arith.py", "add"]
         );
+    }
+
+    #[test]
+    fn a_reference_that_ends_its_process_reports_the_exit_and_stderr() {
+        let cases = [case("e#1", "[1,2]", "3"), case("e#2", "[2,2]", "4")];
+        let got = run(&python("exits_on_four"), &cases, &RtType::I64, 20_000);
+        expect_test::expect![[r#"
+            e#1: agree
+            e#2: oracle-error [exit] e#2: the oracle exited with status 4 (leaving at 4)
+        "#]]
+        .assert_eq(&got);
+    }
+
+    #[test]
+    fn a_warm_run_sends_one_request_and_starts_no_process() {
+        let fake = FakeRunner::new();
+        let warm = FakeWarmRunner::new();
+        warm.push(ProcessOutcome {
+            exit: Exit::Code(0),
+            stdout: Captured {
+                bytes: b"{\"case\":0,\"ok\":3}\n{\"case\":1,\"ok\":1}\n".to_vec(),
+                truncated: false,
+            },
+            stderr: Captured::default(),
+            duration: Duration::ZERO,
+            timed_out: false,
+        });
+        let results = run_differential(
+            &fake,
+            Some(&warm),
+            &config(1000),
+            &python("add"),
+            &RtType::I64,
+            &TypeEnv::new(),
+            &add_cases(),
+        );
+        assert_eq!(
+            render(&results),
+            "t#1: agree\nt#2: disagree expected=1 actual=0\n"
+        );
+        assert!(fake.specs.borrow().is_empty());
+        let requests = warm.requests.borrow();
+        assert_eq!(requests.len(), 1);
+        let (spec, terminator) = &requests[0];
+        assert_eq!(spec.program, "python3");
+        assert_eq!(
+            String::from_utf8_lossy(&spec.stdin),
+            "[\"oracle/arith.py\",\"add\"]\n[[1,2],[-4,4]]\n[]\n"
+        );
+        // The process is named by interpreter, root and environment alone.
+        assert_eq!(spec.args.last(), Some(terminator));
+        assert_eq!(
+            spec.args[spec.args.len() - 2],
+            fixture_root().to_string_lossy()
+        );
+    }
+
+    /// A root of its own in the temp dir, for a test that edits its references.
+    fn scratch_root(tag: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "trellis-warm-{tag}-{}-{:?}",
+            std::process::id(),
+            Instant::now()
+        ));
+        std::fs::create_dir_all(root.join("ref")).expect("scratch root");
+        root
+    }
+
+    #[test]
+    fn a_warm_driver_reads_edited_references_and_helpers_afresh() {
+        let root = scratch_root("stale");
+        let write = |rel: &str, text: &str| std::fs::write(root.join(rel), text).expect("write");
+        write("ref/helper.py", "def bump(x):\n    return x + 1\n");
+        write(
+            "ref/main.py",
+            "from helper import bump\n\ndef f(a, b):\n    return bump(a + b)\n",
+        );
+        let pool = WarmPool::new(2);
+        let oracle = Reference::Python {
+            path: "ref/main.py".into(),
+            symbol: "f".into(),
+        };
+        let mut config = config(20_000);
+        config.root = root.clone();
+        let cases = [case("s#1", "[1,2]", "4")];
+        let run = |warm: Option<&dyn WarmRunner>| {
+            let results = run_differential(
+                &RealRunner,
+                warm,
+                &config,
+                &oracle,
+                &RtType::I64,
+                &TypeEnv::new(),
+                &cases,
+            );
+            render(&results)
+        };
+        assert_eq!(run(Some(&pool)), "s#1: agree\n");
+        // The helper the reference imports changes: the next run sees it.
+        write("ref/helper.py", "def bump(x):\n    return x + 10\n");
+        let edited = run(Some(&pool));
+        assert_eq!(edited, "s#1: disagree expected=13 actual=4\n");
+        assert_eq!(edited, run(None), "cold agrees");
+        // The reference itself changes, importing a module that did not exist.
+        write("ref/other.py", "def bump(x):\n    return x + 100\n");
+        write(
+            "ref/main.py",
+            "from other import bump\n\ndef f(a, b):\n    return bump(a + b)\n",
+        );
+        let edited = run(Some(&pool));
+        assert_eq!(edited, "s#1: disagree expected=103 actual=4\n");
+        assert_eq!(edited, run(None), "cold agrees");
+        assert_eq!(pool.started(), 1, "one driver served every run");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_warm_driver_killed_at_the_timeout_is_replaced() {
+        let pool = WarmPool::new(2);
+        let warm = |symbol: &str, ms: u64| {
+            let results = run_differential(
+                &RealRunner,
+                Some(&pool),
+                &config(ms),
+                &python(symbol),
+                &RtType::I64,
+                &TypeEnv::new(),
+                &add_cases()[..1],
+            );
+            render(&results)
+        };
+        assert_eq!(warm("add", 20_000), "t#1: agree\n");
+        let hung = warm("hang", 1_000);
+        expect_test::expect![[r#"
+            t#1: oracle-error [timeout] t#1: the oracle timed out after 1000 ms
+        "#]]
+        .assert_eq(&hung);
+        assert!(pool.idle_pids().is_empty(), "the hung driver is gone");
+        assert_eq!(warm("add", 20_000), "t#1: agree\n");
+        assert_eq!(pool.started(), 2);
     }
 
     #[test]

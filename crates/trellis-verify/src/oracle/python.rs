@@ -1,20 +1,27 @@
-//! The Python reference runner: one `python3` process per reference, driven by
-//! an embedded script that speaks a line protocol on a private copy of stdout.
+//! The Python reference runner: an embedded driver that speaks a line protocol
+//! on a private copy of stdout, started once per run (cold) or kept warm by the
+//! host's [`WarmRunner`] and sent one request per run. Both read the same
+//! request lines and answer with the same lines, parsed here by one parser, so
+//! a warm answer is byte-identical to a cold one.
 
 use soil_rt::{Payload, TypeEnv, Value};
 
 use super::{DifferentialCase, OracleConfig, OracleFailure, args_json, missing_answer};
-use crate::process::{ProcessRunner, ProcessSpec};
+use crate::process::{ProcessOutcome, ProcessRunner, ProcessSpec};
+use crate::warm::WarmRunner;
 
-/// The Python side of the driver protocol. It reads `[[args...], ...]` from stdin
-/// (then a line of non-finite float patches, `[[path, "NaN"], ...]`) and writes
-/// one line per case to the original stdout, which it keeps for itself (fd 1 is
-/// pointed at stderr so the reference's own prints cannot corrupt it):
+/// What both drivers share. A run's input is two lines: `[[args...], ...]`, then
+/// a line of non-finite float patches, `[[path, "NaN"], ...]`. Answers go one
+/// line per case to the original stdout, which the driver keeps for itself (fd 1
+/// is pointed at stderr so the reference's own prints cannot corrupt it):
 /// `{"case":N,"ok":<json>}`, or `{"case":N,"raised":{"type":..,"message":..}}`,
-/// or `{"case":N,"unencodable":{..}}`; a load failure is one `{"setup":{..}}` line.
-/// Non-finite floats become the §7 strings; everything else is `json.dumps`.
-const PYTHON_DRIVER: &str = r#"
-import importlib.util, json, math, os, sys
+/// or `{"case":N,"unencodable":{..}}`; a load failure is one `{"setup":{..}}`
+/// line. Non-finite floats become the §7 strings; everything else is
+/// `json.dumps`.
+macro_rules! driver_common {
+    () => {
+        r#"
+import importlib, importlib.util, json, math, os, sys
 proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
 os.dup2(2, 1)
 sys.stdout = sys.stderr
@@ -31,28 +38,28 @@ def canon(x):
     if isinstance(x, dict):
         return {k: canon(v) for k, v in x.items()}
     return x
-def main():
-    root, rel, symbol = sys.argv[1], sys.argv[2], sys.argv[3]
-    try:
-        path = os.path.join(root, *rel.split("/"))
-        sys.path.insert(0, os.path.dirname(path))
-        spec = importlib.util.spec_from_file_location("trellis_reference", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        fn = module
-        for part in symbol.split("."):
-            fn = getattr(fn, part)
-        lines = sys.stdin.read().split("\n")
-        cases = json.loads(lines[0])
-        patches = json.loads(lines[1]) if len(lines) > 1 and lines[1].strip() else []
-        for at, text in patches:
-            target = cases
-            for step in at[:-1]:
-                target = target[step]
-            target[at[-1]] = float(text)
-    except BaseException as exc:
-        emit('{"setup":' + failure(exc) + '}')
-        return 3
+def reference_path(root, rel):
+    return os.path.join(root, *rel.split("/"))
+def load(root, rel, symbol):
+    path = reference_path(root, rel)
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location("trellis_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = module
+    for part in symbol.split("."):
+        fn = getattr(fn, part)
+    return fn
+def decode(cases_line, patches_line):
+    cases = json.loads(cases_line)
+    patches = json.loads(patches_line) if patches_line.strip() else []
+    for at, text in patches:
+        target = cases
+        for step in at[:-1]:
+            target = target[step]
+        target[at[-1]] = float(text)
+    return cases
+def answer(fn, cases):
     for n, args in enumerate(cases):
         try:
             result = fn(*args)
@@ -65,55 +72,178 @@ def main():
             emit('{"case":%d,"unencodable":%s}' % (n, failure(exc)))
             continue
         emit('{"case":%d,"ok":%s}' % (n, text))
+"#
+    };
+}
+
+/// The cold driver: `root path symbol` as arguments, the two input lines on
+/// stdin; one run, then exit.
+const PYTHON_DRIVER: &str = concat!(
+    driver_common!(),
+    r#"
+def main():
+    root, rel, symbol = sys.argv[1], sys.argv[2], sys.argv[3]
+    try:
+        fn = load(root, rel, symbol)
+        lines = sys.stdin.read().split("\n")
+        cases = decode(lines[0], lines[1] if len(lines) > 1 else "")
+    except BaseException as exc:
+        emit('{"setup":' + failure(exc) + '}')
+        return 3
+    answer(fn, cases)
     return 0
 sys.exit(main())
-"#;
+"#
+);
+
+/// The warm driver: `root` as its argument, then requests until stdin closes,
+/// each a line `[path, symbol]` and the two input lines, each answered as the
+/// cold driver answers and ended by [`SERVED`] on stdout and on stderr. Before
+/// each request it puts back what a fresh process would have: `sys.path`,
+/// `sys.argv`, the cwd, `sys.stdout`/`sys.stderr`, stdin at its end (the
+/// requests come on a private copy of fd 0) and no module loaded from under the
+/// reference's directory (so an edited reference or helper is read afresh).
+const PYTHON_SERVER: &str = concat!(
+    driver_common!(),
+    r#"
+SERVED = sys.argv[2]
+def forget(directory):
+    prefix = os.path.join(os.path.abspath(directory), "")
+    def under(path):
+        return isinstance(path, str) and os.path.abspath(path).startswith(prefix)
+    for name, module in list(sys.modules.items()):
+        places = [getattr(module, "__file__", None)]
+        places.extend(getattr(module, "__path__", None) or [])
+        if any(under(place) for place in places):
+            del sys.modules[name]
+def serve_one(root, base_path, header, cases_line, patches_line):
+    try:
+        rel, symbol = json.loads(header)
+        forget(os.path.dirname(reference_path(root, rel)))
+        sys.path[:] = base_path
+        sys.argv[:] = ["-c", root, rel, symbol]
+        os.chdir(root)
+        sys.stdout = sys.stderr = sys.__stderr__
+        importlib.invalidate_caches()
+        fn = load(root, rel, symbol)
+        cases = decode(cases_line, patches_line)
+    except BaseException as exc:
+        emit('{"setup":' + failure(exc) + '}')
+        return
+    answer(fn, cases)
+def serve():
+    root = sys.argv[1]
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    base_path = list(sys.path)
+    while True:
+        header = requests.readline()
+        if not header:
+            return 0
+        cases_line = requests.readline()
+        patches_line = requests.readline()
+        serve_one(root, base_path, header, cases_line.rstrip("\n"), patches_line.rstrip("\n"))
+        for stream in (sys.stdout, sys.stderr, sys.__stderr__):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os.write(2, SERVED.encode("utf-8"))
+        emit(SERVED)
+sys.exit(serve())
+"#
+);
+
+/// Ends each warm answer, on stdout as a line and on stderr as bytes. No
+/// driver line looks like it; a reference would have to print it on purpose.
+const SERVED: &str = "\u{1e}trellis-oracle: served\u{1e}";
 
 pub(super) fn run_python(
     runner: &dyn ProcessRunner,
+    warm: Option<&dyn WarmRunner>,
     config: &OracleConfig,
     path: &str,
     symbol: &str,
     cases: &[DifferentialCase],
     env: &TypeEnv,
 ) -> Vec<Result<String, OracleFailure>> {
-    // Line 1: the argument lists as canonical JSON. Line 2: where the non-finite
-    // floats are, so the driver can hand Python real floats there instead of
-    // the §7 strings (canonical JSON never contains a raw newline).
-    let mut stdin = String::from("[");
+    let input = run_input(cases, env);
+    let outcome = match warm {
+        None => runner.run(&cold_spec(config, path, symbol, input)),
+        Some(warm) => {
+            let header = serde_json::json!([path, symbol]).to_string();
+            warm.exchange(&warm_spec(config, format!("{header}\n{input}")), SERVED)
+        }
+    };
+    answers(&outcome, config, cases.len())
+}
+
+/// Line 1: the argument lists as canonical JSON. Line 2: where the non-finite
+/// floats are, so the driver can hand Python real floats there instead of the
+/// §7 strings (canonical JSON never contains a raw newline).
+fn run_input(cases: &[DifferentialCase], env: &TypeEnv) -> String {
+    let mut input = String::from("[");
     let mut patches = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         if i > 0 {
-            stdin.push(',');
+            input.push(',');
         }
-        stdin.push_str(&args_json(&case.args, env));
+        input.push_str(&args_json(&case.args, env));
         for (j, arg) in case.args.iter().enumerate() {
             let mut at = vec![serde_json::Value::from(i), serde_json::Value::from(j)];
             non_finite_floats(arg, env, &mut at, &mut patches);
         }
     }
-    stdin.push_str("]\n");
-    stdin.push_str(&serde_json::Value::Array(patches).to_string());
-    stdin.push('\n');
+    input.push_str("]\n");
+    input.push_str(&serde_json::Value::Array(patches).to_string());
+    input.push('\n');
+    input
+}
+
+/// -I: no user site, no PYTHON* variables, no cwd on sys.path; -B: no
+/// __pycache__ written into the root.
+fn python_spec(config: &OracleConfig, driver: &str) -> ProcessSpec {
     let mut spec = ProcessSpec::new(config.python.clone(), config.root.clone(), config.timeout)
-        // -I: no user site, no PYTHON* variables, no cwd on sys.path; -B: no
-        // __pycache__ written into the root.
         .arg("-I")
         .arg("-B")
         .arg("-c")
-        .arg(PYTHON_DRIVER)
-        .arg(config.root.to_string_lossy())
+        .arg(driver)
+        .arg(config.root.to_string_lossy());
+    spec.env = config.env.clone();
+    spec
+}
+
+fn cold_spec(config: &OracleConfig, path: &str, symbol: &str, input: String) -> ProcessSpec {
+    python_spec(config, PYTHON_DRIVER)
         .arg(path)
         .arg(symbol)
-        .stdin(stdin);
-    spec.env = config.env.clone();
-    let outcome = runner.run(&spec);
-    let mut answers: Vec<Option<Result<String, OracleFailure>>> = vec![None; cases.len()];
+        .stdin(input)
+}
+
+/// Names the warm process by interpreter, root and environment (the request
+/// carries the rest): references of one root share it, nothing else does.
+fn warm_spec(config: &OracleConfig, request: String) -> ProcessSpec {
+    python_spec(config, PYTHON_SERVER)
+        .arg(SERVED)
+        .stdin(request)
+}
+
+/// One answer per case from the driver's lines: a setup failure fails them
+/// all; a case without a line failed with the run (timeout, exit).
+fn answers(
+    outcome: &ProcessOutcome,
+    config: &OracleConfig,
+    count: usize,
+) -> Vec<Result<String, OracleFailure>> {
+    let mut answers: Vec<Option<Result<String, OracleFailure>>> = vec![None; count];
     let stdout = outcome.stdout.text();
     for line in stdout.lines() {
         match parse_driver_line(line) {
             DriverLine::Setup(failure) => {
-                return cases.iter().map(|_| Err(failure.clone())).collect();
+                return (0..count).map(|_| Err(failure.clone())).collect();
             }
             DriverLine::Case(n, answer) => {
                 if let Some(slot) = answers.get_mut(n) {
@@ -123,7 +253,7 @@ pub(super) fn run_python(
             DriverLine::Stray => {}
         }
     }
-    let missing = missing_answer(&outcome);
+    let missing = missing_answer(outcome, config.timeout);
     answers
         .into_iter()
         .map(|answer| answer.unwrap_or_else(|| Err(missing.clone())))

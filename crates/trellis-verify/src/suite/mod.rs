@@ -59,6 +59,7 @@ use trellis_spec::{BlockSyntax, BlockValue};
 use crate::cram::{CramConfig, Verdict, run_cram};
 use crate::preflight::ExpectCase;
 use crate::process::ProcessRunner;
+use crate::warm::WarmRunner;
 
 pub use expect::{NamedCase, execute_bundle, expect_cases};
 pub use program::SigParts;
@@ -66,7 +67,8 @@ pub use program::SigParts;
 /// Per-tier time limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
-    /// One Python oracle process (all cases), or one CLI oracle case.
+    /// One Python oracle run (all cases, cold or one warm request), or one CLI
+    /// oracle case.
     pub oracle: Duration,
     /// One cram block.
     pub cram: Duration,
@@ -263,10 +265,13 @@ pub fn run_preflight(input: &SuiteInput) -> Vec<Diagnostic> {
     }
 }
 
-/// Runs every tier of one definition's suite.
+/// Runs every tier of one definition's suite: processes through `runner`, and
+/// Python references through `warm` when the host keeps warm oracles (the
+/// outcome is the same either way; design §9.2).
 pub fn run_suite(
     input: &SuiteInput,
     runner: &dyn ProcessRunner,
+    warm: Option<&dyn WarmRunner>,
     progress: &mut dyn FnMut(ProgressEvent),
 ) -> SuiteOutcome {
     let mut outcome = SuiteOutcome::default();
@@ -322,7 +327,7 @@ pub fn run_suite(
         push(&mut outcome, row);
     }
     let (rows, oracles) =
-        derived::differential_rows(input, &prepared, &parts, &expect_inputs, runner);
+        derived::differential_rows(input, &prepared, &parts, &expect_inputs, runner, warm);
     outcome.oracles = oracles;
     for row in rows {
         push(&mut outcome, row);

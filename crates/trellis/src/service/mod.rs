@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use trellis_db::RootDatabase;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{ErrorCode, RpcError};
-use trellis_verify::ProcessRunner;
+use trellis_verify::{ProcessRunner, WarmPool, WarmRunner};
 
 use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
@@ -59,6 +59,7 @@ impl Service {
     /// `watch` is false (the daemon's `TRELLIS_WATCH=off`, read once by its
     /// entry point) or the platform cannot watch (then it stats every file).
     pub fn watching(root: PathBuf, watch: bool) -> Self {
+        WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
         if watch {
             match RootWatch::new(service.root()) {
@@ -94,6 +95,13 @@ impl Service {
                     .unwrap_or_else(|| "python3".to_owned())
             })
             .clone()
+    }
+
+    /// The warm Python oracles suites send their references to: the process's
+    /// pool once a long-lived service exists (the daemon's; shared by its jobs'
+    /// overlays), `None` in one-shot runs, which start a driver per run.
+    pub(crate) fn warm_oracles(&self) -> Option<&'static dyn WarmRunner> {
+        WARM_ORACLES.get().map(|pool| pool as &dyn WarmRunner)
     }
 
     pub fn database(&self) -> &RootDatabase {
@@ -178,6 +186,18 @@ impl Service {
             .flatten()
             .cloned()
             .collect()
+    }
+}
+
+/// The warm Python oracle drivers of this process (design §9.2): one per
+/// interpreter, root and environment, at most this many kept idle.
+static WARM_ORACLES: std::sync::OnceLock<WarmPool> = std::sync::OnceLock::new();
+const WARM_ORACLE_PROCESSES: usize = 4;
+
+/// Kills every warm oracle driver (the daemon's shutdown; none outlives it).
+pub fn stop_warm_oracles() {
+    if let Some(pool) = WARM_ORACLES.get() {
+        pool.shutdown();
     }
 }
 

@@ -193,7 +193,7 @@ pub(crate) fn run_one(
         base_path,
         runner,
         sandboxed_only,
-        |input| suite::run_suite(input, runner, &mut forward),
+        |input| suite::run_suite(input, runner, service.warm_oracles(), &mut forward),
     )
 }
 

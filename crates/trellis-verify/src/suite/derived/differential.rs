@@ -9,6 +9,7 @@ pub(in crate::suite) fn differential_rows(
     parts: &SigParts,
     cases: &[ExpectCase],
     runner: &dyn ProcessRunner,
+    warm: Option<&dyn WarmRunner>,
 ) -> (Vec<Row>, Vec<OracleRecord>) {
     let mut rows = Vec::new();
     let mut oracles = Vec::new();
@@ -85,6 +86,7 @@ pub(in crate::suite) fn differential_rows(
         config.python = input.python.to_owned();
         let results = run_differential(
             runner,
+            warm,
             &config,
             &line.reference,
             &result_type,

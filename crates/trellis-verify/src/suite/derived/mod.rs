@@ -36,6 +36,7 @@ use crate::oracle::{
 use crate::preflight::{self, ExpectCase, LabelledClause};
 use crate::process::ProcessRunner;
 use crate::property::{CaseVerdict, PropertyConfig, PropertyResult, case_count, run_property};
+use crate::warm::WarmRunner;
 
 /// Skipping more than this share of generated inputs makes an ensures-derived
 /// row `error` rather than a vacuous pass.
