@@ -148,6 +148,10 @@ fn a_client_that_never_reads_stalls_nobody() {
             break; // already dropped
         }
     }
+    // Not reading for well past the write timeout leaves the writer blocked on a
+    // full buffer (the answers are megabytes), so it must drop the client; reading
+    // at once would drain the buffer and let the writer go on, which is no drop.
+    thread::sleep(Duration::from_secs(2));
     // The silent client was dropped: after what the kernel buffered, the end.
     silent
         .set_read_timeout(Some(Duration::from_secs(10)))
