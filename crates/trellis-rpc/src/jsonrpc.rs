@@ -101,7 +101,8 @@ impl Response {
         }
     }
 
-    /// The wire form: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`.
+    /// The wire form: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`
+    /// (what [`Response`]'s `Serialize` writes, without building it as a value).
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
         object.insert("jsonrpc".to_owned(), Value::from(JSONRPC_VERSION));
@@ -114,6 +115,22 @@ impl Response {
             Err(error) => object.insert("error".to_owned(), error.to_json()),
         };
         Value::Object(object)
+    }
+}
+
+/// Serialized borrowing the result: a large answer is written once, never
+/// copied into a second value first.
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        match &self.outcome {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", &error.to_json())?,
+        }
+        map.end()
     }
 }
 
@@ -344,6 +361,27 @@ mod tests {
             Err(response) => response.to_json().to_string(),
         };
         expect.assert_eq(&rendered);
+    }
+
+    /// The frame a server writes is the wire form `to_json` spells, byte for
+    /// byte, for results, errors and responses to no id.
+    #[test]
+    fn a_serialized_response_is_its_wire_form() {
+        let responses = [
+            Response::ok(Id::Number(3), json!({"b": [1, "two"], "a": null})),
+            Response::ok(Id::String("x".to_owned()), Value::Null),
+            Response::error(
+                Some(Id::Number(4)),
+                RpcError::new(ErrorCode::InvalidParams, "no"),
+            ),
+            Response::error(None, RpcError::new(ErrorCode::ParseError, "bad")),
+        ];
+        for response in responses {
+            assert_eq!(
+                serde_json::to_string(&response).expect("serializes"),
+                response.to_json().to_string()
+            );
+        }
     }
 
     #[test]
