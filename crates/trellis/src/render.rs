@@ -69,12 +69,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             json: false, all, ..
         } => status_table(out, result, *all),
         Command::Context { json: true, .. } => {
-            let mut result = result.clone();
-            if let Value::Object(fields) = &mut result {
-                fields.remove("timings");
-                fields.remove("write_us");
-            }
-            let _ = writeln!(out, "{result}");
+            let _ = writeln!(out, "{}", context_json(result));
             0
         }
         Command::Context { json: false, .. } => context_report(out, result),
@@ -121,33 +116,108 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
     }
 }
 
+/// The files a `context` answer packed, `(path, bytes)`, from its columns.
+fn packed(result: &Value) -> impl Iterator<Item = (&str, u64)> {
+    let column = |name| {
+        result["packed"][name]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+    };
+    let (paths, bytes) = (column("paths"), column("bytes"));
+    paths
+        .iter()
+        .zip(bytes)
+        .map(|(path, bytes)| (path.as_str().unwrap_or("?"), bytes.as_u64().unwrap_or(0)))
+}
+
+/// The files a `context` answer dropped, `(item, reason)`, from its items and
+/// the runs of reasons.
+fn dropped(result: &Value) -> impl Iterator<Item = (&str, &str)> {
+    let items = result["dropped"]["items"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let runs = result["dropped"]["reasons"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let reasons = runs.iter().flat_map(|run| {
+        let reason = run[0].as_str().unwrap_or("");
+        std::iter::repeat_n(reason, run[1].as_u64().unwrap_or(0) as usize)
+    });
+    items
+        .iter()
+        .map(|item| item.as_str().unwrap_or("?"))
+        .zip(reasons)
+}
+
+/// `trellis context --json`: the answer with an object per packed and dropped
+/// file, without the timings and the account of the write (which depend on
+/// what the daemon did before, not on the request).
+pub fn context_json(result: &Value) -> Value {
+    let packed: Vec<Value> = packed(result)
+        .map(|(path, bytes)| {
+            serde_json::json!({
+                "path": path,
+                "bytes": bytes,
+                "tokens": trellis_context::tokens(bytes as usize),
+            })
+        })
+        .collect();
+    let dropped: Vec<Value> = dropped(result)
+        .map(|(item, reason)| serde_json::json!({ "item": item, "reason": reason }))
+        .collect();
+    serde_json::json!({
+        "definition": result["definition"],
+        "dir": result["dir"],
+        "budget": result["budget"],
+        "estimate": result["estimate"],
+        "hash": result["hash"],
+        "packed": packed,
+        "dropped": dropped,
+    })
+}
+
 /// What `trellis context` packed and dropped, with sizes (trellis-daemon §5).
+/// One line per file, thousands of them for a large root: the lines are
+/// padded by hand into one buffer, as `{:<40}` pads a character at a time.
 fn context_report(out: &mut impl Write, result: &Value) -> u8 {
-    let _ = writeln!(
-        out,
-        "context bundle for {} in {}: estimate {} tokens of a {} token budget",
+    let mut text = format!(
+        "context bundle for {} in {}: estimate {} tokens of a {} token budget\n",
         result["definition"].as_str().unwrap_or("?"),
         result["dir"].as_str().unwrap_or("?"),
         result["estimate"],
         result["budget"]
     );
-    for file in result["packed"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  packed   {:<40} {:>7} bytes  ~{} tokens",
-            file["path"].as_str().unwrap_or("?"),
-            file["bytes"].as_u64().unwrap_or(0),
-            file["tokens"].as_u64().unwrap_or(0)
-        );
+    let pad = |text: &mut String, width: usize, used: usize| {
+        const SPACES: &str = "                                        ";
+        let mut missing = width.saturating_sub(used);
+        while missing > 0 {
+            let run = missing.min(SPACES.len());
+            text.push_str(&SPACES[..run]);
+            missing -= run;
+        }
+    };
+    for (path, bytes) in packed(result) {
+        let tokens = trellis_context::tokens(bytes as usize);
+        let bytes = bytes.to_string();
+        text.push_str("  packed   ");
+        text.push_str(path);
+        pad(&mut text, 40, path.chars().count());
+        text.push(' ');
+        pad(&mut text, 7, bytes.len());
+        text.push_str(&bytes);
+        text.push_str(" bytes  ~");
+        text.push_str(&tokens.to_string());
+        text.push_str(" tokens\n");
     }
-    for file in result["dropped"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  dropped  {:<40} {}",
-            file["item"].as_str().unwrap_or("?"),
-            file["reason"].as_str().unwrap_or("")
-        );
+    for (item, reason) in dropped(result) {
+        text.push_str("  dropped  ");
+        text.push_str(item);
+        pad(&mut text, 40, item.chars().count());
+        text.push(' ');
+        text.push_str(reason);
+        text.push('\n');
     }
+    let _ = out.write_all(text.as_bytes());
     0
 }
 
@@ -442,4 +512,69 @@ fn test_report(out: &mut impl Write, result: &Value) -> u8 {
         counted(ran, "suite")
     );
     u8::from(failing > 0 || !errors.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer as the service sends it: file lists in columns.
+    fn context_answer() -> Value {
+        serde_json::json!({
+            "definition": "m/f",
+            "dir": "/r/.trellis/context/m/f",
+            "budget": 100,
+            "estimate": 120,
+            "hash": "sha256:00",
+            "packed": {
+                "paths": ["bundle.json", "callees/a_name_longer_than_forty_characters_in_all.md", "callees/ünïcode.md"],
+                "bytes": [401, 12345678, 7],
+            },
+            "dropped": {
+                "items": ["examples/m/g.tr", "examples/m/g.soil", "module.md"],
+                "reasons": [["over budget", 2], ["after over budget", 1]],
+            },
+            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "watch" },
+            "timings": { "refresh_us": 1 },
+        })
+    }
+
+    /// The hand-padded lines are what `{:<40}` and `{:>7}` would print.
+    #[test]
+    fn the_context_report_pads_like_the_formatter() {
+        let mut out = Vec::new();
+        context_report(&mut out, &context_answer());
+        let mut expected =
+            "context bundle for m/f in /r/.trellis/context/m/f: estimate 120 tokens of a 100 token budget\n"
+                .to_owned();
+        for (path, bytes) in [
+            ("bundle.json", 401usize),
+            (
+                "callees/a_name_longer_than_forty_characters_in_all.md",
+                12345678,
+            ),
+            ("callees/ünïcode.md", 7),
+        ] {
+            let tokens = trellis_context::tokens(bytes);
+            expected.push_str(&format!(
+                "  packed   {path:<40} {bytes:>7} bytes  ~{tokens} tokens\n"
+            ));
+        }
+        for (item, reason) in [
+            ("examples/m/g.tr", "over budget"),
+            ("examples/m/g.soil", "over budget"),
+            ("module.md", "after over budget"),
+        ] {
+            expected.push_str(&format!("  dropped  {item:<40} {reason}\n"));
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    /// `--json` has an object per file, the reasons expanded from their runs,
+    /// and neither the timings nor the account of the write.
+    #[test]
+    fn the_context_json_has_an_object_per_file() {
+        expect_test::expect![[r#"{"definition":"m/f","dir":"/r/.trellis/context/m/f","budget":100,"estimate":120,"hash":"sha256:00","packed":[{"path":"bundle.json","bytes":401,"tokens":101},{"path":"callees/a_name_longer_than_forty_characters_in_all.md","bytes":12345678,"tokens":3086420},{"path":"callees/ünïcode.md","bytes":7,"tokens":2}],"dropped":[{"item":"examples/m/g.tr","reason":"over budget"},{"item":"examples/m/g.soil","reason":"over budget"},{"item":"module.md","reason":"after over budget"}]}"#]]
+        .assert_eq(&context_json(&context_answer()).to_string());
+    }
 }

@@ -17,6 +17,7 @@ use trellis_verify::ProcessRunner;
 use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
+mod bundle_dir;
 mod check;
 mod context;
 pub mod jobs;
@@ -40,6 +41,10 @@ pub struct Service {
     /// The Python interpreter `python3` resolved to, per client `PATH` (see
     /// `python_on`).
     interpreters: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    /// What this service last left in each bundle directory it wrote, vouched
+    /// for as its inputs are: by the change feed's kind of watch where there is
+    /// one, else by stats; none in a one-shot service (design §9.8).
+    bundle_stamps: bundle_dir::Stamps,
 }
 
 impl Service {
@@ -53,6 +58,7 @@ impl Service {
             loaded: false,
             jobs: jobs::Jobs::default(),
             interpreters: Default::default(),
+            bundle_stamps: bundle_dir::Stamps::none(),
         }
     }
 
@@ -61,9 +67,13 @@ impl Service {
     /// entry point) or the platform cannot watch (then it stats every file).
     pub fn watching(root: PathBuf, watch: bool) -> Self {
         let mut service = Service::new(root);
+        service.bundle_stamps = bundle_dir::Stamps::by_stats();
         if watch {
             match RootWatch::new(service.root()) {
-                Ok(watch) => service.watch = Some(watch),
+                Ok(watch) => {
+                    service.watch = Some(watch);
+                    service.bundle_stamps = bundle_dir::Stamps::watched();
+                }
                 Err(error) => eprintln!(
                     "trellis daemon: no change feed ({error}); every request stats every file"
                 ),
