@@ -150,8 +150,8 @@ fn dropped(result: &Value) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// `trellis context --json`: the answer with an object per packed and dropped
-/// file, without the timings and the account of the write (which depend on
-/// what the daemon did before, not on the request).
+/// file, without the timings and the account of the write (`timings`, `write`,
+/// `answer_us`: they depend on what the daemon did before, not on the request).
 pub fn context_json(result: &Value) -> Value {
     let packed: Vec<Value> = packed(result)
         .map(|(path, bytes)| {
@@ -535,6 +535,7 @@ mod tests {
                 "reasons": [["over budget", 2], ["after over budget", 1]],
             },
             "write": { "us": 5, "files": 0, "removed": 0, "vouched": "watch" },
+            "answer_us": 3,
             "timings": { "refresh_us": 1 },
         })
     }
