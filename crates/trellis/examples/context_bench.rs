@@ -4,10 +4,12 @@
 //! (prose of another module's `_module.tr`, which no bundle of the target reads
 //! at any budget), both as whole commands and as requests over the socket, with
 //! the daemon's own split: refresh, bundle queries, the directory, the answer.
-//! Beside them: a warm run after an edit the bundle packs (an example's prose,
-//! rewritten file by file), runs within the racy window of a full write (design
-//! §9.8: every file's bytes compared), and the floor of any daemon command
-//! (`trellis refresh`: spawn, connect, handshake, a request that does nothing).
+//! Beside them: warm runs after a prose edit of `m000::f00020`, whose example
+//! pair the bundle packs at 100,000 tokens (the changed files are rewritten, the
+//! others left alone) and drops at 8,000; runs within the racy window of a full
+//! write (design §9.8: every file's bytes compared); and the floor of any daemon
+//! command (`trellis refresh`: spawn, connect, handshake, a request that does
+//! nothing).
 //!
 //! Two budgets. 100,000 tokens is the goal's configuration: a real model's
 //! context budget (the low end of 100k–200k, where cold writes the fewest files,
@@ -407,11 +409,16 @@ fn measure(bench: &Bench, definitions: usize, budget: u64) -> Result<(), String>
         ms(spread(packed_answers.iter().map(field).collect()).median)
     };
     row(
-        "warm, an edit the bundle packs: whole command",
+        "warm, m000::f00020's prose edited: whole command",
         spread(packed_whole),
         &format!(
-            "({rewritten} files rewritten per request; daemon {:.2} ms median: \
+            "({} {rewritten} files rewritten per request; daemon {:.2} ms median: \
              bundle queries {:.2}, the directory {:.2})",
+            if rewritten > 0 {
+                "its example is packed:"
+            } else {
+                "its example is dropped:"
+            },
             packed_median(|a| a.daemon),
             packed_median(|a| a.queries),
             packed_median(|a| a.directory),

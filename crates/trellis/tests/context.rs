@@ -327,6 +327,24 @@ fn an_edit_to_what_the_bundle_packs_rewrites_only_that() {
     // The spec, and the manifest, whose spec hashes record the prose.
     assert_eq!(changed, ["bundle.json", "spec.md"], "{answer}");
     assert_eq!(answer["write"]["files"], 2, "{answer}");
+
+    // The next edit is vouched for by the watch alone (on Linux), and writes
+    // the same two files; an edit by hand after it is still seen.
+    root.edit(
+        "csvstats/median.tr",
+        "A prose line added by the test.",
+        "A prose line the test edited.",
+    );
+    let answer = context_over_socket(&root, "csvstats::median", 100000);
+    if cfg!(target_os = "linux") {
+        assert_eq!(answer["write"]["vouched"], "watch", "{answer}");
+    }
+    assert_eq!(answer["write"]["files"], 2, "{answer}");
+    assert_eq!(files_of(&dir)["tests.json"], before["tests.json"]);
+    root.write(".trellis/context/csvstats/median/tests.json", "{}");
+    let answer = context_over_socket(&root, "csvstats::median", 100000);
+    assert_eq!(answer["write"]["vouched"], "swept", "{answer}");
+    assert_eq!(files_of(&dir)["tests.json"].3, before["tests.json"].3);
 }
 
 /// With `TRELLIS_WATCH=off` (a root on a network filesystem) the stamp is

@@ -3,21 +3,25 @@
 //! bundle, as a wipe and a full write would leave it (impl plan §9.13), without
 //! paying for one each time (design §9.8).
 //!
-//! The service keeps a stamp per directory it wrote: the bundle it left there
-//! and a listing of every entry's stats, taken after the write and checked to
-//! have exactly the bundle's shape. On the next request the stamp is vouched for
-//! in one of two ways, as the daemon vouches for its inputs (§9.6): with the
-//! change feed, by the watch on the directory's subdirectories having reported
-//! nothing since (and the directory still being the same one); without it, by
-//! the directory listing the same stats. A vouched stamp means the directory
-//! holds that bundle, so an unchanged bundle costs nothing more and a changed
-//! one only the files that differ. Anything else — no stamp, an event, a moved
-//! stat, an entry added or gone — falls back to the sweep, which compares every
-//! file's bytes. What neither can see is the racy case: a file changed within
-//! the filesystem's timestamp granularity of the stamp, caught by comparing
-//! the bytes of every file whose times are within [`RACY_WINDOW`] of it.
+//! The service keeps a stamp per directory it wrote: the bundle it left there,
+//! and what vouches for it. A *listed* stamp (after a sweep, or a check by
+//! stats) has a listing of every entry's stats, checked to have exactly the
+//! bundle's shape; a *watched* stamp (after a write into a directory the watch
+//! already covered) has only the watch and the few files that write touched.
+//! On the next request the stamp is vouched for as the daemon vouches for its
+//! inputs (§9.6): by the watch having reported nothing since, where there is a
+//! change feed; otherwise by the directory listing the same stats. A vouched
+//! stamp means the directory holds that bundle, so an unchanged bundle costs
+//! nothing more and a changed one only the files that differ. Anything else —
+//! no stamp, an event, a moved stat, an entry added or gone — falls back to the
+//! sweep, which compares every file's bytes. What a stat cannot see is a file
+//! changed within the filesystem's timestamp granularity of the stamp: every
+//! file whose times are within [`RACY_WINDOW`] of it has its bytes compared.
+//! What the watch cannot see is an event it was told to ignore: the ones a
+//! write raises itself, so the files it wrote have their bytes compared, and
+//! those it removed their absence checked, once, on the next request.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -64,7 +68,7 @@ pub enum Vouched {
     Swept,
     /// The stamp's listing matched the directory's stats.
     ByStats,
-    /// The watch reported nothing since the stamp: no stat was taken.
+    /// The watch reported nothing since the stamp: no listing was taken.
     ByWatch,
 }
 
@@ -91,19 +95,33 @@ pub struct Stamps {
 /// What a directory held when this service last left it.
 struct Stamp {
     bundle: Arc<ContextBundle>,
-    /// Every entry under the directory, which has exactly the bundle's shape.
-    listing: Listing,
     /// The directory itself, so another directory at its path is noticed.
     itself: Entry,
-    /// When the disk work that produced `listing` began (see [`RACY_WINDOW`]).
-    taken: SystemTime,
-    /// Whether some file was changed within the window of `taken`: its bytes
-    /// must be compared before the stamp vouches for it.
-    racy: bool,
-    /// Whether the watch covers every directory of the listing.
+    /// Whether the watch covers every directory of the bundle, and has since
+    /// before the stamp's own listing or write.
     watched: bool,
     /// Whether the watch reported an event for one of its directories since.
     disturbed: bool,
+    basis: Basis,
+}
+
+/// What vouches for a stamp besides the watch.
+enum Basis {
+    /// Every entry's stats, with exactly the bundle's shape.
+    Listed {
+        listing: Listing,
+        /// When the disk work that produced `listing` began.
+        taken: SystemTime,
+        /// Whether some file changed within [`RACY_WINDOW`] of `taken`.
+        racy: bool,
+    },
+    /// The watch alone, after a write whose own events it ignored: the files
+    /// that write wrote must still hold their bytes and the paths it removed
+    /// must still be absent, checked once on the next request.
+    Watched {
+        unverified: Vec<String>,
+        gone: Vec<String>,
+    },
 }
 
 /// Every entry under a directory, sorted by path.
@@ -138,6 +156,14 @@ impl Entry {
         }
     }
 
+    /// The directory at `dir` itself, or `None` when it is not one.
+    fn of_dir(dir: &Path) -> Option<Entry> {
+        let metadata = std::fs::symlink_metadata(dir).ok()?;
+        metadata
+            .is_dir()
+            .then(|| Entry::of(String::new(), &metadata))
+    }
+
     fn is_file(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFREG
     }
@@ -156,6 +182,15 @@ impl Entry {
         let bound = taken.saturating_sub(RACY_WINDOW);
         latest >= (bound.as_secs() as i64, i64::from(bound.subsec_nanos()))
     }
+}
+
+/// What one write changed, bundle-relative.
+#[derive(Default)]
+struct Change {
+    written: Vec<String>,
+    removed: Vec<String>,
+    created_dirs: Vec<String>,
+    removed_dirs: Vec<String>,
 }
 
 impl Stamps {
@@ -197,78 +232,152 @@ impl Stamps {
             .iter()
             .position(|(stamped, _)| stamped == dir)
             .map(|at| self.stamps.remove(at).1);
-        let held = match previous {
-            Some(stamp) if stamp.is_quiet(dir) => Some((stamp.bundle.clone(), Ok(stamp))),
-            Some(stamp) => stamp
-                .verify(dir)
-                .map(|(held, listing)| (held, Err(listing))),
-            None => None,
-        };
-        let mut written = Written::default();
-        match held {
-            Some((held, kept)) if held.hash == bundle.hash => {
-                // Nothing to write. A quiet stamp stays as it is; one vouched
-                // for by stats is renewed with this request's listing, so its
-                // racy files (compared just now) age out of the window.
-                let vouched = if kept.is_ok() {
-                    Vouched::ByWatch
-                } else {
-                    Vouched::ByStats
-                };
-                let stamp = match kept {
-                    Ok(stamp) => stamp,
-                    Err(listing) => self.renewed(dir, held, listing, taken),
-                };
+        let held = previous.and_then(|stamp| self.vouch(dir, stamp, taken));
+        let Some((vouched, held)) = held else {
+            let written = sweep_and_write(dir, bundle)?;
+            if let Some(stamp) = self.listed(dir, bundle, taken) {
                 self.remember(dir, stamp);
-                return Ok(Written { vouched, ..written });
             }
-            Some((held, kept)) => {
-                written = apply_difference(dir, &held, bundle)?;
-                written.vouched = if kept.is_ok() {
-                    Vouched::ByWatch
-                } else {
-                    Vouched::ByStats
-                };
-            }
-            None => written = sweep_and_write(dir, bundle)?,
+            return Ok(written);
+        };
+        if held.bundle.hash == bundle.hash {
+            self.remember(dir, held);
+            return Ok(Written {
+                vouched,
+                ..Written::default()
+            });
         }
-        if let Some(stamp) = self.stamped(dir, bundle, taken) {
+        let (mut written, change) = apply_difference(dir, &held.bundle, bundle)?;
+        written.vouched = vouched;
+        let next = if held.watched && self.watch.is_some() {
+            self.watched_after(dir, bundle, change)
+        } else {
+            self.listed(dir, bundle, taken)
+        };
+        if let Some(stamp) = next {
             self.remember(dir, stamp);
         }
         Ok(written)
     }
 
-    /// A stamp for a directory just verified to hold `bundle` with `listing`.
-    fn renewed(
-        &self,
-        dir: &Path,
-        bundle: Arc<ContextBundle>,
-        listing: Listing,
-        taken: SystemTime,
-    ) -> Stamp {
-        let itself = std::fs::symlink_metadata(dir).map(|m| Entry::of(String::new(), &m));
-        let watched = self.watch.as_ref().is_some_and(|watch| {
-            listing
-                .directories()
-                .all(|sub| watch.covers(&dir.join(sub)))
-                && watch.covers(dir)
-        });
-        Stamp {
-            racy: listing.any_racy(taken),
+    /// How `stamp` vouches for `dir` now, and the stamp to keep if nothing is
+    /// written: quiet under the watch, or checked by stats (then renewed with
+    /// this request's listing, so its racy files age out of the window).
+    fn vouch(&self, dir: &Path, stamp: Stamp, taken: SystemTime) -> Option<(Vouched, Stamp)> {
+        let Stamp {
             bundle,
-            itself: itself.unwrap_or_else(|_| Entry::of_nothing()),
-            listing,
-            taken,
+            itself,
             watched,
-            disturbed: false,
+            disturbed,
+            basis,
+        } = stamp;
+        let quiet = watched && !disturbed && Entry::of_dir(dir).is_some_and(|now| now == itself);
+        match basis {
+            Basis::Listed {
+                listing,
+                taken: stamped,
+                racy,
+            } => {
+                if quiet && !racy {
+                    let basis = Basis::Listed {
+                        listing,
+                        taken: stamped,
+                        racy,
+                    };
+                    let stamp = Stamp {
+                        bundle,
+                        itself,
+                        watched,
+                        disturbed,
+                        basis,
+                    };
+                    return Some((Vouched::ByWatch, stamp));
+                }
+                let now = list(dir).ok()?;
+                if now != listing {
+                    return None;
+                }
+                if racy {
+                    let texts = texts(&bundle);
+                    let intact = now
+                        .0
+                        .iter()
+                        .filter(|entry| entry.is_file() && entry.is_racy(stamped))
+                        .all(|entry| {
+                            texts
+                                .get(entry.path.as_str())
+                                .is_some_and(|text| holds(&dir.join(&entry.path), text))
+                        });
+                    if !intact {
+                        return None;
+                    }
+                }
+                let stamp = Stamp {
+                    bundle,
+                    itself: Entry::of_dir(dir)?,
+                    watched: self.covers(dir, &now),
+                    disturbed: false,
+                    basis: Basis::Listed {
+                        racy: now.any_racy(taken),
+                        listing: now,
+                        taken,
+                    },
+                };
+                Some((Vouched::ByStats, stamp))
+            }
+            Basis::Watched { unverified, gone } => {
+                if !quiet {
+                    return None;
+                }
+                let written = unverified.is_empty() || {
+                    let texts = texts(&bundle);
+                    unverified.iter().all(|path| {
+                        texts
+                            .get(path.as_str())
+                            .is_some_and(|text| holds(&dir.join(path), text))
+                    })
+                };
+                let absent = gone.iter().all(|path| {
+                    std::fs::symlink_metadata(dir.join(path))
+                        .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound)
+                });
+                if !(written && absent) {
+                    return None;
+                }
+                // Checked after the write's own events were drained: from here
+                // on the watch reports whatever happens to them.
+                let basis = Basis::Watched {
+                    unverified: Vec::new(),
+                    gone: Vec::new(),
+                };
+                let stamp = Stamp {
+                    bundle,
+                    itself,
+                    watched,
+                    disturbed,
+                    basis,
+                };
+                Some((Vouched::ByWatch, stamp))
+            }
         }
     }
 
-    /// The stamp of a directory this request just wrote: its directories
-    /// watched (events so far are this request's own, or land in the racy
-    /// window), then listed; none when the listing does not have the bundle's
-    /// shape (someone else is writing there too: the next request sweeps).
-    fn stamped(
+    /// Whether the watch covers `dir` and every directory of `listing`.
+    fn covers(&self, dir: &Path, listing: &Listing) -> bool {
+        self.watch.as_ref().is_some_and(|watch| {
+            watch.covers(dir)
+                && listing
+                    .directories()
+                    .all(|sub| watch.covers(&dir.join(sub)))
+        })
+    }
+
+    /// A listed stamp of a directory this request just swept or wrote without
+    /// the watch's word for it: its directories watched (events so far are
+    /// this request's own, or land in the racy window), then listed; none when
+    /// the listing does not have the bundle's shape (someone else is writing
+    /// there too: the next request sweeps).
+    fn listed(
         &mut self,
         dir: &Path,
         bundle: &Arc<ContextBundle>,
@@ -285,15 +394,65 @@ impl Stamps {
         if !listing.has_shape_of(bundle) {
             return None;
         }
-        let itself = Entry::of(String::new(), &std::fs::symlink_metadata(dir).ok()?);
         Some(Stamp {
-            racy: listing.any_racy(taken),
             bundle: bundle.clone(),
-            listing,
-            itself,
-            taken,
+            itself: Entry::of_dir(dir)?,
             watched,
             disturbed: false,
+            basis: Basis::Listed {
+                racy: listing.any_racy(taken),
+                listing,
+                taken,
+            },
+        })
+    }
+
+    /// A watched stamp of a directory the watch covered before this request
+    /// wrote `change` into it: the write's own events are drained and ignored
+    /// (any other event disturbs the stamp), the directories it created are
+    /// watched and then checked to hold only what it wrote there.
+    fn watched_after(
+        &mut self,
+        dir: &Path,
+        bundle: &Arc<ContextBundle>,
+        change: Change,
+    ) -> Option<Stamp> {
+        let watch = self.watch.as_mut()?;
+        let mut created = change.created_dirs.clone();
+        created.sort_by_key(|sub| sub.matches('/').count());
+        let mut watched = true;
+        for sub in &created {
+            watched &= watch.add(&dir.join(sub), dir);
+        }
+        let ours: HashSet<PathBuf> = [
+            &change.written,
+            &change.removed,
+            &change.created_dirs,
+            &change.removed_dirs,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|path| dir.join(path))
+        .collect();
+        let (touched, disturbed) = watch.drain(Some((dir, &ours)));
+        self.disturb(&touched);
+        let only_ours = created
+            .iter()
+            .all(|sub| names_in(&dir.join(sub)) == Some(children(bundle, sub)));
+        if !only_ours {
+            return None;
+        }
+        let mut gone = change.removed;
+        gone.extend(change.removed_dirs);
+        Some(Stamp {
+            bundle: bundle.clone(),
+            itself: Entry::of_dir(dir)?,
+            watched,
+            disturbed,
+            basis: Basis::Watched {
+                unverified: change.written,
+                gone,
+            },
         })
     }
 
@@ -309,12 +468,15 @@ impl Stamps {
 
     /// Marks every stamp an event touched as disturbed. A directory being
     /// written has no stamp meanwhile: its events, this request's own or
-    /// anyone's, fall in the racy window of the stamp it gets next.
+    /// anyone's, fall in the racy window of the listed stamp it gets next.
     fn drain(&mut self) {
-        let Some(watch) = &mut self.watch else {
-            return;
-        };
-        let touched = watch.drain();
+        if let Some(watch) = &mut self.watch {
+            let (touched, _) = watch.drain(None);
+            self.disturb(&touched);
+        }
+    }
+
+    fn disturb(&mut self, touched: &Touched) {
         for (dir, stamp) in &mut self.stamps {
             if touched.everything || touched.dirs.contains(dir) {
                 stamp.disturbed = true;
@@ -323,63 +485,33 @@ impl Stamps {
     }
 }
 
-impl Stamp {
-    /// Whether the watch vouches for the stamp on its own: it covers every
-    /// directory, reported nothing, no file is racy, and the directory is
-    /// still the one that was listed.
-    fn is_quiet(&self, dir: &Path) -> bool {
-        self.watched
-            && !self.disturbed
-            && !self.racy
-            && std::fs::symlink_metadata(dir)
-                .is_ok_and(|m| Entry::of(String::new(), &m) == self.itself)
-    }
-
-    /// The bundle `dir` still holds and its listing now, if the stats vouch
-    /// for it: the same entries with the same stats, and the racy files'
-    /// bytes as written.
-    fn verify(self, dir: &Path) -> Option<(Arc<ContextBundle>, Listing)> {
-        let now = list(dir).ok()?;
-        if now != self.listing {
-            return None;
-        }
-        if self.racy {
-            let texts: HashMap<&str, &[u8]> = self
-                .bundle
-                .files
-                .iter()
-                .map(|file| (file.path.as_str(), file.text.as_bytes()))
-                .collect();
-            let intact = |entry: &Entry| {
-                texts
-                    .get(entry.path.as_str())
-                    .is_some_and(|text| holds(&dir.join(&entry.path), text))
-            };
-            let racy = now
-                .0
-                .iter()
-                .filter(|e| e.is_file() && e.is_racy(self.taken));
-            if !racy.clone().all(intact) {
-                return None;
-            }
-        }
-        Some((self.bundle, now))
-    }
+/// Each file's bytes by bundle path.
+fn texts(bundle: &ContextBundle) -> HashMap<&str, &[u8]> {
+    bundle
+        .files
+        .iter()
+        .map(|file| (file.path.as_str(), file.text.as_bytes()))
+        .collect()
 }
 
-impl Entry {
-    /// Stands for a directory that could not be stat'ed: equal to no real one.
-    fn of_nothing() -> Entry {
-        Entry {
-            path: String::new(),
-            mode: 0,
-            size: 0,
-            device: 0,
-            inode: 0,
-            modified: (0, 0),
-            changed: (0, 0),
-        }
+/// The names of the entries directly under `sub` in the bundle.
+fn children(bundle: &ContextBundle, sub: &str) -> BTreeSet<String> {
+    let prefix = format!("{sub}/");
+    bundle
+        .files
+        .iter()
+        .filter_map(|file| file.path.strip_prefix(&prefix))
+        .map(|rest| rest.split('/').next().unwrap_or(rest).to_owned())
+        .collect()
+}
+
+/// The names of the entries of a directory, if it can be read.
+fn names_in(dir: &Path) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        names.insert(entry.ok()?.file_name().to_string_lossy().into_owned());
     }
+    Some(names)
 }
 
 impl Listing {
@@ -452,14 +584,16 @@ fn list(dir: &Path) -> std::io::Result<Listing> {
 /// directory (a stamp's, or one of its subdirectories) it happened in.
 struct DirWatch {
     inotify: File,
-    /// Watch descriptor → the stamped directory it belongs to.
-    owners: HashMap<i32, PathBuf>,
+    /// Watch descriptor → the watched directory, and the stamped directory it
+    /// belongs to.
+    watched: HashMap<i32, (PathBuf, PathBuf)>,
     /// Watched directory → its descriptor.
     descriptors: HashMap<PathBuf, i32>,
     buffer: Vec<u8>,
 }
 
 /// What one drain saw.
+#[derive(Default)]
 struct Touched {
     /// Stamped directories with an event in them or in a subdirectory.
     dirs: BTreeSet<PathBuf>,
@@ -471,7 +605,7 @@ impl DirWatch {
     fn new() -> Option<DirWatch> {
         Some(DirWatch {
             inotify: sys::init().ok()?,
-            owners: HashMap::new(),
+            watched: HashMap::new(),
             descriptors: HashMap::new(),
             buffer: vec![0; 64 * 1024],
         })
@@ -485,7 +619,8 @@ impl DirWatch {
     fn add(&mut self, dir: &Path, owner: &Path) -> bool {
         match sys::add_watch(&self.inotify, dir) {
             Ok(descriptor) => {
-                self.owners.insert(descriptor, owner.to_owned());
+                self.watched
+                    .insert(descriptor, (dir.to_owned(), owner.to_owned()));
                 self.descriptors.insert(dir.to_owned(), descriptor);
                 true
             }
@@ -496,23 +631,26 @@ impl DirWatch {
     /// Ends the watches of a stamped directory that lost its stamp.
     fn forget(&mut self, owner: &Path) {
         let mine: Vec<i32> = self
-            .owners
+            .watched
             .iter()
-            .filter(|(_, o)| o.as_path() == owner)
-            .map(|(&d, _)| d)
+            .filter(|(_, (_, o))| o.as_path() == owner)
+            .map(|(&descriptor, _)| descriptor)
             .collect();
         for descriptor in mine {
             sys::remove_watch(&self.inotify, descriptor);
-            self.owners.remove(&descriptor);
+            if let Some((dir, _)) = self.watched.remove(&descriptor) {
+                self.descriptors.remove(&dir);
+            }
         }
-        self.descriptors.retain(|dir, _| !dir.starts_with(owner));
     }
 
-    fn drain(&mut self) -> Touched {
-        let mut touched = Touched {
-            dirs: BTreeSet::new(),
-            everything: false,
-        };
+    /// Reads every queued event. An event in `own`'s directories on one of
+    /// the paths in its set (a write's own) is ignored, any other there is
+    /// reported as the second value; events elsewhere name their stamped
+    /// directory.
+    fn drain(&mut self, own: Option<(&Path, &HashSet<PathBuf>)>) -> (Touched, bool) {
+        let mut touched = Touched::default();
+        let mut own_disturbed = false;
         let mut buffer = std::mem::take(&mut self.buffer);
         loop {
             let read = match self.inotify.read(&mut buffer) {
@@ -529,17 +667,33 @@ impl DirWatch {
                 if sys::overflowed(event.mask) {
                     touched.everything = true;
                 }
-                if let Some(owner) = self.owners.get(&event.descriptor) {
-                    touched.dirs.insert(owner.clone());
+                if let Some((dir, owner)) = self.watched.get(&event.descriptor) {
+                    match own {
+                        Some((own, ours)) if owner == own => {
+                            use std::os::unix::ffi::OsStrExt;
+                            let name = std::ffi::OsStr::from_bytes(event.name);
+                            let path = if event.name.is_empty() {
+                                dir.clone()
+                            } else {
+                                dir.join(name)
+                            };
+                            own_disturbed |= !ours.contains(&path);
+                        }
+                        _ => {
+                            touched.dirs.insert(owner.clone());
+                        }
+                    }
                 }
-                if sys::watch_removed(event.mask) {
-                    self.owners.remove(&event.descriptor);
-                    self.descriptors.retain(|_, d| *d != event.descriptor);
+                if sys::watch_removed(event.mask)
+                    && let Some((dir, _)) = self.watched.remove(&event.descriptor)
+                {
+                    self.descriptors.remove(&dir);
                 }
             }
         }
         self.buffer = buffer;
-        touched
+        let own_disturbed = own_disturbed || touched.everything;
+        (touched, own_disturbed)
     }
 }
 
@@ -557,52 +711,60 @@ fn apply_difference(
     dir: &Path,
     held: &ContextBundle,
     bundle: &ContextBundle,
-) -> Result<Written, RpcError> {
+) -> Result<(Written, Change), RpcError> {
     let before: HashMap<&str, &Arc<str>> = held
         .files
         .iter()
         .map(|file| (file.path.as_str(), &file.text))
         .collect();
-    let mut written = Written::default();
+    let had = directories(&held.files);
+    let needed = directories(&bundle.files);
+    let mut change = Change {
+        created_dirs: needed.difference(&had).map(|d| (*d).to_owned()).collect(),
+        ..Change::default()
+    };
     for file in &bundle.files {
         let same = before
             .get(file.path.as_str())
             .is_some_and(|text| Arc::ptr_eq(text, &file.text) || text[..] == file.text[..]);
         if !same {
             write_file(dir, &file.path, &file.text)?;
-            written.files += 1;
+            change.written.push(file.path.clone());
         }
     }
-    let kept: BTreeSet<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
+    let kept: HashSet<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
     for file in &held.files {
         if !kept.contains(file.path.as_str()) {
             let path = dir.join(&file.path);
             std::fs::remove_file(&path).map_err(|e| write_failed(&path, &e))?;
-            written.removed += 1;
+            change.removed.push(file.path.clone());
         }
     }
     // Directories no file of the new bundle lives in, deepest first.
-    let needed = directories(&bundle.files);
-    let mut gone: Vec<String> = directories(&held.files)
-        .into_iter()
-        .filter(|d| !needed.contains(d))
-        .collect();
+    let mut gone: Vec<String> = had.difference(&needed).map(|d| (*d).to_owned()).collect();
     gone.sort_by_key(|d| std::cmp::Reverse(d.len()));
-    for relative in gone {
-        let path = dir.join(&relative);
+    for relative in &gone {
+        let path = dir.join(relative);
         std::fs::remove_dir(&path).map_err(|e| write_failed(&path, &e))?;
-        written.removed += 1;
     }
-    Ok(written)
+    change.removed_dirs = gone;
+    let written = Written {
+        files: change.written.len(),
+        removed: change.removed.len() + change.removed_dirs.len(),
+        vouched: Vouched::default(),
+    };
+    Ok((written, change))
 }
 
 /// Every directory the files' paths pass through (`callees`, `examples/m`).
-fn directories(files: &[BundleFile]) -> BTreeSet<String> {
+fn directories(files: &[BundleFile]) -> BTreeSet<&str> {
     let mut dirs = BTreeSet::new();
     for file in files {
         let mut path = file.path.as_str();
-        while let Some((parent, _)) = path.rsplit_once('/') {
-            dirs.insert(parent.to_owned());
+        // Once a parent is known, so are its own parents.
+        while let Some((parent, _)) = path.rsplit_once('/')
+            && dirs.insert(parent)
+        {
             path = parent;
         }
     }
@@ -752,8 +914,23 @@ mod tests {
     /// once a few seconds have passed, by moving the stamps' time forward.
     fn age(stamps: &mut Stamps) {
         for (_, stamp) in &mut stamps.stamps {
-            stamp.taken = SystemTime::now() + 2 * RACY_WINDOW;
-            stamp.racy = stamp.listing.any_racy(stamp.taken);
+            if let Basis::Listed {
+                listing,
+                taken,
+                racy,
+            } = &mut stamp.basis
+            {
+                *taken = SystemTime::now() + 2 * RACY_WINDOW;
+                *racy = listing.any_racy(*taken);
+            }
+        }
+    }
+
+    /// As if a change had kept every stat: the stamp's listing is made the
+    /// directory's present one.
+    fn forge_listing(stamps: &mut Stamps, dir: &Path) {
+        if let Basis::Listed { listing, .. } = &mut stamps.stamps[0].1.basis {
+            *listing = list(dir).expect("lists");
         }
     }
 
@@ -805,8 +982,7 @@ mod tests {
         let mut stamps = Stamps::by_stats();
         stamps.write(&dir, &files).expect("writes");
         std::fs::write(dir.join("spec.md"), "the SPEC").expect("tamper");
-        // As if the rewrite had kept every stat: the listing is the tampered one.
-        stamps.stamps[0].1.listing = list(&dir).expect("lists");
+        forge_listing(&mut stamps, &dir);
         let repaired = stamps.write(&dir, &files).expect("writes");
         assert_eq!((repaired.files, repaired.vouched), (1, Vouched::Swept));
         assert_eq!(
@@ -815,7 +991,7 @@ mod tests {
         );
 
         std::fs::write(dir.join("spec.md"), "the SPEC").expect("tamper");
-        stamps.stamps[0].1.listing = list(&dir).expect("lists");
+        forge_listing(&mut stamps, &dir);
         age(&mut stamps);
         let trusted = stamps.write(&dir, &files).expect("writes");
         assert_eq!(trusted.vouched, Vouched::ByStats, "what the rule trusts");
@@ -938,12 +1114,141 @@ mod tests {
         );
     }
 
+    const CHANGED: &[(&str, &str)] = &[
+        ("bundle.json", "{\"changed\":true}"),
+        ("spec.md", "the spec"),
+        ("callees/a.md", "# a"),
+        ("callees/b.md", "# b"),
+    ];
+
+    /// Swallows the queued events on `paths` of `dir`, as a write ignores its
+    /// own: a change made meanwhile is what the watch was told not to see.
+    #[cfg(target_os = "linux")]
+    fn ignore_events(stamps: &mut Stamps, dir: &Path, paths: &[&str]) {
+        let ours: HashSet<PathBuf> = paths.iter().map(|path| dir.join(path)).collect();
+        let watch = stamps.watch.as_mut().expect("a watch");
+        assert!(!watch.drain(Some((dir, &ours))).1, "only those paths moved");
+    }
+
+    /// After a write into a watched directory the watch vouches alone, once
+    /// the written files' bytes and the removed paths' absence are checked.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn after_a_watched_write_the_watch_and_the_written_files_vouch() {
+        let dir = temp_dir("watched-write").join("f");
+        let mut stamps = Stamps::watched();
+        stamps.write(&dir, &bundle(FILES)).expect("writes");
+        age(&mut stamps);
+        let next = bundle(CHANGED);
+        let written = stamps.write(&dir, &next).expect("writes");
+        assert_eq!((written.files, written.vouched), (2, Vouched::ByWatch));
+        let Basis::Watched { unverified, gone } = &stamps.stamps[0].1.basis else {
+            panic!("a watched stamp");
+        };
+        assert_eq!(unverified, &["bundle.json", "callees/b.md"]);
+        assert_eq!(gone, &["examples/m/g.tr", "examples/m", "examples"]);
+        let quiet = stamps.write(&dir, &next).expect("writes");
+        assert_eq!((quiet.files, quiet.vouched), (0, Vouched::ByWatch));
+        assert!(matches!(
+            &stamps.stamps[0].1.basis,
+            Basis::Watched { unverified, gone } if unverified.is_empty() && gone.is_empty()
+        ));
+        std::fs::write(dir.join("callees/a.md"), "# A").expect("tamper");
+        let repaired = stamps.write(&dir, &next).expect("writes");
+        assert_eq!((repaired.files, repaired.vouched), (1, Vouched::Swept));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("callees/a.md")).unwrap(),
+            "# a"
+        );
+    }
+
+    /// A change the write's own events hid — to a file it wrote, or where it
+    /// removed one — is caught by the one check of those paths.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_a_write_told_the_watch_to_ignore_is_checked_once() {
+        let dir = temp_dir("ignored").join("f");
+        let mut stamps = Stamps::watched();
+        stamps.write(&dir, &bundle(FILES)).expect("writes");
+        age(&mut stamps);
+        let next = bundle(CHANGED);
+        stamps.write(&dir, &next).expect("writes");
+        std::fs::write(dir.join("callees/b.md"), "# B").expect("tamper");
+        ignore_events(&mut stamps, &dir, &["callees/b.md"]);
+        let repaired = stamps.write(&dir, &next).expect("writes");
+        assert_eq!(repaired.vouched, Vouched::Swept, "a written file's bytes");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("callees/b.md")).unwrap(),
+            "# b"
+        );
+
+        age(&mut stamps);
+        stamps.write(&dir, &bundle(FILES)).expect("writes");
+        stamps.write(&dir, &next).expect("writes");
+        std::fs::create_dir(dir.join("examples")).expect("a stray where one went");
+        ignore_events(&mut stamps, &dir, &["examples"]);
+        let repaired = stamps.write(&dir, &next).expect("writes");
+        assert_eq!(repaired.vouched, Vouched::Swept, "a removed path's absence");
+        assert!(!dir.join("examples").exists());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_drain_ignores_only_the_paths_it_is_given() {
+        let dir = temp_dir("drain");
+        let mut watch = DirWatch::new().expect("inotify");
+        assert!(watch.add(&dir, &dir));
+        let ours = HashSet::from([dir.join("a")]);
+        std::fs::write(dir.join("a"), "a").unwrap();
+        assert!(!watch.drain(Some((&dir, &ours))).1, "its own write");
+        std::fs::write(dir.join("a"), "again").unwrap();
+        std::fs::write(dir.join("b"), "b").unwrap();
+        assert!(watch.drain(Some((&dir, &ours))).1, "someone else's");
+        std::fs::write(dir.join("a"), "a").unwrap();
+        let (touched, disturbed) = watch.drain(None);
+        assert!(!disturbed);
+        assert!(
+            touched.dirs.contains(&dir),
+            "named by its stamped directory"
+        );
+    }
+
+    #[test]
+    fn a_created_directory_holds_only_what_was_written_there() {
+        let files = bundle(&[
+            ("examples/m/g.tr", "g"),
+            ("examples/m/g.soil", "g"),
+            ("examples/n/h.tr", "h"),
+            ("spec.md", ""),
+        ]);
+        assert_eq!(
+            children(&files, "examples"),
+            BTreeSet::from(["m".to_owned(), "n".to_owned()])
+        );
+        assert_eq!(
+            children(&files, "examples/m"),
+            BTreeSet::from(["g.soil".to_owned(), "g.tr".to_owned()])
+        );
+        let dir = temp_dir("children");
+        std::fs::write(dir.join("g.tr"), "").unwrap();
+        std::fs::write(dir.join("stray"), "").unwrap();
+        assert_eq!(
+            names_in(&dir),
+            Some(BTreeSet::from(["g.tr".to_owned(), "stray".to_owned()]))
+        );
+        assert_eq!(names_in(&dir.join("absent")), None);
+    }
+
     #[test]
     fn racy_means_changed_within_the_window_of_the_stamp() {
         let at = |seconds: i64| Entry {
+            path: "f".to_owned(),
+            mode: libc::S_IFREG,
+            size: 1,
+            device: 1,
+            inode: 1,
             modified: (seconds, 0),
             changed: (seconds, 500),
-            ..Entry::of_nothing()
         };
         let taken = UNIX_EPOCH + Duration::from_secs(100);
         assert!(!at(96).is_racy(taken));

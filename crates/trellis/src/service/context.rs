@@ -1,15 +1,15 @@
 //! `trellis context DEF --budget N [--out DIR]` (trellis-daemon §4, §5; impl plan
 //! §9.13): packs the definition's context bundle from the database and writes it
 //! to `.trellis/context/<module>/<name>/` (wiped per request: afterwards it
-//! holds exactly this bundle, so a smaller bundle leaves no stale files; see
-//! `bundle_dir` for how that is done without rewriting it) or to `--out`, which
-//! the client has already resolved against its own working directory and which
-//! must be empty or absent. The
-//! files are written plainly, not through the lock store's fsyncing atomic
-//! writer: a bundle is scratch output, wiped and rewritten on every request, so
-//! durability buys nothing and two fsyncs per file cost seconds on a bundle of
-//! hundreds of callees. The answer lists what was packed and what was dropped,
-//! with sizes, for the human view and `--json`.
+//! holds exactly this bundle, so a smaller bundle leaves no stale files;
+//! `bundle_dir` does that without rewriting what is already there) or to
+//! `--out`, which the client has already resolved against its own working
+//! directory and which must be empty or absent. The files are written plainly,
+//! not through the lock store's fsyncing atomic writer: a bundle is scratch
+//! output, replaced by the next request, so durability buys nothing and two
+//! fsyncs per file cost seconds on a bundle of hundreds of callees. The answer
+//! lists what was packed and what was dropped, with sizes, for the human view
+//! and `--json`.
 
 use std::path::{Path, PathBuf};
 
