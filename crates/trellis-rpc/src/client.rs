@@ -23,7 +23,10 @@ use crate::codes::ErrorCode;
 use crate::connection::{HELLO_METHOD, SHUTDOWN_METHOD};
 use crate::credentials::current_uid;
 use crate::framing::{DEFAULT_FRAME_LIMIT, FrameError, FrameReader, write_frame};
-use crate::jsonrpc::{Id, Incoming, Notification, Request, Response, RpcError, decode_incoming};
+use crate::jsonrpc::{
+    Id, Incoming, IncomingFrame, Notification, Request, Response, ResultFrame, RpcError,
+    decode_incoming, decode_incoming_frame,
+};
 use crate::socket_file::{Probe, SocketError, check_private_dir, path_facts, probe};
 
 /// The directory under `$XDG_RUNTIME_DIR` that holds daemon sockets.
@@ -108,6 +111,12 @@ impl From<FrameError> for CallError {
     }
 }
 
+/// One frame a call read: a notification, or a response's id and outcome.
+enum Received<T> {
+    Notification(Notification),
+    Response(Option<Id>, Result<T, RpcError>),
+}
+
 /// What the version handshake found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HelloOutcome {
@@ -162,6 +171,39 @@ impl Client {
         params: Value,
         on_notification: &mut dyn FnMut(Notification),
     ) -> Result<Value, CallError> {
+        self.exchange(method, params, on_notification, |frame| {
+            Ok(match decode_incoming(&frame)? {
+                Incoming::Notification(notification) => Received::Notification(notification),
+                Incoming::Response(response) => Received::Response(response.id, response.outcome),
+            })
+        })
+    }
+
+    /// [`Client::call_with_notifications`], the result left in its frame for
+    /// the caller to decode into its own types ([`ResultFrame::decode`]).
+    pub fn call_for_frame(
+        &mut self,
+        method: &str,
+        params: Value,
+        on_notification: &mut dyn FnMut(Notification),
+    ) -> Result<ResultFrame, CallError> {
+        self.exchange(method, params, on_notification, |frame| {
+            Ok(match decode_incoming_frame(frame)? {
+                IncomingFrame::Notification(notification) => Received::Notification(notification),
+                IncomingFrame::Response { id, outcome } => Received::Response(id, outcome),
+            })
+        })
+    }
+
+    /// Sends the call, then reads frames until its response, decoding each
+    /// with `decode`.
+    fn exchange<T>(
+        &mut self,
+        method: &str,
+        params: Value,
+        on_notification: &mut dyn FnMut(Notification),
+        decode: impl Fn(Vec<u8>) -> Result<Received<T>, String>,
+    ) -> Result<T, CallError> {
         let id = Id::Number(self.next_id);
         self.next_id += 1;
         if let Err(error) =
@@ -173,22 +215,21 @@ impl Client {
             let Some(frame) = self.frames.read_frame()? else {
                 return Err(CallError::Disconnected);
             };
-            match decode_incoming(&frame).map_err(CallError::Protocol)? {
-                Incoming::Notification(notification) => on_notification(notification),
-                Incoming::Response(response) => {
+            match decode(frame).map_err(CallError::Protocol)? {
+                Received::Notification(notification) => on_notification(notification),
+                Received::Response(response_id, outcome) => {
                     // An error without an id is the server refusing the
                     // connection or a frame it could not attribute: ours.
-                    let attributable = response.id.as_ref() == Some(&id)
-                        || (response.id.is_none() && response.outcome.is_err());
+                    let attributable = response_id.as_ref() == Some(&id)
+                        || (response_id.is_none() && outcome.is_err());
                     if !attributable {
                         return Err(CallError::Protocol(format!(
                             "expected the response to request {id}, got one for {}",
-                            response
-                                .id
+                            response_id
                                 .map_or_else(|| "null".to_owned(), |other| other.to_string())
                         )));
                     }
-                    return response.outcome.map_err(CallError::Rpc);
+                    return outcome.map_err(CallError::Rpc);
                 }
             }
         }

@@ -338,7 +338,7 @@ pub fn catching(
 /// Queues a response; one too large for the frame limit is replaced by a
 /// `FrameTooLarge` error for the same id, so the client learns why.
 fn send_response(outbox: &Outbox, response: Response, limit: usize) -> io::Result<()> {
-    let frame = encode_frame(&response.to_json())?;
+    let frame = encode_frame(&response)?;
     let size = frame.len() - 1;
     if size <= limit {
         return outbox.send(frame);
@@ -350,5 +350,5 @@ fn send_response(outbox: &Outbox, response: Response, limit: usize) -> io::Resul
             format!("the response is {size} bytes, over the frame limit of {limit}"),
         ),
     );
-    outbox.send(encode_frame(&replacement.to_json())?)
+    outbox.send(encode_frame(&replacement)?)
 }

@@ -101,7 +101,8 @@ impl Response {
         }
     }
 
-    /// The wire form: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`.
+    /// The wire form: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`
+    /// (what [`Response`]'s `Serialize` writes, without building it as a value).
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
         object.insert("jsonrpc".to_owned(), Value::from(JSONRPC_VERSION));
@@ -114,6 +115,22 @@ impl Response {
             Err(error) => object.insert("error".to_owned(), error.to_json()),
         };
         Value::Object(object)
+    }
+}
+
+/// Serialized borrowing the result: a large answer is written once, never
+/// copied into a second value first.
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        match &self.outcome {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", &error.to_json())?,
+        }
+        map.end()
     }
 }
 
@@ -303,6 +320,92 @@ pub fn decode_incoming(frame: &[u8]) -> Result<Incoming, String> {
     Ok(Incoming::Response(Response { id, outcome }))
 }
 
+/// A response's result left in the frame it came in, for a caller that decodes
+/// it into its own types, borrowing their strings from the frame, rather than
+/// into a `Value`: a result listing thousands of files is then a few vectors,
+/// not a map and a string per field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultFrame(Vec<u8>);
+
+impl ResultFrame {
+    /// The frame a result computed in-process would have come in (for callers
+    /// that answer without a daemon).
+    pub fn of(result: &Value) -> ResultFrame {
+        let frame = json!({ "jsonrpc": JSONRPC_VERSION, "result": result });
+        ResultFrame(serde_json::to_vec(&frame).unwrap_or_default())
+    }
+
+    /// The result as a `T`.
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
+        #[derive(Deserialize)]
+        struct Envelope<T> {
+            result: T,
+        }
+        serde_json::from_slice::<Envelope<T>>(&self.0)
+            .map(|envelope| envelope.result)
+            .map_err(|error| format!("the result is not what was expected: {error}"))
+    }
+}
+
+/// What a client can receive, a response's result left in its frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IncomingFrame {
+    Response {
+        id: Option<Id>,
+        outcome: Result<ResultFrame, RpcError>,
+    },
+    Notification(Notification),
+}
+
+/// [`decode_incoming`], skipping over a response's result instead of building
+/// it: the same checks, the result kept as [`ResultFrame`].
+pub fn decode_incoming_frame(frame: Vec<u8>) -> Result<IncomingFrame, String> {
+    /// Whether a member is there at all (`null` included).
+    fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
+    }
+    #[derive(Deserialize)]
+    struct Members {
+        jsonrpc: Option<String>,
+        #[serde(default, deserialize_with = "present")]
+        method: bool,
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(default, deserialize_with = "present")]
+        result: bool,
+        #[serde(default)]
+        error: Option<Value>,
+    }
+    let members: Members = match serde_json::from_slice(&frame) {
+        Ok(members) => members,
+        // Not an object of these members: the full decoder says precisely why.
+        Err(_) => {
+            return decode_incoming(&frame)
+                .and_then(|_| Err("the server sent a frame this client cannot read".to_owned()));
+        }
+    };
+    if members.jsonrpc.as_deref() != Some(JSONRPC_VERSION) || members.method {
+        return match decode_incoming(&frame)? {
+            Incoming::Notification(notification) => Ok(IncomingFrame::Notification(notification)),
+            Incoming::Response(_) => Err("the server sent an unreadable response".to_owned()),
+        };
+    }
+    let id = match members.id {
+        None | Some(Value::Null) => None,
+        Some(raw) => Some(
+            serde_json::from_value::<Id>(raw)
+                .map_err(|_| "the server sent a response with a malformed id".to_owned())?,
+        ),
+    };
+    let outcome = match (members.result, members.error) {
+        (true, None) => Ok(ResultFrame(frame)),
+        (false, Some(error)) => Err(serde_json::from_value::<RpcError>(error)
+            .map_err(|error| format!("the server sent a malformed error object: {error}"))?),
+        _ => return Err("a response must carry exactly one of `result` and `error`".to_owned()),
+    };
+    Ok(IncomingFrame::Response { id, outcome })
+}
+
 /// The -32700 error for a frame that is not JSON, with the failure's location
 /// when the frame is text.
 fn parse_error(frame: &[u8], error: &serde_json::Error) -> RpcError {
@@ -344,6 +447,81 @@ mod tests {
             Err(response) => response.to_json().to_string(),
         };
         expect.assert_eq(&rendered);
+    }
+
+    /// Skipping the result decodes every frame as the full decoder does: the
+    /// same notification, id, error or refusal, and a result that decodes to
+    /// the same value.
+    #[test]
+    fn a_frame_kept_result_decodes_as_the_value_would() {
+        let frames = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"packed":{"paths":["a","b\u0000c"],"bytes":[1,2]}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+            r#"{"jsonrpc":"2.0","method":"progress","params":{"done":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"result":1}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":1}"#,
+            r#"{"id":1,"result":1}"#,
+            r#"[1,2]"#,
+            r#"not json"#,
+        ];
+        for frame in frames {
+            let full = decode_incoming(frame.as_bytes());
+            let kept = decode_incoming_frame(frame.as_bytes().to_vec());
+            match (full, kept) {
+                (Ok(Incoming::Notification(a)), Ok(IncomingFrame::Notification(b))) => {
+                    assert_eq!(a, b, "{frame}");
+                }
+                (Ok(Incoming::Response(a)), Ok(IncomingFrame::Response { id, outcome })) => {
+                    assert_eq!(a.id, id, "{frame}");
+                    let outcome = outcome.map(|result| result.decode::<Value>().expect("decodes"));
+                    assert_eq!(a.outcome, outcome, "{frame}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{frame}"),
+                (full, kept) => panic!("{frame}: {full:?} against {kept:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_frame_decodes_into_borrowed_types() {
+        #[derive(Deserialize)]
+        struct Columns<'a> {
+            #[serde(borrow)]
+            paths: Vec<&'a str>,
+            bytes: Vec<u64>,
+        }
+        let frame = ResultFrame::of(&json!({ "paths": ["a.md", "b.md"], "bytes": [3, 4] }));
+        let columns: Columns<'_> = frame.decode().expect("decodes");
+        assert_eq!(
+            (columns.paths, columns.bytes),
+            (vec!["a.md", "b.md"], vec![3, 4])
+        );
+        assert!(frame.decode::<Vec<u64>>().is_err(), "not a list");
+    }
+
+    /// The frame a server writes is the wire form `to_json` spells, byte for
+    /// byte, for results, errors and responses to no id.
+    #[test]
+    fn a_serialized_response_is_its_wire_form() {
+        let responses = [
+            Response::ok(Id::Number(3), json!({"b": [1, "two"], "a": null})),
+            Response::ok(Id::String("x".to_owned()), Value::Null),
+            Response::error(
+                Some(Id::Number(4)),
+                RpcError::new(ErrorCode::InvalidParams, "no"),
+            ),
+            Response::error(None, RpcError::new(ErrorCode::ParseError, "bad")),
+        ];
+        for response in responses {
+            assert_eq!(
+                serde_json::to_string(&response).expect("serializes"),
+                response.to_json().to_string()
+            );
+        }
     }
 
     #[test]

@@ -144,8 +144,8 @@ pub use framing::{
     write_encoded, write_frame,
 };
 pub use jsonrpc::{
-    Id, Incoming, JSONRPC_VERSION, Notification, Request, Response, RpcError, decode_incoming,
-    decode_request,
+    Id, Incoming, IncomingFrame, JSONRPC_VERSION, Notification, Request, Response, ResultFrame,
+    RpcError, decode_incoming, decode_incoming_frame, decode_request,
 };
 pub use server::{
     DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, Server, ServerConfig,

@@ -275,11 +275,21 @@ fn spec(reference: &str) -> ExitCode {
 fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     let (method, params) = method_of(&invocation.command);
     let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
+    // The context answer lists thousands of files: it is decoded straight
+    // from its frame into borrowed columns, never built as a `Value`.
+    let framed = matches!(invocation.command, Command::Context { .. });
     let answer = if invocation.no_daemon {
         let mut service = Service::new(root.to_owned());
         // The daemon's panic boundary, so a bug answers as it would there.
         trellis_rpc::catching(method, || {
             service.handle_with_progress(method, &params, &mut progress)
+        })
+        .map(|result| {
+            if framed {
+                Answer::Frame(trellis_rpc::ResultFrame::of(&result))
+            } else {
+                Answer::Value(result)
+            }
         })
         .map_err(|error| {
             if error.errors().is_empty() {
@@ -290,13 +300,23 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
         })
     } else {
         client::connect(root).and_then(|mut client| {
-            client::call_with_progress(&mut client, method, params, &mut progress)
+            if framed {
+                client::call_for_frame(&mut client, method, params, &mut progress)
+                    .map(Answer::Frame)
+            } else {
+                client::call_with_progress(&mut client, method, params, &mut progress)
+                    .map(Answer::Value)
+            }
         })
     };
     // Buffered: a status of thousands of rows is one write, not one per line.
-    let stdout = &mut std::io::BufWriter::new(std::io::stdout().lock());
+    let stdout = &mut std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let code = match answer {
-        Ok(result) => render::answer(stdout, &invocation.command, &result),
+        Ok(Answer::Value(result)) => render::answer(stdout, &invocation.command, &result),
+        Ok(Answer::Frame(frame)) => match &invocation.command {
+            Command::Context { json, .. } => render::context(stdout, *json, &frame),
+            _ => 1,
+        },
         Err(ClientError::Failed(errors)) => {
             if matches!(
                 invocation.command,
@@ -315,6 +335,12 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
     };
     let _ = stdout.flush();
     ExitCode::from(code)
+}
+
+/// A successful answer: a value, or a result left in its frame.
+enum Answer {
+    Value(Value),
+    Frame(trellis_rpc::ResultFrame),
 }
 
 /// How long `daemon stop` waits for the process to exit. The daemon's own waits

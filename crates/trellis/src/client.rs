@@ -157,6 +157,21 @@ pub fn call(client: &mut Client, method: &str, params: Value) -> Result<Value, C
     call_with_progress(client, method, params, &mut |_| {})
 }
 
+/// [`call_with_progress`], the result left in its frame for the caller to
+/// decode into its own types (the `context` answer's thousands of files).
+pub fn call_for_frame(
+    client: &mut Client,
+    method: &str,
+    params: Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<trellis_rpc::ResultFrame, ClientError> {
+    client
+        .call_for_frame(method, params, &mut |notification| {
+            progress(notification.params)
+        })
+        .map_err(ClientError::from_call)
+}
+
 pub fn call_with_progress(
     client: &mut Client,
     method: &str,

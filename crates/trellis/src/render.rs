@@ -68,16 +68,6 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Status {
             json: false, all, ..
         } => status_table(out, result, *all),
-        Command::Context { json: true, .. } => {
-            let mut result = result.clone();
-            if let Value::Object(fields) = &mut result {
-                fields.remove("timings");
-                fields.remove("write_us");
-            }
-            let _ = writeln!(out, "{result}");
-            0
-        }
-        Command::Context { json: false, .. } => context_report(out, result),
         Command::Jobs { json: true } => {
             let mut result = result.clone();
             if let Value::Object(fields) = &mut result {
@@ -131,32 +121,166 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
     }
 }
 
+/// The `context` answer as the service sends it, its file lists in columns,
+/// borrowing its strings from the frame (`service::context`).
+#[derive(serde::Deserialize)]
+pub struct ContextAnswer<'a> {
+    #[serde(borrow)]
+    definition: Text<'a>,
+    #[serde(borrow)]
+    dir: Text<'a>,
+    budget: u64,
+    estimate: u64,
+    #[serde(borrow)]
+    hash: Text<'a>,
+    #[serde(borrow)]
+    packed: PackedColumns<'a>,
+    #[serde(borrow)]
+    dropped: DroppedColumns<'a>,
+}
+
+/// A string of the frame, copied only when it had escapes.
+#[derive(serde::Deserialize)]
+struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+#[derive(serde::Deserialize)]
+struct PackedColumns<'a> {
+    #[serde(borrow)]
+    paths: Vec<Text<'a>>,
+    bytes: Vec<u64>,
+}
+
+#[derive(serde::Deserialize)]
+struct DroppedColumns<'a> {
+    #[serde(borrow)]
+    items: Vec<Text<'a>>,
+    /// Runs of one reason: `(reason, how many items in a row)`.
+    #[serde(borrow)]
+    reasons: Vec<(Text<'a>, u64)>,
+}
+
+impl ContextAnswer<'_> {
+    /// Every packed file, `(path, bytes)`.
+    fn packed(&self) -> impl Iterator<Item = (&str, u64)> {
+        let PackedColumns { paths, bytes } = &self.packed;
+        paths.iter().map(|path| &*path.0).zip(bytes.iter().copied())
+    }
+
+    /// Every dropped file, `(item, reason)`.
+    fn dropped(&self) -> impl Iterator<Item = (&str, &str)> {
+        let DroppedColumns { items, reasons } = &self.dropped;
+        let reasons = reasons
+            .iter()
+            .flat_map(|(reason, run)| std::iter::repeat_n(&*reason.0, *run as usize));
+        items.iter().map(|item| &*item.0).zip(reasons)
+    }
+}
+
+/// Renders a `context` answer, the human view or `--json`; returns the exit
+/// code.
+pub fn context(out: &mut impl Write, json: bool, frame: &trellis_rpc::ResultFrame) -> u8 {
+    let answer: ContextAnswer<'_> = match frame.decode() {
+        Ok(answer) => answer,
+        Err(message) => {
+            eprintln!("trellis: the daemon's context answer: {message}");
+            return 1;
+        }
+    };
+    if json {
+        let _ = writeln!(out, "{}", context_json(&answer));
+        0
+    } else {
+        context_report(out, &answer)
+    }
+}
+
+/// `trellis context --json`: an object per packed and dropped file, and none
+/// of what the answer says about the daemon's work (`timings`, `write`,
+/// `answer_us`: they depend on what it did before, not on the request).
+fn context_json(answer: &ContextAnswer<'_>) -> Value {
+    let packed: Vec<Value> = answer
+        .packed()
+        .map(|(path, bytes)| {
+            serde_json::json!({
+                "path": path,
+                "bytes": bytes,
+                "tokens": trellis_context::tokens(bytes as usize),
+            })
+        })
+        .collect();
+    let dropped: Vec<Value> = answer
+        .dropped()
+        .map(|(item, reason)| serde_json::json!({ "item": item, "reason": reason }))
+        .collect();
+    serde_json::json!({
+        "definition": answer.definition.0,
+        "dir": answer.dir.0,
+        "budget": answer.budget,
+        "estimate": answer.estimate,
+        "hash": answer.hash.0,
+        "packed": packed,
+        "dropped": dropped,
+    })
+}
+
 /// What `trellis context` packed and dropped, with sizes (trellis-daemon §5).
-fn context_report(out: &mut impl Write, result: &Value) -> u8 {
+/// One line per file, thousands of them for a large root: each line is padded
+/// by hand into one reused buffer (`{:<40}` pads a character at a time) and
+/// handed to the buffered `out`, never gathered into one large string.
+fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
     let _ = writeln!(
         out,
         "context bundle for {} in {}: estimate {} tokens of a {} token budget",
-        result["definition"].as_str().unwrap_or("?"),
-        result["dir"].as_str().unwrap_or("?"),
-        result["estimate"],
-        result["budget"]
+        answer.definition.0, answer.dir.0, answer.estimate, answer.budget
     );
-    for file in result["packed"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  packed   {:<40} {:>7} bytes  ~{} tokens",
-            file["path"].as_str().unwrap_or("?"),
-            file["bytes"].as_u64().unwrap_or(0),
-            file["tokens"].as_u64().unwrap_or(0)
-        );
+    let pad = |line: &mut String, width: usize, used: usize| {
+        const SPACES: &str = "                                        ";
+        let mut missing = width.saturating_sub(used);
+        while missing > 0 {
+            let run = missing.min(SPACES.len());
+            line.push_str(&SPACES[..run]);
+            missing -= run;
+        }
+    };
+    // A number's decimal digits, without an allocation.
+    let digits = |mut n: u64, buffer: &mut [u8; 20]| -> usize {
+        let mut at = buffer.len();
+        loop {
+            at -= 1;
+            buffer[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                return at;
+            }
+        }
+    };
+    let mut line = String::with_capacity(128);
+    let mut buffer = [0u8; 20];
+    for (path, bytes) in answer.packed() {
+        let tokens = trellis_context::tokens(bytes as usize);
+        line.clear();
+        line.push_str("  packed   ");
+        line.push_str(path);
+        pad(&mut line, 40, path.chars().count());
+        line.push(' ');
+        let at = digits(bytes, &mut buffer);
+        pad(&mut line, 7, buffer.len() - at);
+        line.push_str(std::str::from_utf8(&buffer[at..]).unwrap_or("?"));
+        line.push_str(" bytes  ~");
+        let at = digits(tokens, &mut buffer);
+        line.push_str(std::str::from_utf8(&buffer[at..]).unwrap_or("?"));
+        line.push_str(" tokens\n");
+        let _ = out.write_all(line.as_bytes());
     }
-    for file in result["dropped"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  dropped  {:<40} {}",
-            file["item"].as_str().unwrap_or("?"),
-            file["reason"].as_str().unwrap_or("")
-        );
+    for (item, reason) in answer.dropped() {
+        line.clear();
+        line.push_str("  dropped  ");
+        line.push_str(item);
+        pad(&mut line, 40, item.chars().count());
+        line.push(' ');
+        line.push_str(reason);
+        line.push('\n');
+        let _ = out.write_all(line.as_bytes());
     }
     0
 }
@@ -669,4 +793,81 @@ fn jobs_report(out: &mut impl Write, result: &Value) -> u8 {
         );
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer as the service sends it: file lists in columns.
+    fn context_answer() -> Value {
+        serde_json::json!({
+            "definition": "m/f",
+            "dir": "/r/.trellis/context/m/f",
+            "budget": 100,
+            "estimate": 120,
+            "hash": "sha256:00",
+            "packed": {
+                "paths": ["bundle.json", "callees/a_name_longer_than_forty_characters_in_all.md", "callees/ünïcode.md", "callees/q\"uote.md", "empty.md"],
+                "bytes": [401, 12345678, 7, 5, 0],
+            },
+            "dropped": {
+                "items": ["examples/m/g.tr", "examples/m/g.soil", "module.md"],
+                "reasons": [["over budget", 2], ["after over budget", 1]],
+            },
+            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "watch" },
+            "answer_us": 3,
+            "timings": { "refresh_us": 1 },
+        })
+    }
+
+    /// The hand-padded lines are what `{:<40}` and `{:>7}` would print, for
+    /// long, non-ASCII and escaped paths alike.
+    #[test]
+    fn the_context_report_pads_like_the_formatter() {
+        let mut out = Vec::new();
+        context(
+            &mut out,
+            false,
+            &trellis_rpc::ResultFrame::of(&context_answer()),
+        );
+        let mut expected =
+            "context bundle for m/f in /r/.trellis/context/m/f: estimate 120 tokens of a 100 token budget\n"
+                .to_owned();
+        for (path, bytes) in [
+            ("bundle.json", 401usize),
+            (
+                "callees/a_name_longer_than_forty_characters_in_all.md",
+                12345678,
+            ),
+            ("callees/ünïcode.md", 7),
+            ("callees/q\"uote.md", 5),
+            ("empty.md", 0),
+        ] {
+            let tokens = trellis_context::tokens(bytes);
+            expected.push_str(&format!(
+                "  packed   {path:<40} {bytes:>7} bytes  ~{tokens} tokens\n"
+            ));
+        }
+        for (item, reason) in [
+            ("examples/m/g.tr", "over budget"),
+            ("examples/m/g.soil", "over budget"),
+            ("module.md", "after over budget"),
+        ] {
+            expected.push_str(&format!("  dropped  {item:<40} {reason}\n"));
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    /// `--json` has an object per file, the reasons expanded from their runs,
+    /// and neither the timings nor the account of the write.
+    #[test]
+    fn the_context_json_has_an_object_per_file() {
+        expect_test::expect![[r#"{"definition":"m/f","dir":"/r/.trellis/context/m/f","budget":100,"estimate":120,"hash":"sha256:00","packed":[{"path":"bundle.json","bytes":401,"tokens":101},{"path":"callees/a_name_longer_than_forty_characters_in_all.md","bytes":12345678,"tokens":3086420},{"path":"callees/ünïcode.md","bytes":7,"tokens":2},{"path":"callees/q\"uote.md","bytes":5,"tokens":2},{"path":"empty.md","bytes":0,"tokens":0}],"dropped":[{"item":"examples/m/g.tr","reason":"over budget"},{"item":"examples/m/g.soil","reason":"over budget"},{"item":"module.md","reason":"after over budget"}]}"#]]
+        .assert_eq(&{
+            let mut out = Vec::new();
+            context(&mut out, true, &trellis_rpc::ResultFrame::of(&context_answer()));
+            String::from_utf8(out).unwrap().trim_end().to_owned()
+        });
+    }
 }

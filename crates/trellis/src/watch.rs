@@ -112,10 +112,11 @@ impl RootWatch {
     }
 }
 
-/// The module's only `unsafe` code: two libc calls whose results are checked.
+/// The module's only `unsafe` code: three libc calls whose results are checked.
+/// Shared with the bundle directories' watch (`service::bundle_dir`).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-mod sys {
+pub(crate) mod sys {
     use std::ffi::CString;
     use std::fs::File;
     use std::io;
@@ -150,6 +151,11 @@ mod sys {
         mask & libc::IN_IGNORED != 0
     }
 
+    /// The kernel's queue overflowed: events were lost, for any watch.
+    pub fn overflowed(mask: u32) -> bool {
+        mask & libc::IN_Q_OVERFLOW != 0
+    }
+
     pub fn init() -> io::Result<File> {
         // SAFETY: no pointers; the result is checked before use.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
@@ -169,6 +175,13 @@ mod sys {
             return Err(io::Error::last_os_error());
         }
         Ok(descriptor)
+    }
+
+    /// Ends a watch; a descriptor the kernel already dropped is no error worth
+    /// reporting (the caller forgets it either way).
+    pub fn remove_watch(inotify: &File, descriptor: i32) {
+        // SAFETY: no pointers; a stale descriptor only makes the call fail.
+        unsafe { libc::inotify_rm_watch(inotify.as_raw_fd(), descriptor) };
     }
 
     /// One `struct inotify_event`, read field by field from the byte buffer.
@@ -202,7 +215,7 @@ mod sys {
 
 /// Without inotify there is no feed: the service stats every file.
 #[cfg(not(target_os = "linux"))]
-mod sys {
+pub(crate) mod sys {
     use std::fs::File;
     use std::io;
     use std::path::Path;
@@ -221,6 +234,10 @@ mod sys {
         false
     }
 
+    pub fn overflowed(_mask: u32) -> bool {
+        true
+    }
+
     pub fn init() -> io::Result<File> {
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
@@ -228,6 +245,8 @@ mod sys {
     pub fn add_watch(_inotify: &File, _dir: &Path) -> io::Result<i32> {
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
+
+    pub fn remove_watch(_inotify: &File, _descriptor: i32) {}
 
     pub fn events(_bytes: &[u8]) -> impl Iterator<Item = Event<'_>> {
         std::iter::empty()

@@ -1,22 +1,24 @@
 //! `trellis context DEF --budget N [--out DIR]` (trellis-daemon §4, §5; impl plan
 //! §9.13): packs the definition's context bundle from the database and writes it
-//! to `.trellis/context/<module>/<name>/` (wiped per request: afterwards it holds
-//! exactly this bundle, so a smaller bundle leaves no stale files) or to `--out`, which the client has already resolved
-//! against its own working directory and which must be empty or absent. The
-//! files are written plainly, not through the lock store's fsyncing atomic
-//! writer: a bundle is scratch output, wiped and rewritten on every request, so
-//! durability buys nothing and two fsyncs per file cost seconds on a bundle of
-//! hundreds of callees. The answer lists what was packed and what was dropped,
-//! with sizes, for the human view and `--json`.
+//! to `.trellis/context/<module>/<name>/` (wiped per request: afterwards it
+//! holds exactly this bundle, so a smaller bundle leaves no stale files;
+//! `bundle_dir` does that without rewriting what is already there) or to
+//! `--out`, which the client has already resolved against its own working
+//! directory and which must be empty or absent. The files are written plainly,
+//! not through the lock store's fsyncing atomic writer: a bundle is scratch
+//! output, replaced by the next request, so durability buys nothing and two
+//! fsyncs per file cost seconds on a bundle of hundreds of callees. The answer
+//! lists what was packed and what was dropped, with sizes, for the human view
+//! and `--json`.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use trellis_context::{ContextBundle, context_bundle, definition_item, tokens};
+use trellis_context::{ContextBundle, context_bundle, definition_item};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 
-use super::{Service, failed, invalid_params};
+use super::{Service, bundle_dir, failed, invalid_params};
 
 pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let def = params["def"]
@@ -31,11 +33,12 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
         .clone()
         .map_err(|d| failed(&[d]))?;
     let started = std::time::Instant::now();
-    let dir = match params["out"].as_str() {
+    let (dir, written) = match params["out"].as_str() {
         Some(out) => {
             let out = PathBuf::from(out);
             refuse_non_empty(&out)?;
-            out
+            let written = bundle_dir::write_all(&out, &bundle)?;
+            (out, written)
         }
         None => {
             let dir = service
@@ -43,13 +46,22 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
                 .join(".trellis/context")
                 .join(item.module(db))
                 .join(item.name(db));
-            remove_stale(&dir, &bundle)?;
-            dir
+            let written = service.bundle_stamps.write(&dir, &bundle)?;
+            (dir, written)
         }
     };
-    write_bundle(&dir, &bundle)?;
+    let disk = started.elapsed();
     let mut answer = answer(&dir, &bundle);
-    answer["write_us"] = json!(started.elapsed().as_micros() as u64);
+    // How the directory was brought to the bundle, and what that and building
+    // this answer took: they depend on what this service did before, not on
+    // the request, so `--json` leaves them out, like the timings.
+    answer["write"] = json!({
+        "us": disk.as_micros() as u64,
+        "files": written.files,
+        "removed": written.removed,
+        "vouched": written.vouched.name(),
+    });
+    answer["answer_us"] = json!((started.elapsed() - disk).as_micros() as u64);
     Ok(answer)
 }
 
@@ -72,100 +84,30 @@ fn refuse_non_empty(out: &Path) -> Result<(), RpcError> {
     Ok(())
 }
 
-fn write_failed(path: &Path, error: &std::io::Error) -> RpcError {
-    failed(&[Diagnostic::new(
-        "bundle-write-failed",
-        format!("could not write {}: {error}", path.display()),
-    )])
-}
-
-/// The wipe, without rewriting what is already right: every entry of `dir` that
-/// is not a file of `bundle` with exactly its bytes is removed, so after
-/// [`write_bundle`] the directory holds exactly the bundle — the state a wipe and
-/// a full write leave — while an unchanged bundle costs reads, not hundreds of
-/// unlinks and creates.
-fn remove_stale(dir: &Path, bundle: &ContextBundle) -> Result<(), RpcError> {
-    let wanted: std::collections::HashMap<PathBuf, &[u8]> = bundle
-        .files
-        .iter()
-        .map(|file| (dir.join(&file.path), file.text.as_bytes()))
-        .collect();
-    fn sweep(
-        path: &Path,
-        wanted: &std::collections::HashMap<PathBuf, &[u8]>,
-    ) -> std::io::Result<bool> {
-        let Ok(entries) = std::fs::read_dir(path) else {
-            return Ok(false);
-        };
-        let mut kept = false;
-        for entry in entries {
-            let entry = entry?;
-            let (path, kind) = (entry.path(), entry.file_type()?);
-            if kind.is_dir() {
-                if sweep(&path, wanted)? {
-                    kept = true;
-                } else {
-                    std::fs::remove_dir(&path)?;
-                }
-            } else if kind.is_file()
-                && wanted.get(&path).is_some_and(|bytes| {
-                    std::fs::read(&path).is_ok_and(|on_disk| on_disk == *bytes)
-                })
-            {
-                kept = true;
-            } else {
-                std::fs::remove_file(&path)?;
-            }
-        }
-        Ok(kept)
-    }
-    sweep(dir, &wanted).map_err(|e| write_failed(dir, &e))?;
-    Ok(())
-}
-
-/// Writes every file of `bundle` under `dir` that is not already there.
-fn write_bundle(dir: &Path, bundle: &ContextBundle) -> Result<(), RpcError> {
-    for file in &bundle.files {
-        // Paths are built by the bundle queries from module and definition
-        // names; the check is the same one read_context applies.
-        trellis_context::check_bundle_path(&file.path).map_err(|d| failed(&[d]))?;
-        let target = dir.join(&file.path);
-        if target.is_file() {
-            // Left in place by `remove_stale` because its bytes are right.
-            continue;
-        }
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| write_failed(parent, &e))?;
-        }
-        std::fs::write(&target, file.text.as_bytes()).map_err(|e| write_failed(&target, &e))?;
-    }
-    Ok(())
-}
-
+/// The answer, its file lists in columns: a bundle in a root of thousands of
+/// definitions lists thousands of files, and one JSON object per file (a map of
+/// three keys) was most of a request's time on both ends of the socket (design
+/// §9.10). The client renders both views from it (`render::context_json` is the
+/// `--json` document, an object per file).
 fn answer(dir: &Path, bundle: &ContextBundle) -> Value {
-    let packed: Vec<Value> = bundle
-        .files
-        .iter()
-        .map(|file| {
-            json!({
-                "path": file.path,
-                "bytes": file.text.len(),
-                "tokens": tokens(file.text.len()),
-            })
-        })
-        .collect();
-    let dropped: Vec<Value> = bundle
-        .dropped
-        .iter()
-        .map(|d| json!({ "item": d.item, "reason": d.reason }))
-        .collect();
+    let paths: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
+    let bytes: Vec<usize> = bundle.files.iter().map(|f| f.text.len()).collect();
+    let items: Vec<&str> = bundle.dropped.iter().map(|d| d.item.as_str()).collect();
+    // Runs of one reason: `[["over budget", 1], ["after over budget", 2104]]`.
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for dropped in &bundle.dropped {
+        match reasons.last_mut() {
+            Some((reason, count)) if *reason == dropped.reason => *count += 1,
+            _ => reasons.push((&dropped.reason, 1)),
+        }
+    }
     json!({
         "definition": bundle.definition,
         "dir": dir.display().to_string(),
         "budget": bundle.budget,
         "estimate": bundle.estimate,
         "hash": bundle.hash.to_string(),
-        "packed": packed,
-        "dropped": dropped,
+        "packed": { "paths": paths, "bytes": bytes },
+        "dropped": { "items": items, "reasons": reasons },
     })
 }

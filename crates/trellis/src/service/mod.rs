@@ -18,6 +18,7 @@ use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
 mod answer;
+mod bundle_dir;
 mod check;
 mod context;
 pub mod jobs;
@@ -40,6 +41,10 @@ pub struct Service {
     loaded: bool,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
+    /// What this service last left in each bundle directory it wrote, vouched
+    /// for as its inputs are: by the change feed's kind of watch where there is
+    /// one, else by stats; none in a one-shot service (design §9.10).
+    bundle_stamps: bundle_dir::Stamps,
 }
 
 impl Service {
@@ -52,6 +57,7 @@ impl Service {
             watch: None,
             loaded: false,
             jobs: jobs::Jobs::default(),
+            bundle_stamps: bundle_dir::Stamps::none(),
         }
     }
 
@@ -61,9 +67,13 @@ impl Service {
     pub fn watching(root: PathBuf, watch: bool) -> Self {
         WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
+        service.bundle_stamps = bundle_dir::Stamps::by_stats();
         if watch {
             match RootWatch::new(service.root()) {
-                Ok(watch) => service.watch = Some(watch),
+                Ok(watch) => {
+                    service.watch = Some(watch);
+                    service.bundle_stamps = bundle_dir::Stamps::watched();
+                }
                 Err(error) => eprintln!(
                     "trellis daemon: no change feed ({error}); every request stats every file"
                 ),
