@@ -199,10 +199,10 @@ impl<'a> Machine<'a> {
             .resize_with(base + code.frame_size as usize, || Value::Unit);
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
-                self.stack[base + *slot as usize] = value.clone();
+                self.set(base + *slot as usize, value.clone());
             }
             if let Some(slot) = code.self_slot {
-                self.stack[base + slot as usize] = me.clone();
+                self.set(base + slot as usize, me.clone());
             }
         }
     }
@@ -258,7 +258,7 @@ impl<'a> Machine<'a> {
                         let me = self.stack[base + slot as usize].clone();
                         self.push_args(args, base)?;
                         self.reuse_frame(base, args.len());
-                        self.stack[base + slot as usize] = me;
+                        self.set(base + slot as usize, me);
                         if let Err(e) = self.retarget(code_id) {
                             return Err(self.locate(e, *span));
                         }
@@ -345,7 +345,7 @@ impl<'a> Machine<'a> {
         }
         self.stack.truncate(top);
         for slot in &mut self.stack[base + n..] {
-            *slot = Value::Unit;
+            Value::store(slot, Value::Unit);
         }
     }
 
@@ -451,6 +451,12 @@ impl<'a> Machine<'a> {
         self.invoke(code, base, None)
     }
 
+    /// Stores `value` in stack slot `at` (see [`Value::store`]).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, at: usize, value: Value) {
+        Value::store(&mut self.stack[at], value);
+    }
+
     /// Takes argument `i` of a builtin whose arguments start at `base`.
     pub(crate) fn take(&mut self, base: usize, i: usize) -> Value {
         std::mem::replace(&mut self.stack[base + i], Value::Unit)
@@ -522,7 +528,7 @@ impl<'a> Machine<'a> {
     #[inline(never)]
     fn store_general(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
         let value = self.operand(arg, base)?;
-        self.stack[at] = value;
+        self.set(at, value);
         Ok(())
     }
 
@@ -778,7 +784,7 @@ impl<'a> Machine<'a> {
             }
             Expr::Let { slot, value, body } => {
                 let v = self.eval(value, base)?;
-                self.stack[base + *slot as usize] = v;
+                self.set(base + *slot as usize, v);
                 Ok(body)
             }
             Expr::LetPattern {
@@ -797,7 +803,7 @@ impl<'a> Machine<'a> {
             }
             Expr::Release { slots, body } => {
                 for slot in slots.iter() {
-                    self.stack[base + *slot as usize] = Value::Unit;
+                    self.set(base + *slot as usize, Value::Unit);
                 }
                 Ok(body)
             }

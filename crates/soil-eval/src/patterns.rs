@@ -120,7 +120,7 @@ impl Machine<'_> {
                         },
                         _ => Value::Unit,
                     };
-                    self.stack[base + *slot as usize] = x;
+                    self.set(base + *slot as usize, x);
                 }
             }
             if let Some(Some(slot)) = rest {
@@ -128,7 +128,7 @@ impl Machine<'_> {
                     Value::List(list) => list.skip(elements.len()),
                     _ => soil_rt::List::empty(),
                 };
-                self.stack[base + *slot as usize] = Value::List(rest);
+                self.set(base + *slot as usize, Value::List(rest));
             }
             return Ok(&arm.body);
         }
@@ -184,7 +184,7 @@ impl Machine<'_> {
     /// Clears the slots an arm that was not taken may have bound.
     fn unbind(&mut self, pattern: &Pat, base: usize) {
         bound_slots(pattern, &mut |slot| {
-            self.stack[base + slot as usize] = Value::Unit;
+            self.set(base + slot as usize, Value::Unit);
         });
     }
 
@@ -264,7 +264,7 @@ impl Machine<'_> {
     /// parts of a shared one are cloned.
     pub(crate) fn bind_owned(&mut self, pattern: &Pat, v: Value, base: usize) {
         match (pattern, v) {
-            (Pat::Bind(slot), v) => self.stack[base + *slot as usize] = v,
+            (Pat::Bind(slot), v) => self.set(base + *slot as usize, v),
             (Pat::Tuple(patterns), Value::Tuple(mut values)) => match Rc::get_mut(&mut values) {
                 Some(owned) => {
                     for (p, x) in patterns.iter().zip(owned.iter_mut()) {
@@ -334,7 +334,7 @@ impl Machine<'_> {
             match p {
                 Pat::Bind(slot) => {
                     let x = list.take_at(i);
-                    self.stack[base + *slot as usize] = x;
+                    self.set(base + *slot as usize, x);
                 }
                 p if binds(p) => {
                     let x = list.take_at(i);
@@ -345,7 +345,7 @@ impl Machine<'_> {
         }
         if let Some(Some(slot)) = rest {
             let rest = list.into_skip(elements.len());
-            self.stack[base + *slot as usize] = Value::List(rest);
+            self.set(base + *slot as usize, Value::List(rest));
         }
     }
 
@@ -355,7 +355,7 @@ impl Machine<'_> {
         match (pattern, v) {
             (Pat::Wild, _) => true,
             (Pat::Bind(slot), _) => {
-                self.stack[base + *slot as usize] = v.clone();
+                self.set(base + *slot as usize, v.clone());
                 true
             }
             (Pat::Unit, Value::Unit) => true,
@@ -407,7 +407,7 @@ impl Machine<'_> {
                     return false;
                 }
                 if let Some(Some(slot)) = rest {
-                    self.stack[base + *slot as usize] = Value::List(list.skip(elements.len()));
+                    self.set(base + *slot as usize, Value::List(list.skip(elements.len())));
                 }
                 true
             }

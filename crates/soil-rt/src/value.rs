@@ -69,6 +69,29 @@ impl Value {
         }
     }
 
+    /// Whether this value holds no reference count (a scalar), so dropping
+    /// it does nothing.
+    #[inline(always)]
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
+        )
+    }
+
+    /// Stores `value` in `slot`. What the slot held is dropped, but a scalar
+    /// (the common case in an interpreter's frame) without a call to the
+    /// general drop glue.
+    #[inline(always)]
+    pub fn store(slot: &mut Value, value: Value) {
+        let old = std::mem::replace(slot, value);
+        if old.is_scalar() {
+            std::mem::forget(old);
+        } else {
+            drop(old);
+        }
+    }
+
     /// The kind name used in runtime error messages.
     pub fn kind(&self) -> &'static str {
         match self {
