@@ -14,7 +14,7 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
 use crate::field_reuse::prefetch_fields;
-use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, Op, Pat, Slot};
+use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, MatchKind, Op, Pat, Slot};
 use crate::liveness::mark_function;
 
 /// What a name in expression position refers to.
@@ -386,9 +386,10 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             },
             K::Match { scrutinee, arms } => {
                 let scrutinee = self.boxed(scrutinee);
-                let arms = arms.iter().map(|arm| self.arm(arm)).collect();
+                let arms: Box<[Arm]> = arms.iter().map(|arm| self.arm(arm)).collect();
                 Expr::Match {
                     scrutinee,
+                    kind: MatchKind::of(&arms),
                     arms,
                     span: e.span,
                 }

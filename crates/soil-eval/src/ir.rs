@@ -124,6 +124,8 @@ pub enum Expr {
     Match {
         scrutinee: Box<Expr>,
         arms: Box<[Arm]>,
+        /// Which arm selection fits the arms, decided once when compiled.
+        kind: MatchKind,
         span: TextRange,
     },
     Binary {
@@ -203,6 +205,43 @@ pub struct FieldUpdate {
     pub candidates: Box<[(ShapeId, u32)]>,
     pub name: Box<str>,
     pub value: Expr,
+}
+
+/// How a `match` selects its arm, from the shape of its arms (liveness may
+/// turn variables into wildcards later, which keeps every kind valid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    /// The scrutinee is evaluated to a value and each arm tried in turn.
+    General,
+    /// Every arm is a pair pattern or `_`: a pair literal scrutinee is never
+    /// built, its two values are matched directly.
+    Pairs,
+    /// Every arm is an unguarded list pattern of variables and wildcards
+    /// (`[]`, `[x, ..rest]`): a list local still read later is taken apart
+    /// where it is, in its slot.
+    Lists,
+}
+
+impl MatchKind {
+    pub fn of(arms: &[Arm]) -> MatchKind {
+        let pair = |arm: &Arm| match &arm.pattern {
+            Pat::Tuple(patterns) => patterns.len() == 2,
+            Pat::Wild => true,
+            _ => false,
+        };
+        let list = |arm: &Arm| {
+            arm.guard.is_none()
+                && matches!(&arm.pattern, Pat::List { elements, .. }
+                    if elements.iter().all(|p| matches!(p, Pat::Wild | Pat::Bind(_))))
+        };
+        if arms.iter().all(pair) {
+            MatchKind::Pairs
+        } else if arms.iter().all(list) {
+            MatchKind::Lists
+        } else {
+            MatchKind::General
+        }
+    }
 }
 
 #[derive(Debug)]

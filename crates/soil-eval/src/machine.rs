@@ -810,8 +810,9 @@ impl<'a> Machine<'a> {
             Expr::Match {
                 scrutinee,
                 arms,
+                kind,
                 span,
-            } => self.scrutinize(scrutinee, arms, base, *span),
+            } => self.scrutinize(scrutinee, arms, *kind, base, *span),
             other => Ok(other),
         }
     }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use soil_rt::{Value, f64_total_cmp};
 use trellis_diag::TextRange;
 
-use crate::ir::{Arm, Expr, Pat};
+use crate::ir::{Arm, Expr, MatchKind, Pat};
 use crate::liveness::bound_slots;
 use crate::machine::{Machine, Res};
 
@@ -22,27 +22,24 @@ impl Machine<'_> {
         &mut self,
         scrutinee: &Expr,
         arms: &'e [Arm],
+        kind: MatchKind,
         base: usize,
         span: TextRange,
     ) -> Res<&'e Expr> {
-        let pairs_only = |arm: &Arm| match &arm.pattern {
-            Pat::Tuple(patterns) => patterns.len() == 2,
-            Pat::Wild => true,
-            _ => false,
-        };
-        if let Expr::Tuple(items) = scrutinee
-            && let [first, second] = &items[..]
-            && arms.iter().all(pairs_only)
-        {
-            let a = self.operand(first, base)?;
-            let b = self.operand(second, base)?;
-            return self.select_pair_arm(arms, a, b, base, span);
-        }
-        if let Expr::Local(slot) = scrutinee
-            && let Value::List(_) = &self.stack[base + *slot as usize]
-            && arms.iter().all(list_of_binds)
-        {
-            return self.select_list_arm(arms, base + *slot as usize, base, span);
+        match (kind, scrutinee) {
+            (MatchKind::Lists, Expr::Local(slot)) => {
+                let at = base + *slot as usize;
+                if let Value::List(list) = &self.stack[at] {
+                    let len = list.len();
+                    return self.select_list_arm(arms, at, len, base, span);
+                }
+            }
+            (MatchKind::Pairs, Expr::Tuple(items)) if items.len() == 2 => {
+                let a = self.operand(&items[0], base)?;
+                let b = self.operand(&items[1], base)?;
+                return self.select_pair_arm(arms, a, b, base, span);
+            }
+            _ => {}
         }
         let v = self.operand(scrutinee, base)?;
         self.select_arm(arms, v, base, span)
@@ -87,18 +84,17 @@ impl Machine<'_> {
     /// -> ... | [x, ..rest] -> ...` where `xs` is read again later): the
     /// arms' elements and rests are read from the slot, never a copy of the
     /// list taken apart (the same values: a list the slot still holds is
-    /// shared, so its parts would have been cloned anyway).
+    /// shared, so its parts would have been cloned anyway). `len` is the
+    /// length of the list at `at`; the arms are [`MatchKind::Lists`] arms.
+    #[inline(always)]
     fn select_list_arm<'e>(
         &mut self,
         arms: &'e [Arm],
         at: usize,
+        len: usize,
         base: usize,
         span: TextRange,
     ) -> Res<&'e Expr> {
-        let len = match &self.stack[at] {
-            Value::List(list) => list.len(),
-            _ => 0,
-        };
         for arm in arms {
             let Pat::List { elements, rest } = &arm.pattern else {
                 continue;
@@ -112,14 +108,7 @@ impl Machine<'_> {
             }
             for (i, p) in elements.iter().enumerate() {
                 if let Pat::Bind(slot) = p {
-                    let x = match &self.stack[at] {
-                        Value::List(list) => match &list.as_slice()[i] {
-                            Value::F64(x) => Value::F64(*x),
-                            Value::I64(n) => Value::I64(*n),
-                            other => other.clone(),
-                        },
-                        _ => Value::Unit,
-                    };
+                    let x = self.list_element(at, i);
                     self.set(base + *slot as usize, x);
                 }
             }
@@ -132,6 +121,26 @@ impl Machine<'_> {
             }
             return Ok(&arm.body);
         }
+        self.no_arm_matched(span)
+    }
+
+    /// Element `i` of the list in slot `at` (which has it), cloned.
+    #[inline(always)]
+    fn list_element(&self, at: usize, i: usize) -> Value {
+        match &self.stack[at] {
+            Value::List(list) => match list.get(i) {
+                // Scalars copy without the general clone.
+                Some(Value::F64(x)) => Value::F64(*x),
+                Some(Value::I64(n)) => Value::I64(*n),
+                Some(other) => other.clone(),
+                None => Value::Unit,
+            },
+            _ => Value::Unit,
+        }
+    }
+
+    #[cold]
+    fn no_arm_matched<T>(&self, span: TextRange) -> Res<T> {
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
     }
@@ -414,13 +423,6 @@ impl Machine<'_> {
             _ => false,
         }
     }
-}
-
-/// An unguarded arm `[]`, `[x, y]`, `[x, ..rest]`: a list pattern whose
-/// elements are variables or wildcards.
-fn list_of_binds(arm: &Arm) -> bool {
-    arm.guard.is_none()
-        && matches!(&arm.pattern, Pat::List { elements, .. } if elements.iter().all(irrefutable))
 }
 
 /// Whether `pattern` matches every value (of its type) without looking.
