@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch, Slot};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -254,11 +254,18 @@ impl<'a> Machine<'a> {
                         && matches!(self.stack[base + slot as usize], Value::Func(_))
                     {
                         // A local loop (`go` calling itself last): the frame
-                        // is reused where it is, the callee being this code.
-                        let me = self.stack[base + slot as usize].clone();
-                        self.push_args(args, base)?;
-                        self.reuse_frame(base, args.len());
-                        self.set(base + slot as usize, me);
+                        // is reused where it is, the callee being this code,
+                        // and the self slot keeps the closure. Unless the
+                        // callee's read is a move, an argument reads the
+                        // closure too, and may move it out of its slot.
+                        let me = match **func {
+                            Expr::Local(_) => Some(self.stack[base + slot as usize].clone()),
+                            _ => None,
+                        };
+                        self.loop_args(args, base, slot)?;
+                        if let Some(me) = me {
+                            self.set(base + slot as usize, me);
+                        }
                         if let Err(e) = self.retarget(code_id) {
                             return Err(self.locate(e, *span));
                         }
@@ -334,19 +341,35 @@ impl<'a> Machine<'a> {
         self.stack.drain(base..top);
     }
 
-    /// Makes the `n` values on top of the stack the parameters of the frame
-    /// at `base` below them, clearing its other slots: the same frame as
-    /// [`Self::replace_frame`] and [`Self::setup_frame`] build, without
-    /// moving the frame or growing it again.
-    fn reuse_frame(&mut self, base: usize, n: usize) {
-        let top = self.stack.len() - n;
-        for i in 0..n {
-            self.stack.swap(base + i, top + i);
+    /// The arguments of a local loop's call to itself become the parameters
+    /// of its frame at `base`; its other slots but `self_slot` are cleared
+    /// (what they held is released now, as when the frame is rebuilt). Each
+    /// argument is evaluated before any parameter changes, so one may read
+    /// any parameter; an argument that moves parameter `i` into position `i`
+    /// (`go (push out x) rest right`) leaves it where it is.
+    fn loop_args(&mut self, args: &[Expr], base: usize, self_slot: Slot) -> Res<()> {
+        let passes = |i: usize, arg: &Expr| matches!(arg, Expr::LocalMove(s) if *s as usize == i);
+        let top = self.stack.len();
+        for (i, arg) in args.iter().enumerate() {
+            if !passes(i, arg) {
+                let v = self.operand(arg, base)?;
+                self.stack.push(v);
+            }
         }
-        self.stack.truncate(top);
-        for slot in &mut self.stack[base + n..] {
-            Value::store(slot, Value::Unit);
+        for (i, arg) in args.iter().enumerate().rev() {
+            if !passes(i, arg)
+                && let Some(v) = self.stack.pop()
+            {
+                self.set(base + i, v);
+            }
         }
+        let keep = base + self_slot as usize;
+        for at in base + args.len()..top {
+            if at != keep {
+                self.set(at, Value::Unit);
+            }
+        }
+        Ok(())
     }
 
     fn check_clauses(&mut self, clauses: &[ClauseIr], base: usize, code: EvalCode) -> Res<()> {
