@@ -220,6 +220,10 @@ pub enum MatchKind {
     /// (`[]`, `[x, ..rest]`): a list local still read later is taken apart
     /// where it is, in its slot.
     Lists,
+    /// The two unguarded arms `[]` and `[x, ..rest]` (in either order, `x`
+    /// and `rest` variables or wildcards), the arms at these indices: a list
+    /// local is decided by its length alone.
+    EmptyOrCons { empty: u8, cons: u8 },
 }
 
 impl MatchKind {
@@ -234,6 +238,19 @@ impl MatchKind {
                 && matches!(&arm.pattern, Pat::List { elements, .. }
                     if elements.iter().all(|p| matches!(p, Pat::Wild | Pat::Bind(_))))
         };
+        let empty = |arm: &Arm| {
+            arm.guard.is_none()
+                && matches!(&arm.pattern, Pat::List { elements, rest: None } if elements.is_empty())
+        };
+        let cons = |arm: &Arm| {
+            list(arm)
+                && matches!(&arm.pattern, Pat::List { elements, rest: Some(_) } if elements.len() == 1)
+        };
+        match arms {
+            [a, b] if empty(a) && cons(b) => return MatchKind::EmptyOrCons { empty: 0, cons: 1 },
+            [a, b] if cons(a) && empty(b) => return MatchKind::EmptyOrCons { empty: 1, cons: 0 },
+            _ => {}
+        }
         if arms.iter().all(pair) {
             MatchKind::Pairs
         } else if arms.iter().all(list) {

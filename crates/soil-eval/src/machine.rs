@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch, Slot};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, MatchKind, Prefetch, Slot};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -835,7 +835,14 @@ impl<'a> Machine<'a> {
                 arms,
                 kind,
                 span,
-            } => self.scrutinize(scrutinee, arms, *kind, base, *span),
+            } => {
+                if let MatchKind::EmptyOrCons { empty, cons } = *kind
+                    && let Some(arm) = self.select_empty_or_cons(scrutinee, arms, empty, cons, base)
+                {
+                    return Ok(arm);
+                }
+                self.scrutinize(scrutinee, arms, *kind, base, *span)
+            }
             other => Ok(other),
         }
     }

@@ -80,6 +80,74 @@ impl Machine<'_> {
         Err(self.locate(error, span))
     }
 
+    /// `match xs with | [] -> ... | [x, ..rest] -> ...` on a list local
+    /// ([`MatchKind::EmptyOrCons`]), decided by its length and bound in
+    /// place: from the slot when the list is read again later (`x` cloned,
+    /// `rest` a view), taken out of it on its last read (`x` moved out of
+    /// storage nothing else holds). `None` when the local is not a list
+    /// (the general path reports it).
+    #[inline(always)]
+    pub(crate) fn select_empty_or_cons<'e>(
+        &mut self,
+        scrutinee: &Expr,
+        arms: &'e [Arm],
+        empty: u8,
+        cons: u8,
+        base: usize,
+    ) -> Option<&'e Expr> {
+        let (at, moved) = match scrutinee {
+            Expr::Local(slot) => (base + *slot as usize, false),
+            Expr::LocalMove(slot) => (base + *slot as usize, true),
+            _ => return None,
+        };
+        let Value::List(list) = &self.stack[at] else {
+            return None;
+        };
+        if list.is_empty() {
+            if moved {
+                self.set(at, Value::Unit);
+            }
+            return Some(&arms[empty as usize].body);
+        }
+        let arm = &arms[cons as usize];
+        let Pat::List { elements, rest } = &arm.pattern else {
+            return None;
+        };
+        let head = match elements.first() {
+            Some(Pat::Bind(slot)) => Some(*slot),
+            _ => None,
+        };
+        let rest = match rest {
+            Some(Some(slot)) => Some(*slot),
+            _ => None,
+        };
+        if moved {
+            let Value::List(mut list) = std::mem::replace(&mut self.stack[at], Value::Unit) else {
+                return None;
+            };
+            if let Some(slot) = head {
+                let x = list.take_at(0);
+                self.set(base + slot as usize, x);
+            }
+            if let Some(slot) = rest {
+                self.set(base + slot as usize, Value::List(list.into_skip(1)));
+            }
+        } else {
+            if let Some(slot) = head {
+                let x = self.list_element(at, 0);
+                self.set(base + slot as usize, x);
+            }
+            if let Some(slot) = rest {
+                let rest = match &self.stack[at] {
+                    Value::List(list) => list.skip(1),
+                    _ => soil_rt::List::empty(),
+                };
+                self.set(base + slot as usize, Value::List(rest));
+            }
+        }
+        Some(&arm.body)
+    }
+
     /// Arm selection for a list that stays in its slot (`match xs with | []
     /// -> ... | [x, ..rest] -> ...` where `xs` is read again later): the
     /// arms' elements and rests are read from the slot, never a copy of the
