@@ -212,33 +212,33 @@ impl List {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[Value] {
         &self.items[self.start as usize..self.end as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, index: usize) -> Option<&Value> {
         self.as_slice().get(index)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
         self.as_slice().iter()
     }
 
     /// The elements `[from, to)` of this view, clamped to its bounds.
-    #[inline]
+    #[inline(always)]
     pub fn slice(&self, from: usize, to: usize) -> List {
         let len = self.len();
         let to = to.min(len);
@@ -251,7 +251,7 @@ impl List {
     }
 
     /// Everything after the first `n` elements (clamped).
-    #[inline]
+    #[inline(always)]
     pub fn skip(&self, n: usize) -> List {
         self.slice(n, self.len())
     }
@@ -370,7 +370,7 @@ impl List {
     /// view is the only owner of its storage (a placeholder takes its place,
     /// outside every view that can still be built from this one), cloned
     /// otherwise. Pattern matching takes `[x, ..rest]` apart with it.
-    #[inline]
+    #[inline(always)]
     pub fn take_at(&mut self, index: usize) -> Value {
         let at = self.start as usize + index;
         match Rc::get_mut(&mut self.items) {
@@ -386,7 +386,7 @@ impl List {
 
     /// Everything after the first `n` elements (clamped), without touching
     /// the storage's owner count.
-    #[inline]
+    #[inline(always)]
     pub fn into_skip(mut self, n: usize) -> List {
         self.start += n.min(self.len()) as u32;
         self
