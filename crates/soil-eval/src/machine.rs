@@ -582,8 +582,31 @@ impl<'a> Machine<'a> {
             } => self.local_op(*op, *slot, *moved, *literal, *span, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
+            Expr::CallBuiltin {
+                builtin,
+                args,
+                span,
+            } if *builtin == self.push_builtin && args.len() == 2 => {
+                self.eval_push(&args[0], &args[1], *span, base)
+            }
             _ => self.eval(expr, base),
         }
+    }
+
+    /// `push xs x` without a trip through the stack, the builtin table or
+    /// the large frame of [`Self::eval`] (the accumulator of most loops).
+    #[inline(never)]
+    fn eval_push(&mut self, list: &Expr, item: &Expr, span: TextRange, base: usize) -> Res<Value> {
+        let xs = self.operand(list, base)?;
+        let x = self.operand(item, base)?;
+        if let Value::List(xs) = xs {
+            return Ok(Value::List(xs.push(x)));
+        }
+        let new_base = self.stack.len();
+        self.stack.push(xs);
+        self.stack.push(x);
+        self.call_builtin(self.push_builtin, new_base)
+            .map_err(|e| self.locate(e, span))
     }
 
     pub(crate) fn eval(&mut self, expr: &Expr, base: usize) -> Res<Value> {
@@ -629,18 +652,7 @@ impl<'a> Machine<'a> {
                 if *builtin == self.push_builtin
                     && let [list, item] = &args[..]
                 {
-                    // `push` without a trip through the stack and the table.
-                    let xs = self.operand(list, base)?;
-                    let x = self.operand(item, base)?;
-                    if let Value::List(xs) = xs {
-                        return Ok(Value::List(xs.push(x)));
-                    }
-                    let new_base = self.stack.len();
-                    self.stack.push(xs);
-                    self.stack.push(x);
-                    return self
-                        .call_builtin(*builtin, new_base)
-                        .map_err(|e| self.locate(e, *span));
+                    return self.eval_push(list, item, *span, base);
                 }
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
