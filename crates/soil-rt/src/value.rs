@@ -84,11 +84,10 @@ impl Value {
     /// general drop glue.
     #[inline(always)]
     pub fn store(slot: &mut Value, value: Value) {
-        let old = std::mem::replace(slot, value);
-        if old.is_scalar() {
-            std::mem::forget(old);
+        if slot.is_scalar() {
+            std::mem::forget(std::mem::replace(slot, value));
         } else {
-            drop(old);
+            *slot = value;
         }
     }
 
