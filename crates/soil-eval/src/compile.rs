@@ -16,6 +16,7 @@ use crate::codes::EvalCode;
 use crate::field_reuse::prefetch_fields;
 use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, MatchKind, Op, Pat, Slot};
 use crate::liveness::mark_function;
+use crate::loops::plan_loop_calls;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -154,6 +155,11 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let mut body = self.expr(body);
         let scope = self.scopes.pop().unwrap_or_default();
         mark_function(&mut body, scope.next_slot, params.len() as u32);
+        if let Some((_, self_slot)) = &scope.self_binding
+            && scope.captures.is_empty()
+        {
+            plan_loop_calls(&mut body, *self_slot, params.len() as u32);
+        }
         let code = Code {
             name: name.to_owned(),
             file: self.file_index(),
@@ -585,12 +591,14 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                 Expr::Call {
                     func,
                     args: self.exprs(args),
+                    loop_plan: None,
                     span,
                 }
             }
             None => Expr::Call {
                 func: self.boxed(func),
                 args: self.exprs(args),
+                loop_plan: None,
                 span,
             },
         }

@@ -91,6 +91,9 @@ pub enum Expr {
     Call {
         func: Box<Expr>,
         args: Box<[Expr]>,
+        /// Set on a local loop's call to itself (loops.rs): how each
+        /// argument reaches its parameter when the call reuses the frame.
+        loop_plan: Option<Box<[Handoff]>>,
         span: TextRange,
     },
     Closure {
@@ -179,6 +182,18 @@ pub enum Expr {
     Is(Box<Expr>, Pat),
     /// Never evaluated: runs of definitions reaching a hole are refused first.
     Hole(Box<str>, TextRange),
+}
+
+/// How a local loop's call to itself hands argument `i` to parameter `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handoff {
+    /// The argument is parameter `i` moved: it stays where it is.
+    Stays,
+    /// No later argument reads parameter `i`: evaluated straight into it.
+    Direct,
+    /// A later argument reads parameter `i`: evaluated aside on the stack
+    /// and stored once every argument is evaluated.
+    Deferred,
 }
 
 /// The fields of `{ r with ... }` (`r` the local `source`) that the new

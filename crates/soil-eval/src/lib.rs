@@ -38,6 +38,7 @@ mod compile;
 mod field_reuse;
 mod ir;
 mod liveness;
+mod loops;
 mod machine;
 mod operators;
 mod panic;

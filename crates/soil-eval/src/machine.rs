@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, MatchKind, Prefetch, Slot};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Handoff, MatchKind, Prefetch, Slot};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -245,12 +245,15 @@ impl<'a> Machine<'a> {
                     self.setup_frame(code, base, None);
                     expr = &code.body;
                 }
-                Expr::Call { func, args, span } => {
+                Expr::Call {
+                    func,
+                    args,
+                    loop_plan,
+                    span,
+                } => {
                     let code = &program.codes[code_id as usize];
-                    if let Expr::Local(slot) | Expr::LocalMove(slot) = **func
-                        && code.self_slot == Some(slot)
-                        && code.capture_slots.is_empty()
-                        && args.len() == code.arity as usize
+                    if let Some(plan) = loop_plan
+                        && let Expr::Local(slot) | Expr::LocalMove(slot) = **func
                         && matches!(self.stack[base + slot as usize], Value::Func(_))
                     {
                         // A local loop (`go` calling itself last): the frame
@@ -262,7 +265,7 @@ impl<'a> Machine<'a> {
                             Expr::Local(_) => Some(self.stack[base + slot as usize].clone()),
                             _ => None,
                         };
-                        self.loop_args(args, base, slot)?;
+                        self.loop_args(args, plan, base, slot)?;
                         if let Some(me) = me {
                             self.set(base + slot as usize, me);
                         }
@@ -342,30 +345,39 @@ impl<'a> Machine<'a> {
     }
 
     /// The arguments of a local loop's call to itself become the parameters
-    /// of its frame at `base`; its other slots but `self_slot` are cleared
-    /// (what they held is released now, as when the frame is rebuilt). Each
-    /// argument is evaluated before any parameter changes, so one may read
-    /// any parameter; an argument that moves parameter `i` into position `i`
-    /// (`go (push out x) rest right`) leaves it where it is.
-    fn loop_args(&mut self, args: &[Expr], base: usize, self_slot: Slot) -> Res<()> {
-        let passes = |i: usize, arg: &Expr| matches!(arg, Expr::LocalMove(s) if *s as usize == i);
+    /// of its frame at `base`, each as `plan` says (see [`Handoff`]); its
+    /// other slots but `self_slot` are cleared (what they held is released
+    /// now, as when the frame is rebuilt).
+    fn loop_args(
+        &mut self,
+        args: &[Expr],
+        plan: &[Handoff],
+        base: usize,
+        self_slot: Slot,
+    ) -> Res<()> {
         let top = self.stack.len();
-        for (i, arg) in args.iter().enumerate() {
-            if !passes(i, arg) {
-                let v = self.operand(arg, base)?;
-                self.stack.push(v);
+        for (i, (arg, handoff)) in args.iter().zip(plan).enumerate() {
+            match handoff {
+                Handoff::Stays => {}
+                Handoff::Direct => self.store_operand(arg, base, base + i)?,
+                Handoff::Deferred => {
+                    let v = self.operand(arg, base)?;
+                    self.stack.push(v);
+                }
             }
         }
-        for (i, arg) in args.iter().enumerate().rev() {
-            if !passes(i, arg)
-                && let Some(v) = self.stack.pop()
-            {
-                self.set(base + i, v);
+        if self.stack.len() > top {
+            for (i, handoff) in plan.iter().enumerate().rev() {
+                if *handoff == Handoff::Deferred
+                    && let Some(v) = self.stack.pop()
+                {
+                    self.set(base + i, v);
+                }
             }
         }
         let keep = base + self_slot as usize;
         for at in base + args.len()..top {
-            if at != keep {
+            if at != keep && !matches!(self.stack[at], Value::Unit) {
                 self.set(at, Value::Unit);
             }
         }
@@ -659,7 +671,9 @@ impl<'a> Machine<'a> {
                 self.call_builtin(*builtin, new_base)
                     .map_err(|e| self.locate(e, *span))
             }
-            Expr::Call { func, args, span } => {
+            Expr::Call {
+                func, args, span, ..
+            } => {
                 let f = self.eval(func, base)?;
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
