@@ -191,6 +191,10 @@ pub enum Handoff {
     Stays,
     /// No later argument reads parameter `i`: evaluated straight into it.
     Direct,
+    /// The argument is `push` of parameter `i` (its last read) and an item
+    /// that leaves parameter `i` alone, and no later argument reads it: the
+    /// item is pushed onto the list where it is.
+    Appends,
     /// A later argument reads parameter `i`: evaluated aside on the stack
     /// and stored once every argument is evaluated.
     Deferred,

@@ -4,6 +4,7 @@
 //! call, how each argument reaches its parameter, so the loop writes its
 //! arguments in place instead of through temporaries on the stack top.
 
+use crate::builtins;
 use crate::ir::{Expr, Handoff, Slot};
 
 /// Plans every call in `body` (a code's body, not the bodies of closures it
@@ -28,7 +29,8 @@ pub(crate) fn plan_loop_calls(body: &mut Expr, self_slot: Slot, arity: u32) {
 
 /// Argument `i` goes straight into parameter `i` unless a later argument
 /// still needs the parameter's old value (or could clear it); the move of
-/// parameter `i` into position `i` needs nothing at all.
+/// parameter `i` into position `i` needs nothing at all, and `push` onto
+/// it only the push.
 fn handoffs(args: &[Expr]) -> Box<[Handoff]> {
     (0..args.len())
         .map(|i| {
@@ -37,11 +39,23 @@ fn handoffs(args: &[Expr]) -> Box<[Handoff]> {
                 Handoff::Stays
             } else if args[i + 1..].iter().any(|later| touches(later, slot)) {
                 Handoff::Deferred
+            } else if appends_to(&args[i], slot) {
+                Handoff::Appends
             } else {
                 Handoff::Direct
             }
         })
         .collect()
+}
+
+/// Whether `arg` is `push` of `slot` on its last read and an item that
+/// leaves `slot` alone (`go (push out x) ...` for parameter `out`).
+fn appends_to(arg: &Expr, slot: Slot) -> bool {
+    let Expr::CallBuiltin { builtin, args, .. } = arg else {
+        return false;
+    };
+    builtins::lookup("push") == Some(*builtin)
+        && matches!(&args[..], [Expr::LocalMove(s), item] if *s == slot && !touches(item, slot))
 }
 
 /// Whether evaluating `expr` may read or clear `slot`.

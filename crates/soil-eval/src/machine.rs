@@ -360,6 +360,7 @@ impl<'a> Machine<'a> {
             match handoff {
                 Handoff::Stays => {}
                 Handoff::Direct => self.store_operand(arg, base, base + i)?,
+                Handoff::Appends => self.append_in_place(arg, base, base + i)?,
                 Handoff::Deferred => {
                     let v = self.operand(arg, base)?;
                     self.stack.push(v);
@@ -381,6 +382,34 @@ impl<'a> Machine<'a> {
                 self.set(at, Value::Unit);
             }
         }
+        Ok(())
+    }
+
+    /// [`Handoff::Appends`]: `arg` is `push xs x` with `xs` the list in slot
+    /// `at` (moved there): `x` is pushed onto it in the slot.
+    fn append_in_place(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
+        let Expr::CallBuiltin {
+            args: push_args,
+            span,
+            ..
+        } = arg
+        else {
+            return self.store_operand(arg, base, at);
+        };
+        let x = self.operand(&push_args[1], base)?;
+        if let Value::List(list) = &mut self.stack[at] {
+            list.push_mut(x);
+            return Ok(());
+        }
+        // Not a list: the builtin reports it.
+        let new_base = self.stack.len();
+        let xs = self.take(at, 0);
+        self.stack.push(xs);
+        self.stack.push(x);
+        let pushed = self
+            .call_builtin(self.push_builtin, new_base)
+            .map_err(|e| self.locate(e, *span))?;
+        self.set(at, pushed);
         Ok(())
     }
 

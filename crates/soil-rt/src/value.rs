@@ -265,19 +265,29 @@ impl List {
     /// view is the only owner of its storage, otherwise a copy.
     #[inline]
     pub fn push(mut self, value: Value) -> List {
+        self.push_mut(value);
+        self
+    }
+
+    /// Appends `value` to this list where it is: in place (amortized O(1))
+    /// when this view is the only owner of its storage, otherwise this view
+    /// becomes a copy with `value` appended (the storage is left to its
+    /// other owners).
+    #[inline]
+    pub fn push_mut(&mut self, value: Value) {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
             items.push(value);
             self.end = len_u32(items.len());
             self.compact();
-            return self;
+            return;
         }
-        self.push_copy(value)
+        *self = self.push_copy(value);
     }
 
-    /// [`Self::push`] onto a shared view: a copy with `value` appended.
+    /// [`Self::push_mut`] onto a shared view: a copy with `value` appended.
     #[cold]
-    fn push_copy(self, value: Value) -> List {
+    fn push_copy(&self, value: Value) -> List {
         count_copy(self.len());
         let mut items = Vec::with_capacity(self.len() + 1);
         items.extend_from_slice(self.as_slice());
