@@ -359,7 +359,14 @@ impl<'a> Machine<'a> {
         for (i, (arg, handoff)) in args.iter().zip(plan).enumerate() {
             match handoff {
                 Handoff::Stays => {}
-                Handoff::Direct => self.store_operand(arg, base, base + i)?,
+                Handoff::Direct => match arg {
+                    // `rest` into `xs`: a slot-to-slot move.
+                    Expr::LocalMove(from) => {
+                        let v = std::mem::replace(&mut self.stack[base + *from as usize], Value::Unit);
+                        self.set(base + i, v);
+                    }
+                    _ => self.store_operand(arg, base, base + i)?,
+                },
                 Handoff::Appends => self.append_in_place(arg, base, base + i)?,
                 Handoff::Deferred => {
                     let v = self.operand(arg, base)?;
@@ -376,10 +383,14 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+        // Liveness has mostly emptied them already (last reads move, dead
+        // locals are released): only what still holds a count is dropped.
         let keep = base + self_slot as usize;
-        for at in base + args.len()..top {
-            if at != keep && !matches!(self.stack[at], Value::Unit) {
-                self.set(at, Value::Unit);
+        let frame = &mut self.stack[base + args.len()..top];
+        let (locals, after_self) = frame.split_at_mut((keep - base - args.len()).min(frame.len()));
+        for slot in locals.iter_mut().chain(after_self.iter_mut().skip(1)) {
+            if !slot.is_scalar() {
+                *slot = Value::Unit;
             }
         }
         Ok(())
