@@ -86,8 +86,10 @@ impl Value {
     pub fn store(slot: &mut Value, value: Value) {
         if slot.is_scalar() {
             std::mem::forget(std::mem::replace(slot, value));
-        } else {
-            *slot = value;
+        } else if let Value::List(old) = std::mem::replace(slot, value) {
+            // A list view that is not the last one on its storage (a `rest`
+            // of a match, released) is a decrement, not a call.
+            drop(old);
         }
     }
 
