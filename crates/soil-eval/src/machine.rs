@@ -62,6 +62,8 @@ pub(crate) struct Machine<'a> {
     pub(crate) world: &'a mut World,
     pub(crate) stack: Vec<Value>,
     consts: Vec<Value>,
+    /// Per code, its closure value once built, if it captures nothing.
+    closures: Vec<Option<Value>>,
     /// The codes being evaluated, innermost last (tail calls replace the top).
     chain: Vec<CodeId>,
     max_depth: u32,
@@ -92,6 +94,7 @@ impl<'a> Machine<'a> {
             world,
             stack: Vec::with_capacity(1024),
             consts,
+            closures: vec![None; program.codes.len()],
             chain: Vec::new(),
             max_depth: program.max_depth,
             push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
@@ -719,6 +722,20 @@ impl<'a> Machine<'a> {
                 self.push_args(args, base)?;
                 self.call_value(&f, new_base)
                     .map_err(|e| self.locate(e, *span))
+            }
+            Expr::Closure { code, captures } if captures.is_empty() => {
+                // A closure that captures nothing is the same value every
+                // time it is built (`let go ... in go [] xs ys` in a merge):
+                // built once per run, then shared.
+                let cached = &mut self.closures[*code as usize];
+                Ok(cached
+                    .get_or_insert_with(|| {
+                        func_value(Callable::Closure {
+                            code: *code,
+                            captures: Box::new([]),
+                        })
+                    })
+                    .clone())
             }
             Expr::Closure { code, captures } => {
                 let captured: Box<[Value]> = captures
