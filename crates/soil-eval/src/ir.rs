@@ -226,8 +226,9 @@ pub struct FieldUpdate {
     pub value: Expr,
 }
 
-/// How a `match` selects its arm, from the shape of its arms (liveness may
-/// turn variables into wildcards later, which keeps every kind valid).
+/// How a `match` selects its arm, from the shape of its arms (decided when
+/// the match is compiled, and again after liveness has turned the variables
+/// nobody reads into wildcards).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatchKind {
     /// The scrutinee is evaluated to a value and each arm tried in turn.
@@ -241,9 +242,18 @@ pub enum MatchKind {
     Lists,
     /// The two unguarded arms `[]` and `[x, ..rest]` (in either order, `x`
     /// and `rest` variables or wildcards), the arms at these indices: a list
-    /// local is decided by its length alone.
-    EmptyOrCons { empty: u8, cons: u8 },
+    /// local is decided by its length alone. `head` and `rest` are the slots
+    /// `x` and `rest` bind ([`NO_SLOT`] for a wildcard).
+    EmptyOrCons {
+        empty: u8,
+        cons: u8,
+        head: Slot,
+        rest: Slot,
+    },
 }
+
+/// No slot: a wildcard in [`MatchKind::EmptyOrCons`].
+pub const NO_SLOT: Slot = Slot::MAX;
 
 impl MatchKind {
     pub fn of(arms: &[Arm]) -> MatchKind {
@@ -265,9 +275,30 @@ impl MatchKind {
             list(arm)
                 && matches!(&arm.pattern, Pat::List { elements, rest: Some(_) } if elements.len() == 1)
         };
+        let empty_or_cons = |empty: u8, cons: u8| {
+            let (head, rest) = match &arms[cons as usize].pattern {
+                Pat::List { elements, rest } => (
+                    match elements.first() {
+                        Some(Pat::Bind(slot)) => *slot,
+                        _ => NO_SLOT,
+                    },
+                    match rest {
+                        Some(Some(slot)) => *slot,
+                        _ => NO_SLOT,
+                    },
+                ),
+                _ => (NO_SLOT, NO_SLOT),
+            };
+            MatchKind::EmptyOrCons {
+                empty,
+                cons,
+                head,
+                rest,
+            }
+        };
         match arms {
-            [a, b] if empty(a) && cons(b) => return MatchKind::EmptyOrCons { empty: 0, cons: 1 },
-            [a, b] if cons(a) && empty(b) => return MatchKind::EmptyOrCons { empty: 1, cons: 0 },
+            [a, b] if empty(a) && cons(b) => return empty_or_cons(0, 1),
+            [a, b] if cons(a) && empty(b) => return empty_or_cons(1, 0),
             _ => {}
         }
         if arms.iter().all(pair) {

@@ -919,8 +919,14 @@ impl<'a> Machine<'a> {
                 kind,
                 span,
             } => {
-                if let MatchKind::EmptyOrCons { empty, cons } = *kind
-                    && let Some(arm) = self.select_empty_or_cons(scrutinee, arms, empty, cons, base)
+                if let MatchKind::EmptyOrCons {
+                    empty,
+                    cons,
+                    head,
+                    rest,
+                } = *kind
+                    && let Some(arm) =
+                        self.select_empty_or_cons(scrutinee, arms, [empty, cons], head, rest, base)
                 {
                     return Ok(arm);
                 }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use soil_rt::{Value, f64_total_cmp};
 use trellis_diag::TextRange;
 
-use crate::ir::{Arm, Expr, MatchKind, Pat};
+use crate::ir::{Arm, Expr, MatchKind, NO_SLOT, Pat, Slot};
 use crate::liveness::bound_slots;
 use crate::machine::{Machine, Res};
 
@@ -81,18 +81,20 @@ impl Machine<'_> {
     }
 
     /// `match xs with | [] -> ... | [x, ..rest] -> ...` on a list local
-    /// ([`MatchKind::EmptyOrCons`]), decided by its length and bound in
-    /// place: from the slot when the list is read again later (`x` cloned,
-    /// `rest` a view), taken out of it on its last read (`x` moved out of
-    /// storage nothing else holds). `None` when the local is not a list
-    /// (the general path reports it).
+    /// ([`MatchKind::EmptyOrCons`]: the arms `[empty, cons]`, the slots
+    /// `head` and `rest` bind), decided by its length and bound in place:
+    /// from the slot when the list is read again later (`x` cloned, `rest` a
+    /// view), taken out of it on its last read (`x` moved out of storage
+    /// nothing else holds). `None` when the local is not a list (the general
+    /// path reports it).
     #[inline(always)]
     pub(crate) fn select_empty_or_cons<'e>(
         &mut self,
         scrutinee: &Expr,
         arms: &'e [Arm],
-        empty: u8,
-        cons: u8,
+        [empty, cons]: [u8; 2],
+        head: Slot,
+        rest: Slot,
         base: usize,
     ) -> Option<&'e Expr> {
         let (at, moved) = match scrutinee {
@@ -109,43 +111,31 @@ impl Machine<'_> {
             }
             return Some(&arms[empty as usize].body);
         }
-        let arm = &arms[cons as usize];
-        let Pat::List { elements, rest } = &arm.pattern else {
-            return None;
-        };
-        let head = match elements.first() {
-            Some(Pat::Bind(slot)) => Some(*slot),
-            _ => None,
-        };
-        let rest = match rest {
-            Some(Some(slot)) => Some(*slot),
-            _ => None,
-        };
         if moved {
             let Value::List(mut list) = std::mem::replace(&mut self.stack[at], Value::Unit) else {
                 return None;
             };
-            if let Some(slot) = head {
+            if head != NO_SLOT {
                 let x = list.take_at(0);
-                self.set(base + slot as usize, x);
+                self.set(base + head as usize, x);
             }
-            if let Some(slot) = rest {
-                self.set(base + slot as usize, Value::List(list.into_skip(1)));
+            if rest != NO_SLOT {
+                self.set(base + rest as usize, Value::List(list.into_skip(1)));
             }
         } else {
-            if let Some(slot) = head {
+            if head != NO_SLOT {
                 let x = self.list_element(at, 0);
-                self.set(base + slot as usize, x);
+                self.set(base + head as usize, x);
             }
-            if let Some(slot) = rest {
-                let rest = match &self.stack[at] {
+            if rest != NO_SLOT {
+                let rest_list = match &self.stack[at] {
                     Value::List(list) => list.skip(1),
                     _ => soil_rt::List::empty(),
                 };
-                self.set(base + slot as usize, Value::List(rest));
+                self.set(base + rest as usize, Value::List(rest_list));
             }
         }
-        Some(&arm.body)
+        Some(&arms[cons as usize].body)
     }
 
     /// Arm selection for a list that stays in its slot (`match xs with | []
