@@ -388,12 +388,13 @@ impl<'a> Machine<'a> {
         }
         // Liveness has mostly emptied them already (last reads move, dead
         // locals are released): only what still holds a count is dropped.
-        let keep = base + self_slot as usize;
-        let frame = &mut self.stack[base + args.len()..top];
-        let (locals, after_self) = frame.split_at_mut((keep - base - args.len()).min(frame.len()));
-        for slot in locals.iter_mut().chain(after_self.iter_mut().skip(1)) {
-            if !slot.is_scalar() {
-                *slot = Value::Unit;
+        // A planned loop captures nothing: its self slot follows the
+        // parameters, its locals follow that.
+        if let Some(locals) = self.stack.get_mut(base + self_slot as usize + 1..top) {
+            for slot in locals {
+                if !slot.is_scalar() {
+                    *slot = Value::Unit;
+                }
             }
         }
         Ok(())
