@@ -275,7 +275,7 @@ impl List {
     /// when this view is the only owner of its storage, otherwise this view
     /// becomes a copy with `value` appended (the storage is left to its
     /// other owners).
-    #[inline]
+    #[inline(always)]
     pub fn push_mut(&mut self, value: Value) {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
