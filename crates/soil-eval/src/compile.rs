@@ -17,6 +17,7 @@ use crate::field_reuse::prefetch_fields;
 use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, MatchKind, Op, Pat, Slot};
 use crate::liveness::mark_function;
 use crate::loops::plan_loop_calls;
+use crate::rests::sink_rests;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -155,6 +156,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let mut body = self.expr(body);
         let scope = self.scopes.pop().unwrap_or_default();
         mark_function(&mut body, scope.next_slot, params.len() as u32);
+        sink_rests(&mut body);
         if let Some((_, self_slot)) = &scope.self_binding
             && scope.captures.is_empty()
         {

@@ -69,6 +69,14 @@ pub enum Expr {
     /// The last read of a slot on its path: moves the value out, so a list
     /// built by an accumulator stays uniquely owned and grows in place.
     LocalMove(Slot),
+    /// The list in a local without its first `skip` elements: the rest of a
+    /// `[x, ..rest]` match read where it is used instead of bound by the
+    /// match (rests.rs). `moved` marks the local's last read.
+    RestOf {
+        slot: Slot,
+        skip: u32,
+        moved: bool,
+    },
     /// A definition used as a value (a constant is evaluated; a function becomes a function value).
     Global(DefId),
     /// A builtin used as a value (arity-0 builtins are evaluated).
@@ -198,6 +206,9 @@ pub enum Handoff {
     /// A later argument reads parameter `i`: evaluated aside on the stack
     /// and stored once every argument is evaluated.
     Deferred,
+    /// The argument is parameter `i`'s rest (`RestOf` on its last read) and
+    /// no later argument reads it: the list is shortened where it is.
+    Advances(u32),
 }
 
 /// The fields of `{ r with ... }` (`r` the local `source`) that the new
@@ -373,6 +384,7 @@ impl Expr {
             | Expr::Const(_)
             | Expr::Local(_)
             | Expr::LocalMove(_)
+            | Expr::RestOf { .. }
             | Expr::LocalOpI64 { .. }
             | Expr::Global(_)
             | Expr::Builtin(_)
@@ -442,6 +454,7 @@ impl Expr {
             | Expr::Const(_)
             | Expr::Local(_)
             | Expr::LocalMove(_)
+            | Expr::RestOf { .. }
             | Expr::LocalOpI64 { .. }
             | Expr::Global(_)
             | Expr::Builtin(_)

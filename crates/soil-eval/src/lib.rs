@@ -44,6 +44,7 @@ mod operators;
 mod panic;
 mod patterns;
 mod program;
+mod rests;
 mod source;
 mod types;
 pub mod world;

@@ -29,7 +29,7 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             }
             set(live, slot, true);
         }
-        Expr::LocalMove(slot) => set(live, *slot, true),
+        Expr::LocalMove(slot) | Expr::RestOf { slot, .. } => set(live, *slot, true),
         Expr::Release { slots, body } => {
             mark_moves(body, live);
             for slot in slots.iter() {

@@ -41,6 +41,14 @@ fn handoffs(args: &[Expr]) -> Box<[Handoff]> {
                 Handoff::Deferred
             } else if appends_to(&args[i], slot) {
                 Handoff::Appends
+            } else if let Expr::RestOf {
+                slot: s,
+                skip,
+                moved: true,
+            } = args[i]
+                && s == slot
+            {
+                Handoff::Advances(skip)
             } else {
                 Handoff::Direct
             }
@@ -59,9 +67,12 @@ fn appends_to(arg: &Expr, slot: Slot) -> bool {
 }
 
 /// Whether evaluating `expr` may read or clear `slot`.
-fn touches(expr: &Expr, slot: Slot) -> bool {
+pub(crate) fn touches(expr: &Expr, slot: Slot) -> bool {
     let here = match expr {
-        Expr::Local(s) | Expr::LocalMove(s) | Expr::LocalOpI64 { slot: s, .. } => *s == slot,
+        Expr::Local(s)
+        | Expr::LocalMove(s)
+        | Expr::RestOf { slot: s, .. }
+        | Expr::LocalOpI64 { slot: s, .. } => *s == slot,
         Expr::Closure { captures, .. } => captures.contains(&slot),
         Expr::Release { slots, .. } => slots.contains(&slot),
         Expr::Update {

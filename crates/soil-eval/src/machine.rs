@@ -370,6 +370,10 @@ impl<'a> Machine<'a> {
                     _ => self.store_operand(arg, base, base + i)?,
                 },
                 Handoff::Appends => self.append_in_place(arg, base, base + i)?,
+                Handoff::Advances(skip) => match &mut self.stack[base + i] {
+                    Value::List(list) => list.advance(*skip as usize),
+                    _ => self.store_operand(arg, base, base + i)?,
+                },
                 Handoff::Deferred => {
                     let v = self.operand(arg, base)?;
                     self.stack.push(v);
@@ -678,6 +682,21 @@ impl<'a> Machine<'a> {
                 &mut self.stack[base + *slot as usize],
                 Value::Unit,
             )),
+            Expr::RestOf { slot, skip, moved } => {
+                let at = base + *slot as usize;
+                let skip = *skip as usize;
+                if *moved {
+                    match std::mem::replace(&mut self.stack[at], Value::Unit) {
+                        Value::List(list) => Ok(Value::List(list.into_skip(skip))),
+                        other => Err(self.type_error(format!("the rest of a {}", other.kind()))),
+                    }
+                } else {
+                    match &self.stack[at] {
+                        Value::List(list) => Ok(Value::List(list.skip(skip))),
+                        other => Err(self.type_error(format!("the rest of a {}", other.kind()))),
+                    }
+                }
+            }
             Expr::Global(def) => {
                 let code = program.defs[*def as usize].code;
                 if program.codes[code as usize].arity == 0 {

@@ -399,8 +399,15 @@ impl List {
     /// the storage's owner count.
     #[inline(always)]
     pub fn into_skip(mut self, n: usize) -> List {
-        self.start += n.min(self.len()) as u32;
+        self.advance(n);
         self
+    }
+
+    /// Drops the first `n` elements (clamped) from this view, where it is,
+    /// without touching the storage's owner count.
+    #[inline(always)]
+    pub fn advance(&mut self, n: usize) {
+        self.start += n.min(self.len()) as u32;
     }
 
     /// The elements as an owned vector: moved out when this view is the only
