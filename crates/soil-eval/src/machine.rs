@@ -364,7 +364,8 @@ impl<'a> Machine<'a> {
                 Handoff::Direct => match arg {
                     // `rest` into `xs`: a slot-to-slot move.
                     Expr::LocalMove(from) => {
-                        let v = std::mem::replace(&mut self.stack[base + *from as usize], Value::Unit);
+                        let v =
+                            std::mem::replace(&mut self.stack[base + *from as usize], Value::Unit);
                         self.set(base + i, v);
                     }
                     _ => self.store_operand(arg, base, base + i)?,

@@ -474,7 +474,10 @@ impl Machine<'_> {
                     return false;
                 }
                 if let Some(Some(slot)) = rest {
-                    self.set(base + *slot as usize, Value::List(list.skip(elements.len())));
+                    self.set(
+                        base + *slot as usize,
+                        Value::List(list.skip(elements.len())),
+                    );
                 }
                 true
             }

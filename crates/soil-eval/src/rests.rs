@@ -103,9 +103,9 @@ fn rewrite(expr: &mut Expr, list: Slot, rest: Slot, apply: bool) -> bool {
 /// The arguments of a call.
 fn call_args(expr: &mut Expr) -> Option<&mut [Expr]> {
     match expr {
-        Expr::Call { args, .. } | Expr::CallGlobal { args, .. } | Expr::CallBuiltin { args, .. } => {
-            Some(args)
-        }
+        Expr::Call { args, .. }
+        | Expr::CallGlobal { args, .. }
+        | Expr::CallBuiltin { args, .. } => Some(args),
         _ => None,
     }
 }
