@@ -349,7 +349,9 @@ impl<'a> Machine<'a> {
     /// The arguments of a local loop's call to itself become the parameters
     /// of its frame at `base`, each as `plan` says (see [`Handoff`]); its
     /// other slots but `self_slot` are cleared (what they held is released
-    /// now, as when the frame is rebuilt).
+    /// now, as when the frame is rebuilt). Inlined into the tail loop: it is
+    /// the whole of a loop step's call.
+    #[inline(always)]
     fn loop_args(
         &mut self,
         args: &[Expr],
