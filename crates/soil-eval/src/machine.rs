@@ -407,7 +407,9 @@ impl<'a> Machine<'a> {
     }
 
     /// [`Handoff::Appends`]: `arg` is `push xs x` with `xs` the list in slot
-    /// `at` (moved there): `x` is pushed onto it in the slot.
+    /// `at` (moved there): `x` is pushed onto it in the slot (a local `x`
+    /// moved straight from its slot).
+    #[inline(always)]
     fn append_in_place(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
         let Expr::CallBuiltin {
             args: push_args,
@@ -417,19 +419,31 @@ impl<'a> Machine<'a> {
         else {
             return self.store_operand(arg, base, at);
         };
-        let x = self.operand(&push_args[1], base)?;
+        let x = match &push_args[1] {
+            Expr::LocalMove(slot) => {
+                std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit)
+            }
+            item => self.operand(item, base)?,
+        };
         if let Value::List(list) = &mut self.stack[at] {
             list.push_mut(x);
             return Ok(());
         }
-        // Not a list: the builtin reports it.
+        self.push_onto_non_list(at, x, *span)
+    }
+
+    /// [`Self::append_in_place`] on a slot that holds no list: the builtin
+    /// reports it.
+    #[cold]
+    #[inline(never)]
+    fn push_onto_non_list(&mut self, at: usize, x: Value, span: TextRange) -> Res<()> {
         let new_base = self.stack.len();
         let xs = self.take(at, 0);
         self.stack.push(xs);
         self.stack.push(x);
         let pushed = self
             .call_builtin(self.push_builtin, new_base)
-            .map_err(|e| self.locate(e, *span))?;
+            .map_err(|e| self.locate(e, span))?;
         self.set(at, pushed);
         Ok(())
     }
