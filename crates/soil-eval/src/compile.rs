@@ -429,6 +429,19 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                         slot: *slot,
                         moved: false,
                         literal: *literal,
+                        literal_first: false,
+                        span: e.span,
+                    };
+                }
+                if let (Expr::I64(literal), Expr::Local(slot)) = (&*lhs, &*rhs)
+                    && matches!(op, Op::Add | Op::Mul)
+                {
+                    return Expr::LocalOpI64 {
+                        op,
+                        slot: *slot,
+                        moved: false,
+                        literal: *literal,
+                        literal_first: true,
                         span: e.span,
                     };
                 }

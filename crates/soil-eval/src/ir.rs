@@ -148,12 +148,15 @@ pub enum Expr {
     /// `local <op> integer literal` (`n - 1`, `n < 2`, `i + 1`): the commonest
     /// operator shape of recursions and loops, fused so an `I64` local is
     /// decided in one step instead of two operand evaluations and a dispatch.
-    /// `moved` marks the slot's last read (see [`Expr::LocalMove`]).
+    /// `moved` marks the slot's last read (see [`Expr::LocalMove`]);
+    /// `literal_first` marks `2 * i` and `1 + i` (`+` and `*` only), whose
+    /// operands a failing operator reports in their written order.
     LocalOpI64 {
         op: Op,
         slot: Slot,
         moved: bool,
         literal: i64,
+        literal_first: bool,
         span: TextRange,
     },
     And(Box<Expr>, Box<Expr>),

@@ -654,8 +654,9 @@ impl<'a> Machine<'a> {
                 slot,
                 moved,
                 literal,
+                literal_first,
                 span,
-            } => self.local_op(*op, *slot, *moved, *literal, *span, base),
+            } => self.local_op(*op, *slot, (*moved, *literal_first), *literal, *span, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
             Expr::CallBuiltin {

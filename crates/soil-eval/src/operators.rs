@@ -183,7 +183,7 @@ impl Machine<'_> {
         &mut self,
         op: Op,
         slot: Slot,
-        moved: bool,
+        (moved, literal_first): (bool, bool),
         literal: i64,
         span: TextRange,
         base: usize,
@@ -199,8 +199,12 @@ impl Machine<'_> {
         } else {
             self.stack[index].clone()
         };
-        self.binary(op, a, Value::I64(literal))
-            .map_err(|e| self.locate(e, span))
+        let (a, b) = if literal_first {
+            (Value::I64(literal), a)
+        } else {
+            (a, Value::I64(literal))
+        };
+        self.binary(op, a, b).map_err(|e| self.locate(e, span))
     }
 
     fn binary(&self, op: Op, a: Value, b: Value) -> Res<Value> {
