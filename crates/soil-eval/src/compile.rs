@@ -14,8 +14,10 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 use crate::builtins::{self, BuiltinId};
 use crate::codes::EvalCode;
 use crate::field_reuse::prefetch_fields;
-use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, Op, Pat, Slot};
+use crate::ir::{Arm, Code, CodeId, Const, DefId, Expr, FieldUpdate, MatchKind, Op, Pat, Slot};
 use crate::liveness::mark_function;
+use crate::loops::plan_loop_calls;
+use crate::rests::sink_rests;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -154,6 +156,12 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let mut body = self.expr(body);
         let scope = self.scopes.pop().unwrap_or_default();
         mark_function(&mut body, scope.next_slot, params.len() as u32);
+        sink_rests(&mut body);
+        if let Some((_, self_slot)) = &scope.self_binding
+            && scope.captures.is_empty()
+        {
+            plan_loop_calls(&mut body, *self_slot, params.len() as u32);
+        }
         let code = Code {
             name: name.to_owned(),
             file: self.file_index(),
@@ -386,9 +394,10 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             },
             K::Match { scrutinee, arms } => {
                 let scrutinee = self.boxed(scrutinee);
-                let arms = arms.iter().map(|arm| self.arm(arm)).collect();
+                let arms: Box<[Arm]> = arms.iter().map(|arm| self.arm(arm)).collect();
                 Expr::Match {
                     scrutinee,
+                    kind: MatchKind::of(&arms),
                     arms,
                     span: e.span,
                 }
@@ -420,6 +429,19 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                         slot: *slot,
                         moved: false,
                         literal: *literal,
+                        literal_first: false,
+                        span: e.span,
+                    };
+                }
+                if let (Expr::I64(literal), Expr::Local(slot)) = (&*lhs, &*rhs)
+                    && matches!(op, Op::Add | Op::Mul)
+                {
+                    return Expr::LocalOpI64 {
+                        op,
+                        slot: *slot,
+                        moved: false,
+                        literal: *literal,
+                        literal_first: true,
                         span: e.span,
                     };
                 }
@@ -584,12 +606,14 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                 Expr::Call {
                     func,
                     args: self.exprs(args),
+                    loop_plan: None,
                     span,
                 }
             }
             None => Expr::Call {
                 func: self.boxed(func),
                 args: self.exprs(args),
+                loop_plan: None,
                 span,
             },
         }

@@ -69,6 +69,14 @@ pub enum Expr {
     /// The last read of a slot on its path: moves the value out, so a list
     /// built by an accumulator stays uniquely owned and grows in place.
     LocalMove(Slot),
+    /// The list in a local without its first `skip` elements: the rest of a
+    /// `[x, ..rest]` match read where it is used instead of bound by the
+    /// match (rests.rs). `moved` marks the local's last read.
+    RestOf {
+        slot: Slot,
+        skip: u32,
+        moved: bool,
+    },
     /// A definition used as a value (a constant is evaluated; a function becomes a function value).
     Global(DefId),
     /// A builtin used as a value (arity-0 builtins are evaluated).
@@ -91,6 +99,9 @@ pub enum Expr {
     Call {
         func: Box<Expr>,
         args: Box<[Expr]>,
+        /// Set on a local loop's call to itself (loops.rs): how each
+        /// argument reaches its parameter when the call reuses the frame.
+        loop_plan: Option<Box<[Handoff]>>,
         span: TextRange,
     },
     Closure {
@@ -124,6 +135,8 @@ pub enum Expr {
     Match {
         scrutinee: Box<Expr>,
         arms: Box<[Arm]>,
+        /// Which arm selection fits the arms, decided once when compiled.
+        kind: MatchKind,
         span: TextRange,
     },
     Binary {
@@ -135,12 +148,15 @@ pub enum Expr {
     /// `local <op> integer literal` (`n - 1`, `n < 2`, `i + 1`): the commonest
     /// operator shape of recursions and loops, fused so an `I64` local is
     /// decided in one step instead of two operand evaluations and a dispatch.
-    /// `moved` marks the slot's last read (see [`Expr::LocalMove`]).
+    /// `moved` marks the slot's last read (see [`Expr::LocalMove`]);
+    /// `literal_first` marks `2 * i` and `1 + i` (`+` and `*` only), whose
+    /// operands a failing operator reports in their written order.
     LocalOpI64 {
         op: Op,
         slot: Slot,
         moved: bool,
         literal: i64,
+        literal_first: bool,
         span: TextRange,
     },
     And(Box<Expr>, Box<Expr>),
@@ -179,6 +195,25 @@ pub enum Expr {
     Hole(Box<str>, TextRange),
 }
 
+/// How a local loop's call to itself hands argument `i` to parameter `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handoff {
+    /// The argument is parameter `i` moved: it stays where it is.
+    Stays,
+    /// No later argument reads parameter `i`: evaluated straight into it.
+    Direct,
+    /// The argument is `push` of parameter `i` (its last read) and an item
+    /// that leaves parameter `i` alone, and no later argument reads it: the
+    /// item is pushed onto the list where it is.
+    Appends,
+    /// A later argument reads parameter `i`: evaluated aside on the stack
+    /// and stored once every argument is evaluated.
+    Deferred,
+    /// The argument is parameter `i`'s rest (`RestOf` on its last read) and
+    /// no later argument reads it: the list is shortened where it is.
+    Advances(u32),
+}
+
 /// The fields of `{ r with ... }` (`r` the local `source`) that the new
 /// values read, each fetched into its own slot before they are evaluated.
 #[derive(Debug)]
@@ -203,6 +238,91 @@ pub struct FieldUpdate {
     pub candidates: Box<[(ShapeId, u32)]>,
     pub name: Box<str>,
     pub value: Expr,
+}
+
+/// How a `match` selects its arm, from the shape of its arms (decided when
+/// the match is compiled, and again after liveness has turned the variables
+/// nobody reads into wildcards).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    /// The scrutinee is evaluated to a value and each arm tried in turn.
+    General,
+    /// Every arm is a pair pattern or `_`: a pair literal scrutinee is never
+    /// built, its two values are matched directly.
+    Pairs,
+    /// Every arm is an unguarded list pattern of variables and wildcards
+    /// (`[]`, `[x, ..rest]`): a list local still read later is taken apart
+    /// where it is, in its slot.
+    Lists,
+    /// The two unguarded arms `[]` and `[x, ..rest]` (in either order, `x`
+    /// and `rest` variables or wildcards), the arms at these indices: a list
+    /// local is decided by its length alone. `head` and `rest` are the slots
+    /// `x` and `rest` bind ([`NO_SLOT`] for a wildcard).
+    EmptyOrCons {
+        empty: u8,
+        cons: u8,
+        head: Slot,
+        rest: Slot,
+    },
+}
+
+/// No slot: a wildcard in [`MatchKind::EmptyOrCons`].
+pub const NO_SLOT: Slot = Slot::MAX;
+
+impl MatchKind {
+    pub fn of(arms: &[Arm]) -> MatchKind {
+        let pair = |arm: &Arm| match &arm.pattern {
+            Pat::Tuple(patterns) => patterns.len() == 2,
+            Pat::Wild => true,
+            _ => false,
+        };
+        let list = |arm: &Arm| {
+            arm.guard.is_none()
+                && matches!(&arm.pattern, Pat::List { elements, .. }
+                    if elements.iter().all(|p| matches!(p, Pat::Wild | Pat::Bind(_))))
+        };
+        let empty = |arm: &Arm| {
+            arm.guard.is_none()
+                && matches!(&arm.pattern, Pat::List { elements, rest: None } if elements.is_empty())
+        };
+        let cons = |arm: &Arm| {
+            list(arm)
+                && matches!(&arm.pattern, Pat::List { elements, rest: Some(_) } if elements.len() == 1)
+        };
+        let empty_or_cons = |empty: u8, cons: u8| {
+            let (head, rest) = match &arms[cons as usize].pattern {
+                Pat::List { elements, rest } => (
+                    match elements.first() {
+                        Some(Pat::Bind(slot)) => *slot,
+                        _ => NO_SLOT,
+                    },
+                    match rest {
+                        Some(Some(slot)) => *slot,
+                        _ => NO_SLOT,
+                    },
+                ),
+                _ => (NO_SLOT, NO_SLOT),
+            };
+            MatchKind::EmptyOrCons {
+                empty,
+                cons,
+                head,
+                rest,
+            }
+        };
+        match arms {
+            [a, b] if empty(a) && cons(b) => return empty_or_cons(0, 1),
+            [a, b] if cons(a) && empty(b) => return empty_or_cons(1, 0),
+            _ => {}
+        }
+        if arms.iter().all(pair) {
+            MatchKind::Pairs
+        } else if arms.iter().all(list) {
+            MatchKind::Lists
+        } else {
+            MatchKind::General
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -267,6 +387,7 @@ impl Expr {
             | Expr::Const(_)
             | Expr::Local(_)
             | Expr::LocalMove(_)
+            | Expr::RestOf { .. }
             | Expr::LocalOpI64 { .. }
             | Expr::Global(_)
             | Expr::Builtin(_)
@@ -336,6 +457,7 @@ impl Expr {
             | Expr::Const(_)
             | Expr::Local(_)
             | Expr::LocalMove(_)
+            | Expr::RestOf { .. }
             | Expr::LocalOpI64 { .. }
             | Expr::Global(_)
             | Expr::Builtin(_)

@@ -7,7 +7,7 @@
 //! reuse of Perceus-style reference counting, so that taking a tuple or record
 //! accumulator apart leaves the list or map inside it uniquely held.
 
-use crate::ir::{Expr, Pat};
+use crate::ir::{Expr, MatchKind, Pat};
 
 /// Marks the moves and releases of a function body whose first `params`
 /// slots are its parameters; parameters it never reads are released on entry.
@@ -29,7 +29,7 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             }
             set(live, slot, true);
         }
-        Expr::LocalMove(slot) => set(live, *slot, true),
+        Expr::LocalMove(slot) | Expr::RestOf { slot, .. } => set(live, *slot, true),
         Expr::Release { slots, body } => {
             mark_moves(body, live);
             for slot in slots.iter() {
@@ -97,7 +97,10 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             mark_moves(cond, live);
         }
         Expr::Match {
-            scrutinee, arms, ..
+            scrutinee,
+            arms,
+            kind,
+            ..
         } => {
             let after = live.clone();
             // What must survive when an arm's pattern or guard fails and the
@@ -126,6 +129,8 @@ pub(crate) fn mark_moves(expr: &mut Expr, live: &mut Vec<bool>) {
             }
             *live = fallthrough;
             mark_moves(scrutinee, live);
+            // The variables nobody reads are wildcards now: bind none of them.
+            *kind = MatchKind::of(arms);
         }
         Expr::Binary { lhs, rhs, .. } => {
             mark_moves(rhs, live);

@@ -10,7 +10,7 @@ use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Prefetch};
+use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Handoff, MatchKind, Prefetch, Slot};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -62,6 +62,8 @@ pub(crate) struct Machine<'a> {
     pub(crate) world: &'a mut World,
     pub(crate) stack: Vec<Value>,
     consts: Vec<Value>,
+    /// Per code, its closure value once built, if it captures nothing.
+    closures: Vec<Option<Value>>,
     /// The codes being evaluated, innermost last (tail calls replace the top).
     chain: Vec<CodeId>,
     max_depth: u32,
@@ -92,6 +94,7 @@ impl<'a> Machine<'a> {
             world,
             stack: Vec::with_capacity(1024),
             consts,
+            closures: vec![None; program.codes.len()],
             chain: Vec::new(),
             max_depth: program.max_depth,
             push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
@@ -199,10 +202,10 @@ impl<'a> Machine<'a> {
             .resize_with(base + code.frame_size as usize, || Value::Unit);
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
-                self.stack[base + *slot as usize] = value.clone();
+                self.set(base + *slot as usize, value.clone());
             }
             if let Some(slot) = code.self_slot {
-                self.stack[base + slot as usize] = me.clone();
+                self.set(base + slot as usize, me.clone());
             }
         }
     }
@@ -245,23 +248,32 @@ impl<'a> Machine<'a> {
                     self.setup_frame(code, base, None);
                     expr = &code.body;
                 }
-                Expr::Call { func, args, span } => {
+                Expr::Call {
+                    func,
+                    args,
+                    loop_plan,
+                    span,
+                } => {
                     let code = &program.codes[code_id as usize];
-                    if let Expr::Local(slot) | Expr::LocalMove(slot) = **func
-                        && code.self_slot == Some(slot)
-                        && code.capture_slots.is_empty()
-                        && args.len() == code.arity as usize
+                    if let Some(plan) = loop_plan
+                        && let Expr::Local(slot) | Expr::LocalMove(slot) = **func
                         && matches!(self.stack[base + slot as usize], Value::Func(_))
                     {
                         // A local loop (`go` calling itself last): the frame
-                        // is reused where it is, the callee being this code.
-                        let me = self.stack[base + slot as usize].clone();
-                        self.push_args(args, base)?;
-                        self.reuse_frame(base, args.len());
-                        self.stack[base + slot as usize] = me;
-                        if let Err(e) = self.retarget(code_id) {
-                            return Err(self.locate(e, *span));
+                        // is reused where it is, the callee being this code,
+                        // and the self slot keeps the closure. Unless the
+                        // callee's read is a move, an argument reads the
+                        // closure too, and may move it out of its slot.
+                        let me = match **func {
+                            Expr::Local(_) => Some(self.stack[base + slot as usize].clone()),
+                            _ => None,
+                        };
+                        self.loop_args(args, plan, base, slot)?;
+                        if let Some(me) = me {
+                            self.set(base + slot as usize, me);
                         }
+                        // The same code on the same frame: the chain and the
+                        // native stack are as they were, nothing to check.
                         expr = &code.body;
                         continue;
                     }
@@ -334,19 +346,106 @@ impl<'a> Machine<'a> {
         self.stack.drain(base..top);
     }
 
-    /// Makes the `n` values on top of the stack the parameters of the frame
-    /// at `base` below them, clearing its other slots: the same frame as
-    /// [`Self::replace_frame`] and [`Self::setup_frame`] build, without
-    /// moving the frame or growing it again.
-    fn reuse_frame(&mut self, base: usize, n: usize) {
-        let top = self.stack.len() - n;
-        for i in 0..n {
-            self.stack.swap(base + i, top + i);
+    /// The arguments of a local loop's call to itself become the parameters
+    /// of its frame at `base`, each as `plan` says (see [`Handoff`]); its
+    /// other slots but `self_slot` are cleared (what they held is released
+    /// now, as when the frame is rebuilt). Inlined into the tail loop: it is
+    /// the whole of a loop step's call.
+    #[inline(always)]
+    fn loop_args(
+        &mut self,
+        args: &[Expr],
+        plan: &[Handoff],
+        base: usize,
+        self_slot: Slot,
+    ) -> Res<()> {
+        let top = self.stack.len();
+        for (i, (arg, handoff)) in args.iter().zip(plan).enumerate() {
+            match handoff {
+                Handoff::Stays => {}
+                Handoff::Direct => match arg {
+                    // `rest` into `xs`: a slot-to-slot move.
+                    Expr::LocalMove(from) => {
+                        let v =
+                            std::mem::replace(&mut self.stack[base + *from as usize], Value::Unit);
+                        self.set(base + i, v);
+                    }
+                    _ => self.store_operand(arg, base, base + i)?,
+                },
+                Handoff::Appends => self.append_in_place(arg, base, base + i)?,
+                Handoff::Advances(skip) => match &mut self.stack[base + i] {
+                    Value::List(list) => list.advance(*skip as usize),
+                    _ => self.store_operand(arg, base, base + i)?,
+                },
+                Handoff::Deferred => {
+                    let v = self.operand(arg, base)?;
+                    self.stack.push(v);
+                }
+            }
         }
-        self.stack.truncate(top);
-        for slot in &mut self.stack[base + n..] {
-            *slot = Value::Unit;
+        if self.stack.len() > top {
+            for (i, handoff) in plan.iter().enumerate().rev() {
+                if *handoff == Handoff::Deferred
+                    && let Some(v) = self.stack.pop()
+                {
+                    self.set(base + i, v);
+                }
+            }
         }
+        // Liveness has mostly emptied them already (last reads move, dead
+        // locals are released): only what still holds a count is dropped.
+        // A planned loop captures nothing: its self slot follows the
+        // parameters, its locals follow that.
+        if let Some(locals) = self.stack.get_mut(base + self_slot as usize + 1..top) {
+            for slot in locals {
+                if !slot.is_scalar() {
+                    *slot = Value::Unit;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Handoff::Appends`]: `arg` is `push xs x` with `xs` the list in slot
+    /// `at` (moved there): `x` is pushed onto it in the slot (a local `x`
+    /// moved straight from its slot).
+    #[inline(always)]
+    fn append_in_place(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
+        let Expr::CallBuiltin {
+            args: push_args,
+            span,
+            ..
+        } = arg
+        else {
+            return self.store_operand(arg, base, at);
+        };
+        let x = match &push_args[1] {
+            Expr::LocalMove(slot) => {
+                std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit)
+            }
+            item => self.operand(item, base)?,
+        };
+        if let Value::List(list) = &mut self.stack[at] {
+            list.push_mut(x);
+            return Ok(());
+        }
+        self.push_onto_non_list(at, x, *span)
+    }
+
+    /// [`Self::append_in_place`] on a slot that holds no list: the builtin
+    /// reports it.
+    #[cold]
+    #[inline(never)]
+    fn push_onto_non_list(&mut self, at: usize, x: Value, span: TextRange) -> Res<()> {
+        let new_base = self.stack.len();
+        let xs = self.take(at, 0);
+        self.stack.push(xs);
+        self.stack.push(x);
+        let pushed = self
+            .call_builtin(self.push_builtin, new_base)
+            .map_err(|e| self.locate(e, span))?;
+        self.set(at, pushed);
+        Ok(())
     }
 
     fn check_clauses(&mut self, clauses: &[ClauseIr], base: usize, code: EvalCode) -> Res<()> {
@@ -451,6 +550,12 @@ impl<'a> Machine<'a> {
         self.invoke(code, base, None)
     }
 
+    /// Stores `value` in stack slot `at` (see [`Value::store`]).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, at: usize, value: Value) {
+        Value::store(&mut self.stack[at], value);
+    }
+
     /// Takes argument `i` of a builtin whose arguments start at `base`.
     pub(crate) fn take(&mut self, base: usize, i: usize) -> Value {
         std::mem::replace(&mut self.stack[base + i], Value::Unit)
@@ -522,7 +627,7 @@ impl<'a> Machine<'a> {
     #[inline(never)]
     fn store_general(&mut self, arg: &Expr, base: usize, at: usize) -> Res<()> {
         let value = self.operand(arg, base)?;
-        self.stack[at] = value;
+        self.set(at, value);
         Ok(())
     }
 
@@ -549,12 +654,36 @@ impl<'a> Machine<'a> {
                 slot,
                 moved,
                 literal,
+                literal_first,
                 span,
-            } => self.local_op(*op, *slot, *moved, *literal, *span, base),
+            } => self.local_op(*op, *slot, (*moved, *literal_first), *literal, *span, base),
             Expr::Binary { op, lhs, rhs, span } => self.eval_binary(*op, lhs, rhs, *span, base),
             Expr::CallGlobal { def, args, span } => self.call_global(*def, args, *span, base),
+            Expr::CallBuiltin {
+                builtin,
+                args,
+                span,
+            } if *builtin == self.push_builtin && args.len() == 2 => {
+                self.eval_push(&args[0], &args[1], *span, base)
+            }
             _ => self.eval(expr, base),
         }
+    }
+
+    /// `push xs x` without a trip through the stack, the builtin table or
+    /// the large frame of [`Self::eval`] (the accumulator of most loops).
+    #[inline(never)]
+    fn eval_push(&mut self, list: &Expr, item: &Expr, span: TextRange, base: usize) -> Res<Value> {
+        let xs = self.operand(list, base)?;
+        let x = self.operand(item, base)?;
+        if let Value::List(xs) = xs {
+            return Ok(Value::List(xs.push(x)));
+        }
+        let new_base = self.stack.len();
+        self.stack.push(xs);
+        self.stack.push(x);
+        self.call_builtin(self.push_builtin, new_base)
+            .map_err(|e| self.locate(e, span))
     }
 
     pub(crate) fn eval(&mut self, expr: &Expr, base: usize) -> Res<Value> {
@@ -571,6 +700,21 @@ impl<'a> Machine<'a> {
                 &mut self.stack[base + *slot as usize],
                 Value::Unit,
             )),
+            Expr::RestOf { slot, skip, moved } => {
+                let at = base + *slot as usize;
+                let skip = *skip as usize;
+                if *moved {
+                    match std::mem::replace(&mut self.stack[at], Value::Unit) {
+                        Value::List(list) => Ok(Value::List(list.into_skip(skip))),
+                        other => Err(self.type_error(format!("the rest of a {}", other.kind()))),
+                    }
+                } else {
+                    match &self.stack[at] {
+                        Value::List(list) => Ok(Value::List(list.skip(skip))),
+                        other => Err(self.type_error(format!("the rest of a {}", other.kind()))),
+                    }
+                }
+            }
             Expr::Global(def) => {
                 let code = program.defs[*def as usize].code;
                 if program.codes[code as usize].arity == 0 {
@@ -600,30 +744,35 @@ impl<'a> Machine<'a> {
                 if *builtin == self.push_builtin
                     && let [list, item] = &args[..]
                 {
-                    // `push` without a trip through the stack and the table.
-                    let xs = self.operand(list, base)?;
-                    let x = self.operand(item, base)?;
-                    if let Value::List(xs) = xs {
-                        return Ok(Value::List(xs.push(x)));
-                    }
-                    let new_base = self.stack.len();
-                    self.stack.push(xs);
-                    self.stack.push(x);
-                    return self
-                        .call_builtin(*builtin, new_base)
-                        .map_err(|e| self.locate(e, *span));
+                    return self.eval_push(list, item, *span, base);
                 }
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
                 self.call_builtin(*builtin, new_base)
                     .map_err(|e| self.locate(e, *span))
             }
-            Expr::Call { func, args, span } => {
+            Expr::Call {
+                func, args, span, ..
+            } => {
                 let f = self.eval(func, base)?;
                 let new_base = self.stack.len();
                 self.push_args(args, base)?;
                 self.call_value(&f, new_base)
                     .map_err(|e| self.locate(e, *span))
+            }
+            Expr::Closure { code, captures } if captures.is_empty() => {
+                // A closure that captures nothing is the same value every
+                // time it is built (`let go ... in go [] xs ys` in a merge):
+                // built once per run, then shared.
+                let cached = &mut self.closures[*code as usize];
+                Ok(cached
+                    .get_or_insert_with(|| {
+                        func_value(Callable::Closure {
+                            code: *code,
+                            captures: Box::new([]),
+                        })
+                    })
+                    .clone())
             }
             Expr::Closure { code, captures } => {
                 let captured: Box<[Value]> = captures
@@ -778,7 +927,7 @@ impl<'a> Machine<'a> {
             }
             Expr::Let { slot, value, body } => {
                 let v = self.eval(value, base)?;
-                self.stack[base + *slot as usize] = v;
+                self.set(base + *slot as usize, v);
                 Ok(body)
             }
             Expr::LetPattern {
@@ -797,15 +946,29 @@ impl<'a> Machine<'a> {
             }
             Expr::Release { slots, body } => {
                 for slot in slots.iter() {
-                    self.stack[base + *slot as usize] = Value::Unit;
+                    self.set(base + *slot as usize, Value::Unit);
                 }
                 Ok(body)
             }
             Expr::Match {
                 scrutinee,
                 arms,
+                kind,
                 span,
-            } => self.scrutinize(scrutinee, arms, base, *span),
+            } => {
+                if let MatchKind::EmptyOrCons {
+                    empty,
+                    cons,
+                    head,
+                    rest,
+                } = *kind
+                    && let Some(arm) =
+                        self.select_empty_or_cons(scrutinee, arms, [empty, cons], head, rest, base)
+                {
+                    return Ok(arm);
+                }
+                self.scrutinize(scrutinee, arms, *kind, base, *span)
+            }
             other => Ok(other),
         }
     }

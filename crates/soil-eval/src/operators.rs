@@ -55,9 +55,17 @@ pub(crate) fn i64_op(op: Op, x: i64, y: i64) -> Option<Value> {
     }
 }
 
+/// A number operand read in place ([`Machine::peek_number`]).
+#[derive(Clone, Copy)]
+enum Number {
+    I64(i64),
+    F64(f64),
+}
+
 impl Machine<'_> {
-    /// The commonest condition (`n < 2` on an `I64` local) decided without a
-    /// call; `None` sends anything else to [`Self::condition`].
+    /// The commonest conditions (`n < 2` on an `I64` local, `x <= y` on
+    /// number locals) decided without a call; `None` sends anything else to
+    /// [`Self::condition`].
     #[inline(always)]
     pub(crate) fn quick_condition(&self, cond: &Expr, base: usize) -> Option<bool> {
         match cond {
@@ -67,6 +75,32 @@ impl Machine<'_> {
                 Value::I64(x) => Some(op.holds(x.cmp(literal))),
                 _ => None,
             },
+            // `x <= y` on number locals and literals: read where they are,
+            // neither cloned nor moved (a scalar left in a slot it was moved
+            // from holds nothing anyone needs released).
+            Expr::Binary { op, lhs, rhs, .. } if op.is_comparison() => {
+                let order = match (self.peek_number(lhs, base)?, self.peek_number(rhs, base)?) {
+                    (Number::I64(x), Number::I64(y)) => x.cmp(&y),
+                    (Number::F64(x), Number::F64(y)) => f64_total_cmp(x, y),
+                    _ => return None,
+                };
+                Some(op.holds(order))
+            }
+            _ => None,
+        }
+    }
+
+    /// The number a local or literal operand holds, without evaluating it.
+    #[inline(always)]
+    fn peek_number(&self, operand: &Expr, base: usize) -> Option<Number> {
+        match operand {
+            Expr::Local(slot) | Expr::LocalMove(slot) => match &self.stack[base + *slot as usize] {
+                Value::I64(n) => Some(Number::I64(*n)),
+                Value::F64(x) => Some(Number::F64(*x)),
+                _ => None,
+            },
+            Expr::I64(n) => Some(Number::I64(*n)),
+            Expr::F64(x) => Some(Number::F64(*x)),
             _ => None,
         }
     }
@@ -149,7 +183,7 @@ impl Machine<'_> {
         &mut self,
         op: Op,
         slot: Slot,
-        moved: bool,
+        (moved, literal_first): (bool, bool),
         literal: i64,
         span: TextRange,
         base: usize,
@@ -165,8 +199,12 @@ impl Machine<'_> {
         } else {
             self.stack[index].clone()
         };
-        self.binary(op, a, Value::I64(literal))
-            .map_err(|e| self.locate(e, span))
+        let (a, b) = if literal_first {
+            (Value::I64(literal), a)
+        } else {
+            (a, Value::I64(literal))
+        };
+        self.binary(op, a, b).map_err(|e| self.locate(e, span))
     }
 
     fn binary(&self, op: Op, a: Value, b: Value) -> Res<Value> {

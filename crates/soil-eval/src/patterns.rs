@@ -10,7 +10,7 @@ use std::rc::Rc;
 use soil_rt::{Value, f64_total_cmp};
 use trellis_diag::TextRange;
 
-use crate::ir::{Arm, Expr, Pat};
+use crate::ir::{Arm, Expr, MatchKind, NO_SLOT, Pat, Slot};
 use crate::liveness::bound_slots;
 use crate::machine::{Machine, Res};
 
@@ -22,27 +22,24 @@ impl Machine<'_> {
         &mut self,
         scrutinee: &Expr,
         arms: &'e [Arm],
+        kind: MatchKind,
         base: usize,
         span: TextRange,
     ) -> Res<&'e Expr> {
-        let pairs_only = |arm: &Arm| match &arm.pattern {
-            Pat::Tuple(patterns) => patterns.len() == 2,
-            Pat::Wild => true,
-            _ => false,
-        };
-        if let Expr::Tuple(items) = scrutinee
-            && let [first, second] = &items[..]
-            && arms.iter().all(pairs_only)
-        {
-            let a = self.operand(first, base)?;
-            let b = self.operand(second, base)?;
-            return self.select_pair_arm(arms, a, b, base, span);
-        }
-        if let Expr::Local(slot) = scrutinee
-            && let Value::List(_) = &self.stack[base + *slot as usize]
-            && arms.iter().all(list_of_binds)
-        {
-            return self.select_list_arm(arms, base + *slot as usize, base, span);
+        match (kind, scrutinee) {
+            (MatchKind::Lists, Expr::Local(slot)) => {
+                let at = base + *slot as usize;
+                if let Value::List(list) = &self.stack[at] {
+                    let len = list.len();
+                    return self.select_list_arm(arms, at, len, base, span);
+                }
+            }
+            (MatchKind::Pairs, Expr::Tuple(items)) if items.len() == 2 => {
+                let a = self.operand(&items[0], base)?;
+                let b = self.operand(&items[1], base)?;
+                return self.select_pair_arm(arms, a, b, base, span);
+            }
+            _ => {}
         }
         let v = self.operand(scrutinee, base)?;
         self.select_arm(arms, v, base, span)
@@ -83,22 +80,79 @@ impl Machine<'_> {
         Err(self.locate(error, span))
     }
 
+    /// `match xs with | [] -> ... | [x, ..rest] -> ...` on a list local
+    /// ([`MatchKind::EmptyOrCons`]: the arms `[empty, cons]`, the slots
+    /// `head` and `rest` bind), decided by its length and bound in place:
+    /// from the slot when the list is read again later (`x` cloned, `rest` a
+    /// view), taken out of it on its last read (`x` moved out of storage
+    /// nothing else holds). `None` when the local is not a list (the general
+    /// path reports it).
+    #[inline(always)]
+    pub(crate) fn select_empty_or_cons<'e>(
+        &mut self,
+        scrutinee: &Expr,
+        arms: &'e [Arm],
+        [empty, cons]: [u8; 2],
+        head: Slot,
+        rest: Slot,
+        base: usize,
+    ) -> Option<&'e Expr> {
+        let (at, moved) = match scrutinee {
+            Expr::Local(slot) => (base + *slot as usize, false),
+            Expr::LocalMove(slot) => (base + *slot as usize, true),
+            _ => return None,
+        };
+        let Value::List(list) = &self.stack[at] else {
+            return None;
+        };
+        if list.is_empty() {
+            if moved {
+                self.set(at, Value::Unit);
+            }
+            return Some(&arms[empty as usize].body);
+        }
+        if moved {
+            let Value::List(mut list) = std::mem::replace(&mut self.stack[at], Value::Unit) else {
+                return None;
+            };
+            if head != NO_SLOT {
+                let x = list.take_at(0);
+                self.set(base + head as usize, x);
+            }
+            if rest != NO_SLOT {
+                self.set(base + rest as usize, Value::List(list.into_skip(1)));
+            }
+        } else {
+            if head != NO_SLOT {
+                let x = self.list_element(at, 0);
+                self.set(base + head as usize, x);
+            }
+            if rest != NO_SLOT {
+                let rest_list = match &self.stack[at] {
+                    Value::List(list) => list.skip(1),
+                    _ => soil_rt::List::empty(),
+                };
+                self.set(base + rest as usize, Value::List(rest_list));
+            }
+        }
+        Some(&arms[cons as usize].body)
+    }
+
     /// Arm selection for a list that stays in its slot (`match xs with | []
     /// -> ... | [x, ..rest] -> ...` where `xs` is read again later): the
     /// arms' elements and rests are read from the slot, never a copy of the
     /// list taken apart (the same values: a list the slot still holds is
-    /// shared, so its parts would have been cloned anyway).
+    /// shared, so its parts would have been cloned anyway). `len` is the
+    /// length of the list at `at`; the arms are [`MatchKind::Lists`] arms.
+    #[inline(always)]
     fn select_list_arm<'e>(
         &mut self,
         arms: &'e [Arm],
         at: usize,
+        len: usize,
         base: usize,
         span: TextRange,
     ) -> Res<&'e Expr> {
-        let len = match &self.stack[at] {
-            Value::List(list) => list.len(),
-            _ => 0,
-        };
         for arm in arms {
             let Pat::List { elements, rest } = &arm.pattern else {
                 continue;
@@ -112,15 +166,8 @@ impl Machine<'_> {
             }
             for (i, p) in elements.iter().enumerate() {
                 if let Pat::Bind(slot) = p {
-                    let x = match &self.stack[at] {
-                        Value::List(list) => match &list.as_slice()[i] {
-                            Value::F64(x) => Value::F64(*x),
-                            Value::I64(n) => Value::I64(*n),
-                            other => other.clone(),
-                        },
-                        _ => Value::Unit,
-                    };
-                    self.stack[base + *slot as usize] = x;
+                    let x = self.list_element(at, i);
+                    self.set(base + *slot as usize, x);
                 }
             }
             if let Some(Some(slot)) = rest {
@@ -128,10 +175,30 @@ impl Machine<'_> {
                     Value::List(list) => list.skip(elements.len()),
                     _ => soil_rt::List::empty(),
                 };
-                self.stack[base + *slot as usize] = Value::List(rest);
+                self.set(base + *slot as usize, Value::List(rest));
             }
             return Ok(&arm.body);
         }
+        self.no_arm_matched(span)
+    }
+
+    /// Element `i` of the list in slot `at` (which has it), cloned.
+    #[inline(always)]
+    fn list_element(&self, at: usize, i: usize) -> Value {
+        match &self.stack[at] {
+            Value::List(list) => match list.get(i) {
+                // Scalars copy without the general clone.
+                Some(Value::F64(x)) => Value::F64(*x),
+                Some(Value::I64(n)) => Value::I64(*n),
+                Some(other) => other.clone(),
+                None => Value::Unit,
+            },
+            _ => Value::Unit,
+        }
+    }
+
+    #[cold]
+    fn no_arm_matched<T>(&self, span: TextRange) -> Res<T> {
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
     }
@@ -184,7 +251,7 @@ impl Machine<'_> {
     /// Clears the slots an arm that was not taken may have bound.
     fn unbind(&mut self, pattern: &Pat, base: usize) {
         bound_slots(pattern, &mut |slot| {
-            self.stack[base + slot as usize] = Value::Unit;
+            self.set(base + slot as usize, Value::Unit);
         });
     }
 
@@ -264,7 +331,7 @@ impl Machine<'_> {
     /// parts of a shared one are cloned.
     pub(crate) fn bind_owned(&mut self, pattern: &Pat, v: Value, base: usize) {
         match (pattern, v) {
-            (Pat::Bind(slot), v) => self.stack[base + *slot as usize] = v,
+            (Pat::Bind(slot), v) => self.set(base + *slot as usize, v),
             (Pat::Tuple(patterns), Value::Tuple(mut values)) => match Rc::get_mut(&mut values) {
                 Some(owned) => {
                     for (p, x) in patterns.iter().zip(owned.iter_mut()) {
@@ -334,7 +401,7 @@ impl Machine<'_> {
             match p {
                 Pat::Bind(slot) => {
                     let x = list.take_at(i);
-                    self.stack[base + *slot as usize] = x;
+                    self.set(base + *slot as usize, x);
                 }
                 p if binds(p) => {
                     let x = list.take_at(i);
@@ -345,7 +412,7 @@ impl Machine<'_> {
         }
         if let Some(Some(slot)) = rest {
             let rest = list.into_skip(elements.len());
-            self.stack[base + *slot as usize] = Value::List(rest);
+            self.set(base + *slot as usize, Value::List(rest));
         }
     }
 
@@ -355,7 +422,7 @@ impl Machine<'_> {
         match (pattern, v) {
             (Pat::Wild, _) => true,
             (Pat::Bind(slot), _) => {
-                self.stack[base + *slot as usize] = v.clone();
+                self.set(base + *slot as usize, v.clone());
                 true
             }
             (Pat::Unit, Value::Unit) => true,
@@ -407,20 +474,16 @@ impl Machine<'_> {
                     return false;
                 }
                 if let Some(Some(slot)) = rest {
-                    self.stack[base + *slot as usize] = Value::List(list.skip(elements.len()));
+                    self.set(
+                        base + *slot as usize,
+                        Value::List(list.skip(elements.len())),
+                    );
                 }
                 true
             }
             _ => false,
         }
     }
-}
-
-/// An unguarded arm `[]`, `[x, y]`, `[x, ..rest]`: a list pattern whose
-/// elements are variables or wildcards.
-fn list_of_binds(arm: &Arm) -> bool {
-    arm.guard.is_none()
-        && matches!(&arm.pattern, Pat::List { elements, .. } if elements.iter().all(irrefutable))
 }
 
 /// Whether `pattern` matches every value (of its type) without looking.

@@ -69,6 +69,30 @@ impl Value {
         }
     }
 
+    /// Whether this value holds no reference count (a scalar), so dropping
+    /// it does nothing.
+    #[inline(always)]
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
+        )
+    }
+
+    /// Stores `value` in `slot`. What the slot held is dropped, but a scalar
+    /// (the common case in an interpreter's frame) without a call to the
+    /// general drop glue.
+    #[inline(always)]
+    pub fn store(slot: &mut Value, value: Value) {
+        if slot.is_scalar() {
+            std::mem::forget(std::mem::replace(slot, value));
+        } else if let Value::List(old) = std::mem::replace(slot, value) {
+            // A list view that is not the last one on its storage (a `rest`
+            // of a match, released) is a decrement, not a call.
+            drop(old);
+        }
+    }
+
     /// The kind name used in runtime error messages.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -189,33 +213,33 @@ impl List {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[Value] {
         &self.items[self.start as usize..self.end as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, index: usize) -> Option<&Value> {
         self.as_slice().get(index)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn iter(&self) -> std::slice::Iter<'_, Value> {
         self.as_slice().iter()
     }
 
     /// The elements `[from, to)` of this view, clamped to its bounds.
-    #[inline]
+    #[inline(always)]
     pub fn slice(&self, from: usize, to: usize) -> List {
         let len = self.len();
         let to = to.min(len);
@@ -228,7 +252,7 @@ impl List {
     }
 
     /// Everything after the first `n` elements (clamped).
-    #[inline]
+    #[inline(always)]
     pub fn skip(&self, n: usize) -> List {
         self.slice(n, self.len())
     }
@@ -243,19 +267,29 @@ impl List {
     /// view is the only owner of its storage, otherwise a copy.
     #[inline]
     pub fn push(mut self, value: Value) -> List {
+        self.push_mut(value);
+        self
+    }
+
+    /// Appends `value` to this list where it is: in place (amortized O(1))
+    /// when this view is the only owner of its storage, otherwise this view
+    /// becomes a copy with `value` appended (the storage is left to its
+    /// other owners).
+    #[inline(always)]
+    pub fn push_mut(&mut self, value: Value) {
         if let Some(items) = Rc::get_mut(&mut self.items) {
             items.truncate(self.end as usize);
             items.push(value);
             self.end = len_u32(items.len());
             self.compact();
-            return self;
+            return;
         }
-        self.push_copy(value)
+        *self = self.push_copy(value);
     }
 
-    /// [`Self::push`] onto a shared view: a copy with `value` appended.
+    /// [`Self::push_mut`] onto a shared view: a copy with `value` appended.
     #[cold]
-    fn push_copy(self, value: Value) -> List {
+    fn push_copy(&self, value: Value) -> List {
         count_copy(self.len());
         let mut items = Vec::with_capacity(self.len() + 1);
         items.extend_from_slice(self.as_slice());
@@ -347,7 +381,7 @@ impl List {
     /// view is the only owner of its storage (a placeholder takes its place,
     /// outside every view that can still be built from this one), cloned
     /// otherwise. Pattern matching takes `[x, ..rest]` apart with it.
-    #[inline]
+    #[inline(always)]
     pub fn take_at(&mut self, index: usize) -> Value {
         let at = self.start as usize + index;
         match Rc::get_mut(&mut self.items) {
@@ -363,10 +397,17 @@ impl List {
 
     /// Everything after the first `n` elements (clamped), without touching
     /// the storage's owner count.
-    #[inline]
+    #[inline(always)]
     pub fn into_skip(mut self, n: usize) -> List {
-        self.start += n.min(self.len()) as u32;
+        self.advance(n);
         self
+    }
+
+    /// Drops the first `n` elements (clamped) from this view, where it is,
+    /// without touching the storage's owner count.
+    #[inline(always)]
+    pub fn advance(&mut self, n: usize) {
+        self.start += n.min(self.len()) as u32;
     }
 
     /// The elements as an owned vector: moved out when this view is the only
