@@ -1,6 +1,7 @@
 //! `soil-syntax` owns Soil's surface syntax (docs/soil-syntax-spec.md): the lexer,
 //! the never-failing parser (a tree plus diagnostics), the syntax tree with byte
-//! spans, the canonical printer and the hash form built on it. It depends only on
+//! spans, the canonical printer and the hash form built on it, and the one
+//! scope-aware walk (`visit`) every analysis of local names uses. It depends only on
 //! `trellis-diag`; it knows nothing of types, evaluation, files or the database,
 //! and it does no I/O.
 //!
@@ -19,6 +20,7 @@ pub mod lexer;
 mod parser;
 mod printer;
 mod spans;
+pub mod visit;
 
 pub use codes::SyntaxCode;
 pub use errors::{SyntaxError, to_diagnostics};
