@@ -2,13 +2,14 @@
 //! definition's body mentions that it does not bind itself. `soil_hash` folds in the
 //! hash of every referent, and the call graph is built from these sets. Keeping this
 //! syntactic (no type information) means a body edit that keeps the same references
-//! re-executes nothing that depends on them.
+//! re-executes nothing that depends on them. Which names a body binds is the
+//! scope-aware walk's business (`soil_syntax::visit`); this module only collects.
 
 use std::collections::BTreeSet;
 
-use soil_syntax::ast::{
-    Equation, Expr, ExprKind, FieldInit, LetBinder, Param, Pattern, PatternKind, Type, TypeKind,
-};
+use soil_syntax::ast::{Equation, Expr, ExprKind, Ident, Pattern, PatternKind, Type, TypeKind};
+use soil_syntax::visit::{Binder, Scope, Visitor, walk_equation, walk_expr};
+use trellis_diag::TextRange;
 
 /// A name an item refers to, before resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,230 +27,148 @@ pub enum FreeRef {
 
 /// The sorted, de-duplicated free references of an equation.
 pub fn equation_refs(equation: &Equation) -> BTreeSet<FreeRef> {
-    let mut walker = Walker::default();
-    walker.push_scope();
-    for param in &equation.params {
-        walker.bind_param(param);
-    }
-    walker.expr(&equation.body);
-    walker.refs
+    let mut references = References::default();
+    walk_equation(&mut references, equation, &mut Scope::new());
+    references.refs
 }
 
 /// The free references of a predicate whose own names (`result`, the parameters)
 /// are `bound`.
 pub fn predicate_refs(predicate: &Expr, bound: &[&str]) -> BTreeSet<FreeRef> {
-    let mut walker = Walker::default();
-    walker.push_scope();
+    let mut references = References::default();
+    let mut scope = Scope::new();
     for name in bound {
-        walker.bind(name);
+        scope.bind(*name, ());
     }
-    walker.expr(predicate);
-    walker.refs
+    references.visit_expr(predicate, &mut scope);
+    references.refs
 }
 
 /// The type names a type mentions (signatures contribute these to `soil_hash`).
 pub fn type_refs(ty: &Type) -> BTreeSet<FreeRef> {
-    let mut walker = Walker::default();
-    walker.ty(ty);
-    walker.refs
+    let mut refs = BTreeSet::new();
+    collect_type_refs(ty, &mut refs);
+    refs
 }
 
+/// Collects what the scope-aware walk reports free, and every qualified name,
+/// constructor and annotated type on the way.
 #[derive(Default)]
-struct Walker {
-    scopes: Vec<Vec<String>>,
+struct References {
     refs: BTreeSet<FreeRef>,
 }
 
-impl Walker {
-    fn push_scope(&mut self) {
-        self.scopes.push(Vec::new());
-    }
+impl Visitor for References {
+    type Binding = ();
 
-    fn pop_scope(&mut self) {
-        self.scopes.pop();
-    }
+    fn bind(&mut self, _: &Ident, _: Binder<'_>, _: &Scope<()>) {}
 
-    fn bind(&mut self, name: &str) {
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.push(name.to_owned());
+    fn reference(&mut self, name: &Ident, _: TextRange, binding: Option<&()>) {
+        if binding.is_none() {
+            self.refs.insert(FreeRef::Value(name.text.clone()));
         }
     }
 
-    fn bound(&self, name: &str) -> bool {
-        self.scopes
-            .iter()
-            .rev()
-            .any(|scope| scope.iter().any(|n| n == name))
-    }
-
-    fn bind_param(&mut self, param: &Param) {
-        if let Param::Named(ident) = param {
-            self.bind(&ident.text);
-        }
-    }
-
-    fn expr(&mut self, expr: &Expr) {
+    fn visit_expr(&mut self, expr: &Expr, scope: &mut Scope<()>) {
         match &expr.kind {
-            ExprKind::Literal(_) | ExprKind::Hole(_) => {}
-            ExprKind::Var(ident) => {
-                if !self.bound(&ident.text) {
-                    self.refs.insert(FreeRef::Value(ident.text.clone()));
-                }
-            }
             ExprKind::Qualified { module, name } => {
                 self.refs.insert(FreeRef::Qualified {
                     module: module.text.clone(),
                     name: name.text.clone(),
                 });
             }
-            ExprKind::Constructor(ident) => {
-                self.refs.insert(FreeRef::Constructor(ident.text.clone()));
-            }
-            ExprKind::App { func, args } => {
-                self.expr(func);
-                args.iter().for_each(|arg| self.expr(arg));
-            }
-            ExprKind::Lambda { params, body } => {
-                self.push_scope();
-                params.iter().for_each(|param| self.bind_param(param));
-                self.expr(body);
-                self.pop_scope();
-            }
-            ExprKind::Let(let_expr) => {
-                self.push_scope();
-                match &let_expr.binder {
-                    LetBinder::Var(ident) => {
-                        self.expr(&let_expr.value);
-                        self.bind(&ident.text);
-                    }
-                    LetBinder::Function { name, params } => {
-                        // A local function is in scope in its own body.
-                        self.bind(&name.text);
-                        self.push_scope();
-                        params.iter().for_each(|param| self.bind_param(param));
-                        self.expr(&let_expr.value);
-                        self.pop_scope();
-                    }
-                    LetBinder::Pattern(pattern) => {
-                        self.expr(&let_expr.value);
-                        self.pattern(pattern);
-                    }
-                }
-                self.expr(&let_expr.body);
-                self.pop_scope();
-            }
-            ExprKind::If {
-                cond,
-                then_branch,
-                else_branch,
-            } => {
-                self.expr(cond);
-                self.expr(then_branch);
-                self.expr(else_branch);
-            }
-            ExprKind::Match { scrutinee, arms } => {
-                self.expr(scrutinee);
-                for arm in arms {
-                    self.push_scope();
-                    self.pattern(&arm.pattern);
-                    if let Some(guard) = &arm.guard {
-                        self.expr(guard);
-                    }
-                    self.expr(&arm.body);
-                    self.pop_scope();
-                }
-            }
-            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Implies { lhs, rhs } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::Unary { operand, .. } => self.expr(operand),
-            ExprKind::Record { name, fields } => {
+            ExprKind::Constructor(name) | ExprKind::Record { name, .. } => {
                 self.refs.insert(FreeRef::Constructor(name.text.clone()));
-                self.field_inits(fields);
             }
-            ExprKind::Update { record, fields } => {
-                self.expr(record);
-                self.field_inits(fields);
-            }
-            ExprKind::Field { record, .. } => self.expr(record),
-            ExprKind::List(elements) | ExprKind::Tuple(elements) => {
-                elements.iter().for_each(|element| self.expr(element));
-            }
-            ExprKind::Annot { expr, ty } => {
-                self.expr(expr);
-                self.ty(ty);
-            }
-            ExprKind::Is { expr, pattern } => {
-                self.expr(expr);
-                // Names bound by an `is` pattern are not in scope anywhere.
-                self.push_scope();
-                self.pattern(pattern);
-                self.pop_scope();
-            }
+            ExprKind::Annot { ty, .. } => collect_type_refs(ty, &mut self.refs),
+            _ => {}
         }
+        walk_expr(self, expr, scope);
     }
 
-    fn field_inits(&mut self, fields: &[FieldInit]) {
-        for field in fields {
-            match &field.value {
-                Some(value) => self.expr(value),
-                // A pun `{ line }` reads the variable `line`.
-                None => {
-                    if !self.bound(&field.name.text) {
-                        self.refs.insert(FreeRef::Value(field.name.text.clone()));
-                    }
-                }
-            }
+    /// The constructors a pattern tests.
+    fn visit_pattern(&mut self, pattern: &Pattern) {
+        if let PatternKind::Constructor { name, .. } | PatternKind::Record { name, .. } =
+            &pattern.kind
+        {
+            self.refs.insert(FreeRef::Constructor(name.text.clone()));
         }
     }
+}
 
-    /// Binds a pattern's variables in the current scope, collecting the constructors
-    /// it tests.
-    fn pattern(&mut self, pattern: &Pattern) {
-        match &pattern.kind {
-            PatternKind::Wildcard | PatternKind::Literal(_) => {}
-            PatternKind::Var(ident) => self.bind(&ident.text),
-            PatternKind::Constructor { name, payload } => {
-                self.refs.insert(FreeRef::Constructor(name.text.clone()));
-                if let Some(payload) = payload {
-                    self.pattern(payload);
-                }
-            }
-            PatternKind::Record { name, fields, .. } => {
-                self.refs.insert(FreeRef::Constructor(name.text.clone()));
-                for field in fields {
-                    match &field.pattern {
-                        Some(inner) => self.pattern(inner),
-                        None => self.bind(&field.name.text),
-                    }
-                }
-            }
-            PatternKind::Tuple(elements) => elements.iter().for_each(|p| self.pattern(p)),
-            PatternKind::List { elements, rest } => {
-                elements.iter().for_each(|p| self.pattern(p));
-                if let Some(binder) = rest.as_ref().and_then(|rest| rest.binder.as_ref()) {
-                    self.bind(&binder.text);
-                }
-            }
+fn collect_type_refs(ty: &Type, refs: &mut BTreeSet<FreeRef>) {
+    match &ty.kind {
+        TypeKind::Named(ident) => {
+            refs.insert(FreeRef::Type(ident.text.clone()));
+        }
+        TypeKind::Var(_) | TypeKind::Unit => {}
+        TypeKind::App { head, args } => {
+            refs.insert(FreeRef::Type(head.text.clone()));
+            args.iter().for_each(|arg| collect_type_refs(arg, refs));
+        }
+        TypeKind::Tuple(elements) => elements
+            .iter()
+            .for_each(|element| collect_type_refs(element, refs)),
+        TypeKind::Function(function) => {
+            collect_type_refs(&function.param, refs);
+            collect_type_refs(&function.result, refs);
         }
     }
+}
 
-    fn ty(&mut self, ty: &Type) {
-        match &ty.kind {
-            TypeKind::Named(ident) => {
-                self.refs.insert(FreeRef::Type(ident.text.clone()));
-            }
-            TypeKind::Var(_) | TypeKind::Unit => {}
-            TypeKind::App { head, args } => {
-                self.refs.insert(FreeRef::Type(head.text.clone()));
-                args.iter().for_each(|arg| self.ty(arg));
-            }
-            TypeKind::Tuple(elements) => elements.iter().for_each(|element| self.ty(element)),
-            TypeKind::Function(function) => {
-                self.ty(&function.param);
-                self.ty(&function.result);
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(refs: BTreeSet<FreeRef>) -> String {
+        refs.iter().map(|r| format!("{r:?}\n")).collect()
+    }
+
+    #[test]
+    fn an_equations_free_references_skip_every_local_binder() {
+        let source = "f x = let total = total + x in \
+            let go acc ys = match ys with \
+              | [] -> acc \
+              | [Some (Row { line, cells = c }), ..rest] if keep line c -> go (acc + line) rest \
+              | _ -> go acc [] \
+            end in \
+            let (p, q) = split (x : List Row) in \
+            \\k -> m::helper k p q (go 0 x) missing Cell { line, raw = k } { x with total, line }";
+        let (item, diagnostics) = soil_syntax::parse_item(source);
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        let Some(soil_syntax::ast::Item::Equation(equation)) = item else {
+            panic!("an equation");
+        };
+        expect_test::expect![[r#"
+            Value("keep")
+            Value("line")
+            Value("missing")
+            Value("split")
+            Value("total")
+            Qualified { module: "m", name: "helper" }
+            Constructor("Cell")
+            Constructor("Row")
+            Constructor("Some")
+            Type("List")
+            Type("Row")
+        "#]]
+        .assert_eq(&render(equation_refs(&equation)));
+    }
+
+    #[test]
+    fn a_predicates_own_names_and_is_binders_are_handled() {
+        let (predicate, diagnostics) =
+            soil_syntax::parse_predicate("result is Ok v and (v > 0 implies len xs == n)");
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        expect_test::expect![[r#"
+            Value("len")
+            Value("n")
+            Value("v")
+            Constructor("Ok")
+        "#]]
+        .assert_eq(&render(predicate_refs(
+            &predicate.expect("parses"),
+            &["result", "xs"],
+        )));
     }
 }
