@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use soil_rt::{RtType, TypeBody, TypeEnv, Value};
-use soil_syntax::ast::{BinOp, Expr, ExprKind, Literal, PatternKind, Spanned, UnaryOp};
-use trellis_diag::{Diagnostic, Span};
+use soil_syntax::ast::{BinOp, Expr, ExprKind, Ident, Literal, PatternKind, Spanned, UnaryOp};
+use soil_syntax::visit::{Binder, Scope, Visitor};
+use trellis_diag::{Diagnostic, Span, TextRange};
 
 use crate::codes::Code;
 
@@ -247,72 +248,21 @@ fn is_trivially_false(expr: &Expr) -> bool {
     }
 }
 
-/// Whether `result` occurs free-ish (a rebinding `let result = ...` is not
-/// tracked; predicates are small and that shadowing is perverse).
+/// Whether `result` occurs free: a binder of that name (`let result = ...`, a
+/// lambda parameter, a pattern variable) hides the definition's result beneath it,
+/// and a punned field `Row { result }` reads it.
 fn mentions_result(expr: &Expr) -> bool {
-    let mut found = false;
-    visit(expr, &mut |e| {
-        if let ExprKind::Var(ident) = &e.kind
-            && ident.text == "result"
-        {
-            found = true;
+    struct ReadsResult(bool);
+    impl Visitor for ReadsResult {
+        type Binding = ();
+        fn bind(&mut self, _: &Ident, _: Binder<'_>, _: &Scope<()>) {}
+        fn reference(&mut self, name: &Ident, _: TextRange, binding: Option<&()>) {
+            self.0 |= binding.is_none() && name.text == "result";
         }
-    });
-    found
-}
-
-fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(expr);
-    let mut go = |e: &Expr| visit(e, f);
-    match &expr.kind {
-        ExprKind::App { func, args } => {
-            go(func);
-            args.iter().for_each(go);
-        }
-        ExprKind::Lambda { body, .. } => go(body),
-        ExprKind::Let(let_expr) => {
-            go(&let_expr.value);
-            go(&let_expr.body);
-        }
-        ExprKind::If {
-            cond,
-            then_branch,
-            else_branch,
-        } => {
-            go(cond);
-            go(then_branch);
-            go(else_branch);
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            go(scrutinee);
-            for arm in arms {
-                if let Some(guard) = &arm.guard {
-                    go(guard);
-                }
-                go(&arm.body);
-            }
-        }
-        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Implies { lhs, rhs } => {
-            go(lhs);
-            go(rhs);
-        }
-        ExprKind::Unary { operand, .. } => go(operand),
-        ExprKind::Record { fields, .. } => {
-            fields.iter().filter_map(|f| f.value.as_ref()).for_each(go)
-        }
-        ExprKind::Update { record, fields } => {
-            go(record);
-            fields.iter().filter_map(|f| f.value.as_ref()).for_each(go);
-        }
-        ExprKind::Field { record, .. } => go(record),
-        ExprKind::List(items) | ExprKind::Tuple(items) => items.iter().for_each(go),
-        ExprKind::Annot { expr, .. } | ExprKind::Is { expr, .. } => go(expr),
-        ExprKind::Literal(_)
-        | ExprKind::Var(_)
-        | ExprKind::Qualified { .. }
-        | ExprKind::Constructor(_)
-        | ExprKind::Hole(_) => {}
     }
+    let mut reads = ReadsResult(false);
+    reads.visit_expr(expr, &mut Scope::new());
+    reads.0
 }
 
 /// `preflight-unexercised-variant`: the result type is a sum and no expect case
@@ -601,6 +551,36 @@ mod tests {
         "#]]
         .assert_debug_eq(&messages);
         assert!(found.iter().all(|d| d.code == "preflight-trivial-ensures"));
+    }
+
+    /// The earlier walk matched the name `result` anywhere: it took a rebinding for a
+    /// mention and missed a pun. It reads through the scope now.
+    #[test]
+    fn result_is_mentioned_only_where_it_is_free() {
+        let texts = [
+            "let result = len xs in result >= 0",
+            "all (\\result -> result > 0) xs",
+            "match xs with | [result] -> result > 0 | _ -> len xs >= 0 end",
+            "let r = Row { result } in r.result >= 0",
+            "let n = len xs in result >= n",
+        ];
+        let trees: Vec<(String, Expr)> = texts
+            .iter()
+            .map(|t| (t.to_string(), predicate(t)))
+            .collect();
+        let clauses: Vec<LabelledClause<'_>> = trees
+            .iter()
+            .map(|(text, tree)| clause(text, tree))
+            .collect();
+        let found = trivial_ensures(&clauses);
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        expect_test::expect![[r#"
+            [
+                "ensures `let result = len xs in result >= 0` never mentions `result`, so it constrains nothing the definition computes",
+                "ensures `all (\\result -> result > 0) xs` never mentions `result`, so it constrains nothing the definition computes",
+                "ensures `match xs with | [result] -> result > 0 | _ -> len xs >= 0 end` never mentions `result`, so it constrains nothing the definition computes",
+            ]
+        "#]].assert_debug_eq(&messages);
     }
 
     #[test]
