@@ -3,12 +3,22 @@
 //! definitions and builtins as indices, constructors and fields resolved
 //! through the type environment. Never panics on an ill-typed program: what
 //! cannot be resolved becomes a diagnostic.
+//!
+//! Each frame's names live in the scope-aware walk's table
+//! (`soil_syntax::visit::Scope`), bound and dropped where spec §5.7–§5.9 say. The
+//! walk itself stays here: it translates rather than observes, in the order the IR
+//! wants — a frame slot for every parameter, `_` included, and the self slot after
+//! them; a construction's fields in declaration order; prefetch slots between an
+//! updated record and its fields — and a name it resolves may become a capture in
+//! every frame between its use and its binder. Hooks that observe a fixed walk
+//! cannot say any of that without handing each decision back.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use soil_rt::{Payload, ShapeId, TypeBody, TypeEnv, TypeId};
 use soil_syntax::ast;
+use soil_syntax::visit::{Scope as Names, ScopeMark};
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use crate::builtins::{self, BuiltinId};
@@ -29,8 +39,8 @@ enum Target {
 /// One function body being compiled.
 #[derive(Default)]
 struct Scope {
-    /// Names in scope, innermost last (shadowed entries stay below).
-    names: Vec<(String, Slot)>,
+    /// Names in scope and their slots.
+    names: Names<Slot>,
     next_slot: Slot,
     /// `(slot in the enclosing frame, slot in this frame)` per captured variable.
     captures: Vec<(Slot, Slot)>,
@@ -145,7 +155,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         for param in params {
             let slot = scope.alloc();
             if let ast::Param::Named(ident) = param {
-                scope.names.push((ident.text.clone(), slot));
+                scope.names.bind(ident.text.as_str(), slot);
             }
         }
         if let Some(self_name) = self_name {
@@ -191,7 +201,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         for param in params {
             let slot = scope.alloc();
             if let ast::Param::Named(ident) = param {
-                scope.names.push((ident.text.clone(), slot));
+                scope.names.bind(ident.text.as_str(), slot);
             }
         }
         self.scopes.push(scope);
@@ -208,7 +218,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         let result_slot = self.scopes.last_mut().map_or(0, |s| s.alloc());
         compiled.result_slot = result_slot;
         if let Some(scope) = self.scopes.last_mut() {
-            scope.names.push(("result".to_owned(), result_slot));
+            scope.names.bind("result", result_slot);
         }
         for (label, predicate, file) in ensures {
             let clause = self.clause(label, "ensures", predicate, file.clone());
@@ -263,7 +273,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
 
     fn resolve_local(&mut self, level: usize, name: &str) -> Option<Slot> {
         let scope = &self.scopes[level];
-        if let Some((_, slot)) = scope.names.iter().rev().find(|(n, _)| n == name) {
+        if let Some(slot) = scope.names.lookup(name) {
             return Some(*slot);
         }
         if let Some((n, slot)) = &scope.self_binding
@@ -317,20 +327,21 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         match scope {
             Some(scope) => {
                 let slot = scope.alloc();
-                scope.names.push((name.to_owned(), slot));
+                scope.names.bind(name, slot);
                 slot
             }
             None => 0,
         }
     }
 
-    fn names_len(&self) -> usize {
-        self.scopes.last().map_or(0, |s| s.names.len())
+    fn names_mark(&self) -> Option<ScopeMark> {
+        self.scopes.last().map(|s| s.names.mark())
     }
 
-    fn truncate_names(&mut self, len: usize) {
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.names.truncate(len);
+    /// Drops the names bound since `mark`; their slots stay allocated.
+    fn reset_names(&mut self, mark: Option<ScopeMark>) {
+        if let (Some(scope), Some(mark)) = (self.scopes.last_mut(), mark) {
+            scope.names.reset(mark);
         }
     }
 
@@ -497,9 +508,9 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             }
             K::Is { expr, pattern } => {
                 let value = self.boxed(expr);
-                let mark = self.names_len();
+                let mark = self.names_mark();
                 let pattern = self.pattern(pattern);
-                self.truncate_names(mark);
+                self.reset_names(mark);
                 Expr::Is(value, pattern)
             }
         }
@@ -623,10 +634,10 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
         match &let_expr.binder {
             ast::LetBinder::Var(ident) => {
                 let value = self.boxed(&let_expr.value);
-                let mark = self.names_len();
+                let mark = self.names_mark();
                 let slot = self.bind(&ident.text);
                 let body = self.boxed(&let_expr.body);
-                self.truncate_names(mark);
+                self.reset_names(mark);
                 Expr::Let { slot, value, body }
             }
             ast::LetBinder::Function { name, params } => {
@@ -637,18 +648,18 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                     code,
                     captures: captures.into(),
                 });
-                let mark = self.names_len();
+                let mark = self.names_mark();
                 let slot = self.bind(&name.text);
                 let body = self.boxed(&let_expr.body);
-                self.truncate_names(mark);
+                self.reset_names(mark);
                 Expr::Let { slot, value, body }
             }
             ast::LetBinder::Pattern(pattern) => {
                 let value = self.boxed(&let_expr.value);
-                let mark = self.names_len();
+                let mark = self.names_mark();
                 let pattern = self.pattern(pattern);
                 let body = self.boxed(&let_expr.body);
-                self.truncate_names(mark);
+                self.reset_names(mark);
                 Expr::LetPattern {
                     pattern,
                     value,
@@ -660,11 +671,11 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
     }
 
     fn arm(&mut self, arm: &ast::MatchArm) -> Arm {
-        let mark = self.names_len();
+        let mark = self.names_mark();
         let pattern = self.pattern(&arm.pattern);
         let guard = arm.guard.as_ref().map(|g| self.expr(g));
         let body = self.expr(&arm.body);
-        self.truncate_names(mark);
+        self.reset_names(mark);
         Arm {
             pattern,
             guard,
