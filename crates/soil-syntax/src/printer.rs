@@ -17,6 +17,7 @@ use crate::ast::{
 };
 use crate::hash_form::BinderEnv;
 use crate::parser::level;
+use crate::visit::ScopeMark;
 
 const INDENT: usize = 2;
 
@@ -673,12 +674,12 @@ impl Printer {
 
     // ---- binders (identity in canonical mode, numbering in hash form) ----------
 
-    fn scope_mark(&self) -> usize {
-        self.binders.as_ref().map_or(0, BinderEnv::mark)
+    fn scope_mark(&self) -> Option<ScopeMark> {
+        self.binders.as_ref().map(BinderEnv::mark)
     }
 
-    fn scope_reset(&mut self, mark: usize) {
-        if let Some(env) = &mut self.binders {
+    fn scope_reset(&mut self, mark: Option<ScopeMark>) {
+        if let (Some(env), Some(mark)) = (&mut self.binders, mark) {
             env.reset(mark);
         }
     }
