@@ -45,20 +45,14 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// connection thread, hence `Send + Sync`.
 pub trait Handler: Send + Sync {
     /// Answers one call; `params` is `Value::Null` when the request had none.
-    fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError>;
-
-    /// Like [`Handler::handle`], with a [`Notifier`] for progress notifications
-    /// sent before the response. The server always calls this one; the default
-    /// ignores the notifier.
-    fn handle_with_notifier(
+    /// Progress goes to `notifier`, sent to the caller before the response; a
+    /// method without progress leaves it alone.
+    fn handle(
         &self,
         method: &str,
         params: Value,
         notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
-        let _ = notifier;
-        self.handle(method, params)
-    }
+    ) -> Result<Value, RpcError>;
 }
 
 /// Sends notifications to the client whose request is being handled. Sending
@@ -307,9 +301,7 @@ fn call_handler(
         limit: context.frame_limit,
     };
     let handler = &context.handler;
-    catching(method, || {
-        handler.handle_with_notifier(method, params, &mut notifier)
-    })
+    catching(method, || handler.handle(method, params, &mut notifier))
 }
 
 /// Runs one request's work, turning a panic into an internal error so one bad

@@ -53,7 +53,12 @@ struct TestHandler {
 }
 
 impl Handler for TestHandler {
-    fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    fn handle(
+        &self,
+        method: &str,
+        params: Value,
+        notifier: &mut Notifier<'_>,
+    ) -> Result<Value, RpcError> {
         match method {
             "echo" => Ok(params),
             "add" => {
@@ -73,25 +78,16 @@ impl Handler for TestHandler {
                 }
                 Ok(json!("stopping"))
             }
+            "progress" => {
+                for step in 0..3 {
+                    notifier
+                        .notify("progress", json!({"step": step}))
+                        .map_err(|e| RpcError::new(ErrorCode::InternalError, e.to_string()))?;
+                }
+                Ok(json!("done"))
+            }
             _ => Err(RpcError::method_not_found(method)),
         }
-    }
-
-    fn handle_with_notifier(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
-        if method == "progress" {
-            for step in 0..3 {
-                notifier
-                    .notify("progress", json!({"step": step}))
-                    .map_err(|e| RpcError::new(ErrorCode::InternalError, e.to_string()))?;
-            }
-            return Ok(json!("done"));
-        }
-        self.handle(method, params)
     }
 }
 

@@ -24,21 +24,16 @@ struct Locked {
 }
 
 impl Handler for Locked {
-    fn handle(&self, _method: &str, params: Value) -> Result<Value, RpcError> {
-        let _guard = self.state.lock().expect("lock");
-        Ok(params)
-    }
-
-    fn handle_with_notifier(
+    fn handle(
         &self,
         method: &str,
         params: Value,
         notifier: &mut Notifier<'_>,
     ) -> Result<Value, RpcError> {
-        if method != "flood" {
-            return self.handle(method, params);
-        }
         let _guard = self.state.lock().expect("lock");
+        if method != "flood" {
+            return Ok(params);
+        }
         let chunk = "p".repeat(64 * 1024);
         for step in 0..200 {
             // A client that stopped listening loses progress, not the answer.
@@ -86,16 +81,13 @@ fn serve(tag: &str, config: ServerConfig) -> Served {
     });
     struct Shared(Arc<Locked>);
     impl Handler for Shared {
-        fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-            self.0.handle(method, params)
-        }
-        fn handle_with_notifier(
+        fn handle(
             &self,
             method: &str,
             params: Value,
             notifier: &mut Notifier<'_>,
         ) -> Result<Value, RpcError> {
-            self.0.handle_with_notifier(method, params, notifier)
+            self.0.handle(method, params, notifier)
         }
     }
     let shared = Shared(Arc::clone(&handler));

@@ -25,11 +25,7 @@ struct DaemonHandler {
 }
 
 impl Handler for DaemonHandler {
-    fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        self.handle_with_notifier_opt(method, params, None)
-    }
-
-    fn handle_with_notifier(
+    fn handle(
         &self,
         method: &str,
         params: Value,

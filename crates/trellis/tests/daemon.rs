@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use support::{Root, count_daemons_for, is_alive, wait_until};
-use trellis_rpc::{Client, Handler, RpcError, Server, ServerConfig};
+use trellis_rpc::{Client, Handler, Notifier, RpcError, Server, ServerConfig};
 
 #[test]
 fn the_first_command_spawns_the_daemon_and_stop_ends_it() {
@@ -158,7 +158,7 @@ fn a_daemon_of_another_version_is_stopped_and_replaced() {
         commands: AtomicUsize,
     }
     impl Handler for StandIn {
-        fn handle(&self, _method: &str, _params: Value) -> Result<Value, RpcError> {
+        fn handle(&self, _: &str, _: Value, _: &mut Notifier<'_>) -> Result<Value, RpcError> {
             self.commands.fetch_add(1, Ordering::SeqCst);
             Ok(json!({ "definitions": [] }))
         }
@@ -177,8 +177,13 @@ fn a_daemon_of_another_version_is_stopped_and_replaced() {
         std::thread::spawn(move || {
             struct Shared(Arc<StandIn>);
             impl Handler for Shared {
-                fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-                    self.0.handle(method, params)
+                fn handle(
+                    &self,
+                    method: &str,
+                    params: Value,
+                    notifier: &mut Notifier<'_>,
+                ) -> Result<Value, RpcError> {
+                    self.0.handle(method, params, notifier)
                 }
             }
             let result = server.serve(Shared(handler));

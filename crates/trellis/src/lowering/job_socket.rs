@@ -29,11 +29,7 @@ struct OneJob {
 }
 
 impl Handler for OneJob {
-    fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        self.answer(method, &params, &mut |_| {})
-    }
-
-    fn handle_with_notifier(
+    fn handle(
         &self,
         method: &str,
         params: Value,
