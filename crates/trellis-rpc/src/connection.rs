@@ -55,6 +55,19 @@ pub trait Handler: Send + Sync {
     ) -> Result<Value, RpcError>;
 }
 
+/// A handler whose state its owner keeps a hand on (a test reading counters, a
+/// host stopping its queue) is served as is.
+impl<H: Handler + ?Sized> Handler for Arc<H> {
+    fn handle(
+        &self,
+        method: &str,
+        params: Value,
+        notifier: &mut Notifier<'_>,
+    ) -> Result<Value, RpcError> {
+        (**self).handle(method, params, notifier)
+    }
+}
+
 /// Sends notifications to the client whose request is being handled. Sending
 /// never blocks: the frame is queued for the connection's writer thread.
 pub struct Notifier<'a> {

@@ -79,19 +79,8 @@ fn serve(tag: &str, config: ServerConfig) -> Served {
         state: Mutex::new(()),
         flooded: AtomicUsize::new(0),
     });
-    struct Shared(Arc<Locked>);
-    impl Handler for Shared {
-        fn handle(
-            &self,
-            method: &str,
-            params: Value,
-            notifier: &mut Notifier<'_>,
-        ) -> Result<Value, RpcError> {
-            self.0.handle(method, params, notifier)
-        }
-    }
-    let shared = Shared(Arc::clone(&handler));
-    let thread = thread::spawn(move || server.serve(shared));
+    let served = Arc::clone(&handler);
+    let thread = thread::spawn(move || server.serve(served));
     Served {
         _dir: TempDir(dir),
         socket,

@@ -175,18 +175,7 @@ fn a_daemon_of_another_version_is_stopped_and_replaced() {
         let handler = Arc::clone(&handler);
         let served = Arc::clone(&served);
         std::thread::spawn(move || {
-            struct Shared(Arc<StandIn>);
-            impl Handler for Shared {
-                fn handle(
-                    &self,
-                    method: &str,
-                    params: Value,
-                    notifier: &mut Notifier<'_>,
-                ) -> Result<Value, RpcError> {
-                    self.0.handle(method, params, notifier)
-                }
-            }
-            let result = server.serve(Shared(handler));
+            let result = server.serve(handler);
             served.store(true, Ordering::SeqCst);
             result
         })
