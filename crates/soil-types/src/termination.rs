@@ -365,6 +365,15 @@ mod tests {
         }
     }
 
+    /// Each case followed by its verdict.
+    fn verdicts(cases: &[&str]) -> String {
+        let lines: Vec<String> = cases
+            .iter()
+            .map(|case| format!("{case}\n  {}", verdict(case)))
+            .collect();
+        lines.join("\n")
+    }
+
     #[test]
     fn verdicts_follow_the_binders_in_scope() {
         let cases = [
@@ -391,10 +400,6 @@ mod tests {
             "f xs = match xs with | [..r] -> f r | _ -> 0 end",
             "f xs = let go go = go 1 in go xs",
         ];
-        let verdicts: Vec<String> = cases
-            .iter()
-            .map(|case| format!("{case}\n  {}", verdict(case)))
-            .collect();
         expect_test::expect![[r#"
             len xs = match xs with | [] -> 0 | [_, ..rest] -> 1 + len rest end
               structural
@@ -439,7 +444,7 @@ mod tests {
             f xs = match xs with | [..r] -> f r | _ -> 0 end
               nonstructural at ["f r"]
             f xs = let go go = go 1 in go xs
-              non-recursive"#]].assert_eq(&verdicts.join("\n"));
+              non-recursive"#]].assert_eq(&verdicts(&cases));
     }
 
     /// Two places the earlier walk went wrong: a punned field of a functional update
@@ -452,10 +457,6 @@ mod tests {
             "f xs ys = match (xs, ys) with | (ys, [_, ..xs]) -> f xs ys | _ -> 0 end",
             "f xs ys = match (xs, ys) with | (ys, [_, ..xs]) -> f ys xs | _ -> 0 end",
         ];
-        let verdicts: Vec<String> = cases
-            .iter()
-            .map(|case| format!("{case}\n  {}", verdict(case)))
-            .collect();
         expect_test::expect![[r#"
             step r = { r with step }
               nonstructural at ["step"]
@@ -463,6 +464,6 @@ mod tests {
               nonstructural at ["f xs ys"]
             f xs ys = match (xs, ys) with | (ys, [_, ..xs]) -> f ys xs | _ -> 0 end
               structural"#]]
-        .assert_eq(&verdicts.join("\n"));
+        .assert_eq(&verdicts(&cases));
     }
 }

@@ -508,6 +508,18 @@ mod tests {
         assert!(vacuous_requires("m/f", &clauses, &more, holds).is_empty());
     }
 
+    /// What `trivial_ensures` says of ensures clauses with these texts, each its
+    /// own label.
+    fn trivial_ensures_of(texts: &[&str]) -> Vec<Diagnostic> {
+        let trees: Vec<Expr> = texts.iter().map(|text| predicate(text)).collect();
+        let clauses: Vec<LabelledClause<'_>> = texts
+            .iter()
+            .zip(&trees)
+            .map(|(text, tree)| clause(text, tree))
+            .collect();
+        trivial_ensures(&clauses)
+    }
+
     #[test]
     fn trivial_ensures_fire_and_real_ones_do_not() {
         let trivial = [
@@ -526,16 +538,8 @@ mod tests {
             "len xs > 0 implies result >= minimum xs",
             "result is Ok _",
         ];
-        let trees: Vec<(String, Expr)> = trivial
-            .iter()
-            .chain(real.iter())
-            .map(|t| (t.to_string(), predicate(t)))
-            .collect();
-        let clauses: Vec<LabelledClause<'_>> = trees
-            .iter()
-            .map(|(text, tree)| clause(text, tree))
-            .collect();
-        let found = trivial_ensures(&clauses);
+        let texts: Vec<&str> = trivial.iter().chain(real.iter()).copied().collect();
+        let found = trivial_ensures_of(&texts);
         let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         expect_test::expect![[r#"
             [
@@ -564,15 +568,7 @@ mod tests {
             "let r = Row { result } in r.result >= 0",
             "let n = len xs in result >= n",
         ];
-        let trees: Vec<(String, Expr)> = texts
-            .iter()
-            .map(|t| (t.to_string(), predicate(t)))
-            .collect();
-        let clauses: Vec<LabelledClause<'_>> = trees
-            .iter()
-            .map(|(text, tree)| clause(text, tree))
-            .collect();
-        let found = trivial_ensures(&clauses);
+        let found = trivial_ensures_of(&texts);
         let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         expect_test::expect![[r#"
             [
