@@ -41,29 +41,22 @@ pub const SHUTDOWN_METHOD: &str = "rpc.shutdown";
 /// framing or the handshake changes.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// What a handler answers a call with: its result, or the error the caller gets.
+pub type Answer = Result<Value, RpcError>;
+
 /// What the daemon does for each method. Implementations are shared by every
 /// connection thread, hence `Send + Sync`.
 pub trait Handler: Send + Sync {
     /// Answers one call; `params` is `Value::Null` when the request had none.
     /// Progress goes to `notifier`, sent to the caller before the response; a
     /// method without progress leaves it alone.
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError>;
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer;
 }
 
 /// A handler whose state its owner keeps a hand on (a test reading counters, a
 /// host stopping its queue) is served as is.
 impl<H: Handler + ?Sized> Handler for Arc<H> {
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         (**self).handle(method, params, notifier)
     }
 }

@@ -134,7 +134,8 @@ pub use client::{
 };
 pub use codes::{ErrorCode, diag};
 pub use connection::{
-    HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD, catching,
+    Answer, HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD,
+    catching,
 };
 pub use credentials::{
     FixedPeerCredentials, PeerCredentials, PeerIdentity, SocketPeerCredentials, current_uid,

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use trellis_rpc::{
-    CallError, Client, ErrorCode, FixedPeerCredentials, Handler, HelloOutcome, Notifier,
+    Answer, CallError, Client, ErrorCode, FixedPeerCredentials, Handler, HelloOutcome, Notifier,
     PeerIdentity, RpcError, Server, ServerConfig, ShutdownHandle, SocketError, connect_or_spawn,
     current_uid, is_version_mismatch, read_frame,
 };
@@ -53,12 +53,7 @@ struct TestHandler {
 }
 
 impl Handler for TestHandler {
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         match method {
             "echo" => Ok(params),
             "add" => {

@@ -14,7 +14,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use trellis_rpc::{Client, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
+use trellis_rpc::{Answer, Client, Handler, Notifier, Server, ServerConfig, ShutdownHandle};
 
 /// A daemon-like handler: every method runs under one lock, as the real daemon's
 /// database does; `flood` notifies far more than a socket buffer holds.
@@ -24,12 +24,7 @@ struct Locked {
 }
 
 impl Handler for Locked {
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         let _guard = self.state.lock().expect("lock");
         if method != "flood" {
             return Ok(params);

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use trellis_rpc::{Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
+use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
 use crate::identity::binary_identity;
 use crate::lowering::Lowering;
@@ -25,12 +25,7 @@ struct DaemonHandler {
 }
 
 impl Handler for DaemonHandler {
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         self.handle_with_notifier_opt(method, params, Some(notifier))
     }
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use support::{Root, count_daemons_for, is_alive, wait_until};
-use trellis_rpc::{Client, Handler, Notifier, RpcError, Server, ServerConfig};
+use trellis_rpc::{Answer, Client, Handler, Notifier, Server, ServerConfig};
 
 #[test]
 fn the_first_command_spawns_the_daemon_and_stop_ends_it() {
@@ -158,7 +158,7 @@ fn a_daemon_of_another_version_is_stopped_and_replaced() {
         commands: AtomicUsize,
     }
     impl Handler for StandIn {
-        fn handle(&self, _: &str, _: Value, _: &mut Notifier<'_>) -> Result<Value, RpcError> {
+        fn handle(&self, _: &str, _: Value, _: &mut Notifier<'_>) -> Answer {
             self.commands.fetch_add(1, Ordering::SeqCst);
             Ok(json!({ "definitions": [] }))
         }

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use serde_json::Value;
 use trellis_diag::Diagnostic;
-use trellis_rpc::{Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
+use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
 use crate::identity::binary_identity;
 use crate::service::Service;
@@ -29,12 +29,7 @@ struct OneJob {
 }
 
 impl Handler for OneJob {
-    fn handle(
-        &self,
-        method: &str,
-        params: Value,
-        notifier: &mut Notifier<'_>,
-    ) -> Result<Value, RpcError> {
+    fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         self.answer(method, &params, &mut |event| {
             let _ = notifier.notify("progress", event);
         })
