@@ -69,6 +69,14 @@ impl<B> Scope<B> {
             .map(|(_, binding)| binding)
     }
 
+    /// Every binding in scope, outermost first (a shadowed one before the one that
+    /// hides it).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &B)> {
+        self.entries
+            .iter()
+            .map(|(name, binding)| (name.as_str(), binding))
+    }
+
     pub fn mark(&self) -> ScopeMark {
         ScopeMark(self.entries.len())
     }
