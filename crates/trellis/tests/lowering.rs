@@ -64,17 +64,7 @@ impl Lowering {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let output = self.command(args).output().expect("run trellis");
-        let run = Run {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
-        assert!(
-            !run.stderr.contains("panicked"),
-            "the binary panicked: {run:?}"
-        );
-        run
+        Run::from(self.command(args).output().expect("run trellis"))
     }
 
     /// `trellis lower ARGS --json` in the background.
@@ -133,12 +123,7 @@ fn lower_output(run: &Run) -> (Vec<Value>, Value) {
 }
 
 fn finish(child: Child) -> Run {
-    let output = child.wait_with_output().expect("wait for trellis lower");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::from(child.wait_with_output().expect("wait for trellis lower"))
 }
 
 fn states_of(events: &[Value], def: &str) -> Vec<String> {

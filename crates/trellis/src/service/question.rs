@@ -44,7 +44,7 @@ pub fn ask_human(
         "options": arguments["options"],
         "asked_against": job.spec_hashes,
         "bundle": job.bundle_hash,
-        "created": rfc3339_now(),
+        "created": crate::lowering::flog::rfc3339_now(),
     });
     let cannot_write = |relative: &str, error: std::io::Error| {
         vec![
@@ -287,30 +287,6 @@ pub fn question_json(question: &OpenQuestion, staleness: &Staleness) -> Value {
         "created": question.created,
         "stale": *staleness != Staleness::Current,
     })
-}
-
-/// Now, in UTC, as RFC 3339 (display-only, §8).
-fn rfc3339_now() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3_600,
-        rest / 60 % 60,
-        rest % 60
-    )
 }
 
 #[cfg(test)]
