@@ -49,8 +49,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         // would make every program's references depend on its callers' programs.
         ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
         ItemKind::Function => {
-            let spec = crate::index::files_of(db, item.module(db))
-                .and_then(|m| m.specs.get(item.name(db)).copied());
+            let spec = crate::status::spec_file(db, item);
             for block in spec
                 .map(|file| formal_blocks(db, file).as_slice())
                 .unwrap_or_default()
@@ -77,9 +76,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
 
 /// The escape hatches a function's spec grants, as (hatch, reason).
 fn spec_grants(db: &dyn Db, item: Item<'_>) -> Vec<(String, String)> {
-    let Some(spec) = crate::index::files_of(db, item.module(db))
-        .and_then(|m| m.specs.get(item.name(db)).copied())
-    else {
+    let Some(spec) = crate::status::spec_file(db, item) else {
         return Vec::new();
     };
     formal_blocks(db, spec)
@@ -228,8 +225,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
 /// (`count_of`, `sort`, …), other than `item` itself, in first-mention order.
 #[salsa::tracked(returns(ref))]
 pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
-    let spec = crate::index::files_of(db, item.module(db))
-        .and_then(|m| m.specs.get(item.name(db)).copied());
+    let spec = crate::status::spec_file(db, item);
     let mut out: Vec<(String, String)> = Vec::new();
     for block in spec
         .map(|file| crate::spec::test_blocks(db, file).as_slice())

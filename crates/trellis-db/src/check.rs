@@ -16,7 +16,7 @@ use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 
 use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
-use crate::files::{SourceFile, Workspace};
+use crate::files::Workspace;
 use crate::index::root_index;
 use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
 use crate::spec::{formal_blocks, parse_spec};
@@ -39,13 +39,6 @@ pub(crate) fn block_source(
     block: &BlockValue,
 ) -> Arc<SourceText> {
     SourceText::new(Some(block_path(path, class, index)), &block.content)
-}
-
-fn spec_file_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    crate::index::files_of(db, item.module(db))?
-        .specs
-        .get(item.name(db))
-        .copied()
 }
 
 /// The root's type environment for the checker.
@@ -102,7 +95,7 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 .collect();
         }
         ItemKind::Function => {
-            let Some(spec) = spec_file_of(db, item) else {
+            let Some(spec) = crate::status::spec_file(db, item) else {
                 return Some(definition);
             };
             let path = spec.path(db).to_string();

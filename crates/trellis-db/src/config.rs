@@ -92,6 +92,28 @@ pub fn root_config(db: &dyn Db, workspace: Workspace) -> Result<Config, Diagnost
     parse_config(workspace.config_text(db))
 }
 
+/// The tag names `soil.toml` declares (none when it does not parse): what every
+/// spec's tag check reads, so editing a tag's description is cut off here
+/// instead of re-checking every spec (design §7.3).
+#[salsa::tracked(returns(ref))]
+pub fn declared_tags(db: &dyn Db) -> Vec<String> {
+    match root_config(db, Workspace::get(db)) {
+        Ok(config) => config.tags.keys().cloned().collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The pinned soil0 major version (`0` when `soil.toml` does not parse): the
+/// one part of the configuration hashes read.
+#[salsa::tracked(returns(ref))]
+pub fn soil0_major(db: &dyn Db) -> String {
+    let version = match root_config(db, Workspace::get(db)) {
+        Ok(config) => config.toolchain.soil0_cli.as_str(),
+        Err(_) => "0",
+    };
+    version.split('.').next().unwrap_or("0").to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,10 +17,7 @@ use crate::spec::parse_spec;
 /// The names a module exports, from its `_module.tr`.
 #[salsa::tracked(returns(ref))]
 pub fn module_exports(db: &dyn Db, module: crate::index::Module<'_>) -> BTreeSet<String> {
-    let Some(spec) = crate::index::module_files(db, module)
-        .as_ref()
-        .and_then(|m| m.spec)
-    else {
+    let Some(spec) = crate::index::module_spec(db, module) else {
         return BTreeSet::new();
     };
     parse_spec(db, spec)
@@ -44,10 +41,11 @@ pub fn export_violations<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Diagnosti
         let FreeRef::Qualified { module, name } = reference else {
             continue;
         };
-        if module == own || crate::index::files_of(db, module).is_none() {
+        let target = crate::index::Module::new(db, module.clone());
+        if module == own || !crate::index::module_exists(db, target) {
             continue;
         }
-        let exported = module_exports(db, crate::index::Module::new(db, module.clone()));
+        let exported = module_exports(db, target);
         if exported.contains(name) {
             continue;
         }

@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use soil_syntax::ast::{TypeDeclBody, VariantPayload};
 use trellis_hash::{Digest, Hasher};
 
-use crate::config::root_config;
 use crate::db::Db;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
@@ -194,12 +193,7 @@ pub fn module_code_items<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<Item<
 
 /// `soil0-builtin/<major>`: builtins move every hash only when soil0's major does.
 fn builtin_hash(db: &dyn Db) -> String {
-    let version = match root_config(db, Workspace::get(db)) {
-        Ok(config) => config.toolchain.soil0_cli.clone(),
-        Err(_) => String::from("0"),
-    };
-    let major = version.split('.').next().unwrap_or("0");
-    format!("soil0-builtin/{major}")
+    format!("soil0-builtin/{}", crate::config::soil0_major(db))
 }
 
 /// The `soil_hash` of a function or helper; `None` until it has a body.
@@ -287,9 +281,6 @@ pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
         }
         return Some(hasher.finish());
     }
-    let file = crate::index::files_of(db, &key.0)?
-        .specs
-        .get(&key.1)
-        .copied()?;
+    let file = crate::status::spec_file(db, Item::new(db, key.0.clone(), key.1.clone()))?;
     Some(crate::spec::formal_hash(db, file))
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::db::Db;
 use crate::files::{FileKind, SourceFile, Workspace};
+use crate::soil::{Item, ItemKind};
 
 /// The files of one module directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -102,6 +103,48 @@ pub fn module_files<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<ModuleF
 /// [`module_files`] by the module's name.
 pub fn files_of<'db>(db: &'db dyn Db, module: &str) -> Option<&'db ModuleFiles> {
     module_files(db, Module::new(db, module.to_owned())).as_ref()
+}
+
+/// The files of one definition, by its name alone: `<name>.tr`, its Soil
+/// (`<name>.soil`, or `_private.soil` for a helper) and `<name>.lock`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DefinitionFiles {
+    pub spec: Option<SourceFile>,
+    pub soil: Option<SourceFile>,
+    pub lock: Option<SourceFile>,
+}
+
+/// One definition's files: what every per-definition query reads instead of
+/// its module's whole table, so a file added to or removed from a module
+/// re-executes this small query once per definition there, and nothing behind
+/// the definitions whose own files did not move (design §7.3).
+#[salsa::tracked(returns(copy))]
+pub fn definition_files<'db>(db: &'db dyn Db, item: Item<'db>) -> DefinitionFiles {
+    let Some(files) = files_of(db, item.module(db)) else {
+        return DefinitionFiles::default();
+    };
+    let name = item.name(db);
+    DefinitionFiles {
+        spec: files.specs.get(name).copied(),
+        soil: match item.kind(db) {
+            ItemKind::Helper => files.private_soil,
+            ItemKind::Function | ItemKind::Type => files.soils.get(name).copied(),
+        },
+        lock: files.locks.get(name).copied(),
+    }
+}
+
+/// Whether `module` has a directory, cut off from its file table.
+#[salsa::tracked(returns(copy))]
+pub fn module_exists<'db>(db: &'db dyn Db, module: Module<'db>) -> bool {
+    module_files(db, module).is_some()
+}
+
+/// The module's `_module.tr`, cut off from its file table like
+/// [`definition_files`].
+#[salsa::tracked(returns(copy))]
+pub fn module_spec<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<SourceFile> {
+    module_files(db, module).as_ref()?.spec
 }
 
 /// `_project.tr`, cut off from the file list like [`module_files`].

@@ -25,10 +25,7 @@ use trellis_lock::{Scope, Status};
 pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let parse = parse_spec(db, file);
     let mut diagnostics = parse.diagnostics.clone();
-    let tags: Vec<String> = match root_config(db, Workspace::get(db)) {
-        Ok(config) => config.tags.keys().cloned().collect(),
-        Err(_) => Vec::new(),
-    };
+    let tags = crate::config::declared_tags(db);
     let path = file.path(db);
     let module_dir = path.parent().and_then(|p| p.file_name());
     let module_definitions: Option<Vec<String>> = match (path.file_stem(), module_dir) {
@@ -38,7 +35,7 @@ pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         _ => None,
     };
     let context = RootContext {
-        tags: &tags,
+        tags,
         module_dir,
         module_definitions: module_definitions.as_deref(),
     };

@@ -111,17 +111,17 @@ pub fn resolve(db: &dyn Db, from: Item<'_>, reference: &FreeRef) -> Target {
 }
 
 fn resolve_value(db: &dyn Db, module: &str, name: &str) -> Target {
-    if let Some(files) = crate::index::files_of(db, module) {
-        let defined = match ItemKind::of(name) {
-            ItemKind::Function => files.soils.contains_key(name) || files.specs.contains_key(name),
-            ItemKind::Helper => files
-                .private_soil
-                .is_some_and(|file| module_helpers(db, file).contains(name)),
-            ItemKind::Type => false,
-        };
-        if defined {
-            return Target::Definition(module.to_owned(), name.to_owned());
-        }
+    let files =
+        crate::index::definition_files(db, Item::new(db, module.to_owned(), name.to_owned()));
+    let defined = match ItemKind::of(name) {
+        ItemKind::Function => files.soil.is_some() || files.spec.is_some(),
+        ItemKind::Helper => files
+            .soil
+            .is_some_and(|file| module_helpers(db, file).contains(name)),
+        ItemKind::Type => false,
+    };
+    if defined {
+        return Target::Definition(module.to_owned(), name.to_owned());
     }
     if prelude::is_value(name) {
         Target::Builtin

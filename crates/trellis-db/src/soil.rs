@@ -74,10 +74,8 @@ impl<'db> Item<'db> {
 /// The `.soil` file holding an item's equation: `<module>/<name>.soil` for a public
 /// function, `<module>/_private.soil` for a helper.
 pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    let module = crate::index::files_of(db, item.module(db))?;
     match item.kind(db) {
-        ItemKind::Function => module.soils.get(item.name(db)).copied(),
-        ItemKind::Helper => module.private_soil,
+        ItemKind::Function | ItemKind::Helper => crate::index::definition_files(db, item).soil,
         ItemKind::Type => None,
     }
 }

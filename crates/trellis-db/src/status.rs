@@ -34,15 +34,12 @@ pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnos
 
 /// The lock beside a spec: `<module>/<stem>.lock`.
 pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    crate::index::files_of(db, module)?.locks.get(stem).copied()
+    crate::index::definition_files(db, Item::new(db, module.to_owned(), stem.to_owned())).lock
 }
 
 /// The spec file of a function or type item.
 pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    crate::index::files_of(db, item.module(db))?
-        .specs
-        .get(item.name(db))
-        .copied()
+    crate::index::definition_files(db, item).spec
 }
 
 /// The edges a lowering of `item` records now: its direct callees among the root's
@@ -108,9 +105,9 @@ pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
         scope_hash(db, file)
     };
     scope.project_scope_hash = crate::index::project_spec(db).map(|file| add(file, Scope::Project));
-    scope.module_scope_hash = crate::index::files_of(db, module)
-        .and_then(|m| m.spec)
-        .map(|file| add(file, Scope::Module));
+    scope.module_scope_hash =
+        crate::index::module_spec(db, crate::index::Module::new(db, module.to_owned()))
+            .map(|file| add(file, Scope::Module));
     scope
 }
 

@@ -160,6 +160,9 @@ mod tests {
         change.apply(&mut db);
         let report = crate::check_root(&db, None);
         let codes: Vec<&str> = report.diagnostics.iter().map(|d| d.code.as_str()).collect();
-        assert!(codes.is_empty(), "the synthetic root has problems: {codes:?}");
+        assert!(
+            codes.is_empty(),
+            "the synthetic root has problems: {codes:?}"
+        );
     }
 }

@@ -42,10 +42,7 @@ fn spec_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     if item.kind(db) != ItemKind::Function {
         return None;
     }
-    crate::index::files_of(db, item.module(db))?
-        .specs
-        .get(item.name(db))
-        .copied()
+    crate::status::spec_file(db, item)
 }
 
 /// A function's declaration read off its spec's `soil-sig` block, lowered or not.
