@@ -175,9 +175,17 @@ pub fn program_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
 }
 
 /// The members of `item`'s program-graph cycle, so `program_order` never recurses
-/// into itself; `None` when it is in none.
+/// into itself; `None` when it is in none (answered by `program_cycle_free`
+/// alone, as `call_cycle` is).
+pub fn program_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<&'db Vec<(String, String)>> {
+    if program_cycle_free(db, item) {
+        return None;
+    }
+    program_cycle_members(db, item).as_ref()
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn program_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
+fn program_cycle_members<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
     cycle_of(
         db,
         item,

@@ -66,8 +66,17 @@ pub(crate) fn reaches_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item
 }
 
 /// The members of `item`'s call cycle, sorted, or `None` when it is in none.
+/// An item that reaches no cycle (nearly all) is answered by `call_cycle_free`
+/// alone, so it keeps no memo of its own on the path every pass confirms.
+pub fn call_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<&'db Vec<(String, String)>> {
+    if call_cycle_free(db, item) {
+        return None;
+    }
+    call_cycle_members(db, item).as_ref()
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn call_cycle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
+fn call_cycle_members<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(String, String)>> {
     cycle_of(
         db,
         item,

@@ -44,25 +44,24 @@ fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &Block
 }
 
 /// Formal: the frontmatter name, then each formal block's (info string, content).
-#[salsa::tracked(returns(copy))]
 pub fn formal_hash(db: &dyn Db, file: SourceFile) -> Digest {
-    parse_spec(db, file).file.formal_parts().hash()
+    spec_hashes(db, file).formal
 }
 
 /// Test: each test block's (info string, content).
-#[salsa::tracked(returns(copy))]
 pub fn test_hash(db: &dyn Db, file: SourceFile) -> Digest {
-    trellis_spec::test_hash(&parse_spec(db, file).file.test_parts())
+    spec_hashes(db, file).test
 }
 
 /// Prose: the file's bytes with the name line and every reserved fence elided.
-#[salsa::tracked(returns(copy))]
 pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
-    trellis_spec::prose_hash(&parse_spec(db, file).file.prose_bytes(file.text(db)))
+    spec_hashes(db, file).prose
 }
 
-/// The three spec hashes of a file, for status and locks: one memo, so a reader
-/// that needs all three (status, a whole-root pass) revalidates one value.
+/// The three spec hashes of a file, for status and locks: one memo, so every
+/// pass confirms one value per spec. A reader of one part re-executes after an
+/// edit of another and backdates; hashing a spec is microseconds, a memo per
+/// part would be three more confirmations per spec on every pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SpecHashes {
     pub formal: Digest,
@@ -72,10 +71,11 @@ pub struct SpecHashes {
 
 #[salsa::tracked(returns(copy))]
 pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
+    let spec = &parse_spec(db, file).file;
     SpecHashes {
-        formal: formal_hash(db, file),
-        test: test_hash(db, file),
-        prose: prose_hash(db, file),
+        formal: spec.formal_parts().hash(),
+        test: trellis_spec::test_hash(&spec.test_parts()),
+        prose: trellis_spec::prose_hash(&spec.prose_bytes(file.text(db))),
     }
 }
 

@@ -288,9 +288,7 @@ fn prose_edit_moves_only_prose_hash() {
         expect![[r#"
             [
                 "parse_spec(m/double.tr)",
-                "formal_hash(m/double.tr)",
-                "test_hash(m/double.tr)",
-                "prose_hash(m/double.tr)",
+                "spec_hashes(m/double.tr)",
             ]
         "#]],
     );
@@ -309,9 +307,7 @@ fn test_edit_moves_only_test_hash() {
         expect![[r#"
             [
                 "parse_spec(m/double.tr)",
-                "formal_hash(m/double.tr)",
-                "test_hash(m/double.tr)",
-                "prose_hash(m/double.tr)",
+                "spec_hashes(m/double.tr)",
             ]
         "#]],
     );
@@ -328,13 +324,11 @@ fn xfail_toggle_moves_test_hash() {
         ]
     "#]],
         expect![[r#"
-        [
-            "parse_spec(m/double.tr)",
-            "formal_hash(m/double.tr)",
-            "test_hash(m/double.tr)",
-            "prose_hash(m/double.tr)",
-        ]
-    "#]],
+            [
+                "parse_spec(m/double.tr)",
+                "spec_hashes(m/double.tr)",
+            ]
+        "#]],
     );
 }
 
@@ -351,9 +345,7 @@ fn signature_edit_moves_formal_hash() {
         expect![[r#"
             [
                 "parse_spec(m/double.tr)",
-                "formal_hash(m/double.tr)",
-                "test_hash(m/double.tr)",
-                "prose_hash(m/double.tr)",
+                "spec_hashes(m/double.tr)",
             ]
         "#]],
     );
@@ -432,7 +424,6 @@ fn first_edit_demotes_once() {
                 "free_refs(m::quad)",
                 "resolved_refs(m::quad)",
                 "call_cycle_free(m::quad)",
-                "call_cycle(m::quad)",
                 "soil_hash(m::quad)",
                 "hash_form(m::quad)",
             ],
@@ -516,9 +507,7 @@ fn decision_entry_edit_moves_only_that_entry() {
         expect![[r#"
             [
                 "parse_spec(_project.tr)",
-                "formal_hash(_project.tr)",
-                "test_hash(_project.tr)",
-                "prose_hash(_project.tr)",
+                "spec_hashes(_project.tr)",
                 "decision_entries(_project.tr)",
                 "scope_hash(_project.tr)",
                 "decision_entry_hash(_project.tr#timestamps)",
@@ -544,9 +533,7 @@ fn decision_entry_addition_moves_only_the_scope_hash() {
         expect![[r#"
             [
                 "parse_spec(m/_module.tr)",
-                "formal_hash(m/_module.tr)",
-                "test_hash(m/_module.tr)",
-                "prose_hash(m/_module.tr)",
+                "spec_hashes(m/_module.tr)",
                 "decision_entries(m/_module.tr)",
                 "scope_hash(m/_module.tr)",
                 "decision_entry_hash(m/_module.tr#inputs)",
@@ -743,7 +730,6 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "item_equation(n::extra)",
             "definition_files(n::extra)",
             "formal_blocks(n/extra.tr)",
-            "program_cycle(n::extra)",
             "program_cycle_free(n::extra)",
             "program_refs(n::extra)",
             "resolved_refs(n::extra)",
@@ -761,13 +747,9 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "definition_status(n::extra)",
             "current_hashes(n::extra)",
             "spec_hashes(n/extra.tr)",
-            "formal_hash(n/extra.tr)",
-            "test_hash(n/extra.tr)",
-            "prose_hash(n/extra.tr)",
             "lowering_edges(n::extra)",
             "module_spec(n)",
             "soil_hash(n::extra)",
-            "call_cycle(n::extra)",
             "call_cycle_free(n::extra)",
             "hash_form(n::extra)",
             "oracle_hashes(n/extra.tr)",
@@ -894,7 +876,6 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "item_equation(k::one)",
             "definition_files(k::one)",
             "formal_blocks(k/one.tr)",
-            "program_cycle(k::one)",
             "program_cycle_free(k::one)",
             "program_refs(k::one)",
             "resolved_refs(k::one)",
@@ -912,25 +893,19 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "definition_status(k::one)",
             "current_hashes(k::one)",
             "spec_hashes(k/one.tr)",
-            "formal_hash(k/one.tr)",
-            "test_hash(k/one.tr)",
-            "prose_hash(k/one.tr)",
             "lowering_edges(k::one)",
             "project_spec(Id(480))",
             "module_spec(k)",
             "decision_entries(k/_module.tr)",
             "scope_hash(k/_module.tr)",
             "soil_hash(k::one)",
-            "call_cycle(k::one)",
             "call_cycle_free(k::one)",
             "hash_form(k::one)",
             "oracle_hashes(k/one.tr)",
             "suite_key(k::one)",
             "test_program_order(k::one)",
             "property_callees(k::one)",
-            "formal_hash(k/_module.tr)",
-            "test_hash(k/_module.tr)",
-            "prose_hash(k/_module.tr)",
+            "spec_hashes(k/_module.tr)",
             "all_code_items(Id(600))",
             "module_code_items(k)",
         ]
