@@ -230,9 +230,24 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
 }
 
 /// The root definitions the predicates of `item`'s `property` blocks mention
-/// (`count_of`, `sort`, …), other than `item` itself, in first-mention order.
+/// (`count_of`, `sort`, …), other than `item` itself, in first-mention order. A
+/// definition without a property (most) is answered from its test blocks, with
+/// no memo of its own on the path every pass confirms.
+pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db [(String, String)] {
+    let has_property = crate::status::spec_file(db, item).is_some_and(|file| {
+        crate::spec::test_blocks(db, file)
+            .iter()
+            .any(|block| matches!(block.syntax, BlockSyntax::Property(Some(_))))
+    });
+    if has_property {
+        property_callee_list(db, item)
+    } else {
+        &[]
+    }
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
+fn property_callee_list<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
     let spec = crate::status::spec_file(db, item);
     let mut out: Vec<(String, String)> = Vec::new();
     for block in spec
@@ -259,9 +274,18 @@ pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, S
 
 /// The program a definition's tests run against: its own program plus whatever the
 /// predicates of its `property` blocks mention (`count_of`, `sort`, …), callees
-/// first, the definition itself last.
+/// first, the definition itself last. Without properties that mention others, it
+/// is the definition's own program, with no memo of its own.
+pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db Arc<[(String, String)]> {
+    if property_callees(db, item).is_empty() {
+        program_order(db, item)
+    } else {
+        test_program_with_properties(db, item)
+    }
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn test_program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
+fn test_program_with_properties<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
     let own = program_order(db, item);
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut order = Vec::new();

@@ -117,14 +117,14 @@ fn the_answer_does_not_depend_on_who_asks_first() {
     let files = root(ODD);
     let from_parity = load(&files);
     let parity_first = (
-        call_cycle(&from_parity, item(&from_parity, "parity")).clone(),
-        call_cycle(&from_parity, item(&from_parity, "odd")).clone(),
+        call_cycle(&from_parity, item(&from_parity, "parity")).cloned(),
+        call_cycle(&from_parity, item(&from_parity, "odd")).cloned(),
         soil_hash(&from_parity, item(&from_parity, "even")),
     );
     let from_odd = load(&files);
-    let odd = call_cycle(&from_odd, item(&from_odd, "odd")).clone();
+    let odd = call_cycle(&from_odd, item(&from_odd, "odd")).cloned();
     let even_hash = soil_hash(&from_odd, item(&from_odd, "even"));
-    let parity = call_cycle(&from_odd, item(&from_odd, "parity")).clone();
+    let parity = call_cycle(&from_odd, item(&from_odd, "parity")).cloned();
     assert_eq!(parity_first, (parity, odd, even_hash));
 }
 
