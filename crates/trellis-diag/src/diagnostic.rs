@@ -3,11 +3,14 @@
 //! Optional fields are written in the Soil `Option` encoding (tr-grammar §7):
 //! `{"tag":"None"}` or `{"tag":"Some","value":…}`, so a diagnostic is itself a
 //! Soil-shaped value an agent decodes with the same rules as everything else.
+//! It decodes from that shape too, so a client holds the daemon's diagnostics
+//! as `Diagnostic`s, not as JSON it walks by hand.
 
-use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::position::Span;
-use crate::registry;
+use crate::{registry, soil_option};
 
 /// A secondary message, optionally pointing at another place.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,32 +99,11 @@ pub fn errors_document(diagnostics: &[Diagnostic]) -> String {
     serde_json::to_string(&value).expect("diagnostics always serialize")
 }
 
-/// Writes an `Option` in the Soil encoding: `{"tag":"None"}` / `{"tag":"Some","value":v}`.
-struct SoilOption<'a, T>(&'a Option<T>);
-
-impl<T: Serialize> Serialize for SoilOption<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            None => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("tag", "None")?;
-                map.end()
-            }
-            Some(value) => {
-                let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("tag", "Some")?;
-                map.serialize_entry("value", value)?;
-                map.end()
-            }
-        }
-    }
-}
-
 impl Serialize for Note {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("Note", 2)?;
         s.serialize_field("message", &self.message)?;
-        s.serialize_field("span", &SoilOption(&self.span))?;
+        s.serialize_field("span", &soil_option::Ref(&self.span))?;
         s.end()
     }
 }
@@ -131,12 +113,58 @@ impl Serialize for Diagnostic {
         let mut s = serializer.serialize_struct("Diagnostic", 7)?;
         s.serialize_field("code", &self.code)?;
         s.serialize_field("message", &self.message)?;
-        s.serialize_field("file", &SoilOption(&self.file))?;
-        s.serialize_field("span", &SoilOption(&self.span))?;
+        s.serialize_field("file", &soil_option::Ref(&self.file))?;
+        s.serialize_field("span", &soil_option::Ref(&self.span))?;
         s.serialize_field("notes", &self.notes)?;
         s.serialize_field("repair_class", &self.repair_class)?;
         s.serialize_field("spec_ref", &self.spec_ref)?;
         s.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            message: String,
+            #[serde(default, with = "soil_option")]
+            span: Option<Span>,
+        }
+        let Wire { message, span } = Wire::deserialize(deserializer)?;
+        Ok(Note { message, span })
+    }
+}
+
+/// The contract's shape; a diagnostic without `repair_class` or `spec_ref`
+/// (another producer's) takes them from the registry, as [`Diagnostic::new`] does.
+impl<'de> Deserialize<'de> for Diagnostic {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            code: String,
+            #[serde(default)]
+            message: String,
+            #[serde(default, with = "soil_option")]
+            file: Option<String>,
+            #[serde(default, with = "soil_option")]
+            span: Option<Span>,
+            #[serde(default)]
+            notes: Vec<Note>,
+            repair_class: Option<String>,
+            spec_ref: Option<String>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let mut diagnostic = Diagnostic::new(&wire.code, wire.message);
+        diagnostic.file = wire.file;
+        diagnostic.span = wire.span;
+        diagnostic.notes = wire.notes;
+        if let Some(class) = wire.repair_class {
+            diagnostic.repair_class = class;
+        }
+        if let Some(spec_ref) = wire.spec_ref {
+            diagnostic.spec_ref = spec_ref;
+        }
+        Ok(diagnostic)
     }
 }
 
@@ -156,5 +184,35 @@ mod tests {
             .with_note("a note");
         expect![[r#"{"errors":[{"code":"no-such-code-for-test","message":"a message","file":{"tag":"Some","value":"m/f.soil"},"span":{"tag":"Some","value":{"start":{"line":2,"column":3,"offset":8},"end":{"line":2,"column":7,"offset":12}}},"notes":[{"message":"a note","span":{"tag":"None"}}],"repair_class":"report-bug","spec_ref":""}]}"#]]
             .assert_eq(&errors_document(&[diagnostic]));
+    }
+
+    #[test]
+    fn decodes_what_it_encodes() {
+        let text = "f x =\n  ?gap";
+        let index = LineIndex::new(text);
+        let diagnostic = Diagnostic::new("unknown-definition", "a message")
+            .with_file("m/f.soil")
+            .with_span(index.span(text, TextRange::new(8, 12)))
+            .with_note("a note")
+            .with_note_at("another", index.span(text, TextRange::new(0, 1)));
+        let bare = Diagnostic::new("no-such-code-for-test", "bare");
+        for original in [diagnostic, bare] {
+            let decoded: Diagnostic = serde_json::from_value(original.to_json()).unwrap();
+            assert_eq!(decoded, original);
+        }
+    }
+
+    /// A peer's diagnostic with only a code and a message takes the registry's
+    /// repair class; `null` options read as `None`; a missing code is an error.
+    #[test]
+    fn decodes_a_sparse_peer_diagnostic() {
+        let decoded: Diagnostic =
+            serde_json::from_str(r#"{"code":"no-such-code-for-test","message":"m","file":null}"#)
+                .unwrap();
+        assert_eq!(decoded, Diagnostic::new("no-such-code-for-test", "m"));
+        assert!(serde_json::from_str::<Diagnostic>(r#"{"message":"m"}"#).is_err());
+        assert!(
+            serde_json::from_str::<Diagnostic>(r#"{"code":"c","file":{"tag":"Maybe"}}"#).is_err()
+        );
     }
 }

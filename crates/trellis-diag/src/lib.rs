@@ -12,6 +12,7 @@ mod diagnostic;
 pub mod drift;
 mod position;
 pub mod registry;
+pub mod soil_option;
 
 pub use diagnostic::{Diagnostic, Note, errors_document};
 pub use position::{LineIndex, Position, Span, TextRange};

@@ -2,7 +2,7 @@
 //! diagnostic is rendered do they become line/column `Span`s, so values that feed
 //! hashes and checks never carry absolute line numbers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` into one source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -45,7 +45,7 @@ impl TextRange {
 
 /// One point in a source text (soil0-cli §3): 1-based line, 1-based column counted
 /// in Unicode scalar values, and the 0-based byte offset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Position {
     pub line: u32,
     pub column: u32,
@@ -54,7 +54,7 @@ pub struct Position {
 
 /// A rendered source span (soil0-cli §3): where it starts and where it ends
 /// (exclusive).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Span {
     pub start: Position,
     pub end: Position,

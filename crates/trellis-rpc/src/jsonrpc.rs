@@ -206,13 +206,28 @@ impl RpcError {
         ErrorCode::from_code(self.code)
     }
 
-    /// The diagnostics in `data.errors`, as JSON (empty when there are none).
-    pub fn errors(&self) -> &[Value] {
-        self.data
+    /// The diagnostics in `data.errors` (empty when there are none). One this
+    /// build cannot read is kept, as an `rpc-invalid-request` quoting it.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let errors = self
+            .data
             .as_ref()
             .and_then(|data| data.get("errors"))
             .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[][..], Vec::as_slice);
+        errors
+            .iter()
+            .map(|error| {
+                Diagnostic::deserialize(error).unwrap_or_else(|problem| {
+                    Diagnostic::new(
+                        crate::codes::diag::INVALID_REQUEST,
+                        format!(
+                            "the peer sent a diagnostic this build cannot read ({problem}): {error}"
+                        ),
+                    )
+                })
+            })
+            .collect()
     }
 
     pub fn to_json(&self) -> Value {
@@ -612,14 +627,30 @@ mod tests {
         );
     }
 
+    /// What a peer sends that is no diagnostic is kept, quoted, not dropped.
+    #[test]
+    fn an_unreadable_peer_diagnostic_is_kept() {
+        let error = RpcError {
+            code: ErrorCode::RequestFailed.code(),
+            message: "x".to_owned(),
+            data: Some(json!({ "errors": [{ "message": "no code" }] })),
+        };
+        let diagnostics = error.diagnostics();
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, "rpc-invalid-request");
+        assert!(diagnostics[0].message.contains(r#"{"message":"no code"}"#));
+    }
+
     #[test]
     fn failed_requests_carry_their_diagnostics() {
         let error = RpcError::failed(&[Diagnostic::new("config-invalid", "bad soil.toml")])
             .with_data_field("hint", json!("x"));
         assert_eq!(error.kind(), Some(ErrorCode::RequestFailed));
         assert_eq!(error.message, "bad soil.toml");
-        assert_eq!(error.errors().len(), 1);
-        assert_eq!(error.errors()[0]["code"], "config-invalid");
+        assert_eq!(
+            error.diagnostics(),
+            [Diagnostic::new("config-invalid", "bad soil.toml")]
+        );
         assert_eq!(
             error.data.as_ref().map(|d| d["hint"].clone()),
             Some(json!("x"))

@@ -192,7 +192,7 @@ fn a_call_round_trips_and_the_handshake_reports_versions() {
     c.notify("echo", json!([1])).expect("notification sent");
     let unknown = rpc_error(c.call("nope", Value::Null));
     assert_eq!(unknown.kind(), Some(ErrorCode::MethodNotFound));
-    assert_eq!(unknown.errors()[0]["code"], "rpc-method-not-found");
+    assert_eq!(unknown.diagnostics()[0].code, "rpc-method-not-found");
     let reserved = rpc_error(c.call("rpc.other", Value::Null));
     assert_eq!(reserved.kind(), Some(ErrorCode::MethodNotFound));
     let bad_params = rpc_error(c.call("add", json!({"a": "x"})));
@@ -595,7 +595,7 @@ fn connections_beyond_the_cap_are_refused_politely() {
     let mut third = client(&running.path);
     let error = rpc_error(third.call("echo", json!([3])));
     assert_eq!(error.kind(), Some(ErrorCode::ServerBusy));
-    assert_eq!(error.errors()[0]["repair_class"], "retry");
+    assert_eq!(error.diagnostics()[0].repair_class, "retry");
     drop(first);
     // The freed slot is reusable once the server notices the hang-up.
     let mut fourth = None;

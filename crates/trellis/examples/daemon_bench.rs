@@ -319,7 +319,7 @@ fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(),
     let mut service = trellis::service::Service::watching(bench.root.clone(), true);
     let check = |service: &mut trellis::service::Service| -> Result<(Duration, Duration), String> {
         let answer = service
-            .handle("check", &json!({ "def": null }))
+            .handle("check", &json!({ "def": null }), &mut |_| {})
             .map_err(|e| format!("check: {e}"))?;
         let micros =
             |field: &str| Duration::from_micros(answer["timings"][field].as_u64().unwrap_or(0));

@@ -16,8 +16,10 @@ use trellis_diag::Diagnostic;
 
 use crate::args::{Command, Invocation};
 use crate::client::{self, ClientError};
+use crate::protocol::{
+    AnswerAnswer, AnswerParams, QuestionAnswer, QuestionParams, Request, decode_answer,
+};
 use crate::render;
-use crate::service::Service;
 
 /// Runs `trellis answer`; returns the exit code (0 answered, 1 refused, 2 usage).
 pub fn run(root: &Path, invocation: &Invocation) -> u8 {
@@ -34,7 +36,12 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
     let no_daemon = invocation.no_daemon;
     let mut out = std::io::stdout().lock();
     let params = match text {
-        Some(text) => json!({ "def": def, "text": text, "scope": scope, "label": label }),
+        Some(text) => AnswerParams {
+            def: def.clone(),
+            text: text.clone(),
+            scope: scope.clone(),
+            label: label.clone(),
+        },
         None => {
             let stdin = std::io::stdin();
             if !interactive && !stdin.is_terminal() {
@@ -46,10 +53,13 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
                          --interactive to answer the prompts from stdin"
                     ),
                 );
-                render::diagnostics(&mut std::io::stderr(), &[refusal.to_json()]);
+                render::diagnostics(&mut std::io::stderr(), &[refusal]);
                 return 2;
             }
-            let question = match call(root, no_daemon, "question", json!({ "def": def })) {
+            let request = Request::Question(QuestionParams { def: def.clone() });
+            let question = match call(root, no_daemon, &request).and_then(|answer| {
+                decode_answer::<QuestionAnswer>(&answer).map_err(ClientError::Transport)
+            }) {
                 Ok(question) => question,
                 Err(error) => return failure(error),
             };
@@ -63,7 +73,7 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
                 Ok(params) => params,
                 Err(refusal) => {
                     let _ = out.flush();
-                    render::diagnostics(&mut std::io::stderr(), &[refusal.to_json()]);
+                    render::diagnostics(&mut std::io::stderr(), &[refusal]);
                     return 1;
                 }
             }
@@ -71,14 +81,16 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
     };
     // The answered definition is lowered again with the user's provider, when
     // there is one (the daemon queues it; `trellis jobs` follows it).
-    let mut params = params;
+    let mut params = Request::Answer(params).params();
     if !no_daemon && let Ok(provider) = crate::cli::user_provider(None) {
         params["lower"] =
             json!({ "provider": provider.to_json(), "path": crate::cli::client_path() });
     }
-    match call(root, no_daemon, "answer", params) {
-        Ok(result) => {
-            report(&mut out, &result);
+    let answered = client::request(root, no_daemon, "answer", params, &mut |_| {})
+        .and_then(|answer| decode_answer::<AnswerAnswer>(&answer).map_err(ClientError::Transport));
+    match answered {
+        Ok(answer) => {
+            report(&mut out, &answer);
             let _ = out.flush();
             0
         }
@@ -114,18 +126,14 @@ impl<W: Write, L: Iterator<Item = String>> Prompter<W, L> {
 /// Prints the question, reads the answers, and returns the `answer` params.
 pub fn ask<W: Write, L: Iterator<Item = String>>(
     prompter: &mut Prompter<W, L>,
-    question: &Value,
+    asked: &QuestionAnswer,
     scope: Option<&str>,
     label: Option<&str>,
-) -> Result<Value, Diagnostic> {
-    let def = question["def"].as_str().unwrap_or("?");
+) -> Result<AnswerParams, Diagnostic> {
+    let question = &asked.question;
+    let def = question.def.as_str();
     render::open_question(&mut prompter.out, question);
-    let options: Vec<&str> = question["options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let options: Vec<&str> = question.options.iter().map(String::as_str).collect();
     let prompt = if options.is_empty() {
         "answer> ".to_owned()
     } else {
@@ -147,12 +155,17 @@ pub fn ask<W: Write, L: Iterator<Item = String>>(
             _ => break line.to_owned(),
         }
     };
-    let mut params = json!({ "def": def, "text": text, "scope": scope, "label": label });
-    if question["kind"]["tag"] != "Rule" {
+    let mut params = AnswerParams {
+        def: def.to_owned(),
+        text,
+        scope: scope.map(str::to_owned),
+        label: label.map(str::to_owned),
+    };
+    if question.kind.tag != "Rule" {
         return Ok(params);
     }
-    let scopes = question["scopes"].as_array().cloned().unwrap_or_default();
-    let names: Vec<&str> = scopes.iter().filter_map(|s| s["scope"].as_str()).collect();
+    let scopes = &asked.scopes;
+    let names: Vec<&str> = scopes.iter().map(|s| s.scope.as_str()).collect();
     let chosen = match scope {
         Some(scope) => Some(scope.to_owned()),
         None if names.len() == 1 => Some(names[0].to_owned()),
@@ -160,13 +173,7 @@ pub fn ask<W: Write, L: Iterator<Item = String>>(
         None => {
             let choices: Vec<String> = scopes
                 .iter()
-                .map(|s| {
-                    format!(
-                        "{} ({})",
-                        s["scope"].as_str().unwrap_or("?"),
-                        s["file"].as_str().unwrap_or("?")
-                    )
-                })
+                .map(|s| format!("{} ({})", s.scope, s.file))
                 .collect();
             let prompt = format!("a rule of which scope: {}> ", choices.join(" or "));
             loop {
@@ -184,32 +191,30 @@ pub fn ask<W: Write, L: Iterator<Item = String>>(
             }
         }
     };
-    params["scope"] = json!(chosen);
     let derived = scopes
         .iter()
-        .find(|s| s["scope"].as_str() == chosen.as_deref())
-        .and_then(|s| s["label"].as_str());
+        .find(|s| Some(s.scope.as_str()) == chosen.as_deref())
+        .map(|s| s.label.as_str());
+    params.scope = chosen.clone();
     if let (None, Some(derived)) = (label, derived) {
         let typed = prompter
             .line(&format!("label [{derived}]> "))
             .unwrap_or_default();
         let typed = typed.trim();
-        params["label"] = json!(if typed.is_empty() { derived } else { typed });
+        params.label = Some(if typed.is_empty() { derived } else { typed }.to_owned());
     }
     Ok(params)
 }
 
 /// What the answer wrote, as a person reads it.
-fn report(out: &mut impl Write, result: &Value) {
-    let def = result["def"].as_str().unwrap_or("?");
-    let written = result["written"].as_str().unwrap_or("?");
-    let kind = result["kind"]["tag"].as_str().unwrap_or("?");
-    match result["decision"]["label"].as_str() {
-        Some(label) => {
+fn report(out: &mut impl Write, answer: &AnswerAnswer) {
+    let (def, written, kind) = (&answer.def, &answer.written, &answer.kind.tag);
+    match &answer.decision {
+        Some(decision) => {
             let _ = writeln!(
                 out,
-                "answered {def}'s {kind} question: the {} decision `{label}` in {written}",
-                result["decision"]["scope"].as_str().unwrap_or("?")
+                "answered {def}'s {kind} question: the {} decision `{}` in {written}",
+                decision.scope, decision.label
             );
         }
         None => {
@@ -219,18 +224,14 @@ fn report(out: &mut impl Write, result: &Value) {
             );
         }
     }
-    let _ = write!(out, "{}", result["diff"].as_str().unwrap_or(""));
-    let again = result["requeue"].as_str().unwrap_or(def);
-    let next = if result["requeued"] == true {
+    let _ = write!(out, "{}", answer.diff);
+    let again = &answer.requeue;
+    let next = if answer.requeued == Some(true) {
         format!("{again} is queued to be lowered again with the answer in its spec (trellis jobs)")
     } else {
         format!("lower {again} again with the answer in its spec: trellis lower {again}")
     };
-    let _ = writeln!(
-        out,
-        "removed {}; {next}",
-        result["removed"].as_str().unwrap_or("?")
-    );
+    let _ = writeln!(out, "removed {}; {next}", answer.removed);
 }
 
 fn failure(error: ClientError) -> u8 {
@@ -241,21 +242,14 @@ fn failure(error: ClientError) -> u8 {
     1
 }
 
-/// One request over the path every command takes: the root's daemon, or this
-/// process under `--no-daemon` (behind the daemon's panic boundary).
-fn call(root: &Path, no_daemon: bool, method: &str, params: Value) -> Result<Value, ClientError> {
-    if no_daemon {
-        let mut service = Service::new(root.to_owned());
-        trellis_rpc::catching(method, || service.handle(method, &params)).map_err(|error| {
-            if error.errors().is_empty() {
-                ClientError::Transport(error.to_string())
-            } else {
-                ClientError::Failed(error.errors().to_vec())
-            }
-        })
-    } else {
-        client::connect(root).and_then(|mut client| client::call(&mut client, method, params))
-    }
+fn call(root: &Path, no_daemon: bool, request: &Request) -> Result<Value, ClientError> {
+    client::request(
+        root,
+        no_daemon,
+        request.method(),
+        request.params(),
+        &mut |_| {},
+    )
 }
 
 #[cfg(test)]
@@ -272,7 +266,9 @@ mod tests {
             lines: input.lines().map(str::to_owned),
             terminal: false,
         };
-        let params = ask(&mut prompter, &question, scope, None);
+        let question = decode_answer(&question).expect("a question answer");
+        let params = ask(&mut prompter, &question, scope, None)
+            .map(|params| Request::Answer(params).params());
         (params, String::from_utf8(prompter.out).expect("UTF-8"))
     }
 

@@ -10,9 +10,12 @@ use serde_json::{Value, json};
 
 use crate::args::{self, Command, DaemonCommand, Invocation};
 use crate::client::{self, ClientError};
+use crate::protocol::{
+    AdoptParams, CheckParams, ContextParams, DaemonStatus, DaemonStopped, EditorialParams, Request,
+    ReviewParams, StatusParams, TestParams, decode_answer,
+};
 use crate::render;
 use crate::root::discover_root;
-use crate::service::Service;
 
 pub fn run(args: &[String]) -> ExitCode {
     if let Some(code) = crate::mcp::run_internal(args) {
@@ -52,7 +55,7 @@ pub fn run(args: &[String]) -> ExitCode {
     let root = match find_root() {
         Ok(root) => root,
         Err(diagnostic) => {
-            render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+            render::diagnostics(&mut std::io::stderr(), std::slice::from_ref(&diagnostic));
             return ExitCode::FAILURE;
         }
     };
@@ -102,7 +105,11 @@ pub fn run(args: &[String]) -> ExitCode {
             )
         }
         Command::Answer { .. } => ExitCode::from(crate::answer_cli::run(&root, &invocation)),
-        _ => request(&root, &invocation),
+        command => match service_request(command) {
+            Some(request) => ask(&root, &invocation, &request),
+            // Help, version, spec, skill and lsp were answered above, rootless.
+            None => ExitCode::from(2),
+        },
     }
 }
 
@@ -113,42 +120,55 @@ fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
     discover_root(std::env::var_os("TRELLIS_ROOT"), &cwd)
 }
 
-/// The method and params a command sends.
-fn method_of(command: &Command) -> (&'static str, Value) {
-    match command {
-        Command::Check { def, .. } => ("check", json!({ "def": def })),
-        Command::Status { verify, .. } => (
-            "status",
-            json!({ "verify": verify, "path": verify.then(client_path) }),
-        ),
-        Command::Refresh => ("refresh", json!({})),
-        Command::Adopt { def, cite } => ("adopt", json!({ "def": def, "cite": cite })),
-        Command::Review { def } => ("review", json!({ "def": def })),
-        Command::Test { def } => ("test", json!({ "def": def, "path": client_path() })),
-        Command::Call { def, args } => ("call", json!({ "def": def, "args": args })),
-        Command::DecisionsEditorial { label, module } => (
-            "decisions.editorial",
-            json!({ "label": label, "module": module }),
-        ),
-        Command::ToolchainUpdate => ("toolchain.update", json!({})),
+/// The request a command sends the root's service; `None` for the commands
+/// this process answers itself (or talks to the daemon about in their own way).
+fn service_request(command: &Command) -> Option<Request> {
+    Some(match command {
+        Command::Check { def, .. } => Request::Check(CheckParams { def: def.clone() }),
+        Command::Status { verify, all, json } => Request::Status(StatusParams {
+            verify: Some(*verify),
+            path: if *verify { client_path() } else { None },
+            // The human table shows only the rows that need work unless
+            // --all: the daemon sends those and counts the rest.
+            unsettled_only: (!*json && !*all && !*verify).then_some(true),
+        }),
+        Command::Refresh => Request::Refresh,
+        Command::Adopt { def, cite } => Request::Adopt(AdoptParams {
+            def: def.clone(),
+            cite: Some(cite.clone()),
+        }),
+        Command::Review { def } => Request::Review(ReviewParams { def: def.clone() }),
+        Command::Test { def } => Request::Test(TestParams {
+            def: def.clone(),
+            path: client_path(),
+        }),
+        Command::DecisionsEditorial { label, module } => {
+            Request::DecisionsEditorial(EditorialParams {
+                label: label.clone(),
+                module: module.clone(),
+            })
+        }
+        Command::ToolchainUpdate => Request::ToolchainUpdate,
         Command::Context {
             def, budget, out, ..
-        } => (
-            "context",
-            json!({ "def": def, "budget": budget, "out": out.as_deref().map(absolute) }),
-        ),
-        Command::Jobs { .. } => ("jobs", json!({})),
-        Command::Lower { .. }
-        | Command::DecisionsTriage { .. }
-        | Command::Help
+        } => Request::Context(ContextParams {
+            def: def.clone(),
+            budget: *budget,
+            out: out.as_deref().map(absolute),
+        }),
+        Command::Jobs { .. } => Request::Jobs,
+        Command::Help
         | Command::Version
         | Command::Spec { .. }
         | Command::Skill { .. }
-        | Command::Daemon(_)
         | Command::Lsp
+        | Command::Daemon(_)
+        | Command::Call { .. }
         | Command::Repl
-        | Command::Answer { .. } => ("", Value::Null),
-    }
+        | Command::Lower { .. }
+        | Command::DecisionsTriage { .. }
+        | Command::Answer { .. } => return None,
+    })
 }
 
 /// This client's `PATH`, sent with the requests that run suites: oracles and
@@ -219,7 +239,7 @@ fn agent_request(
     json_output: bool,
 ) -> ExitCode {
     let fail = |diagnostic: trellis_diag::Diagnostic| {
-        render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+        render::diagnostics(&mut std::io::stderr(), std::slice::from_ref(&diagnostic));
         ExitCode::FAILURE
     };
     if no_daemon {
@@ -243,9 +263,7 @@ fn agent_request(
         }
         let _ = stdout.flush();
     };
-    let answer = client::connect(root).and_then(|mut client| {
-        client::call_with_progress(&mut client, method, params, &mut progress)
-    });
+    let answer = client::request(root, false, method, params, &mut progress);
     match answer {
         Ok(result) => ExitCode::from(render::lower_summary(stdout, &result, json_output)),
         Err(ClientError::Failed(errors)) => {
@@ -266,48 +284,24 @@ fn spec(reference: &str) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(diagnostic) => {
-            render::diagnostics(&mut std::io::stderr(), &[diagnostic.to_json()]);
+            render::diagnostics(&mut std::io::stderr(), std::slice::from_ref(&diagnostic));
             ExitCode::FAILURE
         }
     }
 }
 
-fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
-    let (method, params) = method_of(&invocation.command);
+/// Sends a command's request (to the daemon, or in-process under
+/// `--no-daemon`) and renders the answer.
+fn ask(root: &std::path::Path, invocation: &Invocation, request: &Request) -> ExitCode {
+    let (method, params) = (request.method(), request.params());
     let mut progress = |event: Value| render::progress(&mut std::io::stderr(), &event);
+    let no_daemon = invocation.no_daemon;
     // The context answer lists thousands of files: it is decoded straight
     // from its frame into borrowed columns, never built as a `Value`.
-    let framed = matches!(invocation.command, Command::Context { .. });
-    let answer = if invocation.no_daemon {
-        let mut service = Service::new(root.to_owned());
-        // The daemon's panic boundary, so a bug answers as it would there.
-        trellis_rpc::catching(method, || {
-            service.handle_with_progress(method, &params, &mut progress)
-        })
-        .map(|result| {
-            if framed {
-                Answer::Frame(trellis_rpc::ResultFrame::of(&result))
-            } else {
-                Answer::Value(result)
-            }
-        })
-        .map_err(|error| {
-            if error.errors().is_empty() {
-                ClientError::Transport(error.to_string())
-            } else {
-                ClientError::Failed(error.errors().to_vec())
-            }
-        })
+    let answer = if let Command::Context { .. } = invocation.command {
+        client::request_frame(root, no_daemon, method, params, &mut progress).map(Answer::Frame)
     } else {
-        client::connect(root).and_then(|mut client| {
-            if framed {
-                client::call_for_frame(&mut client, method, params, &mut progress)
-                    .map(Answer::Frame)
-            } else {
-                client::call_with_progress(&mut client, method, params, &mut progress)
-                    .map(Answer::Value)
-            }
-        })
+        client::request(root, no_daemon, method, params, &mut progress).map(Answer::Value)
     };
     // Buffered: a status of thousands of rows is one write, not one per line.
     let stdout = &mut std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
@@ -322,7 +316,7 @@ fn request(root: &std::path::Path, invocation: &Invocation) -> ExitCode {
                 invocation.command,
                 Command::Status { json: true, .. } | Command::Context { json: true, .. }
             ) {
-                let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
+                let _ = writeln!(stdout, "{}", trellis_diag::errors_document(&errors));
             } else {
                 render::diagnostics(&mut std::io::stderr(), &errors);
             }
@@ -368,40 +362,50 @@ fn daemon_control(root: &std::path::Path, command: DaemonCommand) -> ExitCode {
         DaemonCommand::Stop => "daemon.stop",
         DaemonCommand::Status | DaemonCommand::Run => "daemon.status",
     };
-    match client::call(&mut client, method, json!({})) {
-        Ok(answer) if command == DaemonCommand::Stop => {
-            drop(client);
-            let pid = answer["pid"]
-                .as_u64()
-                .and_then(|pid| i32::try_from(pid).ok());
-            match pid.map(|pid| client::wait_for_exit(pid, STOP_TIMEOUT)) {
-                Some(false) => {
-                    eprintln!(
-                        "trellis: the daemon for {} (pid {}) was asked to stop but is still running after {} s",
-                        root.display(),
-                        answer["pid"],
-                        STOP_TIMEOUT.as_secs()
-                    );
-                    ExitCode::FAILURE
-                }
-                _ => {
-                    println!("stopped the daemon for {}", root.display());
-                    ExitCode::SUCCESS
-                }
+    let answer = client::call(&mut client, method, json!({}), &mut |_| {});
+    drop(client);
+    let answer = answer.map_err(|error| match error {
+        ClientError::Failed(errors) => {
+            let mut message = Vec::new();
+            render::diagnostics(&mut message, &errors);
+            String::from_utf8_lossy(&message).trim_end().to_owned()
+        }
+        ClientError::Transport(message) => message,
+    });
+    let outcome = answer.and_then(|answer| match command {
+        DaemonCommand::Stop => {
+            let stopped: DaemonStopped = decode_answer(&answer)?;
+            let gone = i32::try_from(stopped.pid)
+                .map_or(true, |pid| client::wait_for_exit(pid, STOP_TIMEOUT));
+            if gone {
+                Ok(format!("stopped the daemon for {}", root.display()))
+            } else {
+                Err(format!(
+                    "the daemon for {} (pid {}) was asked to stop but is still running after {} s",
+                    root.display(),
+                    stopped.pid,
+                    STOP_TIMEOUT.as_secs()
+                ))
             }
         }
-        Ok(answer) => {
-            println!(
+        DaemonCommand::Status | DaemonCommand::Run => {
+            let status: DaemonStatus = decode_answer(&answer)?;
+            Ok(format!(
                 "daemon for {}: pid {}, {}, up {} ms",
                 root.display(),
-                answer["pid"],
-                answer["version"].as_str().unwrap_or("?"),
-                answer["uptime_ms"]
-            );
+                status.pid,
+                status.version,
+                status.uptime_ms
+            ))
+        }
+    });
+    match outcome {
+        Ok(line) => {
+            println!("{line}");
             ExitCode::SUCCESS
         }
-        Err(error) => {
-            eprintln!("trellis: {error:?}");
+        Err(message) => {
+            eprintln!("trellis: {message}");
             ExitCode::FAILURE
         }
     }

@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use trellis_diag::Diagnostic;
 use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
 
 use crate::identity::binary_identity;
@@ -16,7 +17,7 @@ const SPAWN_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub enum ClientError {
     /// The daemon answered with diagnostics.
-    Failed(Vec<Value>),
+    Failed(Vec<Diagnostic>),
     /// The daemon could not be reached or misbehaved.
     Transport(String),
 }
@@ -24,15 +25,23 @@ pub enum ClientError {
 impl ClientError {
     fn from_call(error: CallError) -> Self {
         match error {
-            CallError::Rpc(error) if !error.errors().is_empty() => {
-                ClientError::Failed(error.errors().to_vec())
-            }
+            CallError::Rpc(error) => Self::from_rpc(error),
             other => ClientError::Transport(other.to_string()),
         }
     }
 
+    /// An error answer: its diagnostics, or the bare error when it has none.
+    pub fn from_rpc(error: trellis_rpc::RpcError) -> Self {
+        let diagnostics = error.diagnostics();
+        if diagnostics.is_empty() {
+            ClientError::Transport(error.to_string())
+        } else {
+            ClientError::Failed(diagnostics)
+        }
+    }
+
     fn from_socket(error: SocketError) -> Self {
-        ClientError::Failed(vec![error.to_diagnostic().to_json()])
+        ClientError::Failed(vec![error.to_diagnostic()])
     }
 }
 
@@ -152,13 +161,8 @@ fn spawn_daemon(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// One request to the daemon; progress notifications go to `progress`.
-pub fn call(client: &mut Client, method: &str, params: Value) -> Result<Value, ClientError> {
-    call_with_progress(client, method, params, &mut |_| {})
-}
-
-/// [`call_with_progress`], the result left in its frame for the caller to
-/// decode into its own types (the `context` answer's thousands of files).
+/// [`call`], the result left in its frame for the caller to decode into its
+/// own types (the `context` answer's thousands of files).
 pub fn call_for_frame(
     client: &mut Client,
     method: &str,
@@ -172,7 +176,8 @@ pub fn call_for_frame(
         .map_err(ClientError::from_call)
 }
 
-pub fn call_with_progress(
+/// One request to the daemon; progress notifications go to `progress`.
+pub fn call(
     client: &mut Client,
     method: &str,
     params: Value,
@@ -183,4 +188,49 @@ pub fn call_with_progress(
             progress(notification.params)
         })
         .map_err(ClientError::from_call)
+}
+
+/// One request over the path every command takes: the root's daemon, or,
+/// under `--no-daemon`, a service in this process, behind the daemon's panic
+/// boundary so a bug answers as it would there. Progress events of long
+/// commands go to `progress`.
+pub fn request(
+    root: &Path,
+    no_daemon: bool,
+    method: &str,
+    params: Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<Value, ClientError> {
+    if no_daemon {
+        in_process(root, method, &params, progress)
+    } else {
+        connect(root).and_then(|mut client| call(&mut client, method, params, progress))
+    }
+}
+
+/// [`request`], the result left in its frame (see [`call_for_frame`]).
+pub fn request_frame(
+    root: &Path,
+    no_daemon: bool,
+    method: &str,
+    params: Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<trellis_rpc::ResultFrame, ClientError> {
+    if no_daemon {
+        in_process(root, method, &params, progress)
+            .map(|result| trellis_rpc::ResultFrame::of(&result))
+    } else {
+        connect(root).and_then(|mut client| call_for_frame(&mut client, method, params, progress))
+    }
+}
+
+fn in_process(
+    root: &Path,
+    method: &str,
+    params: &Value,
+    progress: &mut dyn FnMut(Value),
+) -> Result<Value, ClientError> {
+    let mut service = crate::service::Service::new(root.to_owned());
+    trellis_rpc::catching(method, || service.handle(method, params, progress))
+        .map_err(ClientError::from_rpc)
 }

@@ -8,11 +8,12 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
 use crate::identity::binary_identity;
 use crate::lowering::Lowering;
+use crate::protocol::{DaemonStatus, DaemonStopped, encode_answer};
 use crate::service::Service;
 
 struct DaemonHandler {
@@ -26,65 +27,56 @@ struct DaemonHandler {
 
 impl Handler for DaemonHandler {
     fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
-        self.handle_with_notifier_opt(method, params, Some(notifier))
-    }
-}
-
-impl DaemonHandler {
-    fn handle_with_notifier_opt(
-        &self,
-        method: &str,
-        params: Value,
-        mut notifier: Option<&mut Notifier<'_>>,
-    ) -> Result<Value, RpcError> {
+        // Progress is queued to the connection's writer, never written here:
+        // the database lock may be held, and no client may make another wait
+        // (trellis-rpc's writer thread bounds the write). A client that stopped
+        // listening loses progress, not the answer.
+        let mut progress = |event: Value| {
+            let _ = notifier.notify("progress", event);
+        };
         match method {
             "daemon.stop" => {
                 self.lowering.shutdown();
                 self.shutdown.shutdown();
-                // The client waits for this process to be gone before it says so.
-                Ok(json!({ "stopped": true, "pid": std::process::id() }))
+                Ok(encode_answer(&DaemonStopped {
+                    stopped: true,
+                    pid: std::process::id(),
+                }))
             }
-            "daemon.status" => Ok(json!({
-                "pid": std::process::id(),
-                "version": binary_identity(),
-                "uptime_ms": self.started.elapsed().as_millis() as u64,
+            "daemon.status" => Ok(encode_answer(&DaemonStatus {
+                pid: std::process::id(),
+                version: binary_identity(),
+                uptime_ms: self.started.elapsed().as_millis() as u64,
             })),
-            "lower" | "jobs" | "decisions.triage" => {
-                let mut progress = |event: Value| {
-                    if let Some(notifier) = notifier.as_deref_mut() {
-                        let _ = notifier.notify("progress", event);
-                    }
-                };
-                match method {
-                    "jobs" => Ok(self.lowering.jobs()),
-                    "lower" => self.lowering.lower(&params, &mut progress),
-                    _ => self.lowering.triage(&params, &mut progress),
-                }
-            }
+            "jobs" => Ok(self.lowering.jobs()),
+            "lower" => self.lowering.lower(&params, &mut progress),
+            "decisions.triage" => self.lowering.triage(&params, &mut progress),
             "answer" => {
                 // The re-queue rides beside the answer's own params.
                 let mut params = params;
                 let lower = params
                     .as_object_mut()
                     .and_then(|fields| fields.remove("lower"));
-                let mut answer = self.service_call(method, &params, &mut notifier)?;
+                let mut answer = self.service_call(method, &params, &mut progress)?;
                 if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
-                    let path = lower["path"].as_str().unwrap_or("/usr/bin:/bin").to_owned();
+                    let path = crate::service::client_path_param(&lower);
                     let queued = self.lowering.requeue(def, &lower["provider"], path)?;
-                    answer["requeued"] = json!(queued);
+                    answer["requeued"] = Value::Bool(queued);
                 }
                 Ok(answer)
             }
-            _ => self.service_call(method, &params, &mut notifier),
+            _ => self.service_call(method, &params, &mut progress),
         }
     }
+}
 
+impl DaemonHandler {
     /// A request the service answers, under its lock.
     fn service_call(
         &self,
         method: &str,
         params: &Value,
-        notifier: &mut Option<&mut Notifier<'_>>,
+        progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         let mut service = match self.service.lock() {
             Ok(service) => service,
@@ -92,16 +84,7 @@ impl DaemonHandler {
             // consistent (salsa) state; keep serving.
             Err(poisoned) => poisoned.into_inner(),
         };
-        let mut progress = |event: Value| {
-            if let Some(notifier) = notifier.as_deref_mut() {
-                // Queued, never written here: the database lock is held, and no
-                // client may make another wait (trellis-rpc's writer thread
-                // bounds the write). A client that stopped listening loses
-                // progress, not the answer.
-                let _ = notifier.notify("progress", event);
-            }
-        };
-        service.handle_with_progress(method, params, &mut progress)
+        service.handle(method, params, progress)
     }
 }
 

@@ -27,6 +27,7 @@ pub mod loader;
 pub mod lowering;
 pub mod lsp;
 pub mod mcp;
+pub mod protocol;
 pub mod render;
 pub mod repl;
 pub mod root;

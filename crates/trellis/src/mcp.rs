@@ -168,7 +168,11 @@ impl DaemonPort {
 
 fn transport(error: CallError) -> Vec<Value> {
     match error {
-        CallError::Rpc(error) if !error.errors().is_empty() => error.errors().to_vec(),
+        CallError::Rpc(error) if !error.diagnostics().is_empty() => error
+            .diagnostics()
+            .iter()
+            .map(Diagnostic::to_json)
+            .collect(),
         other => vec![Diagnostic::new("rpc-daemon-unreachable", other.to_string()).to_json()],
     }
 }
@@ -233,7 +237,7 @@ fn job(args: &[String]) -> ExitCode {
         }
     };
     let answer = crate::client::connect(&root)
-        .and_then(|mut client| crate::client::call(&mut client, method, params));
+        .and_then(|mut client| crate::client::call(&mut client, method, params, &mut |_| {}));
     let stdout = &mut std::io::stdout().lock();
     match answer {
         Ok(mut record) => {
@@ -250,7 +254,7 @@ fn job(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(crate::client::ClientError::Failed(errors)) => {
-            let _ = writeln!(stdout, "{}", json!({ "errors": errors }));
+            let _ = writeln!(stdout, "{}", trellis_diag::errors_document(&errors));
             ExitCode::FAILURE
         }
         Err(crate::client::ClientError::Transport(message)) => {

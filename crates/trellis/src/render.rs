@@ -1,27 +1,31 @@
-//! Human-readable output. The daemon answers in JSON; the client renders it here,
-//! so `--json` output and the human view come from the same document.
+//! Human-readable output. The daemon answers in JSON; the client decodes it
+//! into the protocol's types (`crate::protocol`) and renders them here, so
+//! `--json` output and the human view come from the same document.
 
 use std::io::Write;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use trellis_diag::Diagnostic;
 
 use crate::args::Command;
+use crate::protocol::{
+    AdoptAnswer, CheckAnswer, ContextAnswer, EditorialAnswer, OpenHole, Question, RefreshAnswer,
+    ReviewAnswer, StatusAnswer, StatusRow, TestAnswer, TestEvent, TestProgress, Timings,
+    ToolchainAnswer, UP_TO_DATE, VerifyAnswer, decode_answer,
+};
 
 /// Renders diagnostics like a compiler: code, message, location, notes, and the
 /// repair class with the section stating the rule.
-pub fn diagnostics(out: &mut impl Write, errors: &[Value]) {
+pub fn diagnostics(out: &mut impl Write, errors: &[Diagnostic]) {
     for error in errors {
-        let code = error["code"].as_str().unwrap_or("?");
-        let message = error["message"].as_str().unwrap_or("");
-        let _ = writeln!(out, "error[{code}]: {message}");
-        let file = soil_option(&error["file"]).and_then(Value::as_str);
-        let span = soil_option(&error["span"]);
-        match (file, span) {
+        let _ = writeln!(out, "error[{}]: {}", error.code, error.message);
+        match (&error.file, &error.span) {
             (Some(file), Some(span)) => {
                 let _ = writeln!(
                     out,
                     "  --> {file}:{}:{}",
-                    span["start"]["line"], span["start"]["column"]
+                    span.start.line, span.start.column
                 );
             }
             (Some(file), None) => {
@@ -29,150 +33,111 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Value]) {
             }
             _ => {}
         }
-        for note in error["notes"].as_array().into_iter().flatten() {
-            let _ = writeln!(out, "  = note: {}", note["message"].as_str().unwrap_or(""));
+        for note in &error.notes {
+            let _ = writeln!(out, "  = note: {}", note.message);
         }
-        if let (Some(class), Some(spec_ref)) =
-            (error["repair_class"].as_str(), error["spec_ref"].as_str())
-            && !spec_ref.is_empty()
-        {
-            let _ = writeln!(out, "  = fix: {class} (see {spec_ref})");
+        if !error.spec_ref.is_empty() {
+            let _ = writeln!(
+                out,
+                "  = fix: {} (see {})",
+                error.repair_class, error.spec_ref
+            );
         }
     }
 }
 
-/// The value inside a Soil-encoded `Option`, if it is `Some`.
-fn soil_option(value: &Value) -> Option<&Value> {
-    (value["tag"] == "Some").then(|| &value["value"])
+/// `--json`: the daemon's document as it came, less what it says about the
+/// daemon's own work (`timings`: it depends on what it did before, not on the
+/// request).
+fn json_document(out: &mut impl Write, result: &Value) {
+    let mut result = result.clone();
+    if let Value::Object(fields) = &mut result {
+        fields.remove("timings");
+    }
+    let _ = writeln!(out, "{result}");
+}
+
+/// Decodes an answer for its renderer; an answer that does not decode is
+/// reported (the daemon and this client disagree on the protocol) and exits 1.
+fn decoded<T: DeserializeOwned>(result: &Value, render: impl FnOnce(T) -> u8) -> u8 {
+    match decode_answer(result) {
+        Ok(answer) => render(answer),
+        Err(message) => {
+            eprintln!("trellis: {message}");
+            1
+        }
+    }
 }
 
 /// Renders a successful answer; returns the exit code.
 pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
     match command {
         Command::Status { json: true, .. } => {
-            let mut result = result.clone();
-            if let Value::Object(fields) = &mut result {
-                fields.remove("timings");
-            }
-            let _ = writeln!(out, "{result}");
-            let disagreements = result["disagreements"]
-                .as_array()
-                .is_some_and(|d| !d.is_empty());
-            u8::from(result.get("problems").is_some() || disagreements)
+            json_document(out, result);
+            let has = |key: &str| {
+                result[key]
+                    .as_array()
+                    .is_some_and(|items| !items.is_empty())
+            };
+            u8::from(has("problems") || has("disagreements"))
         }
         Command::Status {
             json: false,
             verify: true,
             ..
-        } => verify_report(out, result),
-        Command::Status {
-            json: false, all, ..
-        } => status_table(out, result, *all),
+        } => decoded(result, |answer: VerifyAnswer| verify_report(out, &answer)),
+        Command::Status { json: false, .. } => {
+            decoded(result, |answer: StatusAnswer| status_table(out, &answer))
+        }
         Command::Jobs { json: true } => {
-            let mut result = result.clone();
-            if let Value::Object(fields) = &mut result {
-                fields.remove("timings");
-            }
-            let _ = writeln!(out, "{result}");
+            json_document(out, result);
             0
         }
         Command::Jobs { json: false } => jobs_report(out, result),
         Command::Check { json: true, .. } => {
-            let mut result = result.clone();
-            if let Value::Object(fields) = &mut result {
-                fields.remove("timings");
-            }
-            let _ = writeln!(out, "{result}");
+            json_document(out, result);
             u8::from(result["errors"].as_array().is_some_and(|e| !e.is_empty()))
         }
-        Command::Check { json: false, .. } => check_report(out, result),
-        Command::Adopt { .. } | Command::DecisionsEditorial { .. } => written_report(out, result),
-        Command::Test { .. } => test_report(out, result),
-        Command::Refresh => {
-            let changed = result["timings"]["files_changed"].as_u64().unwrap_or(0);
-            let problems = result["problems"].as_array().cloned().unwrap_or_default();
-            diagnostics(out, &problems);
+        Command::Check { json: false, .. } => {
+            decoded(result, |answer: CheckAnswer| check_report(out, &answer))
+        }
+        Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
+            written_report(out, &answer.written, &answer.errors)
+        }),
+        Command::DecisionsEditorial { .. } => decoded(result, |answer: EditorialAnswer| {
+            written_report(out, &answer.written, &answer.errors)
+        }),
+        Command::Test { .. } => decoded(result, |answer: TestAnswer| test_report(out, &answer)),
+        Command::Refresh => decoded(result, |answer: RefreshAnswer| {
+            let changed = decode_answer::<Timings>(&result["timings"])
+                .map_or(0, |timings| timings.files_changed);
+            diagnostics(out, &answer.problems);
             let _ = writeln!(out, "refreshed the root: {changed} files changed");
-            u8::from(!problems.is_empty())
-        }
-        Command::Review { def } => {
-            let _ = writeln!(out, "reviewed {def}: its prose edit is accepted");
+            u8::from(!answer.problems.is_empty())
+        }),
+        Command::Review { .. } => decoded(result, |answer: ReviewAnswer| {
+            let _ = writeln!(
+                out,
+                "reviewed {}: its prose edit is accepted",
+                answer.reviewed
+            );
             0
-        }
-        Command::ToolchainUpdate => {
+        }),
+        Command::ToolchainUpdate => decoded(result, |answer: ToolchainAnswer| {
             let _ = writeln!(
                 out,
                 "soil.toml pins trellis {} / soil0 {} / skill {}{}",
-                result["trellis"].as_str().unwrap_or("?"),
-                result["soil0_cli"].as_str().unwrap_or("?"),
-                result["skill"].as_str().unwrap_or("?"),
-                if result["changed"] == true {
-                    ""
-                } else {
-                    " (already)"
-                }
+                answer.trellis,
+                answer.soil0_cli,
+                answer.skill,
+                if answer.changed { "" } else { " (already)" }
             );
             0
-        }
+        }),
         _ => {
             let _ = writeln!(out, "{result}");
             0
         }
-    }
-}
-
-/// The `context` answer as the service sends it, its file lists in columns,
-/// borrowing its strings from the frame (`service::context`).
-#[derive(serde::Deserialize)]
-pub struct ContextAnswer<'a> {
-    #[serde(borrow)]
-    definition: Text<'a>,
-    #[serde(borrow)]
-    dir: Text<'a>,
-    budget: u64,
-    estimate: u64,
-    #[serde(borrow)]
-    hash: Text<'a>,
-    #[serde(borrow)]
-    packed: PackedColumns<'a>,
-    #[serde(borrow)]
-    dropped: DroppedColumns<'a>,
-}
-
-/// A string of the frame, copied only when it had escapes.
-#[derive(serde::Deserialize)]
-struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
-
-#[derive(serde::Deserialize)]
-struct PackedColumns<'a> {
-    #[serde(borrow)]
-    paths: Vec<Text<'a>>,
-    bytes: Vec<u64>,
-}
-
-#[derive(serde::Deserialize)]
-struct DroppedColumns<'a> {
-    #[serde(borrow)]
-    items: Vec<Text<'a>>,
-    /// Runs of one reason: `(reason, how many items in a row)`.
-    #[serde(borrow)]
-    reasons: Vec<(Text<'a>, u64)>,
-}
-
-impl ContextAnswer<'_> {
-    /// Every packed file, `(path, bytes)`.
-    fn packed(&self) -> impl Iterator<Item = (&str, u64)> {
-        let PackedColumns { paths, bytes } = &self.packed;
-        paths.iter().map(|path| &*path.0).zip(bytes.iter().copied())
-    }
-
-    /// Every dropped file, `(item, reason)`.
-    fn dropped(&self) -> impl Iterator<Item = (&str, &str)> {
-        let DroppedColumns { items, reasons } = &self.dropped;
-        let reasons = reasons
-            .iter()
-            .flat_map(|(reason, run)| std::iter::repeat_n(&*reason.0, *run as usize));
-        items.iter().map(|item| &*item.0).zip(reasons)
     }
 }
 
@@ -285,12 +250,10 @@ fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
     0
 }
 
-fn written_report(out: &mut impl Write, result: &Value) -> u8 {
-    let errors = result["errors"].as_array().cloned().unwrap_or_default();
-    diagnostics(out, &errors);
-    let written = result["written"].as_array().cloned().unwrap_or_default();
-    for path in &written {
-        let _ = writeln!(out, "wrote {}", path.as_str().unwrap_or("?"));
+fn written_report(out: &mut impl Write, written: &[String], errors: &[Diagnostic]) -> u8 {
+    diagnostics(out, errors);
+    for path in written {
+        let _ = writeln!(out, "wrote {path}");
     }
     if written.is_empty() && errors.is_empty() {
         let _ = writeln!(out, "every lock was already up to date");
@@ -298,38 +261,33 @@ fn written_report(out: &mut impl Write, result: &Value) -> u8 {
     u8::from(!errors.is_empty())
 }
 
-fn check_report(out: &mut impl Write, result: &Value) -> u8 {
-    let errors = result["errors"].as_array().cloned().unwrap_or_default();
-    diagnostics(out, &errors);
-    let holes = result["holes"].as_array().cloned().unwrap_or_default();
-    open_holes(out, &holes);
-    let checked = result["checked"].as_u64().unwrap_or(0);
-    let problems = if errors.is_empty() {
+fn check_report(out: &mut impl Write, answer: &CheckAnswer) -> u8 {
+    diagnostics(out, &answer.errors);
+    open_holes(out, &answer.holes);
+    let problems = if answer.errors.is_empty() {
         "no problems".to_owned()
     } else {
-        counted(errors.len(), "problem")
+        counted(answer.errors.len(), "problem")
     };
-    let holes = if holes.is_empty() {
+    let holes = if answer.holes.is_empty() {
         String::new()
     } else {
-        format!("; {}", counted(holes.len(), "open hole"))
+        format!("; {}", counted(answer.holes.len(), "open hole"))
     };
-    let _ = writeln!(out, "checked {checked} definitions: {problems}{holes}");
-    u8::from(!errors.is_empty())
+    let _ = writeln!(
+        out,
+        "checked {} definitions: {problems}{holes}",
+        answer.checked
+    );
+    u8::from(!answer.errors.is_empty())
 }
 
 /// Each open hole as a person reads it: its goal, where it is, what is in scope.
-fn open_holes(out: &mut impl Write, holes: &[Value]) {
+fn open_holes(out: &mut impl Write, holes: &[OpenHole]) {
     for hole in holes {
-        let _ = writeln!(
-            out,
-            "hole[?{}] in {}: {}",
-            hole["hole"].as_str().unwrap_or("?"),
-            hole["def"].as_str().unwrap_or("?"),
-            hole["goal"].as_str().unwrap_or("?"),
-        );
-        if let Some(file) = hole["file"].as_str() {
-            match (hole["line"].as_u64(), hole["column"].as_u64()) {
+        let _ = writeln!(out, "hole[?{}] in {}: {}", hole.hole, hole.def, hole.goal);
+        if let Some(file) = &hole.file {
+            match (hole.line, hole.column) {
                 (Some(line), Some(column)) => {
                     let _ = writeln!(out, "  --> {file}:{line}:{column}");
                 }
@@ -338,24 +296,12 @@ fn open_holes(out: &mut impl Write, holes: &[Value]) {
                 }
             }
         }
-        let scope: Vec<String> = hole["scope"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|entry| {
-                format!(
-                    "{} : {}",
-                    entry["name"].as_str().unwrap_or("?"),
-                    entry["type"].as_str().unwrap_or("?")
-                )
-            })
-            .collect();
-        if scope.is_empty() {
+        if hole.scope.is_empty() {
             let _ = writeln!(out, "  = in scope: nothing");
         } else {
             let _ = writeln!(out, "  = in scope:");
-            for entry in scope {
-                let _ = writeln!(out, "      {entry}");
+            for entry in &hole.scope {
+                let _ = writeln!(out, "      {} : {}", entry.name, entry.ty);
             }
         }
     }
@@ -370,91 +316,79 @@ fn counted(count: usize, noun: &str) -> String {
     }
 }
 
-fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
+/// The status table: every row the answer carries — the ones that need work,
+/// when the daemon left the settled ones out and counted them (the default: at
+/// thousands of definitions the green rows would bury the rest), or every row
+/// (`--all`) — then a summary that counts every row either way.
+fn status_table(out: &mut impl Write, answer: &StatusAnswer) -> u8 {
     // Files that could not be loaded come first: the rows below show what the
     // database last read of them, which the disk no longer says.
-    let problems = result["problems"].as_array().cloned().unwrap_or_default();
-    diagnostics(out, &problems);
-    let empty = Vec::new();
-    let rows = result["definitions"].as_array().unwrap_or(&empty);
-    let settled = |row: &Value| matches!(row["status"].as_str(), Some("green" | "accepted"));
-    // By default only the rows that need work: at thousands of definitions the
-    // green ones would bury them. The summary below still counts every row.
-    let shown: Vec<&Value> = rows.iter().filter(|row| all || !settled(row)).collect();
-    let column_width = |key: &str, least: usize| {
-        shown
-            .iter()
-            .filter_map(|row| row[key].as_str())
-            .map(str::len)
+    diagnostics(out, &answer.problems);
+    let rows = &answer.definitions;
+    let column_width = |column: fn(&StatusRow) -> &str, least: usize| {
+        rows.iter()
+            .map(|row| column(row).len())
             .max()
             .unwrap_or(least)
     };
-    let (width, status_width) = (column_width("name", 10), column_width("status", 6));
-    for row in &shown {
-        let name = row["name"].as_str().unwrap_or("?");
-        let status = row["status"].as_str().unwrap_or("?");
-        let mut line = format!("{name:<width$}  {status:<status_width$}");
-        if let Some(reason) = row["reason"].as_str() {
-            line.push_str(&format!("  {reason}"));
+    let width = column_width(|row| &row.name, 10);
+    let status_width = column_width(|row| &row.status, 6);
+    let mut line = String::with_capacity(128);
+    for row in rows {
+        line.clear();
+        let (name, status) = (&row.name, &row.status);
+        let _ = std::fmt::Write::write_fmt(
+            &mut line,
+            format_args!("{name:<width$}  {status:<status_width$}"),
+        );
+        if let Some(reason) = &row.reason {
+            line.push_str("  ");
+            line.push_str(reason);
         }
-        if let Some(fix) = row["fix"].as_str() {
-            line.push_str(&format!(" → {fix}"));
+        if let Some(fix) = &row.fix {
+            line.push_str(" → ");
+            line.push_str(fix);
         }
         let _ = writeln!(out, "{}", line.trim_end());
-        if let Some(answer) = row["triage"]["answer"].as_str() {
+        if let Some(triage) = &row.triage {
             let _ = writeln!(
                 out,
-                "{:width$}  triage of `{}`: {answer}",
-                "",
-                row["triage"]["label"].as_str().unwrap_or("?")
+                "{:width$}  triage of `{}`: {}",
+                "", triage.label, triage.answer
             );
         }
     }
-    let definitions: Vec<&Value> = rows
-        .iter()
-        .filter(|row| row["kind"] == "function")
-        .collect();
-    let green = definitions.iter().filter(|row| settled(row)).count();
-    let unsettled = |kind: &str| {
-        rows.iter()
-            .filter(|row| row["kind"] == kind)
-            .filter(|row| !settled(row))
-            .count()
-    };
+    let of_kind = |kind: &'static str| rows.iter().filter(move |row| row.kind == kind);
+    let settled = answer.settled.clone().unwrap_or_default();
+    let green = settled.functions + of_kind("function").filter(|row| row.is_settled()).count();
+    let functions = settled.functions + of_kind("function").count();
+    let unsettled = |kind: &'static str| of_kind(kind).filter(|row| !row.is_settled()).count();
     let (flagged_scopes, unsettled_types) = (unsettled("scope"), unsettled("type"));
-    let mut summary = format!("{green} of {} definitions green", definitions.len());
-    if flagged_scopes > 0 {
-        let verb = if flagged_scopes == 1 { "needs" } else { "need" };
-        summary.push_str(&format!(
-            "; {} {verb} attention",
-            counted(flagged_scopes, "decision scope")
-        ));
-    }
-    if unsettled_types > 0 {
-        let verb = if unsettled_types == 1 {
-            "needs"
-        } else {
-            "need"
-        };
-        summary.push_str(&format!(
-            "; {} {verb} attention",
-            counted(unsettled_types, "type")
-        ));
-    }
-    if !problems.is_empty() {
+    let mut summary = format!("{green} of {functions} definitions green");
+    let attention = |summary: &mut String, count: usize, noun: &str| {
+        if count > 0 {
+            let verb = if count == 1 { "needs" } else { "need" };
+            summary.push_str(&format!("; {} {verb} attention", counted(count, noun)));
+        }
+    };
+    attention(&mut summary, flagged_scopes, "decision scope");
+    attention(&mut summary, unsettled_types, "type");
+    if !answer.problems.is_empty() {
         summary.push_str(&format!(
             "; {} could not be loaded",
-            counted(problems.len(), "file")
+            counted(answer.problems.len(), "file")
         ));
     }
-    let questions = result["questions"].as_array().cloned().unwrap_or_default();
-    for question in &questions {
+    for question in &answer.questions {
         status_question(out, question);
     }
-    if !questions.is_empty() {
-        summary.push_str(&format!("; {}", counted(questions.len(), "open question")));
+    if !answer.questions.is_empty() {
+        summary.push_str(&format!(
+            "; {}",
+            counted(answer.questions.len(), "open question")
+        ));
     }
-    let hidden = rows.len() - shown.len();
+    let hidden = settled.functions + settled.other;
     if hidden > 0 {
         summary.push_str(&format!(
             " ({} not shown: trellis status --all)",
@@ -462,17 +396,17 @@ fn status_table(out: &mut impl Write, result: &Value, all: bool) -> u8 {
         ));
     }
     let _ = writeln!(out, "{summary}");
-    u8::from(!problems.is_empty())
+    u8::from(!answer.problems.is_empty())
 }
 
 /// An open question as `status` lists it: what it is, when it was asked, the
 /// command that answers it, then the question and its options.
-fn status_question(out: &mut impl Write, question: &Value) {
-    let def = question["def"].as_str().unwrap_or("?");
-    let fix = if question["stale"] == true {
+fn status_question(out: &mut impl Write, question: &Question) {
+    let def = &question.def;
+    let fix = if question.stale {
         format!(
             "stale: its spec changed since it was asked → lower {def} again, or delete {}",
-            question["file"].as_str().unwrap_or("?")
+            question.file
         )
     } else {
         format!("→ trellis answer {def}")
@@ -480,79 +414,70 @@ fn status_question(out: &mut impl Write, question: &Value) {
     let _ = writeln!(
         out,
         "question[{}] {def}, {} {fix}",
-        question["kind"]["tag"].as_str().unwrap_or("?"),
+        question.kind.tag,
         asked_when(question)
     );
     question_text(out, question);
 }
 
 /// An open question as `trellis answer` asks it.
-pub fn open_question(out: &mut impl Write, question: &Value) {
+pub fn open_question(out: &mut impl Write, question: &Question) {
     let _ = writeln!(
         out,
         "{} asks ({}, {}):",
-        question["def"].as_str().unwrap_or("?"),
-        question["kind"]["tag"].as_str().unwrap_or("?"),
+        question.def,
+        question.kind.tag,
         asked_when(question)
     );
     question_text(out, question);
 }
 
 /// `asked 2026-12-01T09:30:00Z`, and the hole the question blocks on, if any.
-fn asked_when(question: &Value) -> String {
-    let mut when = format!("asked {}", question["created"].as_str().unwrap_or("?"));
-    if let Some(hole) = soil_option(&question["hole"]).and_then(Value::as_str) {
+fn asked_when(question: &Question) -> String {
+    let mut when = format!("asked {}", question.created);
+    if let Some(hole) = &question.hole {
         when.push_str(&format!(", blocking ?{hole}"));
     }
     when
 }
 
 /// The question's lines and its numbered options, indented.
-fn question_text(out: &mut impl Write, question: &Value) {
-    for line in question["question"].as_str().unwrap_or("").lines() {
+fn question_text(out: &mut impl Write, question: &Question) {
+    for line in question.question.lines() {
         let _ = writeln!(out, "  {line}");
     }
-    for (n, option) in question["options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let _ = writeln!(out, "  {}. {}", n + 1, option.as_str().unwrap_or("?"));
+    for (n, option) in question.options.iter().enumerate() {
+        let _ = writeln!(out, "  {}. {option}", n + 1);
     }
 }
 
 /// `status --verify`: the rows where the memoized status and a from-scratch
 /// recomputation disagree, or a line saying they all agree.
-fn verify_report(out: &mut impl Write, result: &Value) -> u8 {
-    let disagreements = result["disagreements"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let rows = result["definitions"].as_array().map_or(0, Vec::len);
-    for row in &disagreements {
+fn verify_report(out: &mut impl Write, answer: &VerifyAnswer) -> u8 {
+    let rows = answer.definitions.len();
+    for row in &answer.disagreements {
         let _ = writeln!(
             out,
             "{}: status says {}, a fresh recomputation says {}: {}",
-            row["name"].as_str().unwrap_or("?"),
-            row["recorded"].as_str().unwrap_or("?"),
-            row["verified"].as_str().unwrap_or("?"),
-            row["reason"].as_str().unwrap_or("")
+            row.name,
+            row.recorded,
+            row.verified,
+            row.reason.as_deref().unwrap_or("")
         );
     }
-    if disagreements.is_empty() {
+    if answer.disagreements.is_empty() {
         let _ = writeln!(
             out,
             "verified: all {} agree with a fresh recomputation ({} re-run)",
             counted(rows, "status row"),
-            counted(result["suites_run"].as_u64().unwrap_or(0) as usize, "suite")
+            counted(answer.suites_run, "suite")
         );
         0
     } else {
         let _ = writeln!(
             out,
             "{} of {} disagree with a fresh recomputation",
-            disagreements.len(),
+            answer.disagreements.len(),
             counted(rows, "status row")
         );
         1
@@ -561,94 +486,81 @@ fn verify_report(out: &mut impl Write, result: &Value) -> u8 {
 
 /// One line per progress event of a long command (on stderr).
 pub fn progress(out: &mut impl Write, event: &Value) {
-    match event["event"].as_str() {
-        Some("job") => job_event(out, event),
-        Some("started") => {
-            let _ = writeln!(out, "testing {}", event["def"].as_str().unwrap_or("?"));
+    if event["event"] == "job" {
+        return job_event(out, event);
+    }
+    let Ok(event) = decode_answer::<TestProgress>(event) else {
+        return;
+    };
+    match event.event {
+        TestEvent::Started => {
+            let _ = writeln!(out, "testing {}", event.def);
         }
-        Some("row") => {
+        TestEvent::Row => {
             let _ = writeln!(
                 out,
                 "  {:<6} {}",
-                event["result"].as_str().unwrap_or("?"),
-                event["row"].as_str().unwrap_or("?")
+                event.result.as_deref().unwrap_or("?"),
+                event.row.as_deref().unwrap_or("?")
             );
         }
-        _ => {}
     }
 }
 
 /// The `trellis test` report: per definition a verdict, per failure the case, the
 /// expected and actual values and the shrunk counterexample.
-fn test_report(out: &mut impl Write, result: &Value) -> u8 {
+fn test_report(out: &mut impl Write, answer: &TestAnswer) -> u8 {
     let mut failing = 0;
-    for entry in result["results"].as_array().into_iter().flatten() {
-        let def = entry["def"].as_str().unwrap_or("?");
-        let rows = entry["rows"].as_array().map_or(0, Vec::len);
-        let preflight = entry["preflight"].as_array().cloned().unwrap_or_default();
-        if !preflight.is_empty() {
+    for entry in &answer.results {
+        let def = &entry.def;
+        if !entry.preflight.is_empty() {
             failing += 1;
             let _ = writeln!(out, "{def}: stopped by pre-flight");
-            diagnostics(out, &preflight);
+            diagnostics(out, &entry.preflight);
             continue;
         }
-        let not_derived = entry["not_derived"].as_array().cloned().unwrap_or_default();
-        if entry["green"] == true {
-            let _ = writeln!(out, "{def}: {rows} rows, all green");
-            for note in &not_derived {
-                let _ = writeln!(out, "  note: {}", note.as_str().unwrap_or(""));
+        if entry.green {
+            let _ = writeln!(out, "{def}: {} rows, all green", entry.rows.len());
+            for note in &entry.not_derived {
+                let _ = writeln!(out, "  note: {note}");
             }
             continue;
         }
         failing += 1;
         let _ = writeln!(out, "{def}: FAILING");
-        for failure in entry["failures"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                out,
-                "  {}: {}",
-                failure["row"].as_str().unwrap_or("?"),
-                failure["message"].as_str().unwrap_or("")
-            );
-            for (label, key) in [
-                ("case", "case"),
-                ("expected", "expected"),
-                ("actual", "actual"),
+        for failure in &entry.failures {
+            let _ = writeln!(out, "  {}: {}", failure.row, failure.message);
+            for (label, text) in [
+                ("case", &failure.case),
+                ("expected", &failure.expected),
+                ("actual", &failure.actual),
             ] {
-                if let Some(text) = failure[key].as_str() {
+                if let Some(text) = text {
                     let _ = writeln!(out, "    {label:<9} {text}");
                 }
             }
-            if let Some(shrunk) = failure["shrunk"].as_array() {
-                let parts: Vec<&str> = shrunk.iter().filter_map(Value::as_str).collect();
-                let _ = writeln!(out, "    shrunk    {}", parts.join(", "));
+            if let Some(shrunk) = &failure.shrunk {
+                let _ = writeln!(out, "    shrunk    {}", shrunk.join(", "));
             }
         }
     }
-    for skip in result["skipped"].as_array().into_iter().flatten() {
-        let reason = skip["reason"].as_str().unwrap_or("");
-        if reason != "up to date" {
-            let _ = writeln!(
-                out,
-                "{}: skipped ({reason})",
-                skip["def"].as_str().unwrap_or("?")
-            );
+    for skip in &answer.skipped {
+        if skip.reason != UP_TO_DATE {
+            let _ = writeln!(out, "{}: skipped ({})", skip.def, skip.reason);
         }
     }
-    let errors = result["errors"].as_array().cloned().unwrap_or_default();
-    diagnostics(out, &errors);
-    let ran = result["ran"].as_array().map_or(0, Vec::len);
-    let up_to_date = result["skipped"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|s| s["reason"] == "up to date")
+    diagnostics(out, &answer.errors);
+    let up_to_date = answer
+        .skipped
+        .iter()
+        .filter(|skip| skip.reason == UP_TO_DATE)
         .count();
     let _ = writeln!(
         out,
         "ran {} ({failing} failing); {up_to_date} already up to date",
-        counted(ran, "suite")
+        counted(answer.ran.len(), "suite")
     );
-    u8::from(failing > 0 || !errors.is_empty())
+    u8::from(failing > 0 || !answer.errors.is_empty())
 }
 
 /// One lowering job state change, one line (`trellis lower`).
@@ -679,13 +591,9 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
     };
     let _ = writeln!(out, "{def}: {state}{note}");
     if state == "failed" {
-        for error in detail["errors"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                out,
-                "  error[{}]: {}",
-                error["code"].as_str().unwrap_or("?"),
-                error["message"].as_str().unwrap_or("")
-            );
+        let errors: Vec<Diagnostic> = decode_answer(&detail["errors"]).unwrap_or_default();
+        for error in errors {
+            let _ = writeln!(out, "  error[{}]: {}", error.code, error.message);
         }
         for failure in detail["failures"].as_array().into_iter().flatten() {
             let _ = writeln!(

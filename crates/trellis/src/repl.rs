@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use trellis_diag::{Diagnostic, errors_document};
 
 use crate::client;
-use crate::service::Service;
 
 pub const HELP: &str = "\
 DEF JSON-ARGS   call a definition, e.g. csvstats::median [[3.0, 1.0, 2.0]]
@@ -196,18 +195,8 @@ fn status_of(root: &Path, no_daemon: bool, def: &str) -> Result<String, String> 
 /// One request over the same path every command takes: the root's daemon, or
 /// this process under `--no-daemon`. An error is the document to print.
 fn ask(root: &Path, no_daemon: bool, method: &str, params: Value) -> Result<Value, String> {
-    if no_daemon {
-        Service::new(root.to_owned())
-            .handle(method, &params)
-            .map_err(|error| json!({ "errors": error.errors() }).to_string())
-    } else {
-        client::connect(root)
-            .and_then(|mut client| client::call(&mut client, method, params))
-            .map_err(|error| match error {
-                client::ClientError::Failed(errors) => json!({ "errors": errors }).to_string(),
-                client::ClientError::Transport(message) => {
-                    refusal("rpc-daemon-unreachable", message)
-                }
-            })
-    }
+    client::request(root, no_daemon, method, params, &mut |_| {}).map_err(|error| match error {
+        client::ClientError::Failed(errors) => trellis_diag::errors_document(&errors),
+        client::ClientError::Transport(message) => refusal("rpc-daemon-unreachable", message),
+    })
 }

@@ -61,7 +61,7 @@ impl OneJob {
             )]));
         }
         let mut service = self.service.lock().unwrap_or_else(PoisonError::into_inner);
-        service.handle_with_progress(method, params, progress)
+        service.handle(method, params, progress)
     }
 }
 

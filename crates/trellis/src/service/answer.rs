@@ -20,7 +20,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::{Value, json};
 use trellis_db::{ItemKind, RootDatabase, SourceFile, Workspace, root_index};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
@@ -28,34 +27,38 @@ use trellis_spec::{TrFile, parse_tr};
 
 use super::question::{Kind, OpenQuestion, Staleness, asked_text_path, parse_question};
 use super::{Service, failed};
+use crate::protocol::{
+    AnswerAnswer, AnswerParams, DecisionPlace, DecisionScope, QuestionAnswer, QuestionParams, Tag,
+};
 use crate::walk::QUESTION_SUFFIX;
 
-pub fn question(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params["def"].as_str().unwrap_or_default();
-    let question = current_question(service, def).map_err(|d| failed(&[d]))?;
-    let mut answer = super::question::question_json(&question, &Staleness::Current);
-    let scopes: Vec<Value> = if question.kind == Kind::Rule {
+pub fn question(
+    service: &mut Service,
+    params: &QuestionParams,
+) -> Result<QuestionAnswer, RpcError> {
+    let question = current_question(service, &params.def).map_err(|d| failed(&[d]))?;
+    let scopes = if question.kind == Kind::Rule {
         decision_scopes(service.database(), &question.module)
             .iter()
-            .map(|scope| {
-                json!({
-                    "scope": scope.name,
-                    "file": scope.relative,
-                    "label": derive_label(&question.question, &scope.labels(service.database())),
-                })
+            .map(|scope| DecisionScope {
+                scope: scope.name.to_owned(),
+                file: scope.relative.clone(),
+                label: derive_label(&question.question, &scope.labels(service.database())),
             })
             .collect()
     } else {
         Vec::new()
     };
-    answer["scopes"] = Value::Array(scopes);
-    Ok(answer)
+    Ok(QuestionAnswer {
+        question: super::question::question_view(&question, &Staleness::Current),
+        scopes,
+    })
 }
 
-pub fn answer(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params["def"].as_str().unwrap_or_default();
+pub fn answer(service: &mut Service, params: &AnswerParams) -> Result<AnswerAnswer, RpcError> {
+    let def = params.def.as_str();
     let question = current_question(service, def).map_err(|d| failed(&[d]))?;
-    let text = params["text"].as_str().unwrap_or_default().trim();
+    let text = params.text.trim();
     if text.is_empty() {
         return Err(failed(&[Diagnostic::new(
             "job-empty-answer",
@@ -64,8 +67,8 @@ pub fn answer(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
             ),
         )]));
     }
-    let scope = params["scope"].as_str();
-    let label = params["label"].as_str();
+    let scope = params.scope.as_deref();
+    let label = params.label.as_deref();
     let root = service.root().to_owned();
     let db = service.database();
     let (target, written, decision) = match question.kind {
@@ -83,7 +86,7 @@ pub fn answer(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
             let target = Target::definition(db, &question).map_err(|d| failed(&[d]))?;
             let before = target.text(db);
             let after = trellis_spec::append_clarification(before, &question.question, text);
-            (target, after, Value::Null)
+            (target, after, None)
         }
         Kind::Rule => {
             let target = rule_target(db, &question, scope).map_err(|d| failed(&[d]))?;
@@ -107,8 +110,11 @@ pub fn answer(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
             let after =
                 trellis_spec::append_decision(before, &parsed.file, &label, text, &rejected)
                     .map_err(|d| failed(&[d.in_file(&target.relative)]))?;
-            let decision = json!({ "scope": target.name, "label": label });
-            (target, after, decision)
+            let decision = DecisionPlace {
+                scope: target.name.to_owned(),
+                label,
+            };
+            (target, after, Some(decision))
         }
     };
     let before = target.text(db).to_owned();
@@ -120,16 +126,19 @@ pub fn answer(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         &format!("a/{}", target.relative),
         &format!("b/{}", target.relative),
     );
-    Ok(json!({
-        "def": question.def,
-        "kind": { "tag": question.kind.name() },
-        "answer": text,
-        "written": target.relative,
-        "decision": decision,
-        "diff": diff,
-        "removed": question.file,
-        "requeue": question.def,
-    }))
+    Ok(AnswerAnswer {
+        def: question.def.clone(),
+        kind: Tag {
+            tag: question.kind.name().to_owned(),
+        },
+        answer: text.to_owned(),
+        written: target.relative.clone(),
+        decision,
+        diff,
+        removed: question.file.clone(),
+        requeue: question.def.clone(),
+        requeued: None,
+    })
 }
 
 /// The open question of `def`, if it is current: the definition exists, its
@@ -352,7 +361,7 @@ fn only_appended(
     after: &str,
     target: &Target,
     question: &OpenQuestion,
-    decision: &Value,
+    decision: &Option<DecisionPlace>,
 ) -> Result<(), Diagnostic> {
     let stem = target
         .relative
@@ -369,7 +378,7 @@ fn only_appended(
     };
     let mut entries_wanted = old.decision_entries();
     let entries_now = new.decision_entries();
-    let added = match decision["label"].as_str() {
+    let added = match decision.as_ref().map(|place| place.label.as_str()) {
         Some(label) => {
             let grew = entries_now.len() == entries_wanted.len() + 1
                 && entries_now.last().is_some_and(|entry| entry.label == label);

@@ -13,27 +13,25 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use trellis_context::{ContextBundle, context_bundle, definition_item};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 
-use super::{Service, bundle_dir, failed, invalid_params};
+use super::{Service, bundle_dir, failed};
+use crate::protocol::{
+    BundleWrite, ContextAnswer, ContextParams, DroppedColumns, PackedColumns, Text, encode_answer,
+};
 
-pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params["def"]
-        .as_str()
-        .ok_or_else(|| invalid_params("`def` must be a definition name"))?;
-    let budget = params["budget"]
-        .as_u64()
-        .ok_or_else(|| invalid_params("`budget` must be a whole number of tokens"))?;
+pub fn context(service: &mut Service, params: &ContextParams) -> Result<Value, RpcError> {
+    let (def, budget) = (params.def.as_str(), params.budget);
     let db = service.database();
     let item = definition_item(db, def).map_err(|d| failed(&[d]))?;
     let bundle = context_bundle(db, item, budget)
         .clone()
         .map_err(|d| failed(&[d]))?;
     let started = std::time::Instant::now();
-    let (dir, written) = match params["out"].as_str() {
+    let (dir, written) = match params.out.as_deref() {
         Some(out) => {
             let out = PathBuf::from(out);
             refuse_non_empty(&out)?;
@@ -51,18 +49,20 @@ pub fn context(service: &mut Service, params: &Value) -> Result<Value, RpcError>
         }
     };
     let disk = started.elapsed();
+    let dir = dir.display().to_string();
     let mut answer = answer(&dir, &bundle);
     // How the directory was brought to the bundle, and what that and building
     // this answer took: they depend on what this service did before, not on
     // the request, so `--json` leaves them out, like the timings.
-    answer["write"] = json!({
-        "us": disk.as_micros() as u64,
-        "files": written.files,
-        "removed": written.removed,
-        "vouched": written.vouched.name(),
+    answer.write = Some(BundleWrite {
+        us: disk.as_micros() as u64,
+        files: written.files,
+        removed: written.removed,
+        vouched: written.vouched.name().to_owned(),
     });
-    answer["answer_us"] = json!((started.elapsed() - disk).as_micros() as u64);
-    Ok(answer)
+    let mut encoded = encode_answer(&answer);
+    encoded["answer_us"] = Value::from((started.elapsed() - disk).as_micros() as u64);
+    Ok(encoded)
 }
 
 fn refuse_non_empty(out: &Path) -> Result<(), RpcError> {
@@ -84,30 +84,38 @@ fn refuse_non_empty(out: &Path) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// The answer, its file lists in columns: a bundle in a root of thousands of
-/// definitions lists thousands of files, and one JSON object per file (a map of
-/// three keys) was most of a request's time on both ends of the socket (design
-/// §9.10). The client renders both views from it (`render::context_json` is the
-/// `--json` document, an object per file).
-fn answer(dir: &Path, bundle: &ContextBundle) -> Value {
-    let paths: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
-    let bytes: Vec<usize> = bundle.files.iter().map(|f| f.text.len()).collect();
-    let items: Vec<&str> = bundle.dropped.iter().map(|d| d.item.as_str()).collect();
+/// The answer, its file lists in columns (`protocol::ContextAnswer`); the
+/// client renders both views from it (`render::context_json` is the `--json`
+/// document, an object per file).
+fn answer<'a>(dir: &'a str, bundle: &'a ContextBundle) -> ContextAnswer<'a> {
+    let paths = bundle
+        .files
+        .iter()
+        .map(|f| Text::from(f.path.as_str()))
+        .collect();
+    let bytes = bundle.files.iter().map(|f| f.text.len() as u64).collect();
+    let items = bundle
+        .dropped
+        .iter()
+        .map(|d| Text::from(d.item.as_str()))
+        .collect();
     // Runs of one reason: `[["over budget", 1], ["after over budget", 2104]]`.
-    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    let mut reasons: Vec<(Text<'a>, u64)> = Vec::new();
     for dropped in &bundle.dropped {
         match reasons.last_mut() {
-            Some((reason, count)) if *reason == dropped.reason => *count += 1,
-            _ => reasons.push((&dropped.reason, 1)),
+            Some((reason, count)) if reason.0 == dropped.reason => *count += 1,
+            _ => reasons.push((Text::from(dropped.reason.as_str()), 1)),
         }
     }
-    json!({
-        "definition": bundle.definition,
-        "dir": dir.display().to_string(),
-        "budget": bundle.budget,
-        "estimate": bundle.estimate,
-        "hash": bundle.hash.to_string(),
-        "packed": { "paths": paths, "bytes": bytes },
-        "dropped": { "items": items, "reasons": reasons },
-    })
+    ContextAnswer {
+        definition: Text::from(bundle.definition.as_str()),
+        dir: Text::from(dir),
+        budget: bundle.budget,
+        estimate: bundle.estimate,
+        hash: Text(bundle.hash.to_string().into()),
+        packed: PackedColumns { paths, bytes },
+        dropped: DroppedColumns { items, reasons },
+        write: None,
+        answer_us: None,
+    }
 }

@@ -109,7 +109,7 @@ pub(super) fn create(service: &mut Service, params: &Value) -> Result<Value, Rpc
         &name,
         bundle,
         spec_hashes,
-        super::test::base_path(params),
+        super::client_path_param(params),
         false,
     ))
 }

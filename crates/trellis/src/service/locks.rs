@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
 use trellis_db::{
     Citation, Item, ItemKind, LockState, Workspace, adopted_lock, editorial_lock, lock_state,
     read_lock_file, reviewed_lock, root_index, spec_lock, split_definition_name,
@@ -15,6 +14,9 @@ use trellis_lock::{Lock, SaveError, Scope, StdFs, Toolchain};
 use trellis_rpc::RpcError;
 
 use super::{Service, failed, invalid_params};
+use crate::protocol::{
+    AdoptAnswer, AdoptParams, EditorialAnswer, EditorialParams, ReviewAnswer, ReviewParams,
+};
 
 pub fn toolchain() -> Toolchain {
     Toolchain {
@@ -49,15 +51,9 @@ pub(crate) fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Dia
         })
 }
 
-fn citations(params: &Value) -> Result<Vec<Citation>, RpcError> {
+fn citations(cites: &[String]) -> Result<Vec<Citation>, RpcError> {
     let mut out = Vec::new();
-    for cite in params
-        .get("cite")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let text = cite.as_str().unwrap_or_default();
+    for text in cites {
         let (scope, label) = match text.split_once(':') {
             Some(("project", label)) => (Scope::Project, label),
             Some(("module", label)) => (Scope::Module, label),
@@ -81,6 +77,11 @@ pub(super) fn targets(
     def: Option<&str>,
 ) -> Result<Vec<(String, String)>, RpcError> {
     let db = service.database();
+    if let Some(def) = def {
+        let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+            .map_err(|d| failed(&[d]))?;
+        return Ok(vec![(item.module(db).clone(), item.name(db).clone())]);
+    }
     let index = root_index(db, Workspace::get(db));
     let mut out = Vec::new();
     for (module, files) in &index.modules {
@@ -90,24 +91,12 @@ pub(super) fn targets(
             }
         }
     }
-    match def {
-        None => Ok(out),
-        Some(def) => {
-            let wanted = split_definition_name(def).map(|(m, n)| (m.to_owned(), n.to_owned()));
-            match wanted.filter(|w| out.contains(w)) {
-                Some(wanted) => Ok(vec![wanted]),
-                None => Err(failed(&[Diagnostic::new(
-                    "unknown-definition",
-                    format!("no definition `{def}` in this root"),
-                )])),
-            }
-        }
-    }
+    Ok(out)
 }
 
-pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params.get("def").and_then(Value::as_str);
-    let cite = citations(params)?;
+pub fn adopt(service: &mut Service, params: &AdoptParams) -> Result<AdoptAnswer, RpcError> {
+    let def = params.def.as_deref();
+    let cite = citations(params.cite.as_deref().unwrap_or_default())?;
     let toolchain = toolchain();
     let root = service.root().to_owned();
     let db = service.database();
@@ -184,15 +173,11 @@ pub fn adopt(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
         }
     }
     errors.extend(rewrite_manifest(service).err());
-    let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
-    Ok(json!({ "written": written, "errors": errors }))
+    Ok(AdoptAnswer { written, errors })
 }
 
-pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let def = params
-        .get("def")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid_params("review needs a definition"))?;
+pub fn review(service: &mut Service, params: &ReviewParams) -> Result<ReviewAnswer, RpcError> {
+    let def = params.def.as_str();
     let root = service.root().to_owned();
     if let Some((relative, spec)) = entry_spec(service, def) {
         return review_entry(service, def, &relative, spec);
@@ -214,7 +199,9 @@ pub fn review(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
     )
     .map_err(|e| failed(&[e]))?;
     rewrite_manifest(service).map_err(|e| failed(&[e]))?;
-    Ok(json!({ "reviewed": def }))
+    Ok(ReviewAnswer {
+        reviewed: def.to_owned(),
+    })
 }
 
 /// The lock path and spec of a non-function entry: `project`, a module by name, or
@@ -242,7 +229,7 @@ fn review_entry(
     name: &str,
     relative: &str,
     spec: trellis_db::SourceFile,
-) -> Result<Value, RpcError> {
+) -> Result<ReviewAnswer, RpcError> {
     let db = service.database();
     let index = root_index(db, Workspace::get(db));
     let lock = index
@@ -265,15 +252,17 @@ fn review_entry(
     }
     save(service.root(), relative, &lock).map_err(|e| failed(&[e]))?;
     rewrite_manifest(service).map_err(|e| failed(&[e]))?;
-    Ok(json!({ "reviewed": name }))
+    Ok(ReviewAnswer {
+        reviewed: name.to_owned(),
+    })
 }
 
-pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
-    let label = params
-        .get("label")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid_params("a LABEL is required"))?;
-    let module_filter = params.get("module").and_then(Value::as_str);
+pub fn decisions_editorial(
+    service: &mut Service,
+    params: &EditorialParams,
+) -> Result<EditorialAnswer, RpcError> {
+    let label = params.label.as_str();
+    let module_filter = params.module.as_deref();
     let root = service.root().to_owned();
     let toolchain = toolchain();
     let db = service.database();
@@ -344,7 +333,7 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
             match save(&root, &relative, &Lock::Function(lock)) {
                 Ok(true) => written.push(relative),
                 Ok(false) => {}
-                Err(error) => errors.push(error.to_json()),
+                Err(error) => errors.push(error),
             }
         }
     }
@@ -372,11 +361,15 @@ pub fn decisions_editorial(service: &mut Service, params: &Value) -> Result<Valu
         match save(&root, &relative, &lock) {
             Ok(true) => written.push(relative),
             Ok(false) => {}
-            Err(error) => errors.push(error.to_json()),
+            Err(error) => errors.push(error),
         }
     }
-    errors.extend(rewrite_manifest(service).err().map(|e| e.to_json()));
-    Ok(json!({ "label": label, "written": written, "errors": errors }))
+    errors.extend(rewrite_manifest(service).err());
+    Ok(EditorialAnswer {
+        label: label.to_owned(),
+        written,
+        errors,
+    })
 }
 
 /// Rewrites `soil.lock`, the pure merge of every lock in the root (lock-schema §7),

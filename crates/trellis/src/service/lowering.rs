@@ -17,6 +17,7 @@ use trellis_verify::suite::Mode;
 
 use super::Service;
 use super::jobs::{self, Draft, Job};
+use crate::protocol::{SuiteFailure, TestParams};
 
 /// Who lowers: recorded in the job and, on success, in the lock.
 pub struct Agent {
@@ -46,7 +47,7 @@ pub enum Gate {
     },
     Failed {
         errors: Vec<Diagnostic>,
-        failures: Vec<Value>,
+        failures: Vec<SuiteFailure>,
     },
     Question {
         question: String,
@@ -80,13 +81,7 @@ impl Service {
         }
         let clock = std::time::Instant::now();
         let record = jobs::create(self, &json!({ "def": def, "budget": budget, "path": path }))
-            .map_err(|error| {
-                error
-                    .errors()
-                    .iter()
-                    .filter_map(diagnostic_of)
-                    .collect::<Vec<_>>()
-            })?;
+            .map_err(|error| error.diagnostics())?;
         let id = record["job"].as_str().unwrap_or_default().to_owned();
         let root = self.root().to_owned();
         let job = self.jobs.get_mut(&id).expect("the job just created");
@@ -411,9 +406,13 @@ impl Service {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Gate, Gate> {
         self.refresh_everything();
-        let answer = super::test::test(self, &json!({ "def": definition, "path": path }), progress)
-            .map_err(|error| Gate::Failed {
-                errors: error.errors().iter().filter_map(diagnostic_of).collect(),
+        let params = TestParams {
+            def: Some(definition.to_owned()),
+            path: Some(path.to_owned()),
+        };
+        let mut answer =
+            super::test::test(self, &params, progress).map_err(|error| Gate::Failed {
+                errors: error.diagnostics(),
                 failures: Vec::new(),
             })?;
         self.refresh_everything();
@@ -440,9 +439,10 @@ impl Service {
                         other.map_or("no status".to_owned(), |s| format!("{s:?}"))
                     ),
                 )],
-                failures: answer["results"][0]["failures"]
-                    .as_array()
-                    .cloned()
+                failures: answer
+                    .results
+                    .first_mut()
+                    .map(|result| std::mem::take(&mut result.failures))
                     .unwrap_or_default(),
             }),
         }
@@ -526,14 +526,7 @@ fn sandboxed_gate(job: &mut Job, root: &Path) -> Result<(), Gate> {
     if failing.is_empty() {
         return Ok(());
     }
-    let failures = outcome
-        .failures
-        .iter()
-        .map(|f| {
-            json!({ "row": f.row, "case": f.case, "expected": f.expected,
-                    "actual": f.actual, "shrunk": f.shrunk, "message": f.message })
-        })
-        .collect();
+    let failures = outcome.failures.iter().map(SuiteFailure::from).collect();
     let names: Vec<&str> = failing.iter().map(|row| row.name.as_str()).collect();
     Err(Gate::Failed {
         errors: vec![Diagnostic::new(
@@ -583,16 +576,4 @@ fn restore(root: &Path, before: &[(String, Option<Vec<u8>>)]) {
             eprintln!("trellis daemon: cannot restore {relative}: {error}");
         }
     }
-}
-
-/// A diagnostic back from its JSON form (an `RpcError` carries JSON).
-fn diagnostic_of(value: &Value) -> Option<Diagnostic> {
-    let diagnostic = Diagnostic::new(
-        value["code"].as_str()?,
-        value["message"].as_str().unwrap_or_default(),
-    );
-    Some(match value["file"].as_str() {
-        Some(file) => diagnostic.with_file(file),
-        None => diagnostic,
-    })
 }

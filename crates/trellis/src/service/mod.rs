@@ -8,13 +8,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use trellis_db::RootDatabase;
 use trellis_diag::Diagnostic;
-use trellis_rpc::{ErrorCode, RpcError};
+use trellis_rpc::RpcError;
 use trellis_verify::{ProcessRunner, WarmPool, WarmRunner};
 
 use crate::loader::RootLoader;
+use crate::protocol::{RefreshAnswer, Request, Timings, encode_answer};
 use crate::watch::{Dirty, RootWatch};
 
 mod answer;
@@ -138,38 +139,37 @@ impl Service {
         changed
     }
 
-    /// Answers one request, refreshing first, and reports where the time went.
-    pub fn handle(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
-        self.handle_with_progress(method, params, &mut |_| {})
-    }
-
-    /// [`Service::handle`], with progress events for long commands (`test`).
-    pub fn handle_with_progress(
+    /// Answers one request, refreshing first, and reports where the time went;
+    /// long commands (`test`, a lowering's gate) send progress events to
+    /// `progress` as they go.
+    pub fn handle(
         &mut self,
         method: &str,
         params: &Value,
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         let started = Instant::now();
+        let request = Request::decode(method, params).transpose()?;
         // Held from the refresh that reads the locks to the last write.
-        let _writer = if WRITERS.contains(&method) {
+        let _writer = if request.as_ref().is_some_and(Request::writes) {
             Some(writer_lock(self.root()).map_err(|e| failed(&[e]))?)
         } else {
             None
         };
         let changed = self.refresh();
         let refreshed = started.elapsed();
-        let mut result = dispatch(self, method, params, progress)?;
+        let mut result = match &request {
+            Some(request) => dispatch(self, request, progress)?,
+            None => dispatch_job(self, method, params)?,
+        };
         let answered = started.elapsed();
         if let Value::Object(fields) = &mut result {
-            fields.insert(
-                "timings".to_owned(),
-                json!({
-                    "refresh_us": refreshed.as_micros() as u64,
-                    "queries_us": (answered - refreshed).as_micros() as u64,
-                    "files_changed": changed,
-                }),
-            );
+            let timings = Timings {
+                refresh_us: refreshed.as_micros() as u64,
+                queries_us: (answered - refreshed).as_micros() as u64,
+                files_changed: changed,
+            };
+            fields.insert("timings".to_owned(), encode_answer(&timings));
         }
         Ok(result)
     }
@@ -211,19 +211,6 @@ pub fn stop_warm_oracles() {
     }
 }
 
-/// The methods that write into the root. Each holds the root's writer lock
-/// (lock-schema §1.6) from its refresh to its last write, so writers of one root
-/// — the daemon and any `--no-daemon` processes — run one after another and none
-/// builds on locks another is about to replace.
-const WRITERS: &[&str] = &[
-    "adopt",
-    "test",
-    "review",
-    "decisions.editorial",
-    "toolchain.update",
-    "answer",
-];
-
 /// Where the writer lock lives, root-relative (hidden: never an input).
 pub const WRITER_LOCK: &str = ".trellis/writer.lock";
 
@@ -251,9 +238,15 @@ pub(super) fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagn
     Ok(file)
 }
 
-/// The client's `PATH` a request carries (`/usr/bin:/bin` without one).
+/// The `PATH` suites run oracles and cram under (it must reach `python3`,
+/// `sh`): the client's, which the request carries; `/usr/bin:/bin` without one.
+pub(crate) fn suite_path(path: Option<&str>) -> String {
+    path.unwrap_or("/usr/bin:/bin").to_owned()
+}
+
+/// [`suite_path`] of an untyped request's `path` (the lowering methods').
 pub(crate) fn client_path_param(params: &Value) -> String {
-    test::base_path(params)
+    suite_path(params.get("path").and_then(Value::as_str))
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.
@@ -267,109 +260,14 @@ pub fn failed(diagnostics: &[Diagnostic]) -> RpcError {
 }
 
 pub fn invalid_params(message: impl Into<String>) -> RpcError {
-    RpcError::new(ErrorCode::InvalidParams, message)
-}
-
-/// What one param of a method may be.
-#[derive(Clone, Copy)]
-enum Param {
-    /// A string, `null` or absent.
-    OptionalText,
-    /// A string.
-    Text,
-    /// An array of strings, `null` or absent.
-    TextList,
-    /// `true`, `false`, `null` or absent.
-    OptionalFlag,
-}
-
-/// The params each method takes; anything else is `-32602 invalid params`,
-/// so a mistyped `{"def": 17}` cannot quietly mean "every definition".
-fn params_of(method: &str) -> Option<&'static [(&'static str, Param)]> {
-    use Param::*;
-    Some(match method {
-        "refresh" | "toolchain.update" => &[],
-        "status" => &[("verify", OptionalFlag), ("path", OptionalText)],
-        "check" => &[("def", OptionalText)],
-        "test" => &[("def", OptionalText), ("path", OptionalText)],
-        "adopt" => &[("def", OptionalText), ("cite", TextList)],
-        "review" => &[("def", Text)],
-        "decisions.editorial" => &[("label", Text), ("module", OptionalText)],
-        "question" => &[("def", Text)],
-        "answer" => &[
-            ("def", Text),
-            ("text", Text),
-            ("scope", OptionalText),
-            ("label", OptionalText),
-        ],
-        _ => return None,
-    })
-}
-
-fn check_params(method: &str, params: &Value) -> Result<(), RpcError> {
-    let Some(expected) = params_of(method) else {
-        return Ok(()); // an unknown method is refused by name
-    };
-    let fields = match params {
-        Value::Null => return check_fields(method, expected, &serde_json::Map::new()),
-        Value::Object(fields) => fields,
-        other => {
-            return Err(invalid_params(format!(
-                "{method} takes an object of params, not {other}"
-            )));
-        }
-    };
-    check_fields(method, expected, fields)
-}
-
-fn check_fields(
-    method: &str,
-    expected: &[(&str, Param)],
-    fields: &serde_json::Map<String, Value>,
-) -> Result<(), RpcError> {
-    if let Some(unknown) = fields
-        .keys()
-        .find(|key| !expected.iter().any(|(name, _)| name == key))
-    {
-        return Err(invalid_params(format!(
-            "{method} takes no param `{unknown}`"
-        )));
-    }
-    for &(name, kind) in expected {
-        let value = fields.get(name).unwrap_or(&Value::Null);
-        let fits = match kind {
-            Param::OptionalText => value.is_null() || value.is_string(),
-            Param::Text => value.is_string(),
-            Param::TextList => {
-                value.is_null()
-                    || value
-                        .as_array()
-                        .is_some_and(|items| items.iter().all(Value::is_string))
-            }
-            Param::OptionalFlag => value.is_null() || value.is_boolean(),
-        };
-        if !fits {
-            let wanted = match kind {
-                Param::OptionalText => "a string or null",
-                Param::Text => "a string",
-                Param::TextList => "an array of strings or null",
-                Param::OptionalFlag => "true, false or null",
-            };
-            return Err(invalid_params(format!(
-                "{method}: `{name}` must be {wanted}, not {value}"
-            )));
-        }
-    }
-    Ok(())
+    RpcError::invalid_params(message)
 }
 
 fn dispatch(
     service: &mut Service,
-    method: &str,
-    params: &Value,
+    request: &Request,
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, RpcError> {
-    check_params(method, params)?;
     // An unreadable soil.toml is the root's first problem: report it as itself
     // (not as the empty configuration it leaves behind, "missing field").
     let config_problems: Vec<Diagnostic> = service
@@ -378,40 +276,59 @@ fn dispatch(
         .filter(|d| d.file.as_deref() == Some(trellis_db::CONFIG_FILE))
         .cloned()
         .collect();
-    if !config_problems.is_empty() && method != "refresh" {
+    if !config_problems.is_empty() && *request != Request::Refresh {
         return Err(failed(&config_problems));
     }
     // Everything that verifies or records refuses under another toolchain's pin.
-    if matches!(
-        method,
-        "check" | "adopt" | "test" | "review" | "decisions.editorial"
-    ) {
+    if request.needs_pin() {
         toolchain::check_pin(service).map_err(|d| failed(&[d]))?;
     }
-    match method {
-        "refresh" => Ok(json!({ "problems": service.load_problems() })),
-        "check" => check::check(service, params),
-        "status" => check::status(service, params),
-        "adopt" => locks::adopt(service, params),
-        "test" => test::test(service, params, progress).map(|mut answer| {
-            // Files that could not be loaded are not tested: say so.
-            if let Some(errors) = answer["errors"].as_array_mut() {
-                let problems = service.load_problems().iter().map(Diagnostic::to_json);
-                errors.splice(0..0, problems);
-            }
-            answer
+    Ok(match request {
+        Request::Refresh => encode_answer(&RefreshAnswer {
+            problems: service.load_problems().to_vec(),
         }),
-        "review" => locks::review(service, params),
-        "decisions.editorial" => locks::decisions_editorial(service, params),
-        "toolchain.update" => toolchain::update(service),
-        "context" => context::context(service, params),
-        "question" => answer::question(service, params),
-        "answer" => answer::answer(service, params),
+        Request::Check(params) => encode_answer(&check::check(service, params)?),
+        Request::Status(params) => check::status(service, params)?,
+        Request::Adopt(params) => encode_answer(&locks::adopt(service, params)?),
+        Request::Test(params) => {
+            let mut answer = test::test(service, params, progress)?;
+            // Files that could not be loaded are not tested: say so.
+            answer
+                .errors
+                .splice(0..0, service.load_problems().iter().cloned());
+            encode_answer(&answer)
+        }
+        Request::Review(params) => encode_answer(&locks::review(service, params)?),
+        Request::DecisionsEditorial(params) => {
+            encode_answer(&locks::decisions_editorial(service, params)?)
+        }
+        Request::ToolchainUpdate => encode_answer(&toolchain::update(service)?),
+        Request::Context(params) => context::context(service, params)?,
+        Request::Question(params) => encode_answer(&answer::question(service, params)?),
+        Request::Answer(params) => encode_answer(&answer::answer(service, params)?),
+        Request::Jobs => return Err(needs_daemon()),
+    })
+}
+
+/// The methods outside the typed set: a lowering job's own (`job.*`, the job
+/// socket's), and the daemon's lowering methods, which a one-shot service
+/// refuses.
+fn dispatch_job(service: &mut Service, method: &str, params: &Value) -> Result<Value, RpcError> {
+    match method {
         "job.create" | "job.inspect" | "job.tool" => jobs::handle(service, method, params),
-        "lower" | "jobs" | "decisions.triage" => Err(failed(&[Diagnostic::new(
-            "job-needs-daemon",
-            "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
-        )])),
+        "lower" | "decisions.triage" => Err(needs_daemon()),
         _ => Err(RpcError::method_not_found(method)),
     }
+}
+
+/// The lowering methods' refusal outside the daemon.
+fn needs_daemon() -> RpcError {
+    failed(&[needs_daemon_diagnostic()])
+}
+
+pub(crate) fn needs_daemon_diagnostic() -> Diagnostic {
+    Diagnostic::new(
+        "job-needs-daemon",
+        "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
+    )
 }

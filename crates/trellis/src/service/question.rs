@@ -273,20 +273,19 @@ pub fn staleness(db: &RootDatabase, question: &OpenQuestion) -> Staleness {
 
 /// A question as `status` and `question` answer it: the §8 fields a person
 /// reads, in the §8 encoding, plus where it is and whether it is stale.
-pub fn question_json(question: &OpenQuestion, staleness: &Staleness) -> Value {
-    json!({
-        "def": question.def,
-        "file": question.file,
-        "kind": { "tag": question.kind.name() },
-        "question": question.question,
-        "hole": match &question.hole {
-            Some(hole) => json!({ "tag": "Some", "value": hole }),
-            None => json!({ "tag": "None" }),
+pub fn question_view(question: &OpenQuestion, staleness: &Staleness) -> crate::protocol::Question {
+    crate::protocol::Question {
+        def: question.def.clone(),
+        file: question.file.clone(),
+        kind: crate::protocol::Tag {
+            tag: question.kind.name().to_owned(),
         },
-        "options": question.options,
-        "created": question.created,
-        "stale": *staleness != Staleness::Current,
-    })
+        question: question.question.clone(),
+        hole: question.hole.clone(),
+        options: question.options.clone(),
+        created: question.created.clone(),
+        stale: *staleness != Staleness::Current,
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use soil_types::Program;
 use trellis_db::{
     Item, LockState, check_definition, checker_definition, checker_env, current_hashes, lock_state,
@@ -21,6 +21,10 @@ use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{self, ProgressEvent, RowResult, SuiteInput, SuiteOutcome, Timeouts};
 
 use super::Service;
+use crate::protocol::{
+    Skipped, SuiteFailure, SuiteResult, SuiteRow, TestAnswer, TestEvent, TestParams, TestProgress,
+    UP_TO_DATE, encode_answer,
+};
 use crate::service::locks::{save, targets, toolchain};
 
 /// Why a definition's suite was not run.
@@ -33,18 +37,17 @@ enum Skip {
 
 pub fn test(
     service: &mut Service,
-    params: &Value,
+    params: &TestParams,
     progress: &mut dyn FnMut(Value),
-) -> Result<Value, RpcError> {
-    let def = params.get("def").and_then(Value::as_str);
-    let targets = targets(service, def)?;
+) -> Result<TestAnswer, RpcError> {
+    let targets = targets(service, params.def.as_deref())?;
     let root = service.root().to_owned();
     let db = service.database();
     let tool_dir = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let base_path = base_path(params);
+    let base_path = super::suite_path(params.path.as_deref());
     let runner = RealRunner;
     let mut ran = Vec::new();
     let mut skipped = Vec::new();
@@ -56,39 +59,44 @@ pub fn test(
         let lock = match lock_state(db, &module, &name) {
             LockState::Present(Lock::Function(lock)) => lock.clone(),
             LockState::Unreadable(problems) => {
-                errors.extend(problems.iter().map(Diagnostic::to_json));
-                skipped.push(json!({ "def": qualified, "reason": "its lock is unreadable" }));
+                errors.extend(problems.iter().cloned());
+                skipped.push(skip(&qualified, "its lock is unreadable"));
                 continue;
             }
             _ => {
-                skipped.push(json!({ "def": qualified, "reason": "not lowered: adopt it first" }));
+                skipped.push(skip(&qualified, "not lowered: adopt it first"));
                 continue;
             }
         };
         match runnable(service, item, &lock) {
             Err(Skip::UpToDate) => {
-                skipped.push(json!({ "def": qualified, "reason": "up to date" }));
+                skipped.push(skip(&qualified, UP_TO_DATE));
                 continue;
             }
             Err(Skip::NotRunnable(reason)) => {
-                skipped.push(json!({ "def": qualified, "reason": reason }));
+                skipped.push(skip(&qualified, &reason));
                 continue;
             }
             Err(Skip::Refused(problems)) => {
-                errors.extend(problems.iter().map(Diagnostic::to_json));
-                skipped.push(json!({ "def": qualified, "reason": "it does not check" }));
+                errors.extend(problems);
+                skipped.push(skip(&qualified, "it does not check"));
                 continue;
             }
             Ok(()) => {}
         }
-        progress(json!({ "def": qualified, "event": "started" }));
+        progress(encode_answer(&TestProgress {
+            def: qualified.clone(),
+            event: TestEvent::Started,
+            row: None,
+            result: None,
+        }));
         let outcome = run_one(
             service, item, &root, &tool_dir, &base_path, &runner, false, progress,
         );
         let Some(outcome) = outcome else { continue };
         ran.push(qualified.clone());
         let preflight = report_diagnostics(service.database(), &outcome.preflight);
-        results.push(result_json(&qualified, &outcome, &preflight));
+        results.push(suite_result(&qualified, &outcome, preflight));
         // A pre-flight finding is recorded too: no rows, sealed under the key, so
         // status says the suite was stopped (failing) until the spec changes,
         // rather than prescribing a re-run that would stop again.
@@ -98,24 +106,25 @@ pub fn test(
             &format!("{module}/{name}.lock"),
             &Lock::Function(updated),
         ) {
-            errors.push(error.to_json());
+            errors.push(error);
         }
     }
     if let Err(error) = crate::service::locks::rewrite_manifest(service) {
-        errors.push(error.to_json());
+        errors.push(error);
     }
-    Ok(json!({ "ran": ran, "skipped": skipped, "results": results, "errors": errors }))
+    Ok(TestAnswer {
+        ran,
+        skipped,
+        results,
+        errors,
+    })
 }
 
-/// The `PATH` suites run oracles and cram under (it must reach `python3`, `sh`):
-/// the one the client sent as the `path` param, so an answer does not depend on
-/// which client happened to spawn the daemon; `/usr/bin:/bin` without one.
-pub(crate) fn base_path(params: &Value) -> String {
-    params
-        .get("path")
-        .and_then(Value::as_str)
-        .unwrap_or("/usr/bin:/bin")
-        .to_owned()
+fn skip(def: &str, reason: &str) -> Skipped {
+    Skipped {
+        def: def.to_owned(),
+        reason: reason.to_owned(),
+    }
 }
 
 /// Whether the suite must run: only for a lowering that is current (the Soil and
@@ -180,9 +189,12 @@ pub(crate) fn run_one(
     let qualified = item.qualified(service.database());
     let mut forward = |event: ProgressEvent| {
         if let ProgressEvent::RowFinished(row) = event {
-            progress(
-                json!({ "def": qualified, "event": "row", "row": row.name, "result": row.result.as_str() }),
-            );
+            progress(encode_answer(&TestProgress {
+                def: qualified.clone(),
+                event: TestEvent::Row,
+                row: Some(row.name.clone()),
+                result: Some(row.result.as_str().to_owned()),
+            }));
         }
     };
     with_suite_input(
@@ -330,28 +342,28 @@ pub(crate) fn recorded_rows(outcome: &SuiteOutcome) -> Vec<TestRow> {
         .collect()
 }
 
-fn result_json(def: &str, outcome: &SuiteOutcome, preflight: &[Diagnostic]) -> Value {
-    let rows: Vec<Value> = outcome
+fn suite_result(def: &str, outcome: &SuiteOutcome, preflight: Vec<Diagnostic>) -> SuiteResult {
+    let rows = outcome
         .rows
         .iter()
-        .map(|row| json!({ "name": row.name, "tier": row.tier.as_str(), "mode": row.mode.as_str(), "result": row.result.as_str() }))
-        .collect();
-    let failures: Vec<Value> = outcome
-        .failures
-        .iter()
-        .map(|f| {
-            json!({
-                "row": f.row, "case": f.case, "expected": f.expected, "actual": f.actual,
-                "shrunk": f.shrunk, "message": f.message,
-            })
+        .map(|row| SuiteRow {
+            name: row.name.clone(),
+            tier: row.tier.as_str().to_owned(),
+            mode: row.mode.as_str().to_owned(),
+            result: row.result.as_str().to_owned(),
         })
         .collect();
-    json!({
-        "def": def,
-        "green": outcome.is_green(),
-        "not_derived": outcome.not_derived.iter().map(|d| d.message.clone()).collect::<Vec<_>>(),
-        "rows": rows,
-        "failures": failures,
-        "preflight": preflight.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
-    })
+    let failures = outcome.failures.iter().map(SuiteFailure::from).collect();
+    SuiteResult {
+        def: def.to_owned(),
+        green: outcome.is_green(),
+        not_derived: outcome
+            .not_derived
+            .iter()
+            .map(|d| d.message.clone())
+            .collect(),
+        rows,
+        failures,
+        preflight,
+    }
 }

@@ -3,7 +3,6 @@
 //! `skill` pins the hash of the skill this binary gives its agent (soil-toml §2.1);
 //! and `toolchain update` re-pins deliberately, rewriting only the pinned values.
 
-use serde_json::{Value, json};
 use trellis_db::{Workspace, root_config};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
@@ -128,7 +127,7 @@ fn toolchain_keys(text: &str) -> impl Iterator<Item = (usize, &str)> {
         })
 }
 
-pub fn update(service: &mut Service) -> Result<Value, RpcError> {
+pub fn update(service: &mut Service) -> Result<crate::protocol::ToolchainAnswer, RpcError> {
     let path = service.root().join("soil.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         failed(&[
@@ -149,12 +148,12 @@ pub fn update(service: &mut Service) -> Result<Value, RpcError> {
             },
         )?;
     }
-    Ok(json!({
-        "trellis": VERSION,
-        "soil0_cli": SOIL0_VERSION,
-        "skill": trellis_skill::skill_hash(),
-        "changed": updated != text,
-    }))
+    Ok(crate::protocol::ToolchainAnswer {
+        trellis: VERSION.to_owned(),
+        soil0_cli: SOIL0_VERSION.to_owned(),
+        skill: trellis_skill::skill_hash(),
+        changed: updated != text,
+    })
 }
 
 #[cfg(test)]

@@ -209,7 +209,11 @@ impl Service {
 }
 
 /// The nonconforming verdict recorded for `module::name`, if any (display only).
-pub(crate) fn recorded_verdict(root: &Path, module: &str, name: &str) -> Option<Value> {
+pub(crate) fn recorded_verdict(
+    root: &Path,
+    module: &str,
+    name: &str,
+) -> Option<crate::protocol::TriageVerdict> {
     let text =
         std::fs::read_to_string(root.join(format!("{VERDICTS}/{module}/{name}.json"))).ok()?;
     serde_json::from_str(&text).ok()

@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
 use trellis_db::{Item, LockState, StatusRow, lock_state, root_status, split_definition_name};
 use trellis_lock::{Lock, TestRow};
 use trellis_rpc::RpcError;
@@ -17,6 +16,7 @@ use trellis_verify::process::RealRunner;
 
 use super::Service;
 use super::test::{recorded_rows, run_one};
+use crate::protocol::{Disagreement, StatusParams, VerifyAnswer};
 
 /// Statuses computed from results a fresh run must confirm.
 const TRUSTS_RESULTS: [&str; 5] = [
@@ -27,7 +27,7 @@ const TRUSTS_RESULTS: [&str; 5] = [
     "green",
 ];
 
-pub fn verify(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
+pub fn verify(service: &mut Service, params: &StatusParams) -> Result<VerifyAnswer, RpcError> {
     let memoized: Vec<StatusRow> = root_status(service.database()).clone();
     let mut fresh = Service::new(service.root().to_owned());
     fresh.refresh();
@@ -36,7 +36,7 @@ pub fn verify(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
         .ok()
         .and_then(|exe| exe.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let base_path = super::test::base_path(params);
+    let base_path = super::suite_path(params.path.as_deref());
     let root = service.root().to_owned();
     let mut suites_run = 0;
     for row in &mut verified {
@@ -83,30 +83,32 @@ pub fn verify(service: &mut Service, params: &Value) -> Result<Value, RpcError> 
     for row in &verified {
         let recorded = by_name.get(row.name.as_str()).map(|r| r.status.as_str());
         if recorded != Some(row.status.as_str()) {
-            disagreements.push(json!({
-                "name": row.name,
-                "recorded": recorded.unwrap_or("(no row)"),
-                "verified": row.status,
-                "reason": row.reason,
-            }));
+            disagreements.push(Disagreement {
+                name: row.name.clone(),
+                recorded: recorded.unwrap_or("(no row)").to_owned(),
+                verified: row.status.clone(),
+                reason: row.reason.clone(),
+            });
         }
     }
     for row in &memoized {
         if !verified.iter().any(|v| v.name == row.name) {
-            disagreements.push(json!({
-                "name": row.name,
-                "recorded": row.status,
-                "verified": "(no row)",
-                "reason": "the entry no longer exists",
-            }));
+            disagreements.push(Disagreement {
+                name: row.name.clone(),
+                recorded: row.status.clone(),
+                verified: "(no row)".to_owned(),
+                reason: Some("the entry no longer exists".to_owned()),
+            });
         }
     }
-    let definitions: Vec<Value> = verified.iter().map(super::check::row_json).collect();
-    Ok(json!({
-        "definitions": definitions,
-        "disagreements": disagreements,
-        "suites_run": suites_run,
-    }))
+    Ok(VerifyAnswer {
+        definitions: verified
+            .iter()
+            .map(crate::protocol::StatusRow::from)
+            .collect(),
+        disagreements,
+        suites_run,
+    })
 }
 
 /// How a fresh run's rows differ from the recorded ones, if they do.

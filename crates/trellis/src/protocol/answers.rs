@@ -1,0 +1,408 @@
+//! The answers of the service's methods, field for field as the wire (and
+//! `--json`) has them. The service builds them, `render.rs` and the clients
+//! read them; every answer also carries the service's `timings`, which these
+//! types leave to [`Timings`].
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use trellis_diag::Diagnostic;
+
+/// Where a request's time went, added to every answer as `timings`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub refresh_us: u64,
+    pub queries_us: u64,
+    pub files_changed: usize,
+}
+
+/// `refresh`: the files that could not be loaded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RefreshAnswer {
+    pub problems: Vec<Diagnostic>,
+}
+
+/// `check`: the static pipeline's findings and the holes left open.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckAnswer {
+    pub checked: usize,
+    pub errors: Vec<Diagnostic>,
+    pub holes: Vec<OpenHole>,
+}
+
+/// An open hole: where it is, its goal, the names in scope.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenHole {
+    pub def: String,
+    pub hole: String,
+    pub goal: String,
+    pub scope: Vec<InScope>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InScope {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// `status`: a row per definition, module and project, then the open questions
+/// and the problems, each only when there are any (a clean root's document
+/// stays as it was).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusAnswer {
+    pub definitions: Vec<StatusRow>,
+    /// With `unsettled_only`: how many rows were left out, by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<SettledCounts>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<Question>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Diagnostic>,
+}
+
+/// The settled (`green` or `accepted`) rows a summarized `status` leaves out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SettledCounts {
+    /// Rows of kind `function`.
+    pub functions: usize,
+    /// Every other kind (types, decision scopes).
+    pub other: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusRow {
+    /// `module::name`, `module` (a module's decisions) or `project`.
+    pub name: String,
+    /// `function`, `type` or `scope`.
+    pub kind: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub fix: Option<String>,
+    /// A `decision-flagged` row's recorded triage verdict, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage: Option<TriageVerdict>,
+}
+
+impl StatusRow {
+    /// Whether the row needs nothing done.
+    pub fn is_settled(&self) -> bool {
+        matches!(self.status.as_str(), "green" | "accepted")
+    }
+}
+
+impl From<&trellis_db::StatusRow> for StatusRow {
+    fn from(row: &trellis_db::StatusRow) -> Self {
+        StatusRow {
+            name: row.name.clone(),
+            kind: row.kind.to_owned(),
+            status: row.status.clone(),
+            reason: row.reason.clone(),
+            fix: row.fix.clone(),
+            triage: None,
+        }
+    }
+}
+
+/// A triage's finding that a lowering no longer follows its decision, as
+/// `.trellis/triage/<module>/<name>.json` records it (display only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriageVerdict {
+    pub label: String,
+    pub scope: String,
+    pub verdict: String,
+    pub answer: String,
+    pub at: String,
+}
+
+/// An open question as `status` and `question` answer it (trellis-daemon §8):
+/// the fields a person reads, in the §8 encoding, plus where it is and whether
+/// its spec moved since it was asked.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub def: String,
+    pub file: String,
+    pub kind: Tag,
+    pub question: String,
+    #[serde(default, with = "trellis_diag::soil_option")]
+    pub hole: Option<String>,
+    pub options: Vec<String>,
+    pub created: String,
+    pub stale: bool,
+}
+
+/// A Soil enum value without fields, `{"tag":"Rule"}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tag {
+    pub tag: String,
+}
+
+/// `question`: the open question, and for a Rule the decision scopes its
+/// answer may go into.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionAnswer {
+    #[serde(flatten)]
+    pub question: Question,
+    pub scopes: Vec<DecisionScope>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisionScope {
+    /// `project` or the module's name.
+    pub scope: String,
+    pub file: String,
+    /// The label an answer there gets unless one is given.
+    pub label: String,
+}
+
+/// `answer`: what was written where, as a diff.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AnswerAnswer {
+    pub def: String,
+    pub kind: Tag,
+    pub answer: String,
+    pub written: String,
+    /// The decision entry a Rule's answer became; `null` for a clarification.
+    pub decision: Option<DecisionPlace>,
+    pub diff: String,
+    /// The question file the answer removed.
+    pub removed: String,
+    /// The definition to lower again.
+    pub requeue: String,
+    /// Whether the daemon queued that lowering (only when asked to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisionPlace {
+    pub scope: String,
+    pub label: String,
+}
+
+/// `status` with `verify`: the rows a from-scratch recomputation gives, and
+/// where they disagree with the memoized ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyAnswer {
+    pub definitions: Vec<StatusRow>,
+    pub disagreements: Vec<Disagreement>,
+    pub suites_run: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Disagreement {
+    pub name: String,
+    pub recorded: String,
+    pub verified: String,
+    pub reason: Option<String>,
+}
+
+/// `test`: the suites run, those skipped and why, and each run's rows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestAnswer {
+    pub ran: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    pub results: Vec<SuiteResult>,
+    pub errors: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub def: String,
+    pub reason: String,
+}
+
+/// Why `test` skips an up-to-date suite (the human view counts them apart).
+pub const UP_TO_DATE: &str = "up to date";
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SuiteResult {
+    pub def: String,
+    pub green: bool,
+    /// Why some tier derived no rows.
+    pub not_derived: Vec<String>,
+    pub rows: Vec<SuiteRow>,
+    pub failures: Vec<SuiteFailure>,
+    /// What stopped the suite before any row ran.
+    pub preflight: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SuiteRow {
+    pub name: String,
+    pub tier: String,
+    pub mode: String,
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SuiteFailure {
+    pub row: String,
+    pub case: Option<String>,
+    pub expected: Option<String>,
+    pub actual: Option<String>,
+    /// The shrunk counterexample, canonical JSON per binder.
+    pub shrunk: Option<Vec<String>>,
+    pub message: String,
+}
+
+impl From<&trellis_verify::suite::Failure> for SuiteFailure {
+    fn from(failure: &trellis_verify::suite::Failure) -> Self {
+        SuiteFailure {
+            row: failure.row.clone(),
+            case: failure.case.clone(),
+            expected: failure.expected.clone(),
+            actual: failure.actual.clone(),
+            shrunk: failure.shrunk.clone(),
+            message: failure.message.clone(),
+        }
+    }
+}
+
+/// A `test` progress event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestProgress {
+    pub def: String,
+    pub event: TestEvent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestEvent {
+    /// A definition's suite starts.
+    Started,
+    /// One row finished (`row`, `result`).
+    Row,
+}
+
+/// `adopt`: the locks written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdoptAnswer {
+    pub written: Vec<String>,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// `decisions.editorial`: the entry, and the locks re-stamped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EditorialAnswer {
+    pub label: String,
+    pub written: Vec<String>,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// `review`: the definition whose prose edit is accepted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewAnswer {
+    pub reviewed: String,
+}
+
+/// `toolchain.update`: the pins soil.toml now holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolchainAnswer {
+    pub trellis: String,
+    pub soil0_cli: String,
+    pub skill: String,
+    pub changed: bool,
+}
+
+/// `context`: what was packed and dropped, its file lists in columns — a
+/// bundle in a root of thousands of definitions lists thousands of files, and
+/// an object per file was most of a request's time on both ends of the socket
+/// (design §9.10). Its strings borrow from the frame when read ([`Text`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextAnswer<'a> {
+    #[serde(borrow)]
+    pub definition: Text<'a>,
+    #[serde(borrow)]
+    pub dir: Text<'a>,
+    pub budget: u64,
+    pub estimate: u64,
+    #[serde(borrow)]
+    pub hash: Text<'a>,
+    #[serde(borrow)]
+    pub packed: PackedColumns<'a>,
+    #[serde(borrow)]
+    pub dropped: DroppedColumns<'a>,
+    /// How the directory was brought to the bundle: it depends on what the
+    /// service did before, not on the request, so `--json` leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<BundleWrite>,
+    /// What building this answer took (left out of `--json` too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_us: Option<u64>,
+}
+
+/// A string of the frame, copied only when it had escapes (serde borrows a
+/// `Cow` only where the field says so, so a nested one needs this newtype).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
+
+impl<'a> From<&'a str> for Text<'a> {
+    fn from(text: &'a str) -> Self {
+        Text(Cow::Borrowed(text))
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PackedColumns<'a> {
+    #[serde(borrow)]
+    pub paths: Vec<Text<'a>>,
+    pub bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DroppedColumns<'a> {
+    #[serde(borrow)]
+    pub items: Vec<Text<'a>>,
+    /// Runs of one reason: `(reason, how many items in a row)`.
+    #[serde(borrow)]
+    pub reasons: Vec<(Text<'a>, u64)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BundleWrite {
+    pub us: u64,
+    pub files: usize,
+    pub removed: usize,
+    /// What vouched for the files left in place: `watch`, `stats` or `none`.
+    pub vouched: String,
+}
+
+impl ContextAnswer<'_> {
+    /// Every packed file, `(path, bytes)`.
+    pub fn packed(&self) -> impl Iterator<Item = (&str, u64)> {
+        let PackedColumns { paths, bytes } = &self.packed;
+        paths.iter().map(|path| &*path.0).zip(bytes.iter().copied())
+    }
+
+    /// Every dropped file, `(item, reason)`.
+    pub fn dropped(&self) -> impl Iterator<Item = (&str, &str)> {
+        let DroppedColumns { items, reasons } = &self.dropped;
+        let reasons = reasons
+            .iter()
+            .flat_map(|(reason, run)| std::iter::repeat_n(&*reason.0, *run as usize));
+        items.iter().map(|item| &*item.0).zip(reasons)
+    }
+}
+
+/// `daemon.status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub version: String,
+    pub uptime_ms: u64,
+}
+
+/// `daemon.stop`: the client waits for `pid` to be gone before it says so.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DaemonStopped {
+    pub stopped: bool,
+    pub pid: u32,
+}
