@@ -16,6 +16,7 @@ use trellis_diag::Diagnostic;
 
 use crate::args::{Command, Invocation};
 use crate::client::{self, ClientError};
+use crate::codes::HostCode;
 use crate::protocol::{
     AnswerAnswer, AnswerParams, QuestionAnswer, QuestionParams, Request, decode_answer,
 };
@@ -45,14 +46,11 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
         None => {
             let stdin = std::io::stdin();
             if !interactive && !stdin.is_terminal() {
-                let refusal = Diagnostic::new(
-                    "usage-error",
-                    format!(
-                        "`trellis answer {def}` asks for the answer on a terminal, and stdin is not \
+                let refusal = HostCode::UsageError.diagnostic(format!(
+                    "`trellis answer {def}` asks for the answer on a terminal, and stdin is not \
                          one: give the answer with --text ANSWER (and --scope for a Rule), or pass \
                          --interactive to answer the prompts from stdin"
-                    ),
-                );
+                ));
                 render::diagnostics(&mut std::io::stderr(), &[refusal]);
                 return 2;
             }
@@ -141,10 +139,9 @@ pub fn ask<W: Write, L: Iterator<Item = String>>(
     };
     let text = loop {
         let Some(line) = prompter.line(&prompt) else {
-            return Err(Diagnostic::new(
-                "job-empty-answer",
-                format!("no answer to {def}'s question was given (end of input)"),
-            ));
+            return Err(HostCode::JobEmptyAnswer.diagnostic(format!(
+                "no answer to {def}'s question was given (end of input)"
+            )));
         };
         let line = line.trim();
         if line.is_empty() {
@@ -178,10 +175,9 @@ pub fn ask<W: Write, L: Iterator<Item = String>>(
             let prompt = format!("a rule of which scope: {}> ", choices.join(" or "));
             loop {
                 let Some(line) = prompter.line(&prompt) else {
-                    return Err(Diagnostic::new(
-                        "job-bad-scope",
-                        format!("no scope for {def}'s Rule was given (end of input)"),
-                    ));
+                    return Err(HostCode::JobBadScope.diagnostic(format!(
+                        "no scope for {def}'s Rule was given (end of input)"
+                    )));
                 };
                 let line = line.trim();
                 if names.contains(&line) {

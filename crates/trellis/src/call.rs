@@ -7,8 +7,9 @@ use trellis_db::{
     CheckOutcome, Item, ItemKind, Workspace, check_definition, env_json, program_json,
     program_order, report_diagnostics, root_index, split_definition_name,
 };
-use trellis_diag::{Diagnostic, errors_document};
+use trellis_diag::errors_document;
 
+use crate::codes::HostCode;
 use crate::service::Service;
 
 /// Runs the call and returns the document to print and the exit code.
@@ -61,7 +62,7 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
 
 fn refuse(message: String) -> (String, u8) {
     (
-        errors_document(&[Diagnostic::new("unknown-definition", message)]),
+        errors_document(&[HostCode::UnknownDefinition.diagnostic(message)]),
         1,
     )
 }

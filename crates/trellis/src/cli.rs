@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::args::{self, Command, DaemonCommand, Invocation};
 use crate::client::{self, ClientError};
+use crate::codes::HostCode;
 use crate::protocol::{
     AdoptParams, CheckParams, ContextParams, DaemonStatus, DaemonStopped, EditorialParams, Request,
     ReviewParams, StatusParams, TestParams, decode_answer,
@@ -115,7 +116,7 @@ pub fn run(args: &[String]) -> ExitCode {
 
 fn find_root() -> Result<PathBuf, trellis_diag::Diagnostic> {
     let cwd = std::env::current_dir().map_err(|error| {
-        trellis_diag::Diagnostic::new("config-no-root", format!("no working directory: {error}"))
+        HostCode::ConfigNoRoot.diagnostic(format!("no working directory: {error}"))
     })?;
     discover_root(std::env::var_os("TRELLIS_ROOT"), &cwd)
 }
@@ -196,10 +197,8 @@ pub(crate) fn user_provider(
     let home = std::env::var("HOME").ok();
     let Some(file) = crate::lowering::providers::config_path(xdg.as_deref(), home.as_deref())
     else {
-        return Err(trellis_diag::Diagnostic::new(
-            "config-providers",
-            "no providers.toml: neither XDG_CONFIG_HOME nor HOME is set",
-        ));
+        return Err(HostCode::ConfigProviders
+            .diagnostic("no providers.toml: neither XDG_CONFIG_HOME nor HOME is set"));
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
@@ -211,8 +210,7 @@ pub(crate) fn user_provider(
             String::new()
         }
         Err(error) => {
-            return Err(trellis_diag::Diagnostic::new(
-                "config-providers",
+            return Err(HostCode::ConfigProviders.diagnostic(
                 format!(
                     "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
                     file.display()
@@ -243,8 +241,7 @@ fn agent_request(
         ExitCode::FAILURE
     };
     if no_daemon {
-        return fail(trellis_diag::Diagnostic::new(
-            "job-needs-daemon",
+        return fail(HostCode::JobNeedsDaemon.diagnostic(
             "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
         ));
     }

@@ -20,6 +20,7 @@ pub mod args;
 pub mod call;
 pub mod cli;
 pub mod client;
+pub mod codes;
 pub mod daemon;
 pub mod identity;
 pub mod line_diff;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use trellis_diag::Diagnostic;
 use trellis_lsp::{DiskRefresh, Host, RootDisk};
 
+use crate::codes::HostCode;
 use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
@@ -42,7 +43,7 @@ impl Host for CliHost {
     fn find_root(&self, folder: Option<&Path>) -> Result<PathBuf, Diagnostic> {
         let trellis_root = std::env::var_os("TRELLIS_ROOT");
         let cwd = std::env::current_dir().map_err(|error| {
-            Diagnostic::new("config-no-root", format!("no working directory: {error}"))
+            HostCode::ConfigNoRoot.diagnostic(format!("no working directory: {error}"))
         })?;
         match folder {
             Some(folder) => crate::root::discover_root(trellis_root.clone(), folder)

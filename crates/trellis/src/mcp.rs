@@ -22,6 +22,7 @@ use trellis_diag::Diagnostic;
 use trellis_mcp::{DEFAULT_RESULT_CAP, JobPort, McpServer, Tool};
 use trellis_rpc::{CallError, Client, HelloOutcome};
 
+use crate::codes::HostCode;
 use crate::identity::{VERSION, binary_identity};
 
 /// Runs an underscore command, or `None` when `args` is not one.
@@ -71,16 +72,14 @@ fn root_of(options: &[(String, String)]) -> Result<PathBuf, Diagnostic> {
         Some(root) => PathBuf::from(root),
         None => {
             let cwd = std::env::current_dir().map_err(|error| {
-                Diagnostic::new("config-no-root", format!("no working directory: {error}"))
+                HostCode::ConfigNoRoot.diagnostic(format!("no working directory: {error}"))
             })?;
             crate::root::discover_root(std::env::var_os("TRELLIS_ROOT"), &cwd)?
         }
     };
     root.canonicalize().map_err(|error| {
-        Diagnostic::new(
-            "config-no-root",
-            format!("cannot use the root {}: {error}", root.display()),
-        )
+        HostCode::ConfigNoRoot
+            .diagnostic(format!("cannot use the root {}: {error}", root.display()))
     })
 }
 
@@ -141,7 +140,7 @@ impl DaemonPort {
             let mut client = Client::connect(&self.socket).map_err(|error| {
                 vec![
                     Diagnostic::new(
-                        "rpc-daemon-unreachable",
+                        trellis_rpc::diag::DAEMON_UNREACHABLE,
                         format!("no daemon at {}: {error}", self.socket.display()),
                     )
                     .to_json(),
@@ -152,7 +151,7 @@ impl DaemonPort {
                 Ok(HelloOutcome::Mismatch { .. }) => {
                     return Err(vec![
                         Diagnostic::new(
-                            "rpc-version-mismatch",
+                            trellis_rpc::diag::VERSION_MISMATCH,
                             "the daemon runs another trellis; its jobs are not this shim's",
                         )
                         .to_json(),
@@ -173,7 +172,9 @@ fn transport(error: CallError) -> Vec<Value> {
             .iter()
             .map(Diagnostic::to_json)
             .collect(),
-        other => vec![Diagnostic::new("rpc-daemon-unreachable", other.to_string()).to_json()],
+        other => vec![
+            Diagnostic::new(trellis_rpc::diag::DAEMON_UNREACHABLE, other.to_string()).to_json(),
+        ],
     }
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use trellis_diag::{Diagnostic, errors_document};
 
 use crate::client;
+use crate::codes::HostCode;
 
 pub const HELP: &str = "\
 DEF JSON-ARGS   call a definition, e.g. csvstats::median [[3.0, 1.0, 2.0]]
@@ -55,7 +56,7 @@ pub fn run(root: &Path, no_daemon: bool) -> u8 {
             _ if line == ":help" => HELP.to_owned(),
             Some((":keep", name)) => keep(root, no_daemon, last.as_ref(), name.trim()),
             _ if line.starts_with(':') => refusal(
-                "usage-error",
+                HostCode::UsageError.as_str(),
                 format!("unknown REPL command `{line}`; :help lists them"),
             ),
             split => {
@@ -100,7 +101,7 @@ fn refusal(code: &str, message: String) -> String {
 fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String {
     let Some(kept) = last else {
         return refusal(
-            "usage-error",
+            HostCode::UsageError.as_str(),
             "no successful call to keep: call a definition first".to_owned(),
         );
     };
@@ -110,7 +111,7 @@ fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !valid {
         return refusal(
-            "usage-error",
+            HostCode::UsageError.as_str(),
             format!("`:keep {name}` needs a test block name"),
         );
     }
@@ -118,7 +119,7 @@ fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String
         Ok(status) if status == "green" => {}
         Ok(status) => {
             return refusal(
-                "usage-error",
+                HostCode::UsageError.as_str(),
                 format!(
                     "`{}` is {status}, not green: make it green (trellis status says how) \
                      before keeping a result as its test",
@@ -130,7 +131,7 @@ fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String
     }
     let Some((module, stem)) = trellis_db::split_definition_name(&kept.def) else {
         return refusal(
-            "unknown-definition",
+            HostCode::UnknownDefinition.as_str(),
             format!("`{}` is not a definition", kept.def),
         );
     };
@@ -141,7 +142,7 @@ fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String
         Ok(text) => text,
         Err(error) => {
             return refusal(
-                "root-unreadable",
+                HostCode::RootUnreadable.as_str(),
                 format!("cannot read {}: {error}", path.display()),
             );
         }
@@ -155,7 +156,7 @@ fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> String
     let written = trellis_spec::append_test_case(&text, &file, name, &case);
     if let Err(error) = std::fs::write(&path, written) {
         return refusal(
-            "root-unreadable",
+            HostCode::RootUnreadable.as_str(),
             format!("cannot write {}: {error}", path.display()),
         );
     }
@@ -186,7 +187,7 @@ fn status_of(root: &Path, no_daemon: bool, def: &str) -> Result<String, String> 
         .and_then(|row| row["status"].as_str().map(str::to_owned))
         .ok_or_else(|| {
             refusal(
-                "unknown-definition",
+                HostCode::UnknownDefinition.as_str(),
                 format!("no definition `{def}` in this root"),
             )
         })
@@ -197,6 +198,8 @@ fn status_of(root: &Path, no_daemon: bool, def: &str) -> Result<String, String> 
 fn ask(root: &Path, no_daemon: bool, method: &str, params: Value) -> Result<Value, String> {
     client::request(root, no_daemon, method, params, &mut |_| {}).map_err(|error| match error {
         client::ClientError::Failed(errors) => trellis_diag::errors_document(&errors),
-        client::ClientError::Transport(message) => refusal("rpc-daemon-unreachable", message),
+        client::ClientError::Transport(message) => {
+            refusal(trellis_rpc::diag::DAEMON_UNREACHABLE, message)
+        }
     })
 }

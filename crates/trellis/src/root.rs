@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::codes::HostCode;
 use trellis_diag::Diagnostic;
 
 pub use trellis_db::CONFIG_FILE;
@@ -14,13 +15,10 @@ pub fn discover_root(trellis_root: Option<OsString>, cwd: &Path) -> Result<PathB
     if let Some(root) = trellis_root.filter(|value| !value.is_empty()) {
         let root = cwd.join(root);
         if !root.join(CONFIG_FILE).is_file() {
-            return Err(Diagnostic::new(
-                "config-no-root",
-                format!(
-                    "TRELLIS_ROOT is {} but it holds no soil.toml",
-                    root.display()
-                ),
-            ));
+            return Err(HostCode::ConfigNoRoot.diagnostic(format!(
+                "TRELLIS_ROOT is {} but it holds no soil.toml",
+                root.display()
+            )));
         }
         return canonical(&root);
     }
@@ -31,21 +29,15 @@ pub fn discover_root(trellis_root: Option<OsString>, cwd: &Path) -> Result<PathB
         }
         dir = candidate.parent();
     }
-    Err(Diagnostic::new(
-        "config-no-root",
-        format!(
-            "no soil.toml in {} or any directory above it, and TRELLIS_ROOT is not set",
-            cwd.display()
-        ),
-    ))
+    Err(HostCode::ConfigNoRoot.diagnostic(format!(
+        "no soil.toml in {} or any directory above it, and TRELLIS_ROOT is not set",
+        cwd.display()
+    )))
 }
 
 fn canonical(path: &Path) -> Result<PathBuf, Diagnostic> {
     path.canonicalize().map_err(|error| {
-        Diagnostic::new(
-            "config-no-root",
-            format!("cannot resolve {}: {error}", path.display()),
-        )
+        HostCode::ConfigNoRoot.diagnostic(format!("cannot resolve {}: {error}", path.display()))
     })
 }
 

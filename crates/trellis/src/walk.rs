@@ -15,6 +15,7 @@
 use std::fs::FileType;
 use std::path::{Path, PathBuf};
 
+use crate::codes::HostCode;
 use trellis_db::CONFIG_FILE;
 use trellis_diag::Diagnostic;
 
@@ -89,7 +90,9 @@ pub(crate) fn not_a_file(path: &str, what: &str) -> Diagnostic {
 /// A path that could not be loaded or walked.
 pub(crate) fn unreadable(path: &str, reason: &str) -> Diagnostic {
     let shown = if path.is_empty() { "the root" } else { path };
-    Diagnostic::new("root-unreadable", format!("cannot load {shown}: {reason}")).with_file(path)
+    HostCode::RootUnreadable
+        .diagnostic(format!("cannot load {shown}: {reason}"))
+        .with_file(path)
 }
 
 /// One walk of a root.

@@ -1,7 +1,8 @@
 //! House rules the compiler does not check (design §2): every crate's `lib.rs`
 //! opens with a paragraph that names each workspace crate it depends on, so the
 //! prose cannot drift from `Cargo.toml`; and every module file of every crate
-//! opens with its `//!` paragraph.
+//! opens with its `//!` paragraph; and the host names its diagnostic codes
+//! through one enum.
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -121,4 +122,29 @@ fn every_module_file_opens_with_its_paragraph() {
         "no `//!` paragraph:\n{}",
         missing.join("\n")
     );
+}
+
+/// The host names its diagnostic codes through `codes::HostCode` (checked
+/// against the registry) or the owning crate's constants, never as a string
+/// literal handed to `Diagnostic::new`, where a typo ships as `report-bug`.
+#[test]
+fn the_host_passes_no_raw_code_to_diagnostic_new() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut raw = Vec::new();
+    for file in files {
+        if file.ends_with("codes.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("Diagnostic::new(") {
+            rest = &rest[at + "Diagnostic::new(".len()..];
+            if rest.trim_start().starts_with('"') {
+                raw.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(raw.is_empty(), "raw diagnostic codes in {raw:?}");
 }

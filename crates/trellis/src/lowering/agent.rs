@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
 use super::providers::{ClaudeCode, Provider, ProviderKind, Scripted};
+use crate::codes::HostCode;
 
 /// What the agent's output said so far.
 #[derive(Clone, Debug, Default)]
@@ -206,10 +207,7 @@ pub fn command(
     invocation: &Invocation<'_>,
 ) -> Result<AgentCommand, Diagnostic> {
     let exe = std::env::current_exe().map_err(|error| {
-        Diagnostic::new(
-            "job-provider-error",
-            format!("no trellis binary to run: {error}"),
-        )
+        HostCode::JobProviderError.diagnostic(format!("no trellis binary to run: {error}"))
     })?;
     provider
         .kind
@@ -265,16 +263,13 @@ fn playbook_for(playbooks: &Path, invocation: &Invocation<'_>) -> Result<PathBuf
     if plain.is_file() {
         return Ok(plain);
     }
-    Err(Diagnostic::new(
-        "job-provider-error",
-        format!(
-            "the scripted provider has no playbook for {}::{} ({} or {})",
-            invocation.module,
-            invocation.name,
-            numbered.display(),
-            plain.display()
-        ),
-    ))
+    Err(HostCode::JobProviderError.diagnostic(format!(
+        "the scripted provider has no playbook for {}::{} ({} or {})",
+        invocation.module,
+        invocation.name,
+        numbered.display(),
+        plain.display()
+    )))
 }
 
 impl AgentProcess {
@@ -287,13 +282,10 @@ impl AgentProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = command.spawn().map_err(|error| {
-            Diagnostic::new(
-                "job-provider-error",
-                format!(
-                    "cannot start the agent {:?}: {error}",
-                    command.get_program()
-                ),
-            )
+            HostCode::JobProviderError.diagnostic(format!(
+                "cannot start the agent {:?}: {error}",
+                command.get_program()
+            ))
         })?;
         let group = i32::try_from(child.id()).unwrap_or(0);
         let report = Arc::new(Mutex::new(AgentReport::default()));

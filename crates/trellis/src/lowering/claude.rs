@@ -31,6 +31,7 @@ use super::jail;
 use super::job_socket::JobSocket;
 use super::prompt::{self, Task};
 use super::providers::{ClaudeCode, Provider};
+use crate::codes::HostCode;
 
 /// The oldest Claude Code whose headless mode was measured with Trellis
 /// (`/work/shared/brief/AGENT-CLIENTS.md`): `--bare`, `--tools ""`,
@@ -54,7 +55,7 @@ impl Drop for Scratch {
 }
 
 fn provider_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new("job-provider-error", message)
+    HostCode::JobProviderError.diagnostic(message)
 }
 
 /// The jailed Claude Code command for one job.
@@ -73,15 +74,12 @@ pub fn command(
     let dir = scratch.dir.clone();
     let exposed = jail::exposed_paths(&read_only, &dir);
     if let Err(path) = jail::hides(invocation.root, &exposed) {
-        return Err(Diagnostic::new(
-            "job-jail-unavailable",
-            format!(
-                "the jail would expose the project tree {} through {}: install the CLI (and \
+        return Err(HostCode::JobJailUnavailable.diagnostic(format!(
+            "the jail would expose the project tree {} through {}: install the CLI (and \
                  trellis) outside the root",
-                invocation.root.display(),
-                path.display()
-            ),
-        ));
+            invocation.root.display(),
+            path.display()
+        )));
     }
     let mut env = vec![
         ("TMPDIR".to_owned(), dir.join("tmp").display().to_string()),

@@ -24,6 +24,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::codes::HostCode;
 use trellis_diag::Diagnostic;
 
 /// The jail's `HOME`: a tmpfs of its own, empty at start, gone at the end.
@@ -99,7 +100,7 @@ pub fn available() -> Result<&'static Jail, Diagnostic> {
 }
 
 fn unavailable(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new("job-jail-unavailable", message)
+    HostCode::JobJailUnavailable.diagnostic(message)
 }
 
 /// Builds a jail around `exe --version` with the same system mounts a job gets.

@@ -13,6 +13,7 @@ use serde_json::Value;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
+use crate::codes::HostCode;
 use crate::identity::binary_identity;
 use crate::service::Service;
 
@@ -44,21 +45,16 @@ impl OneJob {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         if method != "job.tool" {
-            return Err(
-                RpcError::method_not_found(method).with_diagnostics(&[Diagnostic::new(
-                    "job-not-found",
-                    format!(
-                        "this socket serves the tools of job {} and nothing else",
-                        self.job
-                    ),
-                )]),
-            );
+            return Err(RpcError::method_not_found(method).with_diagnostics(&[
+                HostCode::JobNotFound.diagnostic(format!(
+                    "this socket serves the tools of job {} and nothing else",
+                    self.job
+                )),
+            ]));
         }
         if params["job"].as_str() != Some(self.job.as_str()) {
-            return Err(RpcError::failed(&[Diagnostic::new(
-                "job-not-found",
-                format!("this socket serves job {} only", self.job),
-            )]));
+            return Err(RpcError::failed(&[HostCode::JobNotFound
+                .diagnostic(format!("this socket serves job {} only", self.job))]));
         }
         let mut service = self.service.lock().unwrap_or_else(PoisonError::into_inner);
         service.handle(method, params, progress)
@@ -73,14 +69,11 @@ impl JobSocket {
         path: &Path,
     ) -> Result<JobSocket, Diagnostic> {
         let server = Server::bind(path, ServerConfig::new(binary_identity())).map_err(|error| {
-            Diagnostic::new(
-                "job-provider-error",
-                format!(
-                    "cannot bind the job's socket {}: {}",
-                    path.display(),
-                    error.to_diagnostic().message
-                ),
-            )
+            HostCode::JobProviderError.diagnostic(format!(
+                "cannot bind the job's socket {}: {}",
+                path.display(),
+                error.to_diagnostic().message
+            ))
         })?;
         let shutdown = server.shutdown_handle();
         let handler = OneJob {
@@ -93,10 +86,8 @@ impl JobSocket {
                 let _ = server.serve(handler);
             })
             .map_err(|error| {
-                Diagnostic::new(
-                    "job-provider-error",
-                    format!("cannot start the job's socket thread: {error}"),
-                )
+                HostCode::JobProviderError
+                    .diagnostic(format!("cannot start the job's socket thread: {error}"))
             })?;
         Ok(JobSocket {
             path: path.to_owned(),

@@ -33,6 +33,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::codes::HostCode;
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
@@ -122,7 +123,9 @@ pub fn config_path(xdg_config_home: Option<&str>, home: Option<&str>) -> Option<
 }
 
 fn problem(file: &Path, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new("config-providers", message).with_file(file.display().to_string())
+    HostCode::ConfigProviders
+        .diagnostic(message)
+        .with_file(file.display().to_string())
 }
 
 /// Parses the file's text and picks `wanted` (or the file's `default`).

@@ -17,6 +17,7 @@ use super::agent::{self, AgentProcess, Invocation};
 use super::flog;
 use super::order;
 use super::providers::Provider;
+use crate::codes::HostCode;
 use crate::service::Service;
 use crate::service::lowering::{Agent, Gate};
 use crate::service::triage::Flagged;
@@ -412,8 +413,7 @@ impl Lowering {
                 let mut again = entry.clone();
                 again.attempt += 1;
                 if again.attempt > MAX_ATTEMPTS {
-                    let detail = json!({ "errors": [Diagnostic::new(
-                        "job-invalidated",
+                    let detail = json!({ "errors": [HostCode::JobInvalidated.diagnostic(
                         format!("{} was invalidated {MAX_ATTEMPTS} times in a row; not re-queued", entry.def),
                     ).to_json()] });
                     push_event(&mut state, &entry.def, "failed", None, detail);
@@ -459,10 +459,10 @@ impl Lowering {
             None => {
                 return failed(
                     None,
-                    vec![Diagnostic::new(
-                        "unknown-definition",
-                        format!("`{}` is not module::name", entry.def),
-                    )],
+                    vec![
+                        HostCode::UnknownDefinition
+                            .diagnostic(format!("`{}` is not module::name", entry.def)),
+                    ],
                 );
             }
         };
@@ -611,7 +611,7 @@ impl Lowering {
                 if let Some(cap) = &cap {
                     errors.insert(
                         0,
-                        Diagnostic::new("job-cap-exceeded", format!("the job hit its {cap} cap")),
+                        HostCode::JobCapExceeded.diagnostic(format!("the job hit its {cap} cap")),
                     );
                 }
                 let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
@@ -751,16 +751,14 @@ impl Lowering {
             .map(|(_, text)| text.clone())
             .unwrap_or_default();
         let problem = match &stop {
-            Some(Stop::Invalidated(why)) => Some(Diagnostic::new(
-                "job-invalidated",
-                format!("the spec {why}"),
-            )),
-            Some(Stop::Cap(cap)) => Some(Diagnostic::new(
-                "job-cap-exceeded",
-                format!("the job hit its {cap} cap"),
-            )),
+            Some(Stop::Invalidated(why)) => {
+                Some(HostCode::JobInvalidated.diagnostic(format!("the spec {why}")))
+            }
+            Some(Stop::Cap(cap)) => {
+                Some(HostCode::JobCapExceeded.diagnostic(format!("the job hit its {cap} cap")))
+            }
             Some(Stop::Shutdown) => {
-                Some(Diagnostic::new("job-provider-error", "the daemon stopped"))
+                Some(HostCode::JobProviderError.diagnostic("the daemon stopped"))
             }
             Some(Stop::Asked | Stop::Broken) | None => agent_failure(&report, status),
         };
@@ -846,35 +844,28 @@ fn agent_failure(
     status: Option<std::process::ExitStatus>,
 ) -> Option<Diagnostic> {
     if let Some(failure) = &report.mcp_failure {
-        return Some(Diagnostic::new("job-provider-error", failure.clone()));
+        return Some(HostCode::JobProviderError.diagnostic(failure.clone()));
     }
     if let Some(line) = &report.malformed {
-        return Some(Diagnostic::new(
-            "job-provider-error",
-            format!("the agent printed a line that is not stream-json: {line}"),
-        ));
+        return Some(HostCode::JobProviderError.diagnostic(format!(
+            "the agent printed a line that is not stream-json: {line}"
+        )));
     }
     let exited_well = status.is_some_and(|status| status.success());
     match &report.result {
         Some((false, _)) if exited_well => None,
-        Some((_, text)) => Some(Diagnostic::new(
-            "job-provider-error",
-            format!(
-                "the agent ended with an error ({}): {text}",
-                describe(status)
-            ),
-        )),
-        None => Some(Diagnostic::new(
-            "job-provider-error",
-            format!(
-                "the agent ended ({}) without a result line{}",
-                describe(status),
-                match report.stderr_tail.trim() {
-                    "" => String::new(),
-                    tail => format!("; its stderr ends: {tail}"),
-                }
-            ),
-        )),
+        Some((_, text)) => Some(HostCode::JobProviderError.diagnostic(format!(
+            "the agent ended with an error ({}): {text}",
+            describe(status)
+        ))),
+        None => Some(HostCode::JobProviderError.diagnostic(format!(
+            "the agent ended ({}) without a result line{}",
+            describe(status),
+            match report.stderr_tail.trim() {
+                "" => String::new(),
+                tail => format!("; its stderr ends: {tail}"),
+            }
+        ))),
     }
 }
 

@@ -27,6 +27,7 @@ use trellis_spec::{TrFile, parse_tr};
 
 use super::question::{Kind, OpenQuestion, Staleness, asked_text_path, parse_question};
 use super::{Service, failed};
+use crate::codes::HostCode;
 use crate::protocol::{
     AnswerAnswer, AnswerParams, DecisionPlace, DecisionScope, QuestionAnswer, QuestionParams, Tag,
 };
@@ -60,8 +61,7 @@ pub fn answer(service: &mut Service, params: &AnswerParams) -> Result<AnswerAnsw
     let question = current_question(service, def).map_err(|d| failed(&[d]))?;
     let text = params.text.trim();
     if text.is_empty() {
-        return Err(failed(&[Diagnostic::new(
-            "job-empty-answer",
+        return Err(failed(&[HostCode::JobEmptyAnswer.diagnostic(
             format!(
                 "the answer to {def}'s question is empty: give the answer's text (or an option's number, interactively)"
             ),
@@ -74,8 +74,7 @@ pub fn answer(service: &mut Service, params: &AnswerParams) -> Result<AnswerAnsw
     let (target, written, decision) = match question.kind {
         Kind::Ambiguity | Kind::Contradiction => {
             if scope.is_some() || label.is_some() {
-                return Err(failed(&[Diagnostic::new(
-                    "job-bad-scope",
+                return Err(failed(&[HostCode::JobBadScope.diagnostic(
                     format!(
                         "{def}'s question is an {}: its answer goes into the definition's Clarifications, \
                          so it takes no --scope or --label (those place a Rule's answer)",
@@ -158,10 +157,9 @@ fn current_question(service: &Service, def: &str) -> Result<OpenQuestion, Diagno
     });
     let asked = service.loader.questions().get(&file);
     if !known {
-        let mut unknown = Diagnostic::new(
-            "unknown-definition",
-            format!("no function definition `{def}` in this root (write module::name)"),
-        );
+        let mut unknown = HostCode::UnknownDefinition.diagnostic(format!(
+            "no function definition `{def}` in this root (write module::name)"
+        ));
         if asked.is_some() {
             unknown = unknown.with_note(format!(
                 "{file} is a question about it: its spec is gone, so delete the question"
@@ -178,21 +176,16 @@ fn current_question(service: &Service, def: &str) -> Result<OpenQuestion, Diagno
         return Err(problem.clone());
     }
     let Some(text) = asked else {
-        return Err(Diagnostic::new(
-            "job-no-question",
-            format!(
-                "{def} has no open question (there is no {file}); `trellis status` lists the open ones"
-            ),
-        ));
+        return Err(HostCode::JobNoQuestion.diagnostic(format!(
+            "{def} has no open question (there is no {file}); `trellis status` lists the open ones"
+        )));
     };
     let question = parse_question(&file, text)?;
     match super::question::staleness(db, &question) {
         Staleness::Current => Ok(question),
         Staleness::Moved(classes) => Err(stale(service, &question, &classes)),
-        Staleness::Gone => Err(Diagnostic::new(
-            "unknown-definition",
-            format!("no function definition `{def}` in this root"),
-        )),
+        Staleness::Gone => Err(HostCode::UnknownDefinition
+            .diagnostic(format!("no function definition `{def}` in this root"))),
     }
 }
 
@@ -218,9 +211,8 @@ fn stale(service: &Service, question: &OpenQuestion, classes: &[&str]) -> Diagno
             super::question::QUESTIONS_DIR
         ),
     };
-    Diagnostic::new(
-        "job-stale-question",
-        format!(
+    HostCode::JobStaleQuestion
+        .diagnostic(format!(
             "{} changed since its question was asked ({} moved), so the answer is not written: \
              the question may no longer apply. Lower the definition again for a fresh question, \
              or delete {} to drop this one.\n{}",
@@ -228,9 +220,8 @@ fn stale(service: &Service, question: &OpenQuestion, classes: &[&str]) -> Diagno
             classes.join(", "),
             question.file,
             diff.trim_end()
-        ),
-    )
-    .with_file(relative)
+        ))
+        .with_file(relative)
 }
 
 /// A spec an answer is written into.
@@ -249,7 +240,7 @@ impl Target {
         let file = index
             .module(&question.module)
             .and_then(|files| files.specs.get(&question.name).copied())
-            .ok_or_else(|| Diagnostic::new("unknown-definition", format!("{relative} is gone")))?;
+            .ok_or_else(|| HostCode::UnknownDefinition.diagnostic(format!("{relative} is gone")))?;
         Ok(Target {
             name: "definition",
             relative,
@@ -306,9 +297,8 @@ fn rule_target(
         } else {
             "_project.tr".to_owned()
         };
-        Diagnostic::new(
-            "job-no-decisions-file",
-            format!(
+        HostCode::JobNoDecisionsFile
+            .diagnostic(format!(
                 "the {name}'s decisions live in {file}, which does not exist: create it \
                  (tr-grammar §5) and answer again{}",
                 if scopes.is_empty() {
@@ -316,9 +306,8 @@ fn rule_target(
                 } else {
                     format!(", or answer with --scope {}", scopes[0].name)
                 }
-            ),
-        )
-        .with_file(file)
+            ))
+            .with_file(file)
     };
     match scope {
         Some(wanted @ ("module" | "project")) => {
@@ -327,28 +316,21 @@ fn rule_target(
                 None => Err(missing(wanted)),
             }
         }
-        Some(other) => Err(Diagnostic::new(
-            "job-bad-scope",
-            format!("--scope takes `project` or `module`, not `{other}`"),
-        )),
+        Some(other) => Err(HostCode::JobBadScope.diagnostic(format!(
+            "--scope takes `project` or `module`, not `{other}`"
+        ))),
         None => match scopes.len() {
-            0 => Err(Diagnostic::new(
-                "job-no-decisions-file",
-                format!(
-                    "{}'s question is a Rule, but neither {}/_module.tr nor _project.tr exists to \
+            0 => Err(HostCode::JobNoDecisionsFile.diagnostic(format!(
+                "{}'s question is a Rule, but neither {}/_module.tr nor _project.tr exists to \
                      hold decisions: create one (tr-grammar §5) and answer again",
-                    question.def, question.module
-                ),
-            )),
+                question.def, question.module
+            ))),
             1 => Ok(scopes.remove(0)),
-            _ => Err(Diagnostic::new(
-                "job-bad-scope",
-                format!(
-                    "{}'s question is a Rule: say whether its answer is a rule of the module \
+            _ => Err(HostCode::JobBadScope.diagnostic(format!(
+                "{}'s question is a Rule: say whether its answer is a rule of the module \
                      ({}/_module.tr) or of the project (_project.tr) with --scope module|project",
-                    question.def, question.module
-                ),
-            )),
+                question.def, question.module
+            ))),
         },
     }
 }
@@ -402,9 +384,8 @@ fn only_appended(
         .find(|d| !old_problems.iter().any(|o| o.code == d.code))
         .map(|d| format!(" ({}: {})", d.code, d.message))
         .unwrap_or_default();
-    Err(Diagnostic::new(
-        "job-answer-breaks-spec",
-        format!(
+    Err(HostCode::JobAnswerBreaksSpec
+        .diagnostic(format!(
             "writing this answer into {} would change more than the appended {}{new_problem}: \
              an answer is prose (a line that opens a fence, a blank line inside a decision or a \
              block the spec cannot close would change its blocks). Rephrase it, or edit the spec \
@@ -416,9 +397,8 @@ fn only_appended(
                 "Q/A pair"
             },
             question.file
-        ),
-    )
-    .with_file(target.relative.clone()))
+        ))
+        .with_file(target.relative.clone()))
 }
 
 /// Writes the answered spec (unless the disk moved since the refresh this
@@ -432,22 +412,18 @@ fn write_answer(
 ) -> Result<(), Diagnostic> {
     let path = root.join(&target.relative);
     let io = |what: &str, relative: &str, error: std::io::Error| {
-        Diagnostic::new(
-            "root-unreadable",
-            format!("cannot {what} {relative}: {error}"),
-        )
-        .with_file(relative)
+        HostCode::RootUnreadable
+            .diagnostic(format!("cannot {what} {relative}: {error}"))
+            .with_file(relative)
     };
     let on_disk = std::fs::read_to_string(&path).map_err(|e| io("read", &target.relative, e))?;
     if on_disk != before {
-        return Err(Diagnostic::new(
-            "job-stale-question",
-            format!(
+        return Err(HostCode::JobStaleQuestion
+            .diagnostic(format!(
                 "{} changed while the answer was being written; nothing was written: answer again",
                 target.relative
-            ),
-        )
-        .with_file(target.relative.clone()));
+            ))
+            .with_file(target.relative.clone()));
     }
     trellis_lock::write_atomic(&trellis_lock::StdFs, &path, after.as_bytes())
         .map_err(|e| io("write", &target.relative, e))?;

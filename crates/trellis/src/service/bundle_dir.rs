@@ -30,10 +30,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use trellis_context::{BundleFile, ContextBundle};
-use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 
 use super::failed;
+use crate::codes::HostCode;
 use crate::watch::sys;
 
 /// How close to its stamp a file's times must be for its bytes, not its stats,
@@ -698,10 +698,8 @@ impl DirWatch {
 }
 
 fn write_failed(path: &Path, error: &std::io::Error) -> RpcError {
-    failed(&[Diagnostic::new(
-        "bundle-write-failed",
-        format!("could not write {}: {error}", path.display()),
-    )])
+    failed(&[HostCode::BundleWriteFailed
+        .diagnostic(format!("could not write {}: {error}", path.display()))])
 }
 
 /// Moves `dir` from holding exactly `held` to holding exactly `bundle`: writes

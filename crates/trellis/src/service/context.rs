@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trellis_context::{ContextBundle, context_bundle, definition_item};
-use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 
 use super::{Service, bundle_dir, failed};
+use crate::codes::HostCode;
 use crate::protocol::{
     BundleWrite, ContextAnswer, ContextParams, DroppedColumns, PackedColumns, Text, encode_answer,
 };
@@ -73,13 +73,10 @@ fn refuse_non_empty(out: &Path) -> Result<(), RpcError> {
         Err(_) => true,
     };
     if non_empty {
-        return Err(failed(&[Diagnostic::new(
-            "bundle-out-not-empty",
-            format!(
-                "--out {} is not an empty directory; give a new or empty one",
-                out.display()
-            ),
-        )]));
+        return Err(failed(&[HostCode::BundleOutNotEmpty.diagnostic(format!(
+            "--out {} is not an empty directory; give a new or empty one",
+            out.display()
+        ))]));
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{Mode, RowResult};
 
 use super::{Service, failed, invalid_params};
+use crate::codes::HostCode;
 
 /// Every job this daemon holds, by id.
 #[derive(Default)]
@@ -164,10 +165,9 @@ fn job_of<'s>(service: &'s mut Service, params: &Value) -> Result<&'s mut Job, R
         .as_str()
         .ok_or_else(|| invalid_params("`job` must be a job id"))?;
     service.jobs.jobs.get_mut(id).ok_or_else(|| {
-        failed(&[Diagnostic::new(
-            "job-not-found",
-            format!("no job {id:?} in this daemon (jobs live as long as the daemon)"),
-        )])
+        failed(&[HostCode::JobNotFound.diagnostic(format!(
+            "no job {id:?} in this daemon (jobs live as long as the daemon)"
+        ))])
     })
 }
 
@@ -284,10 +284,9 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let job = job_of(service, params)?;
     let name = params["tool"].as_str().unwrap_or_default();
     let Some(tool) = Tool::from_name(name) else {
-        return Err(failed(&[Diagnostic::new(
-            "mcp-unknown-tool",
-            format!("no tool named {name:?}"),
-        )]));
+        return Err(failed(&[
+            HostCode::McpUnknownTool.diagnostic(format!("no tool named {name:?}"))
+        ]));
     };
     let empty = json!({});
     let arguments = match &params["arguments"] {
@@ -296,23 +295,17 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     };
     let started = Instant::now();
     let outcome = match &job.state {
-        State::Ended { reason } => Err(vec![Diagnostic::new(
-            "job-ended",
-            format!(
-                "job {} has ended ({reason}); no tool runs after that",
-                job.id
-            ),
-        )]),
+        State::Ended { reason } => Err(vec![HostCode::JobEnded.diagnostic(format!(
+            "job {} has ended ({reason}); no tool runs after that",
+            job.id
+        ))]),
         State::Open if job.max_tool_calls.is_some_and(|cap| job.tool_calls >= cap) => {
             let cap = job.max_tool_calls.unwrap_or_default();
             job.end("the turn cap");
-            Err(vec![Diagnostic::new(
-                "job-cap-exceeded",
-                format!(
-                    "job {} has used its {cap} tool calls (the turn cap); the job ends here",
-                    job.id
-                ),
-            )])
+            Err(vec![HostCode::JobCapExceeded.diagnostic(format!(
+                "job {} has used its {cap} tool calls (the turn cap); the job ends here",
+                job.id
+            ))])
         }
         State::Open => {
             job.tool_calls += 1;
@@ -391,10 +384,7 @@ fn job_facts(job: &Job) -> JobFacts<'_> {
 }
 
 fn no_draft() -> Vec<Diagnostic> {
-    vec![Diagnostic::new(
-        "no-draft",
-        "no draft yet: write the definition with write_soil first",
-    )]
+    vec![HostCode::NoDraft.diagnostic("no draft yet: write the definition with write_soil first")]
 }
 
 fn write_soil(job: &mut Job, arguments: &Value) -> Result<Value, Vec<Diagnostic>> {
@@ -424,8 +414,7 @@ fn write_soil(job: &mut Job, arguments: &Value) -> Result<Value, Vec<Diagnostic>
         };
         let label = cited["label"].as_str().unwrap_or_default();
         if !in_scope.entries.contains_key(&(scope, label.to_owned())) {
-            unknown.push(Diagnostic::new(
-                "unknown-decision",
+            unknown.push(HostCode::UnknownDecision.diagnostic(
                 format!(
                     "$.decisions_applied[{index}]: no {} decision labelled {label:?} is in scope (see decisions.md)",
                     if scope == trellis_lock::Scope::Project { "project" } else { "module" }
@@ -484,8 +473,7 @@ fn run_tests(job: &mut Job, root: &Path) -> Result<Value, Vec<Diagnostic>> {
         return Err(holes
             .iter()
             .map(|hole| {
-                Diagnostic::new(
-                    "unfilled-hole",
+                HostCode::UnfilledHole.diagnostic(
                     format!(
                         "the draft has the unfilled hole ?{} (goal {}); holes are never tested — fill it, then run the tests",
                         hole["name"].as_str().unwrap_or_default(),
@@ -513,8 +501,7 @@ fn run_tests(job: &mut Job, root: &Path) -> Result<Value, Vec<Diagnostic>> {
         &mut |_| {},
     );
     let Some(outcome) = outcome else {
-        return Err(vec![Diagnostic::new(
-            "unfilled-hole",
+        return Err(vec![HostCode::UnfilledHole.diagnostic(
             "the draft cannot be tested: it does not check or has no signature",
         )]);
     };
@@ -547,7 +534,11 @@ fn case_result(row: &trellis_verify::suite::Row) -> Value {
                     .map(Diagnostic::to_json)
                     .collect(),
                 Some(failure) => {
-                    vec![Diagnostic::new("runtime-panic", failure.message.clone()).to_json()]
+                    vec![
+                        HostCode::RuntimePanic
+                            .diagnostic(failure.message.clone())
+                            .to_json(),
+                    ]
                 }
                 None => Vec::new(),
             };

@@ -14,6 +14,7 @@ use trellis_lock::{Lock, SaveError, Scope, StdFs, Toolchain};
 use trellis_rpc::RpcError;
 
 use super::{Service, failed, invalid_params};
+use crate::codes::HostCode;
 use crate::protocol::{
     AdoptAnswer, AdoptParams, EditorialAnswer, EditorialParams, ReviewAnswer, ReviewParams,
 };
@@ -39,15 +40,12 @@ pub(crate) fn save(root: &Path, relative: &str, lock: &Lock) -> Result<bool, Dia
             SaveError::Invariants(mut problems) if !problems.is_empty() => {
                 problems.remove(0).in_file(relative)
             }
-            SaveError::Invariants(_) => Diagnostic::new(
-                "lock-bad-value",
-                format!("{relative} breaks a lock invariant"),
-            ),
-            SaveError::Io(error) => Diagnostic::new(
-                "root-unreadable",
-                format!("cannot write {relative}: {error}"),
-            )
-            .with_file(relative),
+            SaveError::Invariants(_) => {
+                HostCode::LockBadValue.diagnostic(format!("{relative} breaks a lock invariant"))
+            }
+            SaveError::Io(error) => HostCode::RootUnreadable
+                .diagnostic(format!("cannot write {relative}: {error}"))
+                .with_file(relative),
         })
 }
 
@@ -186,10 +184,9 @@ pub fn review(service: &mut Service, params: &ReviewParams) -> Result<ReviewAnsw
     let db = service.database();
     let item = Item::new(db, module.clone(), name.clone());
     let LockState::Present(Lock::Function(lock)) = lock_state(db, &module, &name) else {
-        return Err(failed(&[Diagnostic::new(
-            "unknown-definition",
-            format!("{def} has no lock to review"),
-        )]));
+        return Err(failed(&[
+            HostCode::UnknownDefinition.diagnostic(format!("{def} has no lock to review"))
+        ]));
     };
     let lock = reviewed_lock(db, item, lock).ok_or_else(|| invalid_params("nothing to review"))?;
     save(
@@ -237,10 +234,9 @@ fn review_entry(
         .get(relative)
         .and_then(|&file| trellis_db::read_lock_file(db, file).as_ref().ok().cloned())
         .ok_or_else(|| {
-            failed(&[Diagnostic::new(
-                "unknown-definition",
-                format!("{name} has no lock to review: stamp it with trellis adopt"),
-            )])
+            failed(&[HostCode::UnknownDefinition.diagnostic(format!(
+                "{name} has no lock to review: stamp it with trellis adopt"
+            ))])
         })?;
     let mut lock = lock;
     let prose = trellis_db::spec_hashes(db, spec).prose;
@@ -299,23 +295,19 @@ pub fn decisions_editorial(
         }
     }
     if scopes.is_empty() {
-        return Err(failed(&[Diagnostic::new(
-            "unknown-decision",
-            format!("no decision `{label}` in this root"),
-        )]));
+        return Err(failed(&[
+            HostCode::UnknownDecision.diagnostic(format!("no decision `{label}` in this root"))
+        ]));
     }
     if scopes.len() > 1 && module_filter.is_none() {
         let names: Vec<String> = scopes
             .iter()
             .map(|(s, m)| m.clone().unwrap_or_else(|| format!("{s:?}").to_lowercase()))
             .collect();
-        return Err(failed(&[Diagnostic::new(
-            "unknown-decision",
-            format!(
-                "`{label}` is a decision in several scopes ({}); choose one with --module",
-                names.join(", ")
-            ),
-        )]));
+        return Err(failed(&[HostCode::UnknownDecision.diagnostic(format!(
+            "`{label}` is a decision in several scopes ({}); choose one with --module",
+            names.join(", ")
+        ))]));
     }
     let (scope, module) = scopes.remove(0);
     let mut written = Vec::new();
@@ -404,10 +396,8 @@ pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
         return Ok(());
     }
     trellis_lock::save_soil_lock(&StdFs, &target, &manifest).map_err(|error| {
-        Diagnostic::new(
-            "root-unreadable",
-            format!("cannot write soil.lock: {error}"),
-        )
-        .with_file("soil.lock")
+        HostCode::RootUnreadable
+            .diagnostic(format!("cannot write soil.lock: {error}"))
+            .with_file("soil.lock")
     })
 }

@@ -17,6 +17,7 @@ use trellis_verify::suite::Mode;
 
 use super::Service;
 use super::jobs::{self, Draft, Job};
+use crate::codes::HostCode;
 use crate::protocol::{SuiteFailure, TestParams};
 
 /// Who lowers: recorded in the job and, on success, in the lock.
@@ -66,10 +67,7 @@ impl Service {
         let db = self.database();
         let item = trellis_context::definition_item(db, def).map_err(|d| vec![d])?;
         let spec = trellis_db::spec_file(db, item).ok_or_else(|| {
-            vec![Diagnostic::new(
-                "unknown-definition",
-                format!("`{def}` has no spec"),
-            )]
+            vec![HostCode::UnknownDefinition.diagnostic(format!("`{def}` has no spec"))]
         })?;
         let mut problems = trellis_db::spec_diagnostics(db, spec).clone();
         problems.extend(trellis_db::report_diagnostics(
@@ -161,10 +159,8 @@ impl Service {
                 .iter()
                 .filter(|def| !functions.contains(def))
                 .map(|def| {
-                    Diagnostic::new(
-                        "unknown-definition",
-                        format!("no definition `{def}` in this root"),
-                    )
+                    HostCode::UnknownDefinition
+                        .diagnostic(format!("no definition `{def}` in this root"))
                 })
                 .collect();
             if !unknown.is_empty() {
@@ -245,7 +241,7 @@ impl Service {
     ) -> Gate {
         let root = self.root().to_owned();
         let Some(job) = self.jobs.get_mut(id) else {
-            return failed("job-not-found", format!("no job {id}"));
+            return failed(HostCode::JobNotFound, format!("no job {id}"));
         };
         job.end("the agent finished");
         if job.asked {
@@ -258,7 +254,7 @@ impl Service {
             decisions_applied: d.decisions_applied.clone(),
         }) else {
             job.release();
-            return failed("no-draft", "the agent ended without writing a draft");
+            return failed(HostCode::NoDraft, "the agent ended without writing a draft");
         };
         let facts = match jobs::check_types(job) {
             Ok(facts) => facts,
@@ -340,11 +336,9 @@ impl Service {
         let root = self.root().to_owned();
         let write_error = |relative: &str, error: std::io::Error| Gate::Failed {
             errors: vec![
-                Diagnostic::new(
-                    "root-unreadable",
-                    format!("cannot write {relative}: {error}"),
-                )
-                .with_file(relative),
+                HostCode::RootUnreadable
+                    .diagnostic(format!("cannot write {relative}: {error}"))
+                    .with_file(relative),
             ],
             failures: Vec::new(),
         };
@@ -432,8 +426,7 @@ impl Service {
                 })
             }
             other => Err(Gate::Failed {
-                errors: vec![Diagnostic::new(
-                    "job-final-gate",
+                errors: vec![HostCode::JobFinalGate.diagnostic(
                     format!(
                         "{definition} is not green after its final test run ({}); nothing of the draft was kept",
                         other.map_or("no status".to_owned(), |s| format!("{s:?}"))
@@ -510,7 +503,7 @@ fn sandboxed_gate(job: &mut Job, root: &Path) -> Result<(), Gate> {
         &mut |_| {},
     );
     let Some(outcome) = outcome else {
-        return Err(failed("job-final-gate", "the draft does not check"));
+        return Err(failed(HostCode::JobFinalGate, "the draft does not check"));
     };
     if !outcome.preflight.is_empty() {
         return Err(Gate::Failed {
@@ -529,17 +522,18 @@ fn sandboxed_gate(job: &mut Job, root: &Path) -> Result<(), Gate> {
     let failures = outcome.failures.iter().map(SuiteFailure::from).collect();
     let names: Vec<&str> = failing.iter().map(|row| row.name.as_str()).collect();
     Err(Gate::Failed {
-        errors: vec![Diagnostic::new(
-            "job-final-gate",
-            format!("the last draft fails {}: {}", names.len(), names.join(", ")),
-        )],
+        errors: vec![HostCode::JobFinalGate.diagnostic(format!(
+            "the last draft fails {}: {}",
+            names.len(),
+            names.join(", ")
+        ))],
         failures,
     })
 }
 
-fn failed(code: &str, message: impl Into<String>) -> Gate {
+fn failed(code: HostCode, message: impl Into<String>) -> Gate {
     Gate::Failed {
-        errors: vec![Diagnostic::new(code, message)],
+        errors: vec![code.diagnostic(message)],
         failures: Vec::new(),
     }
 }

@@ -14,6 +14,7 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 use trellis_verify::{ProcessRunner, WarmPool, WarmRunner};
 
+use crate::codes::HostCode;
 use crate::loader::RootLoader;
 use crate::protocol::{RefreshAnswer, Request, Timings, encode_answer};
 use crate::watch::{Dirty, RootWatch};
@@ -219,11 +220,11 @@ pub const WRITER_LOCK: &str = ".trellis/writer.lock";
 pub(super) fn writer_lock(root: &std::path::Path) -> Result<std::fs::File, Diagnostic> {
     let path = root.join(WRITER_LOCK);
     let problem = |error: std::io::Error| {
-        Diagnostic::new(
-            "root-unreadable",
-            format!("cannot take the root's writer lock {WRITER_LOCK}: {error}"),
-        )
-        .with_file(WRITER_LOCK)
+        HostCode::RootUnreadable
+            .diagnostic(format!(
+                "cannot take the root's writer lock {WRITER_LOCK}: {error}"
+            ))
+            .with_file(WRITER_LOCK)
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(problem)?;
@@ -327,8 +328,7 @@ fn needs_daemon() -> RpcError {
 }
 
 pub(crate) fn needs_daemon_diagnostic() -> Diagnostic {
-    Diagnostic::new(
-        "job-needs-daemon",
+    HostCode::JobNeedsDaemon.diagnostic(
         "lowering runs in the root's daemon (its jobs and agents live there): drop --no-daemon",
     )
 }

@@ -22,6 +22,7 @@ use trellis_mcp::Ty;
 
 use super::Service;
 use super::jobs::JobFacts;
+use crate::codes::HostCode;
 use crate::walk::QUESTION_SUFFIX;
 
 pub fn ask_human(
@@ -31,10 +32,9 @@ pub fn ask_human(
 ) -> Result<Value, Vec<Diagnostic>> {
     let question = arguments["question"].as_str().unwrap_or_default();
     if question.trim().is_empty() {
-        return Err(vec![Diagnostic::new(
-            "json-type-mismatch",
-            "$.question must be a non-empty question",
-        )]);
+        return Err(vec![
+            HostCode::JsonTypeMismatch.diagnostic("$.question must be a non-empty question"),
+        ]);
     }
     let document = json!({
         "def": job.definition,
@@ -48,11 +48,9 @@ pub fn ask_human(
     });
     let cannot_write = |relative: &str, error: std::io::Error| {
         vec![
-            Diagnostic::new(
-                "root-unreadable",
-                format!("cannot write {relative}: {error}"),
-            )
-            .with_file(relative),
+            HostCode::RootUnreadable
+                .diagnostic(format!("cannot write {relative}: {error}"))
+                .with_file(relative),
         ]
     };
     if let (Some(text), Some(relative)) = (&job.asked_text, asked_text_path(&job.bundle_hash)) {
@@ -158,15 +156,13 @@ const QUESTION: Ty = Ty::Record(&[
 /// Decodes one question file; the diagnostic names the file and what is wrong.
 pub fn parse_question(file: &str, text: &str) -> Result<OpenQuestion, Diagnostic> {
     let unreadable = |why: String| {
-        Diagnostic::new(
-            "job-question-unreadable",
-            format!("the question file {file} cannot be read: {why}"),
-        )
-        .with_file(file)
-        .with_note(
-            "question files are written by ask_human (trellis-daemon §8); delete it to drop \
+        HostCode::JobQuestionUnreadable
+            .diagnostic(format!("the question file {file} cannot be read: {why}"))
+            .with_file(file)
+            .with_note(
+                "question files are written by ask_human (trellis-daemon §8); delete it to drop \
              the question, or lower the definition again to have it asked anew",
-        )
+            )
     };
     let stem = file.strip_suffix(QUESTION_SUFFIX).unwrap_or(file);
     let (module, name) = match stem.split('/').collect::<Vec<_>>().as_slice() {

@@ -8,6 +8,7 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 
 use super::{Service, failed};
+use crate::codes::HostCode;
 use crate::identity::{SOIL0_VERSION, VERSION};
 
 /// `toolchain-mismatch` when the root is pinned to another toolchain.
@@ -18,8 +19,7 @@ pub fn check_pin(service: &Service) -> Result<(), Diagnostic> {
         .map_err(Clone::clone)?;
     let pin = &config.toolchain;
     if pin.trellis != VERSION || pin.soil0_cli != SOIL0_VERSION {
-        return Err(Diagnostic::new(
-            "toolchain-mismatch",
+        return Err(HostCode::ToolchainMismatch.diagnostic(
             format!(
                 "soil.toml pins trellis {} / soil0 {}, but this is trellis {VERSION} / soil0 {SOIL0_VERSION}",
                 pin.trellis, pin.soil0_cli
@@ -61,7 +61,8 @@ fn skill_pin_problem(pinned: Option<&str>, current: &str) -> Option<Diagnostic> 
         ),
     };
     Some(
-        Diagnostic::new("toolchain-mismatch", message)
+        HostCode::ToolchainMismatch
+            .diagnostic(message)
             .with_file("soil.toml")
             .with_note(
                 "run `trellis toolchain update` to pin this toolchain's skill \
@@ -130,21 +131,18 @@ fn toolchain_keys(text: &str) -> impl Iterator<Item = (usize, &str)> {
 pub fn update(service: &mut Service) -> Result<crate::protocol::ToolchainAnswer, RpcError> {
     let path = service.root().join("soil.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        failed(&[
-            Diagnostic::new("root-unreadable", format!("cannot read soil.toml: {e}"))
-                .with_file("soil.toml"),
-        ])
+        failed(&[HostCode::RootUnreadable
+            .diagnostic(format!("cannot read soil.toml: {e}"))
+            .with_file("soil.toml")])
     })?;
     let updated = repin(&text);
     if updated != text {
         // Through the one atomic writer: a crash leaves the old pin or the new.
         trellis_lock::write_atomic(&trellis_lock::StdFs, &path, updated.as_bytes()).map_err(
             |e| {
-                failed(&[Diagnostic::new(
-                    "root-unreadable",
-                    format!("cannot write soil.toml: {e}"),
-                )
-                .with_file("soil.toml")])
+                failed(&[HostCode::RootUnreadable
+                    .diagnostic(format!("cannot write soil.toml: {e}"))
+                    .with_file("soil.toml")])
             },
         )?;
     }

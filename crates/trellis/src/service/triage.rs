@@ -23,6 +23,7 @@ use trellis_hash::Digest;
 use trellis_lock::{Lock, Scope, StdFs};
 
 use super::Service;
+use crate::codes::HostCode;
 
 /// One flagged reliance: `def` relied on `label` (in `scope`) at `relied_on`.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,14 +80,13 @@ impl Service {
         let root = self.root().to_owned();
         let db = self.database();
         let Some((module, name)) = trellis_db::split_definition_name(&flagged.def) else {
-            return Err(vec![Diagnostic::new(
-                "unknown-definition",
-                flagged.def.clone(),
-            )]);
+            return Err(vec![
+                HostCode::UnknownDefinition.diagnostic(flagged.def.clone()),
+            ]);
         };
         let item = Item::new(db, module.to_owned(), name.to_owned());
         let spec = trellis_db::spec_file(db, item)
-            .ok_or_else(|| vec![Diagnostic::new("unknown-definition", flagged.def.clone())])?;
+            .ok_or_else(|| vec![HostCode::UnknownDefinition.diagnostic(flagged.def.clone())])?;
         let spec_text = spec.text(db).to_string();
         let soil =
             std::fs::read_to_string(root.join(format!("{module}/{name}.soil"))).unwrap_or_default();
@@ -170,10 +170,8 @@ impl Service {
             }
             trellis_lock::write_atomic(&StdFs, &verdict_file, format!("{record}\n").as_bytes())
                 .map_err(|error| {
-                    Diagnostic::new(
-                        "root-unreadable",
-                        format!("cannot write {}: {error}", verdict_file.display()),
-                    )
+                    HostCode::RootUnreadable
+                        .diagnostic(format!("cannot write {}: {error}", verdict_file.display()))
                 })?;
             return Ok(false);
         }
@@ -181,10 +179,8 @@ impl Service {
         let db = self.database();
         let item = Item::new(db, module.clone(), name.clone());
         let LockState::Present(Lock::Function(lock)) = lock_state(db, &module, &name) else {
-            return Err(Diagnostic::new(
-                "unknown-definition",
-                format!("{} has no lock to re-stamp", flagged.def),
-            ));
+            return Err(HostCode::UnknownDefinition
+                .diagnostic(format!("{} has no lock to re-stamp", flagged.def)));
         };
         let Some(stamped) = editorial_lock(db, item, lock, flagged.scope, &flagged.label) else {
             return Ok(false);
