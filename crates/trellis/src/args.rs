@@ -13,8 +13,9 @@ Commands:
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
   status [--json] [--verify] [--all]
-                                  what is green, what is stale, and why (--all:
-                                  every row, not only those needing work); --verify
+                                  what is green, what is stale, and why: the rows
+                                  needing work, ten of each status, and a summary
+                                  counting all (--all: every row); --verify
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
                                   and reports each row where they disagree

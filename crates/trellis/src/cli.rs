@@ -129,9 +129,9 @@ fn service_request(command: &Command) -> Option<Request> {
         Command::Status { verify, all, json } => Request::Status(StatusParams {
             verify: Some(*verify),
             path: if *verify { client_path() } else { None },
-            // The human table shows only the rows that need work unless
-            // --all: the daemon sends those and counts the rest.
-            unsettled_only: (!*json && !*all && !*verify).then_some(true),
+            // The human table shows the rows that need work, a few of each
+            // status, unless --all: the daemon sends those and counts the rest.
+            summary: (!*json && !*all && !*verify).then_some(true),
         }),
         Command::Refresh => Request::Refresh,
         Command::Adopt { def, cite } => Request::Adopt(AdoptParams {

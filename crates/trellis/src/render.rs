@@ -12,7 +12,7 @@ use crate::args::Command;
 use crate::protocol::{
     AdoptAnswer, CheckAnswer, ContextAnswer, EditorialAnswer, OpenHole, Question, RefreshAnswer,
     ReviewAnswer, StatusAnswer, StatusRow, TestAnswer, TestEvent, TestProgress, Timings,
-    ToolchainAnswer, UP_TO_DATE, VerifyAnswer, decode_answer,
+    ToolchainAnswer, UP_TO_DATE, VerifyAnswer, decode_answer, is_settled,
 };
 
 /// Renders diagnostics like a compiler: code, message, location, notes, and the
@@ -316,10 +316,11 @@ fn counted(count: usize, noun: &str) -> String {
     }
 }
 
-/// The status table: every row the answer carries — the ones that need work,
-/// when the daemon left the settled ones out and counted them (the default: at
-/// thousands of definitions the green rows would bury the rest), or every row
-/// (`--all`) — then a summary that counts every row either way.
+/// The status table: every row the answer carries — by default a few rows of
+/// each status that needs work, the daemon counting the rest (`omitted`: at
+/// thousands of definitions the full table would bury what matters), or every
+/// row (`--all`) — then a line per status some of whose rows were left out, and
+/// a summary that counts every row either way.
 fn status_table(out: &mut impl Write, answer: &StatusAnswer) -> u8 {
     // Files that could not be loaded come first: the rows below show what the
     // database last read of them, which the disk no longer says.
@@ -358,12 +359,44 @@ fn status_table(out: &mut impl Write, answer: &StatusAnswer) -> u8 {
             );
         }
     }
-    let of_kind = |kind: &'static str| rows.iter().filter(move |row| row.kind == kind);
-    let settled = answer.settled.clone().unwrap_or_default();
-    let green = settled.functions + of_kind("function").filter(|row| row.is_settled()).count();
-    let functions = settled.functions + of_kind("function").count();
-    let unsettled = |kind: &'static str| of_kind(kind).filter(|row| !row.is_settled()).count();
-    let (flagged_scopes, unsettled_types) = (unsettled("scope"), unsettled("type"));
+    // Every row counted, shown or omitted: (status, kind, how many).
+    let counted_rows = rows
+        .iter()
+        .map(|row| (row.status.as_str(), row.kind.as_str(), 1))
+        .chain(
+            answer
+                .omitted
+                .iter()
+                .map(|o| (o.status.as_str(), o.kind.as_str(), o.count)),
+        );
+    let count = |wanted: &dyn Fn(&str, &str) -> bool| -> usize {
+        counted_rows
+            .clone()
+            .filter(|(status, kind, _)| wanted(status, kind))
+            .map(|(_, _, n)| n)
+            .sum()
+    };
+    let green = count(&|status, kind| kind == "function" && is_settled(status));
+    let functions = count(&|_, kind| kind == "function");
+    let flagged_scopes = count(&|status, kind| kind == "scope" && !is_settled(status));
+    let unsettled_types = count(&|status, kind| kind == "type" && !is_settled(status));
+    let mut left_out: Vec<(&str, usize)> = Vec::new();
+    for omitted in answer.omitted.iter().filter(|o| !is_settled(&o.status)) {
+        match left_out
+            .iter_mut()
+            .find(|(status, _)| *status == omitted.status)
+        {
+            Some((_, n)) => *n += omitted.count,
+            None => left_out.push((&omitted.status, omitted.count)),
+        }
+    }
+    for (status, n) in left_out {
+        let _ = writeln!(
+            out,
+            "… {n} more `{status}` {} (trellis status --all lists every row)",
+            if n == 1 { "row" } else { "rows" }
+        );
+    }
     let mut summary = format!("{green} of {functions} definitions green");
     let attention = |summary: &mut String, count: usize, noun: &str| {
         if count > 0 {
@@ -388,7 +421,10 @@ fn status_table(out: &mut impl Write, answer: &StatusAnswer) -> u8 {
             counted(answer.questions.len(), "open question")
         ));
     }
-    let hidden = settled.functions + settled.other;
+    let hidden: usize = (answer.omitted.iter())
+        .filter(|omitted| is_settled(&omitted.status))
+        .map(|omitted| omitted.count)
+        .sum();
     if hidden > 0 {
         summary.push_str(&format!(
             " ({} not shown: trellis status --all)",

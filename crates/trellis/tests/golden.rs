@@ -44,3 +44,39 @@ fn check_over_the_examples() {
     let pretty = serde_json::to_string_pretty(&json.json()).expect("pretty JSON") + "\n";
     expect_file!["../../../test-data/trellis/golden/check.json"].assert_eq(&pretty);
 }
+
+/// At scale the default table shows at most ten rows of each status that needs
+/// work and counts the rest; the summary still counts every row, and `--all`
+/// and `--json` show them all.
+#[test]
+fn human_status_summarizes_many_rows_of_one_status() {
+    let root = Root::examples();
+    let spec = root.read("csvstats/mean.tr");
+    for n in 0..13 {
+        let name = format!("mean_{n:02}");
+        root.write(
+            &format!("csvstats/{name}.tr"),
+            &spec
+                .replace("name: mean", &format!("name: {name}"))
+                .replace("# mean", &format!("# {name}")),
+        );
+    }
+    let summary = root.run(&["status"]).ok();
+    expect_file!["../../../test-data/trellis/golden/status-summarized.txt"]
+        .assert_eq(&summary.stdout);
+    let all = root.run(&["status", "--all"]).ok();
+    let json = root.run(&["status", "--json"]).ok().json();
+    let not_lowered = |text: &str| {
+        text.lines()
+            .filter(|line| line.contains("not-lowered"))
+            .count()
+    };
+    assert_eq!(not_lowered(&all.stdout), 14);
+    let rows = json["definitions"].as_array().expect("rows");
+    assert_eq!(
+        rows.iter()
+            .filter(|row| row["status"] == "not-lowered")
+            .count(),
+        14
+    );
+}

@@ -55,23 +55,26 @@ pub struct InScope {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatusAnswer {
     pub definitions: Vec<StatusRow>,
-    /// With `unsettled_only`: how many rows were left out, by kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settled: Option<SettledCounts>,
+    /// With `summary`: the rows left out, counted by status and kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<OmittedRows>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<Question>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Diagnostic>,
 }
 
-/// The settled (`green` or `accepted`) rows a summarized `status` leaves out.
+/// How many rows of one status and kind a summarized `status` left out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SettledCounts {
-    /// Rows of kind `function`.
-    pub functions: usize,
-    /// Every other kind (types, decision scopes).
-    pub other: usize,
+pub struct OmittedRows {
+    pub status: String,
+    pub kind: String,
+    pub count: usize,
 }
+
+/// A summarized `status` shows at most this many rows of each status that
+/// needs work (and none of the settled ones).
+pub const SUMMARY_ROWS_PER_STATUS: usize = 10;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatusRow {
@@ -90,8 +93,13 @@ pub struct StatusRow {
 impl StatusRow {
     /// Whether the row needs nothing done.
     pub fn is_settled(&self) -> bool {
-        matches!(self.status.as_str(), "green" | "accepted")
+        is_settled(&self.status)
     }
+}
+
+/// Whether a status needs nothing done.
+pub fn is_settled(status: &str) -> bool {
+    matches!(status, "green" | "accepted")
 }
 
 impl From<&trellis_db::StatusRow> for StatusRow {

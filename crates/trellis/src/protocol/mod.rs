@@ -56,10 +56,11 @@ pub struct StatusParams {
     pub verify: Option<bool>,
     /// The caller's `PATH`, for the suites `verify` re-runs.
     pub path: Option<String>,
-    /// Only the rows that need work, with counts of the settled ones (the
-    /// human view of a large root); every row when absent or `false`.
+    /// The human view of a large root: no settled row, and at most
+    /// [`SUMMARY_ROWS_PER_STATUS`] rows of each other status, the rest counted
+    /// in `omitted`; every row when absent or `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsettled_only: Option<bool>,
+    pub summary: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -249,7 +250,7 @@ mod tests {
             Request::Status(StatusParams {
                 verify: Some(true),
                 path: Some("/bin".to_owned()),
-                unsettled_only: None,
+                summary: None,
             }),
             Request::Test(TestParams::default()),
             Request::Adopt(AdoptParams {

@@ -6,8 +6,8 @@ use trellis_rpc::RpcError;
 
 use super::Service;
 use crate::protocol::{
-    CheckAnswer, CheckParams, InScope, OpenHole, SettledCounts, StatusAnswer, StatusParams,
-    StatusRow, encode_answer,
+    CheckAnswer, CheckParams, InScope, OmittedRows, OpenHole, SUMMARY_ROWS_PER_STATUS,
+    StatusAnswer, StatusParams, StatusRow, encode_answer, is_settled,
 };
 
 pub fn check(service: &mut Service, params: &CheckParams) -> Result<CheckAnswer, RpcError> {
@@ -67,17 +67,10 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
     }
     let rows = trellis_db::root_status(service.database());
     let mut answer = StatusAnswer::default();
-    if params.unsettled_only == Some(true) {
-        let mut settled = SettledCounts::default();
-        for row in rows.iter() {
-            let row = StatusRow::from(row);
-            match (row.is_settled(), row.kind == "function") {
-                (true, true) => settled.functions += 1,
-                (true, false) => settled.other += 1,
-                (false, _) => answer.definitions.push(row),
-            }
-        }
-        answer.settled = Some(settled);
+    if params.summary == Some(true) {
+        let (shown, omitted) = summarized(rows);
+        answer.definitions = shown;
+        answer.omitted = omitted;
     } else {
         answer.definitions = rows.iter().map(StatusRow::from).collect();
     }
@@ -101,4 +94,33 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
     answer.problems.extend(service.unreadable_locks());
     answer.problems.extend(unreadable_questions);
     Ok(encode_answer(&answer))
+}
+
+/// The rows a summarized status shows — none settled, at most
+/// [`SUMMARY_ROWS_PER_STATUS`] of each other status, in the ladder's order —
+/// and the counts of the rest, by status and kind, in order of first omission.
+fn summarized(rows: &[trellis_db::StatusRow]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
+    let mut shown_per_status: std::collections::HashMap<&str, usize> = Default::default();
+    let mut shown = Vec::new();
+    let mut omitted: Vec<OmittedRows> = Vec::new();
+    for row in rows {
+        let seen = shown_per_status.entry(row.status.as_str()).or_default();
+        if !is_settled(&row.status) && *seen < SUMMARY_ROWS_PER_STATUS {
+            *seen += 1;
+            shown.push(StatusRow::from(row));
+            continue;
+        }
+        match omitted
+            .iter_mut()
+            .find(|o| o.status == row.status && o.kind == row.kind)
+        {
+            Some(counted) => counted.count += 1,
+            None => omitted.push(OmittedRows {
+                status: row.status.clone(),
+                kind: row.kind.to_owned(),
+                count: 1,
+            }),
+        }
+    }
+    (shown, omitted)
 }
