@@ -41,24 +41,6 @@ impl ContextBundle {
     }
 }
 
-/// The item `module::name` names, if it is a function definition with a spec.
-pub fn definition_item<'db>(db: &'db dyn Db, def: &str) -> Result<Item<'db>, Diagnostic> {
-    let index = root_index(db, Workspace::get(db));
-    let found = trellis_db::split_definition_name(def).filter(|(module, name)| {
-        ItemKind::of(name) == ItemKind::Function
-            && index
-                .module(module)
-                .is_some_and(|files| files.specs.contains_key(*name))
-    });
-    match found {
-        Some((module, name)) => Ok(Item::new(db, module.to_owned(), name.to_owned())),
-        None => Err(Diagnostic::new(
-            "unknown-definition",
-            format!("no function definition `{def}` in this root (write module::name)"),
-        )),
-    }
-}
-
 /// Which piece a planned unit is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
 pub enum UnitKey<'db> {

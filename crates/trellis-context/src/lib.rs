@@ -20,9 +20,7 @@ pub mod pieces;
 pub mod read;
 pub mod spec_sections;
 
-pub use bundle::{
-    ContextBundle, PlannedUnit, UnitKey, bundle_plan, bundle_units, context_bundle, definition_item,
-};
+pub use bundle::{ContextBundle, PlannedUnit, UnitKey, bundle_plan, bundle_units, context_bundle};
 pub use packer::{Dropped, Tier, Unit, check_bundle_path, pack, tokens};
 pub use pieces::{BundleFile, OracleStanza};
 pub use read::{Entry, read_context};

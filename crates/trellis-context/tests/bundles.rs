@@ -10,7 +10,7 @@
 mod support;
 
 use expect_test::expect_file;
-use trellis_context::{Tier, bundle_units, context_bundle, definition_item, tokens};
+use trellis_context::{Tier, bundle_units, context_bundle, tokens};
 use trellis_db::RootDatabase;
 
 const GENEROUS: u64 = 1_000_000;
@@ -28,7 +28,8 @@ fn source_of(def: &str, path: &str) -> Option<String> {
 }
 
 fn render_bundle(db: &RootDatabase, def: &str, budget: u64, out: &mut String) {
-    let item = definition_item(db, def).expect("a definition of the examples");
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .expect("a definition of the examples");
     let bundle = match context_bundle(db, item, budget) {
         Ok(bundle) => bundle,
         Err(diagnostic) => {
@@ -82,7 +83,8 @@ fn indent(text: &str) -> String {
 
 /// A compact line per budget: what was packed and what dropped, by path.
 fn render_cut(db: &RootDatabase, def: &str, budget: u64, out: &mut String) {
-    let item = definition_item(db, def).expect("a definition of the examples");
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .expect("a definition of the examples");
     match context_bundle(db, item, budget) {
         Ok(bundle) => {
             let packed: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
@@ -109,7 +111,8 @@ fn render_cut(db: &RootDatabase, def: &str, budget: u64, out: &mut String) {
 /// unit before the tier's first unit (so that unit cannot fit), and one below
 /// the never-dropped files (`budget-too-small`).
 fn starvation_budgets(db: &RootDatabase, def: &str) -> Vec<(String, u64)> {
-    let item = definition_item(db, def).expect("a definition of the examples");
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .expect("a definition of the examples");
     let units = bundle_units(db, item);
     let mut budgets = Vec::new();
     let mut before = 0;
@@ -171,7 +174,8 @@ fn no_decisions_and_a_cli_oracle() {
     .collect();
     let mut db = RootDatabase::default();
     support::load(&mut db, &files);
-    let item = definition_item(&db, "m::twice").expect("known");
+    let item = trellis_db::resolve_definition(&db, "m::twice", trellis_db::Named::Function)
+        .expect("known");
     let bundle = context_bundle(&db, item, 10_000).clone().expect("packs");
     let paths: Vec<&str> = bundle.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["bundle.json", "spec.md", "tests.json", "module.md"]);
@@ -211,7 +215,8 @@ fn the_callable_surface_honours_exports() {
     ];
     let mut db = RootDatabase::default();
     support::load(&mut db, &files);
-    let item = definition_item(&db, "a::target").expect("known");
+    let item = trellis_db::resolve_definition(&db, "a::target", trellis_db::Named::Function)
+        .expect("known");
     let bundle = context_bundle(&db, item, 100_000).clone().expect("packs");
     let callees: Vec<&str> = bundle
         .files
@@ -235,7 +240,8 @@ fn the_callable_surface_honours_exports() {
 fn read_context_serves_the_packed_bundle() {
     use trellis_context::{Entry, read_context};
     let db = support::examples_db();
-    let item = definition_item(&db, "csvstats::median").expect("known");
+    let item = trellis_db::resolve_definition(&db, "csvstats::median", trellis_db::Named::Function)
+        .expect("known");
     let bundle = context_bundle(&db, item, 3_000).clone().expect("packs");
     let Ok(Entry::Dir { entries }) = read_context(&bundle, "") else {
         panic!("the root lists");

@@ -10,7 +10,7 @@
 mod support;
 
 use salsa::plumbing::AsId;
-use trellis_context::{context_bundle, definition_item};
+use trellis_context::context_bundle;
 use trellis_db::{Change, Item, RootDatabase, Workspace, all_code_items, root_index};
 
 const BUDGET: u64 = 1_000_000;
@@ -42,7 +42,8 @@ fn csvstats_definitions(db: &RootDatabase) -> Vec<String> {
 
 fn build_all(db: &RootDatabase, defs: &[String]) {
     for def in defs {
-        let item = definition_item(db, def).expect("known");
+        let item =
+            trellis_db::resolve_definition(db, def, trellis_db::Named::Function).expect("known");
         assert!(context_bundle(db, item, BUDGET).is_ok(), "{def} packs");
     }
 }
@@ -148,7 +149,8 @@ fn a_callee_body_edit_rerenders_no_callee_file() {
 #[test]
 fn an_edit_to_a_dropped_example_wakes_only_the_bundles_that_pack_it() {
     let mut db = database(&["inventory/apply_all.tr"]);
-    let item = definition_item(&db, "csvstats::median").expect("known");
+    let item = trellis_db::resolve_definition(&db, "csvstats::median", trellis_db::Named::Function)
+        .expect("known");
     // At 3,000 tokens median's bundle drops every example (test-data/context/median.txt).
     let starved = context_bundle(&db, item, 3_000).clone().expect("packs");
     assert!(
@@ -165,7 +167,8 @@ fn an_edit_to_a_dropped_example_wakes_only_the_bundles_that_pack_it() {
         "\n# apply_all\n",
         "\n# apply_all\n\nEdited prose.\n",
     );
-    let item = definition_item(&db, "csvstats::median").expect("known");
+    let item = trellis_db::resolve_definition(&db, "csvstats::median", trellis_db::Named::Function)
+        .expect("known");
     let again = context_bundle(&db, item, 3_000).clone().expect("packs");
     let log = db.query_log().take();
     assert_eq!(executed(&db, &log, "context_bundle"), Vec::<String>::new());

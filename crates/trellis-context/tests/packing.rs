@@ -8,13 +8,14 @@
 mod support;
 
 use proptest::prelude::*;
-use trellis_context::{check_bundle_path, context_bundle, definition_item};
+use trellis_context::{check_bundle_path, context_bundle};
 use trellis_db::RootDatabase;
 
 const NEVER_DROPPED: [&str; 4] = ["bundle.json", "spec.md", "decisions.md", "tests.json"];
 
 fn paths(db: &RootDatabase, def: &str, budget: u64) -> Result<(Vec<String>, u64), String> {
-    let item = definition_item(db, def).expect("a definition of the examples");
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .expect("a definition of the examples");
     context_bundle(db, item, budget)
         .as_ref()
         .map(|bundle| {

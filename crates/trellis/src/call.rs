@@ -4,12 +4,11 @@
 //! The run itself is soil0's §8.6 implementation, shared with `soil0 run`.
 
 use trellis_db::{
-    CheckOutcome, Item, ItemKind, Workspace, check_definition, env_json, program_json,
-    program_order, report_diagnostics, root_index, split_definition_name,
+    CheckOutcome, Item, Named, check_definition, env_json, program_json, program_order,
+    report_diagnostics,
 };
 use trellis_diag::errors_document;
 
-use crate::codes::HostCode;
 use crate::service::Service;
 
 /// Runs the call and returns the document to print and the exit code.
@@ -20,19 +19,10 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
         return (errors_document(&[error]), 1);
     }
     let db = service.database();
-    let Some((module, name)) = split_definition_name(def) else {
-        return refuse(format!(
-            "`{def}` is not a definition name; write module::name"
-        ));
+    let item = match trellis_db::resolve_definition(db, def, Named::Function) {
+        Ok(item) => item,
+        Err(unknown) => return (errors_document(&[unknown]), 1),
     };
-    let index = root_index(db, Workspace::get(db));
-    let known = index
-        .module(module)
-        .is_some_and(|files| files.specs.contains_key(name) || files.soils.contains_key(name));
-    if !known || ItemKind::of(name) != ItemKind::Function {
-        return refuse(format!("no definition `{module}::{name}` in this root"));
-    }
-    let item = Item::new(db, module.to_owned(), name.to_owned());
     // The database's check first: it knows where each equation sits in its file,
     // so its findings carry file positions, where soil0's are relative to the
     // equation text of program.json (soil0-cli §7.2).
@@ -58,11 +48,4 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
     );
     let output = outcome.output();
     (output.document, output.exit)
-}
-
-fn refuse(message: String) -> (String, u8) {
-    (
-        errors_document(&[HostCode::UnknownDefinition.diagnostic(message)]),
-        1,
-    )
 }

@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use trellis_db::{ItemKind, RootDatabase, SourceFile, Workspace, root_index};
+use trellis_db::{Named, RootDatabase, SourceFile, Workspace, root_index};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 use trellis_spec::{TrFile, parse_tr};
@@ -149,17 +149,8 @@ fn current_question(service: &Service, def: &str) -> Result<OpenQuestion, Diagno
     let file = split
         .map(|(module, name)| format!("{module}/{name}{QUESTION_SUFFIX}"))
         .unwrap_or_default();
-    let known = split.is_some_and(|(module, name)| {
-        ItemKind::of(name) == ItemKind::Function
-            && root_index(db, Workspace::get(db))
-                .module(module)
-                .is_some_and(|files| files.specs.contains_key(name))
-    });
     let asked = service.loader.questions().get(&file);
-    if !known {
-        let mut unknown = HostCode::UnknownDefinition.diagnostic(format!(
-            "no function definition `{def}` in this root (write module::name)"
-        ));
+    if let Err(mut unknown) = trellis_db::resolve_definition(db, def, Named::Function) {
         if asked.is_some() {
             unknown = unknown.with_note(format!(
                 "{file} is a question about it: its spec is gone, so delete the question"

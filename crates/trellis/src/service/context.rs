@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use trellis_context::{ContextBundle, context_bundle, definition_item};
+use trellis_context::{ContextBundle, context_bundle};
 use trellis_rpc::RpcError;
 
 use super::{Service, bundle_dir, failed};
@@ -26,7 +26,8 @@ use crate::protocol::{
 pub fn context(service: &mut Service, params: &ContextParams) -> Result<Value, RpcError> {
     let (def, budget) = (params.def.as_str(), params.budget);
     let db = service.database();
-    let item = definition_item(db, def).map_err(|d| failed(&[d]))?;
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .map_err(|d| failed(&[d]))?;
     let bundle = context_bundle(db, item, budget)
         .clone()
         .map_err(|d| failed(&[d]))?;

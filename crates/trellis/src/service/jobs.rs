@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use trellis_context::{ContextBundle, Entry, context_bundle, definition_item, read_context};
+use trellis_context::{ContextBundle, Entry, context_bundle, read_context};
 use trellis_db::{CheckOutcome, Item, check_definition};
 use trellis_diag::Diagnostic;
 use trellis_mcp::Tool;
@@ -97,7 +97,8 @@ pub(super) fn create(service: &mut Service, params: &Value) -> Result<Value, Rpc
     // A lowering consumes the skill: the root must pin this binary's (soil-toml §2.1).
     super::toolchain::check_lowering_pin(service).map_err(|d| failed(&[d]))?;
     let db = service.database();
-    let item = definition_item(db, def).map_err(|d| failed(&[d]))?;
+    let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+        .map_err(|d| failed(&[d]))?;
     let bundle = context_bundle(db, item, budget)
         .clone()
         .map_err(|d| failed(&[d]))?;

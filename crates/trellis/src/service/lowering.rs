@@ -65,7 +65,8 @@ impl Service {
         agent: &Agent,
     ) -> Result<Started, Vec<Diagnostic>> {
         let db = self.database();
-        let item = trellis_context::definition_item(db, def).map_err(|d| vec![d])?;
+        let item = trellis_db::resolve_definition(db, def, trellis_db::Named::Function)
+            .map_err(|d| vec![d])?;
         let spec = trellis_db::spec_file(db, item).ok_or_else(|| {
             vec![HostCode::UnknownDefinition.diagnostic(format!("`{def}` has no spec"))]
         })?;
@@ -104,7 +105,11 @@ impl Service {
             return Ok(());
         };
         let db = self.database();
-        let item = match trellis_context::definition_item(db, &job.definition) {
+        let item = match trellis_db::resolve_definition(
+            db,
+            &job.definition,
+            trellis_db::Named::Function,
+        ) {
             Ok(item) => item,
             Err(_) => return Err(format!("{} is gone from the root", job.definition)),
         };
