@@ -75,6 +75,7 @@ impl Change {
     /// Applies the change, creating the workspace on first use. Unchanged texts are
     /// not set again, so a refresh that finds nothing new does not start a revision.
     pub fn apply(self, db: &mut RootDatabase) -> Workspace {
+        db.count_change();
         let workspace = match Workspace::try_get(db) {
             Some(workspace) => workspace,
             None => Workspace::builder(Arc::from(""), Arc::from(Vec::new()))

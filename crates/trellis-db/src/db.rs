@@ -46,6 +46,9 @@ impl QueryLog {
 pub struct RootDatabase {
     storage: salsa::Storage<Self>,
     log: QueryLog,
+    /// How many [`crate::Change`]s were applied: hosts' caches beside the
+    /// database ([`crate::RootJoins`]) notice a change they were not told of.
+    changes_applied: u64,
 }
 
 impl Default for RootDatabase {
@@ -55,6 +58,7 @@ impl Default for RootDatabase {
         Self {
             storage: salsa::Storage::new(None),
             log: QueryLog::default(),
+            changes_applied: 0,
         }
     }
 }
@@ -67,11 +71,24 @@ impl RootDatabase {
             let log = log.clone();
             move |event| log.record(&event)
         })));
-        Self { storage, log }
+        Self {
+            storage,
+            log,
+            changes_applied: 0,
+        }
     }
 
     pub fn query_log(&self) -> &QueryLog {
         &self.log
+    }
+
+    /// How many changes have been applied to this database.
+    pub fn changes_applied(&self) -> u64 {
+        self.changes_applied
+    }
+
+    pub(crate) fn count_change(&mut self) {
+        self.changes_applied += 1;
     }
 }
 

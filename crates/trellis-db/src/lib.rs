@@ -30,6 +30,7 @@ mod graph;
 mod hashing;
 mod ide;
 mod index;
+mod joins;
 mod lockgen;
 mod pipeline;
 mod prelude;
@@ -64,13 +65,14 @@ pub use hashing::{
 };
 pub use ide::name_types;
 pub use index::{Module, ModuleFiles, RootIndex, files_of, root_index};
+pub use joins::RootJoins;
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,
     invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
 };
 pub use pipeline::{
-    CheckReport, Named, OpenHole, StatusRow, check_root, resolve_definition, root_status,
-    spec_diagnostics, split_definition_name,
+    CheckReport, Named, OpenHole, StatusRow, check_root, module_check_part, module_status_rows,
+    project_status_row, resolve_definition, root_status, spec_diagnostics, split_definition_name,
 };
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};

@@ -138,6 +138,31 @@ fn whole_root_check(db: &dyn Db) -> CheckReport {
 }
 
 fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
+    let Some((module, name)) = only.and_then(split_definition_name) else {
+        return join_check(db, |module| {
+            module_check(db, Module::new(db, module.to_owned()))
+        });
+    };
+    let workspace = Workspace::get(db);
+    let mut report = CheckReport::default();
+    if let Err(diagnostic) = root_config(db, workspace) {
+        report.diagnostics.push(diagnostic.clone());
+        return report;
+    }
+    if let Some(files) = root_index(db, workspace).module(module) {
+        report = check_module_files(db, module, files, Some(name));
+    }
+    dedup(&mut report.diagnostics);
+    report
+}
+
+/// The whole root's check joined from one part per module — salsa's memo of
+/// each ([`module_check_part`]) or a host's copy of it ([`crate::RootJoins`]) —
+/// between the project spec's findings and the type environment's.
+pub(crate) fn join_check<'p>(
+    db: &dyn Db,
+    mut part: impl FnMut(&str) -> &'p CheckReport,
+) -> CheckReport {
     let workspace = Workspace::get(db);
     let mut report = CheckReport::default();
     if let Err(diagnostic) = root_config(db, workspace) {
@@ -145,31 +170,27 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
         return report;
     }
     let index = root_index(db, workspace);
-    match only.and_then(split_definition_name) {
-        Some((module, name)) => {
-            if let Some(files) = index.module(module) {
-                report = check_module_files(db, module, files, Some(name));
-            }
-        }
-        None => {
-            if let Some(project) = index.project {
-                report
-                    .diagnostics
-                    .extend(spec_diagnostics(db, project).iter().cloned());
-            }
-            for module in index.modules.keys() {
-                let part = module_check(db, Module::new(db, module.clone()));
-                report.checked += part.checked;
-                report.diagnostics.extend(part.diagnostics.iter().cloned());
-                report.holes.extend(part.holes.iter().cloned());
-            }
-            report
-                .diagnostics
-                .extend(report_diagnostics(db, env_diagnostics(db)));
-        }
+    if let Some(project) = index.project {
+        report
+            .diagnostics
+            .extend(spec_diagnostics(db, project).iter().cloned());
     }
+    for module in index.modules.keys() {
+        let part = part(module);
+        report.checked += part.checked;
+        report.diagnostics.extend(part.diagnostics.iter().cloned());
+        report.holes.extend(part.holes.iter().cloned());
+    }
+    report
+        .diagnostics
+        .extend(report_diagnostics(db, env_diagnostics(db)));
     dedup(&mut report.diagnostics);
     report
+}
+
+/// One module's part of the whole-root check, by the module's name.
+pub fn module_check_part<'db>(db: &'db dyn Db, module: &str) -> &'db CheckReport {
+    module_check(db, Module::new(db, module.to_owned()))
 }
 
 /// One module's part of the whole-root check.
@@ -343,24 +364,30 @@ impl StatusRow {
 #[salsa::tracked(returns(ref))]
 pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
     let index = root_index(db, Workspace::get(db));
-    let mut rows = Vec::new();
-    if let Some(project) = index.project {
-        rows.push(scope_entry_row(
-            db,
-            "project".to_owned(),
-            project,
-            Scope::Project,
-            index.project_lock,
-        ));
-    }
+    let mut rows: Vec<StatusRow> = project_status_row(db).into_iter().collect();
     for module in index.modules.keys() {
-        rows.extend(
-            module_status(db, Module::new(db, module.clone()))
-                .iter()
-                .cloned(),
-        );
+        rows.extend(module_status_rows(db, module).iter().cloned());
     }
     rows
+}
+
+/// The project's decision-scope row, the one row of the root's status that
+/// belongs to no module.
+pub fn project_status_row(db: &dyn Db) -> Option<StatusRow> {
+    let index = root_index(db, Workspace::get(db));
+    let project = index.project?;
+    Some(scope_entry_row(
+        db,
+        "project".to_owned(),
+        project,
+        Scope::Project,
+        index.project_lock,
+    ))
+}
+
+/// One module's rows of the root's status, by the module's name.
+pub fn module_status_rows<'db>(db: &'db dyn Db, module: &str) -> &'db [StatusRow] {
+    module_status(db, Module::new(db, module.to_owned()))
 }
 
 /// One module's rows of the root's status: its decision scope, then each function.

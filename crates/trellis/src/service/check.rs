@@ -16,7 +16,10 @@ pub fn check(service: &mut Service, params: &CheckParams) -> Result<CheckAnswer,
         trellis_db::resolve_definition(service.database(), def, trellis_db::Named::FunctionOrType)
             .map_err(|d| super::failed(&[d]))?;
     }
-    let report = trellis_db::check_root(service.database(), def);
+    let report = match def {
+        Some(def) => trellis_db::check_root(service.database(), Some(def)),
+        None => service.root_check(),
+    };
     let mut errors = service.load_problems().to_vec();
     // A lock that cannot be read is a problem of the root, not an absent lock.
     let own_lock = def
@@ -65,14 +68,14 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
     if params.verify == Some(true) {
         return super::verify::verify(service, params).map(|answer| encode_answer(&answer));
     }
-    let rows = trellis_db::root_status(service.database());
+    let rows = service.root_status();
     let mut answer = StatusAnswer::default();
     if params.summary == Some(true) {
-        let (shown, omitted) = summarized(rows);
+        let (shown, omitted) = summarized(&rows);
         answer.definitions = shown;
         answer.omitted = omitted;
     } else {
-        answer.definitions = rows.iter().map(StatusRow::from).collect();
+        answer.definitions = rows.into_iter().map(StatusRow::from).collect();
     }
     // A triage that found a lowering no longer follows its decision says so
     // beside the flag (display only: the verdict file is never an input).
@@ -99,11 +102,11 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
 /// The rows a summarized status shows — none settled, at most
 /// [`SUMMARY_ROWS_PER_STATUS`] of each other status, in the ladder's order —
 /// and the counts of the rest, by status and kind, in order of first omission.
-fn summarized(rows: &[trellis_db::StatusRow]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
+fn summarized(rows: &[&trellis_db::StatusRow]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
     let mut shown_per_status: std::collections::HashMap<&str, usize> = Default::default();
     let mut shown = Vec::new();
     let mut omitted: Vec<OmittedRows> = Vec::new();
-    for row in rows {
+    for &row in rows {
         let seen = shown_per_status.entry(row.status.as_str()).or_default();
         if !is_settled(&row.status) && *seen < SUMMARY_ROWS_PER_STATUS {
             *seen += 1;

@@ -254,9 +254,7 @@ impl Job {
                 self.overlaid = Some(draft.clone());
             }
         }
-        if !change.is_empty() || trellis_db::Workspace::try_get(&overlay.db).is_none() {
-            change.apply(&mut overlay.db);
-        }
+        overlay.apply(change);
     }
 }
 

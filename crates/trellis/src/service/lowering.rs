@@ -452,9 +452,7 @@ impl Service {
         let refresh = self.loader.refresh();
         self.loaded = true;
         self.load_problems = refresh.problems;
-        if !refresh.change.is_empty() || trellis_db::Workspace::try_get(&self.db).is_none() {
-            refresh.change.apply(&mut self.db);
-        }
+        self.apply(refresh.change);
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::Value;
-use trellis_db::RootDatabase;
+use trellis_db::{Change, RootDatabase, RootJoins};
 use trellis_diag::Diagnostic;
 use trellis_rpc::RpcError;
 use trellis_verify::{ProcessRunner, WarmPool, WarmRunner};
@@ -34,6 +34,8 @@ mod verify;
 
 pub struct Service {
     db: RootDatabase,
+    /// The root-wide answers, kept per module beside the database (design §7.5).
+    joins: RootJoins,
     loader: RootLoader,
     /// Files the last refresh could not load; reported by every command.
     load_problems: Vec<Diagnostic>,
@@ -54,6 +56,7 @@ impl Service {
     pub fn new(root: PathBuf) -> Self {
         Self {
             db: RootDatabase::default(),
+            joins: RootJoins::default(),
             loader: RootLoader::new(root),
             load_problems: Vec::new(),
             watch: None,
@@ -134,10 +137,27 @@ impl Service {
         self.load_problems = refresh.problems;
         let changed =
             refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
-        if !refresh.change.is_empty() || trellis_db::Workspace::try_get(&self.db).is_none() {
-            refresh.change.apply(&mut self.db);
-        }
+        self.apply(refresh.change);
         changed
+    }
+
+    /// Moves the database by `change`, telling the root-wide joins first; the
+    /// first change creates the workspace even when it is empty.
+    fn apply(&mut self, change: Change) {
+        if !change.is_empty() || trellis_db::Workspace::try_get(&self.db).is_none() {
+            self.joins.invalidate(&self.db, &change);
+            change.apply(&mut self.db);
+        }
+    }
+
+    /// The whole root's check (every definition), joined per module.
+    pub fn root_check(&mut self) -> trellis_db::CheckReport {
+        self.joins.check(&self.db)
+    }
+
+    /// Every row of the root's status, joined per module.
+    pub fn root_status(&mut self) -> Vec<&trellis_db::StatusRow> {
+        self.joins.status(&self.db)
     }
 
     /// Answers one request, refreshing first, and reports where the time went;
@@ -181,22 +201,8 @@ impl Service {
 
     /// Every lock of the root that cannot be read, each diagnostic naming its file
     /// (an empty or garbage lock must not pass for an absent one).
-    pub fn unreadable_locks(&self) -> Vec<Diagnostic> {
-        let db = &self.db;
-        let index = trellis_db::root_index(db, trellis_db::Workspace::get(db));
-        index
-            .project_lock
-            .iter()
-            .chain(
-                index
-                    .modules
-                    .values()
-                    .flat_map(|files| files.locks.values()),
-            )
-            .filter_map(|&file| trellis_db::read_lock_file(db, file).as_ref().err())
-            .flatten()
-            .cloned()
-            .collect()
+    pub fn unreadable_locks(&mut self) -> Vec<Diagnostic> {
+        self.joins.lock_problems(&self.db)
     }
 }
 

@@ -28,7 +28,7 @@ const TRUSTS_RESULTS: [&str; 5] = [
 ];
 
 pub fn verify(service: &mut Service, params: &StatusParams) -> Result<VerifyAnswer, RpcError> {
-    let memoized: Vec<StatusRow> = root_status(service.database()).clone();
+    let memoized: Vec<StatusRow> = service.root_status().into_iter().cloned().collect();
     let mut fresh = Service::new(service.root().to_owned());
     fresh.refresh();
     let mut verified: Vec<StatusRow> = root_status(fresh.database()).clone();

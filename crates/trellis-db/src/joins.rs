@@ -1,0 +1,318 @@
+//! The root-wide answers — `check` of every definition, every `status` row, the
+//! unreadable locks — joined outside salsa from per-module parts, so a request
+//! after an edit asks salsa only about the modules the edit can reach (design
+//! §7.5). Salsa's own root-wide memos revalidate every memo of the root after a
+//! file's first edit (§7.1); a host that keeps a `RootJoins` beside its database
+//! instead keeps each module's last parts and drops exactly those an edit may
+//! move: the edited definitions' modules and the modules of every definition
+//! whose files mention an edited name, transitively. What no mention can bound —
+//! `soil.toml`, the project's files, a type, a file outside the module layout, a
+//! module coming or going — drops every part. The parts are salsa's memos,
+//! cloned, and the check is joined by the same `join_check` salsa's memo uses.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use trellis_diag::Diagnostic;
+
+use crate::change::Change;
+use crate::db::RootDatabase;
+use crate::files::{FileKind, Workspace};
+use crate::index::root_index;
+use crate::pipeline::{
+    CheckReport, StatusRow, join_check, module_check_part, module_status_rows, project_status_row,
+};
+use crate::soil::ItemKind;
+use crate::status::read_lock_file;
+
+/// One module's parts, each filled when first asked for after an invalidation.
+#[derive(Default)]
+struct ModuleParts {
+    check: Option<CheckReport>,
+    status: Option<Vec<StatusRow>>,
+    lock_problems: Option<Vec<Diagnostic>>,
+}
+
+/// A host's cache of the root-wide answers (see the module paragraph). Every
+/// change to the database passes through [`RootJoins::invalidate`] just before
+/// it is applied; a change applied without it is noticed (the database counts
+/// its changes) and drops everything. In debug builds every answer is compared
+/// with salsa's own root-wide memo.
+#[derive(Default)]
+pub struct RootJoins {
+    parts: FxHashMap<String, ModuleParts>,
+    project_row: Option<StatusRow>,
+    mentions: Mentions,
+    /// [`RootDatabase::changes_applied`] as of the parts held.
+    synced: u64,
+}
+
+impl RootJoins {
+    /// Drops the parts `change` can move. Call it just before `change.apply(db)`,
+    /// while `db` still holds the texts the change replaces.
+    pub fn invalidate(&mut self, db: &RootDatabase, change: &Change) {
+        self.sync(db);
+        self.synced = db.changes_applied() + 1;
+        if self.parts.is_empty() {
+            // Nothing held: the index is built afresh when next asked for.
+            self.mentions = Mentions::default();
+            return;
+        }
+        if change.config_text.is_some() {
+            self.parts.clear();
+        }
+        let mut seeds = Vec::new();
+        for (path, text) in &change.files {
+            match self.mentions.update(path, text.as_deref()) {
+                Some(owner) => seeds.push(owner),
+                None => self.parts.clear(),
+            }
+        }
+        if self.parts.is_empty() {
+            return;
+        }
+        match self.mentions.reach(seeds) {
+            Some(modules) => {
+                self.parts.retain(|module, _| !modules.contains(module));
+            }
+            None => self.parts.clear(),
+        }
+    }
+
+    /// The whole root's check, as [`crate::check_root`] answers it for the root.
+    pub fn check(&mut self, db: &RootDatabase) -> CheckReport {
+        self.sync(db);
+        for module in root_index(db, Workspace::get(db)).modules.keys() {
+            let parts = self.parts.entry(module.clone()).or_default();
+            if parts.check.is_none() {
+                parts.check = Some(module_check_part(db, module).clone());
+            }
+        }
+        let parts = &self.parts;
+        let joined = join_check(db, |module| {
+            parts[module].check.as_ref().expect("filled above")
+        });
+        debug_assert_eq!(
+            joined,
+            crate::check_root(db, None),
+            "the joined check differs from the database's"
+        );
+        joined
+    }
+
+    /// Every row of the root's status, in [`crate::root_status`]'s order.
+    pub fn status(&mut self, db: &RootDatabase) -> Vec<&StatusRow> {
+        self.sync(db);
+        let index = root_index(db, Workspace::get(db));
+        for module in index.modules.keys() {
+            let parts = self.parts.entry(module.clone()).or_default();
+            if parts.status.is_none() {
+                parts.status = Some(module_status_rows(db, module).to_vec());
+            }
+        }
+        self.project_row = project_status_row(db);
+        let parts = &self.parts;
+        let rows: Vec<&StatusRow> = (self.project_row.iter())
+            .chain(
+                index
+                    .modules
+                    .keys()
+                    .flat_map(|module| parts[module].status.as_deref().expect("filled above")),
+            )
+            .collect();
+        debug_assert!(
+            rows.iter().copied().eq(crate::root_status(db).iter()),
+            "the joined status differs from the database's"
+        );
+        rows
+    }
+
+    /// The problems of every lock file that cannot be read, the project's first.
+    pub fn lock_problems(&mut self, db: &RootDatabase) -> Vec<Diagnostic> {
+        self.sync(db);
+        let index = root_index(db, Workspace::get(db));
+        let unreadable = |file| {
+            read_lock_file(db, file)
+                .as_ref()
+                .err()
+                .into_iter()
+                .flatten()
+        };
+        let mut problems: Vec<Diagnostic> = index
+            .project_lock
+            .into_iter()
+            .flat_map(unreadable)
+            .cloned()
+            .collect();
+        for (module, files) in &index.modules {
+            let parts = self.parts.entry(module.clone()).or_default();
+            let part = parts.lock_problems.get_or_insert_with(|| {
+                files
+                    .locks
+                    .values()
+                    .flat_map(|&file| unreadable(file))
+                    .cloned()
+                    .collect()
+            });
+            problems.extend(part.iter().cloned());
+        }
+        problems
+    }
+
+    /// The modules some of whose parts are held, sorted: what the next answer
+    /// does not ask salsa about again (for tests and benchmarks).
+    pub fn held_modules(&self) -> Vec<&str> {
+        let mut held: Vec<&str> = self.parts.keys().map(String::as_str).collect();
+        held.sort_unstable();
+        held
+    }
+
+    /// Makes the parts answer for `db` as it is: everything is dropped if a
+    /// change reached it without [`RootJoins::invalidate`], and the mention index
+    /// is built before the first part is kept.
+    fn sync(&mut self, db: &RootDatabase) {
+        if self.synced != db.changes_applied() {
+            self.parts.clear();
+            self.mentions = Mentions::default();
+            self.synced = db.changes_applied();
+        }
+        if !self.mentions.built {
+            self.mentions.build(db);
+        }
+    }
+}
+
+/// A definition, a module's own file (`_module`, `_private`) or a type, by the
+/// module and file stem its files share.
+type Owner = (String, String);
+
+/// Which owners' files mention which names: the reverse of every reference a
+/// definition's check, hashes or status can follow, over-approximated by the
+/// words of its files (a qualified `m::f` mentions `f`, whatever the module).
+#[derive(Default)]
+struct Mentions {
+    built: bool,
+    /// Each indexed file's words.
+    words: FxHashMap<String, Vec<Box<str>>>,
+    /// A word → the owners whose files mention it, with how many of their files do.
+    mentioned_by: FxHashMap<Box<str>, FxHashMap<Owner, u32>>,
+    /// A module → its owners, with how many files each has.
+    owners: FxHashMap<String, FxHashMap<String, u32>>,
+}
+
+impl Mentions {
+    fn build(&mut self, db: &RootDatabase) {
+        *self = Mentions::default();
+        if let Some(workspace) = Workspace::try_get(db) {
+            for &file in workspace.files(db).iter() {
+                self.update(file.path(db).as_str(), Some(file.text(db)));
+            }
+        }
+        self.built = true;
+    }
+
+    /// Replaces what `path` says (`None`: the file is gone) and returns its owner,
+    /// or `None` when the file is not a module's definition file or a module
+    /// comes or goes with it — what no mention bounds.
+    fn update(&mut self, path: &str, text: Option<&str>) -> Option<Owner> {
+        let owner = owner_of(path);
+        let known_module = (owner.as_ref())
+            .and_then(|(module, _)| self.owners.get(module))
+            .is_some_and(|stems| !stems.is_empty());
+        if let Some(old) = self.words.remove(path)
+            && let Some((module, stem)) = &owner
+        {
+            for word in old {
+                if let Some(by) = self.mentioned_by.get_mut(&word) {
+                    let count = by.entry((module.clone(), stem.clone())).or_default();
+                    *count = count.saturating_sub(1);
+                    if *count == 0 {
+                        by.remove(&(module.clone(), stem.clone()));
+                    }
+                }
+            }
+            let stems = self.owners.entry(module.clone()).or_default();
+            let files = stems.entry(stem.clone()).or_default();
+            *files = files.saturating_sub(1);
+            if *files == 0 {
+                stems.remove(stem);
+            }
+        }
+        let (module, stem) = owner?;
+        if let Some(text) = text {
+            let words = words_of(text);
+            for word in &words {
+                let by = self.mentioned_by.entry(word.clone()).or_default();
+                *by.entry((module.clone(), stem.clone())).or_default() += 1;
+            }
+            self.words.insert(path.to_owned(), words);
+            *self
+                .owners
+                .entry(module.clone())
+                .or_default()
+                .entry(stem.clone())
+                .or_default() += 1;
+        }
+        let still_there = self
+            .owners
+            .get(&module)
+            .is_some_and(|stems| !stems.is_empty());
+        (known_module && still_there).then_some((module, stem))
+    }
+
+    /// The modules holding `seeds` and every owner whose files mention one of
+    /// them, transitively; `None` when a type is reached (every definition may
+    /// read the type environment).
+    fn reach(&self, seeds: Vec<Owner>) -> Option<FxHashSet<String>> {
+        let mut seen: FxHashSet<Owner> = FxHashSet::default();
+        let mut modules = FxHashSet::default();
+        let mut queue = seeds;
+        while let Some(owner) = queue.pop() {
+            if !seen.insert(owner.clone()) {
+                continue;
+            }
+            let (module, stem) = &owner;
+            modules.insert(module.clone());
+            match ItemKind::of(stem) {
+                ItemKind::Type => return None,
+                // The module's spec and helpers speak for every definition in it.
+                ItemKind::Helper => queue.extend(
+                    (self.owners.get(module).into_iter().flatten())
+                        .map(|(stem, _)| (module.clone(), stem.clone())),
+                ),
+                ItemKind::Function => {}
+            }
+            if let Some(by) = self.mentioned_by.get(stem.as_str()) {
+                queue.extend(by.keys().cloned());
+            }
+        }
+        Some(modules)
+    }
+}
+
+/// `module/stem.{tr,soil,lock}`, when the stem is a plain word; anything else
+/// has no owner.
+fn owner_of(path: &str) -> Option<Owner> {
+    let (module, file) = path.split_once('/')?;
+    let (stem, _) = file.rsplit_once('.')?;
+    let indexed = matches!(
+        FileKind::of(camino::Utf8Path::new(path)),
+        FileKind::Spec | FileKind::Soil | FileKind::Lock
+    );
+    let plain = |word: &str| !word.is_empty() && word.chars().all(is_word_char);
+    (indexed && !file.contains('/') && plain(module) && plain(stem))
+        .then(|| (module.to_owned(), stem.to_owned()))
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The distinct words of `text` that could name a definition or a helper.
+fn words_of(text: &str) -> Vec<Box<str>> {
+    let mut words: Vec<&str> = text
+        .split(|c: char| !is_word_char(c))
+        .filter(|word| word.starts_with(|c: char| c.is_lowercase() || c == '_'))
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words.into_iter().map(Box::from).collect()
+}

@@ -1,0 +1,159 @@
+//! The root-wide joins a host keeps beside its database (design §7.5): after
+//! every kind of edit they answer exactly as salsa's root-wide memos do, and they
+//! keep the parts of every module the edit cannot reach.
+
+use expect_test::expect;
+use trellis_db::synthetic::{soil_path, spec_path, synthetic_root};
+use trellis_db::{Change, RootDatabase, RootJoins, check_root, root_status};
+
+struct Host {
+    db: RootDatabase,
+    joins: RootJoins,
+    files: std::collections::BTreeMap<String, String>,
+}
+
+impl Host {
+    fn new(definitions: usize) -> Host {
+        let files: std::collections::BTreeMap<String, String> =
+            synthetic_root(definitions).into_iter().collect();
+        let mut host = Host {
+            db: RootDatabase::default(),
+            joins: RootJoins::default(),
+            files: Default::default(),
+        };
+        let mut change = Change::default();
+        for (path, text) in &files {
+            change.set_root_file(path.clone(), text.clone());
+        }
+        host.apply(change);
+        host.files = files;
+        host.answer_and_compare();
+        host
+    }
+
+    fn apply(&mut self, change: Change) {
+        self.joins.invalidate(&self.db, &change);
+        change.apply(&mut self.db);
+    }
+
+    /// Edits one file (`None`: deletes it) and returns the modules whose parts
+    /// survived the edit.
+    fn edit(&mut self, path: &str, text: Option<String>) -> String {
+        let mut change = Change::default();
+        match &text {
+            Some(text) => change.set_root_file(path, text.clone()),
+            None => change.remove_file(path),
+        };
+        self.apply(change);
+        match text {
+            Some(text) => self.files.insert(path.to_owned(), text),
+            None => self.files.remove(path),
+        };
+        let held = self.joins.held_modules().join(" ");
+        self.answer_and_compare();
+        held
+    }
+
+    fn replace(&mut self, path: &str, from: &str, to: &str) -> String {
+        let text = self.files[path].replacen(from, to, 1);
+        assert_ne!(text, self.files[path], "{path} does not contain `{from}`");
+        self.edit(path, Some(text))
+    }
+
+    fn answer_and_compare(&mut self) {
+        let check = self.joins.check(&self.db);
+        assert_eq!(check, check_root(&self.db, None));
+        let status: Vec<_> = self.joins.status(&self.db).into_iter().cloned().collect();
+        assert_eq!(status, *root_status(&self.db));
+    }
+}
+
+/// Synthetic modules m000–m007: a leaf of m005 is called from m005–m007 only,
+/// so an edit of it keeps m000–m004; a top of m003 is called by nobody.
+#[test]
+fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
+    let mut host = Host::new(400);
+    let leaf = 5 * 50 + 2;
+    let top = 3 * 50 + 45;
+    let mut table = String::new();
+    let mut row = |name: &str, held: String| table.push_str(&format!("{name:<28} {held}\n"));
+    row(
+        "prose of a top",
+        host.replace(&spec_path(top), "A generated", "An edited"),
+    );
+    row(
+        "body of a leaf",
+        host.replace(&soil_path(leaf), "let base = x *", "let base = 1 + x *"),
+    );
+    row(
+        "signature of a leaf",
+        host.replace(&spec_path(leaf), "(x : I64) -> I64", "(x : I64) -> Bool"),
+    );
+    row(
+        "module decision",
+        host.replace("m006/_module.tr", "takes one I64", "takes one I64 only"),
+    );
+    let added = "---\nname: g\ntags: [synthetic]\n---\n\n# g\n\nAdded.\n\n```soil-sig\ng : (x : I64) -> I64\n```\n";
+    row(
+        "add a definition",
+        host.edit("m002/g.tr", Some(added.to_owned())),
+    );
+    row(
+        "add its Soil",
+        host.edit("m002/g.soil", Some("g x =\n  x + 1\n".to_owned())),
+    );
+    row(
+        "call it from m004",
+        host.replace(
+            &soil_path(4 * 50 + 45),
+            "let base = x *",
+            "let base = m002::g x *",
+        ),
+    );
+    row("delete it", host.edit("m002/g.soil", None));
+    row("delete a top", host.edit(&soil_path(top), None));
+    row(
+        "soil.toml",
+        host.replace("soil.toml", "generated for benchmarks", "generated"),
+    );
+    row(
+        "a new module",
+        host.edit("m100/h.tr", Some(added.replace("name: g", "name: h"))),
+    );
+    row(
+        "a type",
+        host.edit(
+            "m001/Amount.tr",
+            Some(
+                "---\nname: Amount\n---\n\n# Amount\n\n```soil-type\ntype Amount = I64\n```\n"
+                    .to_owned(),
+            ),
+        ),
+    );
+    expect![[r#"
+        prose of a top               m000 m001 m002 m004 m005 m006 m007
+        body of a leaf               m000 m001 m002 m003 m004
+        signature of a leaf          m000 m001 m002 m003 m004
+        module decision              m000 m001 m002 m003 m004 m005
+        add a definition             m000 m001 m003 m004 m005 m006 m007
+        add its Soil                 m000 m001 m003 m004 m005 m006 m007
+        call it from m004            m000 m001 m002 m003 m005 m006 m007
+        delete it                    m000 m001 m003 m005 m006 m007
+        delete a top                 m000 m001 m002 m004 m005 m006 m007
+        soil.toml                    
+        a new module                 
+        a type                       
+    "#]]
+    .assert_eq(&table);
+}
+
+/// A change applied without telling the joins is noticed: they drop everything
+/// rather than answer from parts the change may have moved.
+#[test]
+fn a_change_the_joins_were_not_told_of_drops_every_part() {
+    let mut host = Host::new(200);
+    let mut change = Change::default();
+    change.set_file(soil_path(0), "f00000 x =\n  x\n");
+    change.apply(&mut host.db);
+    host.answer_and_compare();
+}
