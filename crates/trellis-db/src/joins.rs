@@ -187,15 +187,19 @@ type Owner = (String, String);
 /// Which owners' files mention which names: the reverse of every reference a
 /// definition's check, hashes or status can follow, over-approximated by the
 /// words of its files (a qualified `m::f` mentions `f`, whatever the module).
+/// Owners and words are numbered, so indexing a file allocates only its new words.
 #[derive(Default)]
 struct Mentions {
     built: bool,
-    /// Each indexed file's words.
-    words: FxHashMap<String, Vec<Box<str>>>,
-    /// A word → the owners whose files mention it, with how many of their files do.
-    mentioned_by: FxHashMap<Box<str>, FxHashMap<Owner, u32>>,
+    owners: Vec<Owner>,
+    owner_ids: FxHashMap<Owner, u32>,
+    word_ids: FxHashMap<Box<str>, u32>,
+    /// Each indexed file's owner and distinct words.
+    files: FxHashMap<String, (u32, Vec<u32>)>,
+    /// By word: the owners whose files mention it, with how many of their files do.
+    mentioned_by: Vec<FxHashMap<u32, u32>>,
     /// A module → its owners, with how many files each has.
-    owners: FxHashMap<String, FxHashMap<String, u32>>,
+    in_module: FxHashMap<String, FxHashMap<u32, u32>>,
 }
 
 impl Mentions {
@@ -213,78 +217,93 @@ impl Mentions {
     /// or `None` when the file is not a module's definition file or a module
     /// comes or goes with it — what no mention bounds.
     fn update(&mut self, path: &str, text: Option<&str>) -> Option<Owner> {
-        let owner = owner_of(path);
-        let known_module = (owner.as_ref())
-            .and_then(|(module, _)| self.owners.get(module))
-            .is_some_and(|stems| !stems.is_empty());
-        if let Some(old) = self.words.remove(path)
-            && let Some((module, stem)) = &owner
-        {
+        let (module, stem) = owner_of(path)?;
+        let had_module = self.in_module.get(&module).is_some_and(|o| !o.is_empty());
+        let owner = self.owner_id(&module, &stem);
+        if let Some((_, old)) = self.files.remove(path) {
             for word in old {
-                if let Some(by) = self.mentioned_by.get_mut(&word) {
-                    let count = by.entry((module.clone(), stem.clone())).or_default();
-                    *count = count.saturating_sub(1);
-                    if *count == 0 {
-                        by.remove(&(module.clone(), stem.clone()));
-                    }
-                }
+                decrement(&mut self.mentioned_by[word as usize], owner);
             }
-            let stems = self.owners.entry(module.clone()).or_default();
-            let files = stems.entry(stem.clone()).or_default();
-            *files = files.saturating_sub(1);
-            if *files == 0 {
-                stems.remove(stem);
+            if let Some(owners) = self.in_module.get_mut(&module) {
+                decrement(owners, owner);
             }
         }
-        let (module, stem) = owner?;
         if let Some(text) = text {
-            let words = words_of(text);
-            for word in &words {
-                let by = self.mentioned_by.entry(word.clone()).or_default();
-                *by.entry((module.clone(), stem.clone())).or_default() += 1;
+            let words: Vec<u32> = words_of(text).map(|word| self.word_id(word)).collect();
+            for &word in &words {
+                *self.mentioned_by[word as usize].entry(owner).or_default() += 1;
             }
-            self.words.insert(path.to_owned(), words);
-            *self
-                .owners
-                .entry(module.clone())
-                .or_default()
-                .entry(stem.clone())
+            self.files.insert(path.to_owned(), (owner, words));
+            *(self.in_module.entry(module.clone()).or_default())
+                .entry(owner)
                 .or_default() += 1;
         }
-        let still_there = self
-            .owners
-            .get(&module)
-            .is_some_and(|stems| !stems.is_empty());
-        (known_module && still_there).then_some((module, stem))
+        let has_module = self.in_module.get(&module).is_some_and(|o| !o.is_empty());
+        (had_module && has_module).then_some((module, stem))
+    }
+
+    fn owner_id(&mut self, module: &str, stem: &str) -> u32 {
+        let key = (module.to_owned(), stem.to_owned());
+        if let Some(&id) = self.owner_ids.get(&key) {
+            return id;
+        }
+        let id = self.owners.len() as u32;
+        self.owners.push(key.clone());
+        self.owner_ids.insert(key, id);
+        id
+    }
+
+    fn word_id(&mut self, word: &str) -> u32 {
+        if let Some(&id) = self.word_ids.get(word) {
+            return id;
+        }
+        let id = self.mentioned_by.len() as u32;
+        self.mentioned_by.push(FxHashMap::default());
+        self.word_ids.insert(Box::from(word), id);
+        id
     }
 
     /// The modules holding `seeds` and every owner whose files mention one of
     /// them, transitively; `None` when a type is reached (every definition may
     /// read the type environment).
     fn reach(&self, seeds: Vec<Owner>) -> Option<FxHashSet<String>> {
-        let mut seen: FxHashSet<Owner> = FxHashSet::default();
+        let mut seen: FxHashSet<u32> = FxHashSet::default();
         let mut modules = FxHashSet::default();
-        let mut queue = seeds;
+        let mut queue: Vec<u32> = (seeds.iter())
+            .filter_map(|owner| self.owner_ids.get(owner).copied())
+            .collect();
         while let Some(owner) = queue.pop() {
-            if !seen.insert(owner.clone()) {
+            if !seen.insert(owner) {
                 continue;
             }
-            let (module, stem) = &owner;
+            let (module, stem) = &self.owners[owner as usize];
             modules.insert(module.clone());
             match ItemKind::of(stem) {
                 ItemKind::Type => return None,
                 // The module's spec and helpers speak for every definition in it.
                 ItemKind::Helper => queue.extend(
-                    (self.owners.get(module).into_iter().flatten())
-                        .map(|(stem, _)| (module.clone(), stem.clone())),
+                    self.in_module
+                        .get(module)
+                        .into_iter()
+                        .flat_map(|o| o.keys()),
                 ),
                 ItemKind::Function => {}
             }
-            if let Some(by) = self.mentioned_by.get(stem.as_str()) {
-                queue.extend(by.keys().cloned());
+            if let Some(&word) = self.word_ids.get(stem.as_str()) {
+                queue.extend(self.mentioned_by[word as usize].keys());
             }
         }
         Some(modules)
+    }
+}
+
+/// Counts one fewer of `key`, forgetting it at zero.
+fn decrement(counts: &mut FxHashMap<u32, u32>, key: u32) {
+    if let Some(count) = counts.get_mut(&key) {
+        *count -= 1;
+        if *count == 0 {
+            counts.remove(&key);
+        }
     }
 }
 
@@ -307,12 +326,12 @@ fn is_word_char(c: char) -> bool {
 }
 
 /// The distinct words of `text` that could name a definition or a helper.
-fn words_of(text: &str) -> Vec<Box<str>> {
+fn words_of(text: &str) -> impl Iterator<Item = &str> {
     let mut words: Vec<&str> = text
         .split(|c: char| !is_word_char(c))
         .filter(|word| word.starts_with(|c: char| c.is_lowercase() || c == '_'))
         .collect();
     words.sort_unstable();
     words.dedup();
-    words.into_iter().map(Box::from).collect()
+    words.into_iter()
 }

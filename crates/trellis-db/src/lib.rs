@@ -71,8 +71,8 @@ pub use lockgen::{
     invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
 };
 pub use pipeline::{
-    CheckReport, Named, OpenHole, StatusRow, check_root, module_check_part, module_status_rows,
-    project_status_row, resolve_definition, root_status, spec_diagnostics, split_definition_name,
+    CheckReport, Named, OpenHole, StatusRow, check_root, resolve_definition, root_status,
+    spec_diagnostics, split_definition_name,
 };
 pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};

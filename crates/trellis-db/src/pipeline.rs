@@ -189,7 +189,7 @@ pub(crate) fn join_check<'p>(
 }
 
 /// One module's part of the whole-root check, by the module's name.
-pub fn module_check_part<'db>(db: &'db dyn Db, module: &str) -> &'db CheckReport {
+pub(crate) fn module_check_part<'db>(db: &'db dyn Db, module: &str) -> &'db CheckReport {
     module_check(db, Module::new(db, module.to_owned()))
 }
 
@@ -373,7 +373,7 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
 
 /// The project's decision-scope row, the one row of the root's status that
 /// belongs to no module.
-pub fn project_status_row(db: &dyn Db) -> Option<StatusRow> {
+pub(crate) fn project_status_row(db: &dyn Db) -> Option<StatusRow> {
     let index = root_index(db, Workspace::get(db));
     let project = index.project?;
     Some(scope_entry_row(
@@ -386,7 +386,7 @@ pub fn project_status_row(db: &dyn Db) -> Option<StatusRow> {
 }
 
 /// One module's rows of the root's status, by the module's name.
-pub fn module_status_rows<'db>(db: &'db dyn Db, module: &str) -> &'db [StatusRow] {
+pub(crate) fn module_status_rows<'db>(db: &'db dyn Db, module: &str) -> &'db [StatusRow] {
     module_status(db, Module::new(db, module.to_owned()))
 }
 

@@ -449,10 +449,7 @@ impl Service {
     /// A refresh that stats every file, whatever the watch has delivered so far:
     /// the gate must see the files it has just written.
     fn refresh_everything(&mut self) {
-        let refresh = self.loader.refresh();
-        self.loaded = true;
-        self.load_problems = refresh.problems;
-        self.apply(refresh.change);
+        self.reload(crate::watch::Dirty::Everything);
     }
 }
 

@@ -129,6 +129,12 @@ impl Service {
             Some(watch) if self.loaded => watch.take(),
             _ => Dirty::Everything,
         };
+        self.reload(dirty)
+    }
+
+    /// Re-reads what `dirty` names and applies what moved; returns how many files
+    /// changed.
+    fn reload(&mut self, dirty: Dirty) -> usize {
         let refresh = match dirty {
             Dirty::Paths(paths) => self.loader.refresh_paths(paths),
             Dirty::Everything => self.loader.refresh(),
