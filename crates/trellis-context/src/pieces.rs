@@ -244,10 +244,7 @@ pub fn oracle<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<(OracleStanza, Op
         })?;
     Some(match reference {
         Reference::Python { path, symbol } => {
-            let index = root_index(db, Workspace::get(db));
-            let file = index
-                .by_path
-                .get(path.as_str())
+            let file = trellis_db::file_at(db, &path)
                 .map(|file| BundleFile::new("reference.py", file.text(db).clone()));
             (OracleStanza::Reference { path, symbol }, file)
         }

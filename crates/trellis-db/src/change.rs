@@ -10,7 +10,7 @@ use salsa::{Durability, Setter};
 
 use crate::config::CONFIG_FILE;
 use crate::db::RootDatabase;
-use crate::files::{SourceFile, Workspace};
+use crate::files::{Directory, SourceFile, Workspace, directory_name};
 
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
@@ -79,7 +79,8 @@ impl Change {
         let workspace = match Workspace::try_get(db) {
             Some(workspace) => workspace,
             None => Workspace::builder(Arc::from(""), Arc::from(Vec::new()))
-                .config_text_durability(Durability::HIGH)
+                .config_text_durability(CONFIG_DURABILITY)
+                .directories_durability(Durability::HIGH)
                 .new(db),
         };
         if let Some(config) = self.config_text
@@ -87,68 +88,134 @@ impl Change {
         {
             workspace
                 .set_config_text(db)
-                .with_durability(Durability::HIGH)
+                .with_durability(CONFIG_DURABILITY)
                 .to(Arc::from(config));
         }
         if self.files.is_empty() && self.volatile.is_empty() {
             return workspace;
         }
-        // The file list is sorted by path text, so an edit finds its file by binary
-        // search; the map of every path is built only when files come or go.
-        let existing = workspace.files(db).clone();
-        let find = |db: &RootDatabase, path: &str| {
-            existing
-                .binary_search_by(|file| file.path(db).as_str().cmp(path))
-                .ok()
-                .map(|at| existing[at])
-        };
-        let mut added_or_removed: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let directories = workspace.directories(db).clone();
+        let mut edits: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
         for (path, text) in self.files {
-            match (find(db, &path), text) {
-                (Some(file), Some(text)) => {
-                    if **file.text(db) != *text {
-                        file.set_text(db)
-                            .with_durability(Durability::LOW)
-                            .to(Arc::from(text));
+            (edits.entry(directory_name(&path).to_owned()).or_default()).push((path, text));
+        }
+        let mut came = Vec::new();
+        let mut went = Vec::new();
+        for (name, edits) in edits {
+            match find_directory(db, &directories, &name) {
+                Some(directory) => {
+                    if !edit_directory(db, directory, edits) {
+                        went.push(directory);
                     }
                 }
-                (None, None) => {}
-                (_, text) => {
-                    added_or_removed.insert(path, text);
+                None => {
+                    let mut files: Vec<SourceFile> = (edits.into_iter())
+                        .filter_map(|(path, text)| Some(new_file(db, path, text?)))
+                        .collect();
+                    if !files.is_empty() {
+                        files.sort_by(|a, b| a.path(db).as_str().cmp(b.path(db).as_str()));
+                        let directory = Directory::builder(name, Arc::from(files))
+                            .durability(Durability::HIGH)
+                            .new(db);
+                        came.push(directory);
+                    }
                 }
             }
         }
         for path in &self.volatile {
-            if let Some(file) = find(db, path) {
+            let file =
+                find_directory(db, &directories, directory_name(path)).and_then(|directory| {
+                    let files = directory.files(db);
+                    find_file(db, files, path).ok().map(|at| files[at])
+                });
+            if let Some(file) = file {
                 let text = file.text(db).clone();
                 file.set_text(db).with_durability(Durability::LOW).to(text);
             }
         }
-        if !added_or_removed.is_empty() {
-            let mut by_path: BTreeMap<String, SourceFile> = existing
-                .iter()
-                .map(|&file| (file.path(db).as_str().to_owned(), file))
+        if !came.is_empty() || !went.is_empty() {
+            let mut all: Vec<Directory> = (directories.iter().copied())
+                .filter(|directory| !went.contains(directory))
+                .chain(came)
                 .collect();
-            for (path, text) in added_or_removed {
-                match text {
-                    Some(text) => {
-                        let file =
-                            SourceFile::builder(Utf8PathBuf::from(path.clone()), Arc::from(text))
-                                .durability(Durability::HIGH)
-                                .new(db);
-                        by_path.insert(path, file);
-                    }
-                    None => {
-                        by_path.remove(&path);
-                    }
-                }
-            }
-            let files: Arc<[SourceFile]> = by_path.into_values().collect();
+            all.sort_by(|a, b| a.name(db).cmp(b.name(db)));
             workspace
-                .set_files(db)
+                .set_directories(db)
                 .with_durability(Durability::HIGH)
-                .to(files);
+                .to(Arc::from(all));
         }
         workspace
+    }
+}
+
+/// `soil.toml` changes rarely but more often than a file nobody edits: between
+/// the two, so a configuration edit leaves the memos of durable files
+/// revalidating in O(1) (design §7.1).
+const CONFIG_DURABILITY: Durability = Durability::MEDIUM;
+
+fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> Option<Directory> {
+    (directories
+        .binary_search_by(|directory| directory.name(db).as_str().cmp(name))
+        .ok())
+    .map(|at| directories[at])
+}
+
+/// Where `path` is (or would go) in a directory's sorted list.
+fn find_file(db: &RootDatabase, files: &[SourceFile], path: &str) -> Result<usize, usize> {
+    files.binary_search_by(|file| file.path(db).as_str().cmp(path))
+}
+
+/// A file the database has not held, durable until its first edit (§7.1).
+fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
+    SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
+        .durability(Durability::HIGH)
+        .new(db)
+}
+
+/// Applies one directory's edits; `false` when no file is left in it. The list
+/// is copied only when a file comes or goes, and stays durable: salsa does not
+/// backdate a value whose durability dropped, so a volatile list would wake
+/// every check reading the type environment (which reads every module's
+/// table). A durable change instead makes each memo asked next revalidate
+/// deeply, and a host's [`crate::RootJoins`] asks only the reached modules'.
+fn edit_directory(
+    db: &mut RootDatabase,
+    directory: Directory,
+    edits: Vec<(String, Option<String>)>,
+) -> bool {
+    let existing = directory.files(db).clone();
+    let mut list: Option<Vec<SourceFile>> = None;
+    for (path, text) in edits {
+        let files = list.as_deref().unwrap_or(&existing);
+        match (find_file(db, files, &path), text) {
+            (Ok(at), Some(text)) => {
+                let file = files[at];
+                if **file.text(db) != *text {
+                    file.set_text(db)
+                        .with_durability(Durability::LOW)
+                        .to(Arc::from(text));
+                }
+            }
+            (Ok(at), None) => {
+                list.get_or_insert_with(|| existing.to_vec()).remove(at);
+            }
+            (Err(at), Some(text)) => {
+                let file = new_file(db, path, text);
+                list.get_or_insert_with(|| existing.to_vec())
+                    .insert(at, file);
+            }
+            (Err(_), None) => {}
+        }
+    }
+    match list {
+        Some(files) if files.is_empty() => false,
+        Some(files) => {
+            directory
+                .set_files(db)
+                .with_durability(Durability::HIGH)
+                .to(Arc::from(files));
+            true
+        }
+        None => true,
     }
 }

@@ -17,7 +17,7 @@ use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::root_index;
+use crate::index::{Module, module_type_specs, root_index};
 use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
 use crate::spec::{formal_blocks, parse_spec};
 
@@ -46,11 +46,8 @@ pub(crate) fn block_source(
 pub fn checker_env(db: &dyn Db) -> Env {
     let index = root_index(db, Workspace::get(db));
     let mut env = Env::default();
-    for files in index.modules.values() {
-        for (stem, &file) in &files.specs {
-            if ItemKind::of(stem) != ItemKind::Type {
-                continue;
-            }
+    for module in index.modules.keys() {
+        for &(_, file) in module_type_specs(db, Module::new(db, module.clone())) {
             for (k, block) in formal_blocks(db, file).iter().enumerate() {
                 if let BlockSyntax::TypeDecl(Some(declaration)) = &block.syntax {
                     env.types.push(Located {
@@ -278,7 +275,7 @@ fn relocate(db: &dyn Db, mut diagnostic: Diagnostic) -> Diagnostic {
         .unwrap_or(0);
     let path = path.to_owned();
     diagnostic.file = Some(path.clone());
-    let Some(&file) = root_index(db, Workspace::get(db)).by_path.get(&path) else {
+    let Some(file) = crate::index::file_at(db, &path) else {
         return diagnostic;
     };
     let parse = parse_spec(db, file);

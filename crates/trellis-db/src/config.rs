@@ -107,10 +107,12 @@ pub fn declared_tags(db: &dyn Db) -> Vec<String> {
 /// one part of the configuration hashes read.
 #[salsa::tracked(returns(ref))]
 pub fn soil0_major(db: &dyn Db) -> String {
-    let version = match root_config(db, Workspace::get(db)) {
-        Ok(config) => config.toolchain.soil0_cli.as_str(),
-        Err(_) => "0",
-    };
+    soil0_major_of(root_config(db, Workspace::get(db)).as_ref().ok())
+}
+
+/// [`soil0_major`] of a parsed configuration, or of none.
+pub(crate) fn soil0_major_of(config: Option<&Config>) -> String {
+    let version = config.map_or("0", |config| config.toolchain.soil0_cli.as_str());
     version.split('.').next().unwrap_or("0").to_owned()
 }
 

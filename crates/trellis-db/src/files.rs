@@ -1,5 +1,6 @@
-//! The inputs: one `SourceFile` per file of the root, and the `Workspace` holding
-//! the file list and `soil.toml`. Paths are root-relative and `/`-separated; no
+//! The inputs: one `SourceFile` per file of the root, one `Directory` per
+//! top-level directory holding its file list, and the `Workspace` holding the
+//! directories and `soil.toml`. Paths are root-relative and `/`-separated; no
 //! absolute path ever enters the database, so hashes do not depend on where the
 //! root lives.
 
@@ -17,15 +18,36 @@ pub struct SourceFile {
     pub text: Arc<str>,
 }
 
-/// The root: its `soil.toml` text and its files, sorted by path. Adding or
-/// removing a file changes `files`; editing one changes only that file's text. A
-/// database holds exactly one root, so this input is a singleton.
+/// One directory at the top of the root and every file under it, sorted by
+/// path text: a module's directory, or (named `""`) the root's own files. Each
+/// directory holds its own list, so a file coming or going in one module
+/// changes that module's input alone and the rest of the root stays asleep
+/// (design §7.3).
+#[salsa::input(debug)]
+pub struct Directory {
+    #[returns(ref)]
+    pub name: String,
+    #[returns(ref)]
+    pub files: Arc<[SourceFile]>,
+}
+
+/// The root: its `soil.toml` text and its top-level directories, sorted by
+/// name. Adding or removing a file changes its directory's `files`; a
+/// directory coming or going changes `directories`; editing a file changes
+/// only that file's text. A database holds exactly one root, so this input is
+/// a singleton.
 #[salsa::input(singleton, debug)]
 pub struct Workspace {
     #[returns(ref)]
     pub config_text: Arc<str>,
     #[returns(ref)]
-    pub files: Arc<[SourceFile]>,
+    pub directories: Arc<[Directory]>,
+}
+
+/// The top-level directory `path` (root-relative text) lies in: `""` for a
+/// file at the root.
+pub fn directory_name(path: &str) -> &str {
+    path.split_once('/').map_or("", |(directory, _)| directory)
 }
 
 /// What a file is, from its name alone.

@@ -1,14 +1,17 @@
-//! The root's layout, read from the file list alone: which modules exist and which
-//! spec, Soil and lock files each holds. It re-executes only when a file is added or
-//! removed, never when one is edited. Per-definition queries read one module's
-//! files through [`module_files`], whose value stays equal when a file comes or
-//! goes in another module: salsa then cuts the change off there (design §7.3), and
-//! only the touched module's queries (and those of modules that read it) re-execute.
+//! The root's layout, read from the directories' file lists alone: which modules
+//! exist and which spec, Soil and lock files each holds. Nothing here
+//! re-executes when a file is edited. Each module's table ([`module_files`])
+//! reads its own directory's list, so a file coming or going re-executes that
+//! table and the O(modules) join of tables ([`root_index`]); per-definition
+//! queries read their module's table through [`definition_files`], and salsa
+//! cuts the change off there (design §7.3): only the touched module's queries
+//! (and those of modules that read the name) re-execute.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::db::Db;
-use crate::files::{FileKind, SourceFile, Workspace};
+use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name};
 use crate::soil::{Item, ItemKind};
 
 /// The files of one module directory.
@@ -34,75 +37,176 @@ pub struct Module<'db> {
     pub name: String,
 }
 
+/// The root's layout: its own files and its modules, each module's table
+/// shared with [`module_files`] (so assembling it copies no file table).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RootIndex {
     /// `_project.tr`
     pub project: Option<SourceFile>,
     /// `_project.lock`
     pub project_lock: Option<SourceFile>,
-    pub modules: BTreeMap<String, ModuleFiles>,
-    /// Every file by its root-relative path (references, fixtures).
-    pub by_path: BTreeMap<String, SourceFile>,
+    pub modules: BTreeMap<String, Arc<ModuleFiles>>,
 }
 
 impl RootIndex {
     pub fn module(&self, name: &str) -> Option<&ModuleFiles> {
-        self.modules.get(name)
+        self.modules.get(name).map(|files| &**files)
     }
 }
 
+/// Assembled from each directory's [`module_files`] and [`project_files`]: a
+/// file coming or going re-executes one module's table and this join of
+/// references, O(modules), never a walk over every file.
 #[salsa::tracked(returns(ref))]
 pub fn root_index(db: &dyn Db, workspace: Workspace) -> RootIndex {
-    let mut index = RootIndex::default();
-    for &file in workspace.files(db).iter() {
-        let path = file.path(db);
-        index.by_path.insert(path.as_str().to_owned(), file);
-        let components: Vec<&str> = path.components().map(|c| c.as_str()).collect();
-        let (Some(stem), kind) = (path.file_stem(), FileKind::of(path)) else {
+    let (project, project_lock) = project_files(db);
+    let mut index = RootIndex {
+        project,
+        project_lock,
+        modules: BTreeMap::new(),
+    };
+    for &directory in workspace.directories(db).iter() {
+        let name = directory.name(db);
+        if name.is_empty() {
             continue;
-        };
-        match components.as_slice() {
-            [_] => match (stem, kind) {
-                ("_project", FileKind::Spec) => index.project = Some(file),
-                ("_project", FileKind::Lock) => index.project_lock = Some(file),
-                _ => {}
-            },
-            [module, _] => {
-                let files = index.modules.entry((*module).to_owned()).or_default();
-                match (stem, kind) {
-                    ("_module", FileKind::Spec) => files.spec = Some(file),
-                    ("_private", FileKind::Soil) => files.private_soil = Some(file),
-                    (_, FileKind::Spec) => {
-                        files.specs.insert(stem.to_owned(), file);
-                    }
-                    (_, FileKind::Soil) => {
-                        files.soils.insert(stem.to_owned(), file);
-                    }
-                    (_, FileKind::Lock) => {
-                        files.locks.insert(stem.to_owned(), file);
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
+        }
+        if let Some(files) = module_files(db, Module::new(db, name.clone())) {
+            index.modules.insert(name.clone(), files.clone());
         }
     }
     index
 }
 
-/// One module's files (`None` when the module has no directory). The cut-off point
-/// between the root-wide file list and everything per module: adding or removing a
-/// file re-executes this for every module, but only the touched module's value moves.
+/// The top-level directories by name.
 #[salsa::tracked(returns(ref))]
-pub fn module_files<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<ModuleFiles> {
-    root_index(db, Workspace::get(db))
-        .module(module.name(db))
-        .cloned()
+fn directories_by_name(db: &dyn Db, workspace: Workspace) -> BTreeMap<String, Directory> {
+    (workspace.directories(db).iter())
+        .map(|&directory| (directory.name(db).clone(), directory))
+        .collect()
+}
+
+/// The top-level directory `name` (`""`: the root's own files).
+fn directory(db: &dyn Db, name: &str) -> Option<Directory> {
+    *module_directory(db, Module::new(db, name.to_owned()))
+}
+
+/// A module's directory, cut off from the directory list: a directory coming or
+/// going re-executes this lookup once per module, and nothing behind it.
+#[salsa::tracked]
+fn module_directory<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<Directory> {
+    let workspace = Workspace::try_get(db)?;
+    directories_by_name(db, workspace)
+        .get(module.name(db))
+        .copied()
+}
+
+/// The file at a root-relative path: a lookup in its directory's list alone, so
+/// a query asking for one file sleeps through files coming and going elsewhere.
+pub fn file_at(db: &dyn Db, path: &str) -> Option<SourceFile> {
+    let files = directory(db, directory_name(path))?.files(db);
+    (files
+        .binary_search_by(|file| file.path(db).as_str().cmp(path))
+        .ok())
+    .map(|at| files[at])
+}
+
+/// Every file whose path starts with `prefix`, in path order; a prefix naming a
+/// directory (`dir/...`) reads that directory's list alone.
+pub fn files_under(db: &dyn Db, prefix: &str) -> Vec<SourceFile> {
+    let mut files: Vec<SourceFile> = match prefix.split_once('/') {
+        Some((name, _)) => directory(db, name)
+            .map(|directory| directory.files(db).to_vec())
+            .unwrap_or_default(),
+        None => all_files(db),
+    };
+    files.retain(|file| file.path(db).as_str().starts_with(prefix));
+    files.sort_by(|a, b| a.path(db).as_str().cmp(b.path(db).as_str()));
+    files
+}
+
+/// Every file of the root, in path order.
+pub fn all_files(db: &dyn Db) -> Vec<SourceFile> {
+    let Some(workspace) = Workspace::try_get(db) else {
+        return Vec::new();
+    };
+    let mut files: Vec<SourceFile> = (workspace.directories(db).iter())
+        .flat_map(|directory| directory.files(db).iter().copied())
+        .collect();
+    files.sort_by(|a, b| a.path(db).as_str().cmp(b.path(db).as_str()));
+    files
+}
+
+/// `_project.tr` and `_project.lock`, read from the root's own files alone.
+#[salsa::tracked(returns(copy))]
+pub fn project_files(db: &dyn Db) -> (Option<SourceFile>, Option<SourceFile>) {
+    let mut found = (None, None);
+    if let Some(root) = directory(db, "") {
+        for &file in root.files(db).iter() {
+            match file.path(db).as_str() {
+                "_project.tr" => found.0 = Some(file),
+                "_project.lock" => found.1 = Some(file),
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// One module's files (`None` when the module has no directory holding a file
+/// of its own). The cut-off point between the file lists and everything per
+/// module: it reads its directory's list alone, so a file coming or going
+/// elsewhere never wakes it.
+#[salsa::tracked(returns(ref))]
+pub fn module_files<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<Arc<ModuleFiles>> {
+    let name = module.name(db);
+    if name.is_empty() {
+        return None;
+    }
+    let directory = directory(db, name)?;
+    let mut table: Option<ModuleFiles> = None;
+    for &file in directory.files(db).iter() {
+        let path = file.path(db);
+        if path.components().count() != 2 {
+            continue;
+        }
+        let (Some(stem), kind) = (path.file_stem(), FileKind::of(path)) else {
+            continue;
+        };
+        let files = table.get_or_insert_with(ModuleFiles::default);
+        match (stem, kind) {
+            ("_module", FileKind::Spec) => files.spec = Some(file),
+            ("_private", FileKind::Soil) => files.private_soil = Some(file),
+            (_, FileKind::Spec) => {
+                files.specs.insert(stem.to_owned(), file);
+            }
+            (_, FileKind::Soil) => {
+                files.soils.insert(stem.to_owned(), file);
+            }
+            (_, FileKind::Lock) => {
+                files.locks.insert(stem.to_owned(), file);
+            }
+            _ => {}
+        }
+    }
+    table.map(Arc::new)
+}
+
+/// The type specs (`<Type>.tr`) of one module, in name order: what the
+/// root-wide type tables read per module, cut off from the module's other files.
+#[salsa::tracked(returns(ref))]
+pub fn module_type_specs<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<(String, SourceFile)> {
+    let Some(files) = module_files(db, module) else {
+        return Vec::new();
+    };
+    (files.specs.iter())
+        .filter(|(stem, _)| ItemKind::of(stem) == ItemKind::Type)
+        .map(|(stem, &file)| (stem.clone(), file))
+        .collect()
 }
 
 /// [`module_files`] by the module's name.
 pub fn files_of<'db>(db: &'db dyn Db, module: &str) -> Option<&'db ModuleFiles> {
-    module_files(db, Module::new(db, module.to_owned())).as_ref()
+    module_files(db, Module::new(db, module.to_owned())).as_deref()
 }
 
 /// The files of one definition, by its name alone: `<name>.tr`, its Soil
@@ -144,11 +248,10 @@ pub fn module_exists<'db>(db: &'db dyn Db, module: Module<'db>) -> bool {
 /// [`definition_files`].
 #[salsa::tracked(returns(copy))]
 pub fn module_spec<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<SourceFile> {
-    module_files(db, module).as_ref()?.spec
+    module_files(db, module).as_deref()?.spec
 }
 
 /// `_project.tr`, cut off from the file list like [`module_files`].
-#[salsa::tracked]
 pub fn project_spec(db: &dyn Db) -> Option<SourceFile> {
-    root_index(db, Workspace::get(db)).project
+    project_files(db).0
 }

@@ -6,7 +6,7 @@
 //! instead keeps each module's last parts and drops exactly those an edit may
 //! move: the edited definitions' modules and the modules of every definition
 //! whose files mention an edited name, transitively. What no mention can bound —
-//! `soil.toml`, the project's files, a type, a file outside the module layout, a
+//! a `soil.toml` edit moving the tags or the soil0 pin, the project's files, a type, a file outside the module layout, a
 //! module coming or going — drops every part. The parts are salsa's memos,
 //! cloned, and the check is joined by the same `join_check` salsa's memo uses.
 
@@ -56,7 +56,9 @@ impl RootJoins {
             self.mentions = Mentions::default();
             return;
         }
-        if change.config_text.is_some() {
+        if let Some(config) = &change.config_text
+            && ConfigReach::of(Workspace::get(db).config_text(db)) != ConfigReach::of(config)
+        {
             self.parts.clear();
         }
         let mut seeds = Vec::new();
@@ -180,6 +182,28 @@ impl RootJoins {
     }
 }
 
+/// What a module's parts read of `soil.toml` ([`crate::config::declared_tags`]
+/// and [`crate::config::soil0_major`]): an edit that leaves both alone — a
+/// tag's description, the entrypoint, the trellis pin — keeps every part, and
+/// the join's head reports the configuration's own error anew each time.
+#[derive(PartialEq, Eq)]
+struct ConfigReach {
+    tags: Vec<String>,
+    soil0_major: String,
+}
+
+impl ConfigReach {
+    fn of(text: &str) -> ConfigReach {
+        let config = crate::config::parse_config(text).ok();
+        ConfigReach {
+            tags: (config.iter())
+                .flat_map(|config| config.tags.keys().cloned())
+                .collect(),
+            soil0_major: crate::config::soil0_major_of(config.as_ref()),
+        }
+    }
+}
+
 /// A definition, a module's own file (`_module`, `_private`) or a type, by the
 /// module and file stem its files share.
 type Owner = (String, String);
@@ -205,10 +229,8 @@ struct Mentions {
 impl Mentions {
     fn build(&mut self, db: &RootDatabase) {
         *self = Mentions::default();
-        if let Some(workspace) = Workspace::try_get(db) {
-            for &file in workspace.files(db).iter() {
-                self.update(file.path(db).as_str(), Some(file.text(db)));
-            }
+        for file in crate::index::all_files(db) {
+            self.update(file.path(db).as_str(), Some(file.text(db)));
         }
         self.built = true;
     }

@@ -58,13 +58,15 @@ pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use documents::{env_json, program_json};
 pub use exports::{export_violations, module_exports};
-pub use files::{FileKind, SourceFile, Workspace};
+pub use files::{Directory, FileKind, SourceFile, Workspace, directory_name};
 pub use hashing::{
     all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs, soil_hash,
     type_cycles, type_hash,
 };
 pub use ide::name_types;
-pub use index::{Module, ModuleFiles, RootIndex, files_of, root_index};
+pub use index::{
+    Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under, root_index,
+};
 pub use joins::RootJoins;
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,

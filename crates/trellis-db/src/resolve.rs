@@ -10,7 +10,7 @@ use trellis_spec::BlockSyntax;
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::root_index;
+use crate::index::{Module, module_type_specs, root_index};
 use crate::prelude;
 use crate::refs::FreeRef;
 use crate::soil::{Item, ItemKind, module_helpers};
@@ -42,11 +42,8 @@ pub struct TypeIndex {
 #[salsa::tracked(returns(ref))]
 pub fn type_index(db: &dyn Db) -> TypeIndex {
     let mut index = TypeIndex::default();
-    for (module, files) in &root_index(db, Workspace::get(db)).modules {
-        for (stem, &file) in &files.specs {
-            if ItemKind::of(stem) != ItemKind::Type {
-                continue;
-            }
+    for module in root_index(db, Workspace::get(db)).modules.keys() {
+        for &(_, file) in module_type_specs(db, Module::new(db, module.clone())) {
             let declaration =
                 formal_blocks(db, file)
                     .iter()

@@ -104,11 +104,8 @@ fn oracle_inputs(db: &dyn Db, hasher: &mut Hasher, reference: &Reference) {
                 Some((dir, _)) => format!("{dir}/"),
                 None => String::new(),
             };
-            let index = root_index(db, Workspace::get(db));
-            for (file_path, file) in index.by_path.range(dir.clone()..) {
-                if !file_path.starts_with(&dir) {
-                    break;
-                }
+            for file in crate::index::files_under(db, &dir) {
+                let file_path = file.path(db).as_str();
                 if file_path.ends_with(".py") {
                     hasher
                         .part(file_path.as_bytes())

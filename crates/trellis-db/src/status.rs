@@ -14,9 +14,8 @@ use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
 use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 use crate::exports::export_violations;
-use crate::files::{SourceFile, Workspace};
+use crate::files::SourceFile;
 use crate::hashing::{resolved_refs, soil_hash};
-use crate::index::root_index;
 use crate::pipeline::spec_diagnostics;
 use crate::resolve::Target;
 use crate::results::suite_key;
@@ -142,13 +141,10 @@ fn reference_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> {
             // A missing reference file hashes as empty; the test tier reports it.
             // Only a spec with a Python reference reads the file list: the others
             // stay asleep when files come and go.
-            Reference::Python { path, .. } => root_index(db, Workspace::get(db))
-                .by_path
-                .get(path.as_str())
-                .map_or_else(
-                    || Digest::of(b""),
-                    |file| Digest::of(file.text(db).as_bytes()),
-                ),
+            Reference::Python { path, .. } => crate::index::file_at(db, path).map_or_else(
+                || Digest::of(b""),
+                |file| Digest::of(file.text(db).as_bytes()),
+            ),
             Reference::Cli { command } => Digest::of(command.as_bytes()),
         };
         out.insert(reference.line.clone(), hash);
@@ -161,12 +157,11 @@ fn reference_hashes(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, Digest> {
 /// suite hashes these (and so never reads the file itself).
 #[salsa::tracked(returns(ref))]
 pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String> {
-    let index = root_index(db, Workspace::get(db));
     let mut out = BTreeMap::new();
     for block in test_blocks(db, spec) {
         if let BlockSyntax::Reference(Some(reference)) = &block.syntax
             && let Reference::Python { path, .. } = &reference.reference
-            && let Some(file) = index.by_path.get(path.as_str())
+            && let Some(file) = crate::index::file_at(db, path)
         {
             out.insert(path.clone(), file.text(db).to_string());
         }

@@ -173,7 +173,7 @@ fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
 fn readable_names(db: &RootDatabase) -> BTreeMap<String, String> {
     use salsa::plumbing::AsId;
     let mut names = BTreeMap::new();
-    for &file in Workspace::get(db).files(db).iter() {
+    for file in trellis_db::all_files(db) {
         names.insert(format!("{:?}", file.as_id()), file.path(db).to_string());
     }
     for &item in all_code_items(db) {
@@ -183,7 +183,9 @@ fn readable_names(db: &RootDatabase) -> BTreeMap<String, String> {
         let module_key = Module::new(db, module.clone());
         names.insert(format!("{:?}", module_key.as_id()), module.clone());
     }
-    for &file in Workspace::get(db).files(db).iter() {
+    let root_files = Module::new(db, String::new());
+    names.insert(format!("{:?}", root_files.as_id()), "(root)".to_owned());
+    for file in trellis_db::all_files(db) {
         if file.path(db).as_str().ends_with("_module.tr")
             || file.path(db).as_str().ends_with("_project.tr")
         {
@@ -715,11 +717,11 @@ fn adding_a_definition_re_executes_its_module_alone() {
     });
     expect![[r#"
         [
-            "root_index(Id(0))",
-            "whole_root_check(Id(100))",
-            "module_files(m)",
-            "checker_env(Id(300))",
             "module_files(n)",
+            "root_index(Id(0))",
+            "whole_root_check(Id(180))",
+            "checker_env(Id(400))",
+            "module_type_specs(n)",
             "module_check(n)",
             "spec_diagnostics(n/_module.tr)",
             "spec_diagnostics(n/extra.tr)",
@@ -740,8 +742,7 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "test_blocks(n/extra.tr)",
             "definition_files(n::triple)",
             "definition_files(n::user)",
-            "root_status(Id(400))",
-            "project_spec(Id(480))",
+            "root_status(Id(500))",
             "module_status(n)",
             "definition_status(n::extra)",
             "current_hashes(n::extra)",
@@ -752,7 +753,7 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "call_cycle_free(n::extra)",
             "hash_form(n::extra)",
             "suite_key(n::extra)",
-            "all_code_items(Id(600))",
+            "all_code_items(Id(680))",
             "module_code_items(n)",
         ]
     "#]]
@@ -768,19 +769,18 @@ fn deleting_a_definition_no_one_calls_re_executes_its_module_alone() {
     });
     expect![[r#"
         [
-            "root_index(Id(0))",
-            "whole_root_check(Id(100))",
-            "module_files(m)",
-            "checker_env(Id(300))",
             "module_files(n)",
+            "root_index(Id(0))",
+            "whole_root_check(Id(180))",
+            "checker_env(Id(400))",
+            "module_type_specs(n)",
             "module_check(n)",
             "spec_diagnostics(n/_module.tr)",
             "definition_files(n::user)",
-            "root_status(Id(400))",
-            "project_spec(Id(480))",
+            "root_status(Id(500))",
             "module_status(n)",
             "module_spec(n)",
-            "all_code_items(Id(600))",
+            "all_code_items(Id(680))",
             "module_code_items(n)",
         ]
     "#]]
@@ -797,9 +797,9 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
     });
     expect![[r#"
         [
-            "root_index(Id(0))",
-            "whole_root_check(Id(100))",
             "module_files(m)",
+            "root_index(Id(0))",
+            "whole_root_check(Id(180))",
             "module_check(m)",
             "spec_diagnostics(m/_module.tr)",
             "definition_files(m::quad)",
@@ -809,10 +809,10 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "program_cycle_free(m::quad)",
             "check_definition(m::quad)",
             "program_order(m::quad)",
-            "checker_env(Id(300))",
+            "checker_env(Id(400))",
+            "module_type_specs(m)",
             "definition_files(m::_twice)",
             "helper_grants(m::_twice)",
-            "module_files(n)",
             "resolved_refs(n::user)",
             "program_refs(n::user)",
             "program_cycle_free(n::user)",
@@ -821,11 +821,10 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "module_check(n)",
             "module_exists(m)",
             "module_spec(m)",
-            "root_status(Id(400))",
+            "root_status(Id(500))",
             "module_status(m)",
             "lowering_edges(m::quad)",
             "current_hashes(m::quad)",
-            "project_spec(Id(480))",
             "call_cycle_free(m::quad)",
             "soil_hash(m::quad)",
             "suite_key(m::quad)",
@@ -836,7 +835,7 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "soil_hash(n::user)",
             "suite_key(n::user)",
             "definition_status(n::user)",
-            "all_code_items(Id(600))",
+            "all_code_items(Id(680))",
             "module_code_items(m)",
         ]
     "#]]
@@ -856,10 +855,15 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
     });
     expect![[r#"
         [
+            "directories_by_name(Id(0))",
+            "module_directory((root))",
             "root_index(Id(0))",
-            "whole_root_check(Id(100))",
-            "module_check(k)",
             "module_files(k)",
+            "module_directory(k)",
+            "module_directory(m)",
+            "module_directory(n)",
+            "whole_root_check(Id(180))",
+            "module_check(k)",
             "spec_diagnostics(k/_module.tr)",
             "parse_spec(k/_module.tr)",
             "spec_diagnostics(k/one.tr)",
@@ -876,18 +880,16 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "free_refs(k::one)",
             "program_def(k::one)",
             "program_order(k::one)",
-            "checker_env(Id(300))",
+            "checker_env(Id(400))",
+            "module_type_specs(k)",
             "test_diagnostics(k::one)",
             "test_blocks(k/one.tr)",
-            "module_files(m)",
-            "module_files(n)",
-            "root_status(Id(400))",
+            "root_status(Id(500))",
             "module_status(k)",
             "definition_status(k::one)",
             "current_hashes(k::one)",
             "spec_hashes(k/one.tr)",
             "lowering_edges(k::one)",
-            "project_spec(Id(480))",
             "module_spec(k)",
             "decision_entries(k/_module.tr)",
             "scope_hash(k/_module.tr)",
@@ -896,7 +898,7 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "hash_form(k::one)",
             "suite_key(k::one)",
             "spec_hashes(k/_module.tr)",
-            "all_code_items(Id(600))",
+            "all_code_items(Id(680))",
             "module_code_items(k)",
         ]
     "#]]
@@ -914,13 +916,14 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
     });
     expect![[r#"
         [
+            "directories_by_name(Id(0))",
+            "module_directory((root))",
             "root_index(Id(0))",
-            "whole_root_check(Id(100))",
-            "module_files(m)",
-            "checker_env(Id(300))",
-            "root_status(Id(400))",
-            "project_spec(Id(480))",
-            "all_code_items(Id(600))",
+            "module_directory(m)",
+            "whole_root_check(Id(180))",
+            "checker_env(Id(400))",
+            "root_status(Id(500))",
+            "all_code_items(Id(680))",
         ]
     "#]]
     .assert_debug_eq(&deleted);

@@ -113,8 +113,24 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
     row("delete it", host.edit("m002/g.soil", None));
     row("delete a top", host.edit(&soil_path(top), None));
     row(
-        "soil.toml",
+        "soil.toml: a description",
         host.replace("soil.toml", "generated for benchmarks", "generated"),
+    );
+    row(
+        "soil.toml: the trellis pin",
+        host.replace("soil.toml", "trellis = \"0.1.0\"", "trellis = \"0.1.1\""),
+    );
+    row(
+        "soil.toml: unreadable",
+        host.replace("soil.toml", "[tags]", "[tags"),
+    );
+    row(
+        "soil.toml: readable again",
+        host.replace("soil.toml", "[tags", "[tags]"),
+    );
+    row(
+        "soil.toml: a new tag",
+        host.replace("soil.toml", "[tags]\n", "[tags]\nextra = \"more\"\n"),
     );
     row(
         "a new module",
@@ -140,7 +156,11 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         call it from m004            m000 m001 m002 m003 m005 m006 m007
         delete it                    m000 m001 m003 m005 m006 m007
         delete a top                 m000 m001 m002 m004 m005 m006 m007
-        soil.toml                    
+        soil.toml: a description     m000 m001 m002 m003 m004 m005 m006 m007
+        soil.toml: the trellis pin   m000 m001 m002 m003 m004 m005 m006 m007
+        soil.toml: unreadable        
+        soil.toml: readable again    
+        soil.toml: a new tag         
         a new module                 
         a type                       
     "#]]

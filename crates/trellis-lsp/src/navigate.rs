@@ -157,12 +157,9 @@ pub fn references(
         }
         Symbol::Hole { .. } => {}
         _ => {
-            let Some(workspace) = Workspace::try_get(db) else {
-                return found;
-            };
-            let index = trellis_db::root_index(db, workspace);
-            for (path, &file) in &index.by_path {
+            for file in trellis_db::all_files(db) {
                 db.unwind_if_revision_cancelled();
+                let path = file.path(db).as_str();
                 found.extend(references_in(db, path, file, symbol, with_declarations));
             }
         }

@@ -8,7 +8,7 @@
 //! find the type spec declaring them, same module first.
 
 use soil_syntax::ast::{Item, TypeDeclBody, VariantPayload};
-use trellis_db::{Db, SourceFile, Workspace};
+use trellis_db::{Db, SourceFile};
 use trellis_diag::TextRange;
 use trellis_spec::{BlockLocation, BlockSyntax, TestLine};
 
@@ -64,11 +64,7 @@ pub struct Hit {
 
 /// The file a root-relative path names in the database, if any.
 pub fn file_at(db: &dyn Db, path: &str) -> Option<SourceFile> {
-    let workspace = Workspace::try_get(db)?;
-    trellis_db::root_index(db, workspace)
-        .by_path
-        .get(path)
-        .copied()
+    trellis_db::file_at(db, path)
 }
 
 /// The name at `offset` of the root file at `path`.

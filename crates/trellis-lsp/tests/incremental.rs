@@ -49,7 +49,7 @@ fn load() -> RootDatabase {
 fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
     use salsa::plumbing::AsId;
     let mut names = BTreeMap::new();
-    for &file in Workspace::get(db).files(db).iter() {
+    for file in trellis_db::all_files(db) {
         names.insert(format!("{:?}", file.as_id()), file.path(db).to_string());
     }
     for &item in all_code_items(db) {

@@ -228,11 +228,8 @@ fn review_entry(
     spec: trellis_db::SourceFile,
 ) -> Result<ReviewAnswer, RpcError> {
     let db = service.database();
-    let index = root_index(db, Workspace::get(db));
-    let lock = index
-        .by_path
-        .get(relative)
-        .and_then(|&file| trellis_db::read_lock_file(db, file).as_ref().ok().cloned())
+    let lock = trellis_db::file_at(db, relative)
+        .and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok().cloned())
         .ok_or_else(|| {
             failed(&[HostCode::UnknownDefinition.diagnostic(format!(
                 "{name} has no lock to review: stamp it with trellis adopt"
