@@ -6,7 +6,7 @@
 //! Open questions (`*.question.json`) are walked and refreshed the same way but
 //! kept here, beside the database rather than in it (design §9.8).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -15,7 +15,7 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
-use crate::walk::{Entry, classify, question_file, skipped_dir, walk};
+use crate::walk::{Entry, classify, question_file, skipped_dir, walk, walk_tree};
 
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,10 +112,20 @@ impl RootLoader {
     /// Refreshes only `paths` (root-relative), as a change feed reported them:
     /// each is stat-ed, and read and hashed (whatever its stamp says: the feed saw
     /// a write, which an unchanged mtime can hide). A path that no longer exists is
-    /// removed. Requires a full [`RootLoader::refresh`] first.
+    /// removed. A directory's path (ending in `/`) stands for its whole subtree:
+    /// every file it holds now and every file it held. Requires a full
+    /// [`RootLoader::refresh`] first.
     pub fn refresh_paths(&mut self, paths: impl IntoIterator<Item = String>) -> Refresh {
         let mut change = Change::default();
+        let mut files = BTreeSet::new();
         for path in paths {
+            if path.ends_with('/') {
+                self.subtree_files(&path, &mut files);
+            } else {
+                files.insert(path);
+            }
+        }
+        for path in files {
             let hidden = path.split('/').rev().skip(1).any(skipped_dir);
             if hidden {
                 continue;
@@ -141,6 +151,30 @@ impl RootLoader {
             }
         }
         self.outcome(change)
+    }
+
+    /// The files of the subtree at `prefix`: those it holds now, and those the
+    /// loader knew there (so a directory deleted or moved away forgets them). A
+    /// walk's problems there replace what was reported there before.
+    fn subtree_files(&mut self, prefix: &str, files: &mut BTreeSet<String>) {
+        let walked = walk_tree(&self.root, prefix);
+        let stale: Vec<String> = (self.problems.range(prefix.to_owned()..))
+            .take_while(|(path, _)| path.starts_with(prefix))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in stale {
+            self.problems.remove(&path);
+        }
+        for problem in walked.problems {
+            let path = problem.file.clone().unwrap_or_default();
+            self.problems.insert(path, problem);
+        }
+        files.extend(walked.files.into_iter().map(|(path, _)| path));
+        files.extend(
+            (self.seen_in.keys())
+                .filter(|path| path.starts_with(prefix))
+                .cloned(),
+        );
     }
 
     /// Reads and hashes one file; sets it in `change` when its bytes moved.
@@ -433,6 +467,62 @@ mod tests {
             "a fixed file clears its problem"
         );
         assert_eq!(refresh.change.files.len(), 1);
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A directory's path stands for its subtree: a module that came is read
+    /// whole, one that went (or moved) is forgotten whole, and a full walk
+    /// afterwards finds nothing the feed missed.
+    #[test]
+    fn refreshing_a_subtree_reads_what_came_and_forgets_what_went() {
+        let root = std::env::temp_dir().join(format!("trellis-trees-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        assert_eq!(loader.refresh().change.files.len(), 1);
+        let changed = |refresh: Refresh| -> Vec<(String, bool)> {
+            (refresh.change.files.into_iter())
+                .map(|(path, text)| (path, text.is_some()))
+                .collect()
+        };
+
+        std::fs::create_dir_all(root.join("n/deep")).expect("mkdir");
+        std::fs::write(root.join("n/b.tr"), "b").expect("write");
+        std::fs::write(root.join("n/deep/c.soil"), "c").expect("write");
+        let refresh = loader.refresh_paths(["n/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("n/b.tr".to_owned(), true),
+                ("n/deep/c.soil".to_owned(), true)
+            ]
+        );
+
+        std::fs::rename(root.join("n"), root.join("k")).expect("rename");
+        let refresh = loader.refresh_paths(["k/".to_owned(), "n/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("k/b.tr".to_owned(), true),
+                ("k/deep/c.soil".to_owned(), true),
+                ("n/b.tr".to_owned(), false),
+                ("n/deep/c.soil".to_owned(), false),
+            ]
+        );
+        std::fs::remove_dir_all(root.join("k")).expect("rmdir");
+        let refresh = loader.refresh_paths(["k/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("k/b.tr".to_owned(), false),
+                ("k/deep/c.soil".to_owned(), false)
+            ]
+        );
         assert!(
             loader.refresh().change.is_empty(),
             "the walk agrees with the feed"

@@ -110,11 +110,25 @@ pub struct RootFiles {
 
 /// Walks `root` by the rule above.
 pub fn walk(root: &Path) -> RootFiles {
+    walk_tree(root, "")
+}
+
+/// Walks the subtree of `root` at `prefix` (`""`, or a directory's
+/// root-relative prefix ending in `/`, such as `m/`) by the rule above. A
+/// subtree that is gone, or is no directory of its own (a link, a file), walks
+/// as empty and complete: nothing of the root is there.
+pub fn walk_tree(root: &Path, prefix: &str) -> RootFiles {
     let mut out = RootFiles {
         complete: true,
         ..RootFiles::default()
     };
-    let mut stack = vec![(String::new(), root.to_owned())];
+    let start = root.join(prefix);
+    if !prefix.is_empty()
+        && !std::fs::symlink_metadata(&start).is_ok_and(|metadata| metadata.is_dir())
+    {
+        return out;
+    }
+    let mut stack = vec![(prefix.to_owned(), start)];
     while let Some((prefix, dir)) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,

@@ -2,9 +2,13 @@
 //! request re-stats and re-hashes only the files the kernel reported instead of
 //! every file (design §9.6). The kernel queues an event inside the write itself,
 //! so any edit that finished before a client connected is in the queue when the
-//! daemon drains it. Whatever the watch cannot vouch for — a queue overflow, a
-//! directory created, moved or deleted, a platform without inotify — falls back to
-//! the full stat walk.
+//! daemon drains it. A directory created, deleted or moved names its subtree: the
+//! watch re-walks that subtree alone (adding watches to what is there now) and
+//! the loader re-reads what it holds and forgets what it held, so adding or
+//! removing a module costs that module's files, not the root's. Whatever the
+//! watch cannot vouch for — a queue overflow, the root itself deleted or moved, a
+//! subtree that cannot be read, a platform without inotify — falls back to the
+//! full stat walk.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -13,12 +17,14 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::walk::{loaded_file, walk};
+use crate::walk::{loaded_file, skipped_dir, walk_tree};
 
 /// What changed since the last drain.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Dirty {
-    /// Root-relative paths of input files that may have changed (possibly none).
+    /// Root-relative paths that may have changed (possibly none): input files,
+    /// and directories (`m/`, ending in `/`) whose whole subtree may have come,
+    /// gone or moved.
     Paths(BTreeSet<String>),
     /// The watch cannot say; stat every file.
     Everything,
@@ -47,15 +53,16 @@ impl RootWatch {
             incomplete: false,
             buffer: vec![0; 64 * 1024],
         };
-        watch.watch_tree()?;
+        watch.watch_tree("")?;
         Ok(watch)
     }
 
-    /// Adds a watch to every directory the walker walks (an existing watch is
-    /// kept: the kernel returns the same descriptor). A directory the walk could
-    /// not read makes the watch incomplete, like a failed watch.
-    fn watch_tree(&mut self) -> io::Result<()> {
-        let walked = walk(&self.root);
+    /// Adds a watch to every directory the walker walks under `prefix` (`""`:
+    /// the whole root; an existing watch is kept: the kernel returns the same
+    /// descriptor). A directory the walk could not read makes the watch
+    /// incomplete, like a failed watch.
+    fn watch_tree(&mut self, prefix: &str) -> io::Result<()> {
+        let walked = walk_tree(&self.root, prefix);
         for (prefix, dir) in walked.dirs {
             let descriptor = sys::add_watch(&self.inotify, &dir)?;
             self.dirs.insert(descriptor, prefix);
@@ -69,6 +76,7 @@ impl RootWatch {
     /// Drains the queue without blocking.
     pub fn take(&mut self) -> Dirty {
         let mut paths = BTreeSet::new();
+        let mut trees = BTreeSet::new();
         let mut everything = false;
         let mut buffer = std::mem::take(&mut self.buffer);
         loop {
@@ -84,32 +92,100 @@ impl RootWatch {
             };
             for event in sys::events(&buffer[..read]) {
                 match self.classify(&event) {
-                    Some(Dirty::Everything) => everything = true,
-                    Some(Dirty::Paths(named)) => paths.extend(named),
+                    Some(Named::Everything) => everything = true,
+                    Some(Named::File(path)) => {
+                        paths.insert(path);
+                    }
+                    Some(Named::Tree(prefix)) => {
+                        trees.insert(prefix);
+                    }
                     None => {}
                 }
             }
         }
         self.buffer = buffer;
-        if everything || self.incomplete {
-            // New directories need watches.
-            self.incomplete = self.watch_tree().is_err();
-            return Dirty::Everything;
+        if !everything && !self.incomplete {
+            match self.rewatch(&trees) {
+                Ok(()) => {
+                    // A subtree named stands for every path under it.
+                    let covered = |path: &String| {
+                        trees
+                            .iter()
+                            .any(|tree| path != tree && path.starts_with(tree.as_str()))
+                    };
+                    paths.extend(trees.iter().cloned());
+                    paths.retain(|path| !covered(path));
+                    return Dirty::Paths(paths);
+                }
+                Err(_) => self.incomplete = true,
+            }
         }
-        Dirty::Paths(paths)
+        // New directories need watches.
+        self.incomplete = self.watch_tree("").is_err();
+        Dirty::Everything
     }
 
-    fn classify(&mut self, event: &sys::Event<'_>) -> Option<Dirty> {
+    /// What one event names. The root's own watch going names everything; a
+    /// watch the feed dropped itself (see [`RootWatch::rewatch`]) names nothing.
+    fn classify(&mut self, event: &sys::Event<'_>) -> Option<Named> {
+        if sys::overflowed(event.mask) {
+            return Some(Named::Everything);
+        }
+        let prefix = self.dirs.get(&event.descriptor)?.clone();
         if sys::watch_removed(event.mask) {
             self.dirs.remove(&event.descriptor);
         }
-        if sys::needs_walk(event.mask) {
-            return Some(Dirty::Everything);
+        if sys::watched_directory_went(event.mask) {
+            return Some(match prefix.is_empty() {
+                true => Named::Everything,
+                false => Named::Tree(prefix),
+            });
         }
-        let prefix = self.dirs.get(&event.descriptor)?;
         let name = std::str::from_utf8(event.name).ok()?;
-        loaded_file(name).then(|| Dirty::Paths(BTreeSet::from([format!("{prefix}{name}")])))
+        // A directory by an input's name is a file to report, as the walk does.
+        if sys::names_a_directory(event.mask) && !loaded_file(name) {
+            return (!skipped_dir(name)).then(|| Named::Tree(format!("{prefix}{name}/")));
+        }
+        loaded_file(name).then(|| Named::File(format!("{prefix}{name}")))
     }
+
+    /// Renews the watches of each subtree in `trees`: every watch at or under it
+    /// is dropped (a moved directory's watch would keep its old prefix) and what
+    /// is there now is watched afresh. The kernel's notice that a dropped watch
+    /// ended arrives later, for a descriptor no longer known, and names nothing.
+    fn rewatch(&mut self, trees: &BTreeSet<String>) -> io::Result<()> {
+        if trees.is_empty() {
+            return Ok(());
+        }
+        let inotify = &self.inotify;
+        self.dirs.retain(|&descriptor, prefix| {
+            let under = trees.iter().any(|tree| prefix.starts_with(tree.as_str()));
+            if under {
+                sys::remove_watch(inotify, descriptor);
+            }
+            !under
+        });
+        for tree in trees {
+            // A tree inside another is walked with it.
+            if !trees
+                .iter()
+                .any(|outer| outer != tree && tree.starts_with(outer.as_str()))
+            {
+                self.watch_tree(tree)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one event names.
+enum Named {
+    /// An input file that may have changed.
+    File(String),
+    /// A directory (`m/`) whose subtree may have come, gone or moved.
+    Tree(String),
+    /// Something only a full walk can account for.
+    Everything,
 }
 
 /// The module's only `unsafe` code: three libc calls whose results are checked.
@@ -135,15 +211,16 @@ pub(crate) mod sys {
         | libc::IN_MOVE_SELF
         | libc::IN_ONLYDIR;
 
-    /// Events after which only a full walk is sure to see everything: a queue
-    /// overflow, or a directory created, moved or deleted.
-    pub fn needs_walk(mask: u32) -> bool {
-        mask & (libc::IN_Q_OVERFLOW
-            | libc::IN_ISDIR
-            | libc::IN_DELETE_SELF
-            | libc::IN_MOVE_SELF
-            | libc::IN_IGNORED)
-            != 0
+    /// A watched directory itself was deleted or moved away (its watch reports
+    /// it, and the kernel then drops a deleted one's watch).
+    pub fn watched_directory_went(mask: u32) -> bool {
+        mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF | libc::IN_IGNORED) != 0
+    }
+
+    /// The event is about a directory inside the watched one: created, deleted,
+    /// moved in or out, or its attributes changed.
+    pub fn names_a_directory(mask: u32) -> bool {
+        mask & libc::IN_ISDIR != 0
     }
 
     /// The kernel dropped the watch (its directory is gone).
@@ -226,8 +303,12 @@ pub(crate) mod sys {
         pub name: &'a [u8],
     }
 
-    pub fn needs_walk(_mask: u32) -> bool {
-        true
+    pub fn watched_directory_went(_mask: u32) -> bool {
+        false
+    }
+
+    pub fn names_a_directory(_mask: u32) -> bool {
+        false
     }
 
     pub fn watch_removed(_mask: u32) -> bool {
@@ -290,15 +371,28 @@ mod tests {
     }
 
     #[test]
-    fn a_new_directory_means_a_walk_and_is_watched_after() {
+    fn a_directory_that_comes_goes_or_moves_names_its_subtree_alone() {
         let root = temp_root("dirs");
         let mut watch = RootWatch::new(&root).expect("inotify");
-        std::fs::create_dir(root.join("n")).expect("mkdir");
-        assert_eq!(watch.take(), Dirty::Everything);
-        std::fs::write(root.join("n/b.soil"), "b").expect("write");
-        assert_eq!(watch.take(), paths(&["n/b.soil"]));
-        std::fs::remove_dir_all(root.join("n")).expect("rmdir");
-        assert_eq!(watch.take(), Dirty::Everything);
+        std::fs::create_dir_all(root.join("n/deep")).expect("mkdir");
+        std::fs::write(root.join("n/deep/b.soil"), "b").expect("write");
+        assert_eq!(watch.take(), paths(&["n/"]));
+        // The new subtree is watched, its inner directory too.
+        std::fs::write(root.join("n/deep/c.soil"), "c").expect("write");
+        assert_eq!(watch.take(), paths(&["n/deep/c.soil"]));
+        // Moved within the root: both ends are named, and the watches follow.
+        std::fs::rename(root.join("n"), root.join("k")).expect("rename");
+        assert_eq!(watch.take(), paths(&["k/", "n/"]));
+        std::fs::write(root.join("k/deep/d.soil"), "d").expect("write");
+        assert_eq!(watch.take(), paths(&["k/deep/d.soil"]));
+        std::fs::remove_dir_all(root.join("k")).expect("rmdir");
+        assert_eq!(watch.take(), paths(&["k/"]));
+        assert_eq!(watch.take(), paths(&[]), "the dropped watches name nothing");
+        // Hidden and build directories stay unwatched; a directory by an
+        // input's name is reported as that file.
+        std::fs::create_dir(root.join(".git")).expect("mkdir");
+        std::fs::create_dir(root.join("m/x.lock")).expect("mkdir");
+        assert_eq!(watch.take(), paths(&["m/x.lock"]));
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
