@@ -92,8 +92,8 @@ pub fn root_config(db: &dyn Db, workspace: Workspace) -> Result<Config, Diagnost
     parse_config(workspace.config_text(db))
 }
 
-/// The tag names `soil.toml` declares (none when it does not parse): what every
-/// spec's tag check reads, so editing a tag's description is cut off here
+/// The tag names `soil.toml` declares (none when it does not parse), read
+/// through [`tag_declared`], so editing a tag's description is cut off here
 /// instead of re-checking every spec (design §7.3).
 #[salsa::tracked(returns(ref))]
 pub fn declared_tags(db: &dyn Db) -> Vec<String> {
@@ -101,6 +101,22 @@ pub fn declared_tags(db: &dyn Db) -> Vec<String> {
         Ok(config) => config.tags.keys().cloned().collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// A tag's name, interned so that each tag can be asked about alone.
+#[salsa::interned(debug)]
+pub struct TagName<'db> {
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// Whether `soil.toml` declares `tag`: what one spec's tag check reads, so a
+/// tag declared or withdrawn re-checks the specs naming it and no other.
+#[salsa::tracked(returns(copy))]
+pub fn tag_declared<'db>(db: &'db dyn Db, tag: TagName<'db>) -> bool {
+    declared_tags(db)
+        .iter()
+        .any(|declared| declared == tag.text(db))
 }
 
 /// The pinned soil0 major version (`0` when `soil.toml` does not parse): the

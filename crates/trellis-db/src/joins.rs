@@ -5,10 +5,12 @@
 //! file's first edit (§7.1); a host that keeps a `RootJoins` beside its database
 //! instead keeps each module's last parts and drops exactly those an edit may
 //! move: the edited definitions' modules and the modules of every definition
-//! whose files mention an edited name, transitively. What no mention can bound —
-//! a `soil.toml` edit moving the tags or the soil0 pin, the project's files, a type, a file outside the module layout, a
-//! module coming or going — drops every part. The parts are salsa's memos,
-//! cloned, and the check is joined by the same `join_check` salsa's memo uses.
+//! whose files mention an edited name, transitively. A module that comes or goes
+//! reaches whoever mentions its name, and a tag declared or withdrawn whoever
+//! mentions the tag. What no mention can bound — a new soil0 pin, the project's
+//! files, a type, a file outside the module layout — drops every part. The parts
+//! are salsa's memos, cloned, and the check is joined by the same `join_check`
+//! salsa's memo uses.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use trellis_diag::Diagnostic;
@@ -56,22 +58,33 @@ impl RootJoins {
             self.mentions = Mentions::default();
             return;
         }
-        if let Some(config) = &change.config_text
-            && ConfigReach::of(Workspace::get(db).config_text(db)) != ConfigReach::of(config)
-        {
-            self.parts.clear();
-        }
         let mut seeds = Vec::new();
+        let mut words = Vec::new();
+        if let Some(config) = &change.config_text {
+            let before = ConfigReach::of(Workspace::get(db).config_text(db));
+            let after = ConfigReach::of(config);
+            if before.soil0_major != after.soil0_major {
+                self.parts.clear();
+            }
+            // A tag declared or withdrawn moves the specs that name it alone.
+            words.extend(before.tags.symmetric_difference(&after.tags).cloned());
+        }
         for (path, text) in &change.files {
             match self.mentions.update(path, text.as_deref()) {
-                Some(owner) => seeds.push(owner),
+                Some((owner, module_came_or_went)) => {
+                    // Whoever names the module may resolve differently now.
+                    if module_came_or_went {
+                        words.push(owner.0.clone());
+                    }
+                    seeds.push(owner);
+                }
                 None => self.parts.clear(),
             }
         }
         if self.parts.is_empty() {
             return;
         }
-        match self.mentions.reach(seeds) {
+        match self.mentions.reach(seeds, &words) {
             Some(modules) => {
                 self.parts.retain(|module, _| !modules.contains(module));
             }
@@ -186,9 +199,8 @@ impl RootJoins {
 /// and [`crate::config::soil0_major`]): an edit that leaves both alone — a
 /// tag's description, the entrypoint, the trellis pin — keeps every part, and
 /// the join's head reports the configuration's own error anew each time.
-#[derive(PartialEq, Eq)]
 struct ConfigReach {
-    tags: Vec<String>,
+    tags: std::collections::BTreeSet<String>,
     soil0_major: String,
 }
 
@@ -235,10 +247,10 @@ impl Mentions {
         self.built = true;
     }
 
-    /// Replaces what `path` says (`None`: the file is gone) and returns its owner,
-    /// or `None` when the file is not a module's definition file or a module
-    /// comes or goes with it — what no mention bounds.
-    fn update(&mut self, path: &str, text: Option<&str>) -> Option<Owner> {
+    /// Replaces what `path` says (`None`: the file is gone) and returns its
+    /// owner and whether its module came or went with it, or `None` when the
+    /// file is not a module's definition file — what no mention bounds.
+    fn update(&mut self, path: &str, text: Option<&str>) -> Option<(Owner, bool)> {
         let (module, stem) = owner_of(path)?;
         let had_module = self.in_module.get(&module).is_some_and(|o| !o.is_empty());
         let owner = self.owner_id(&module, &stem);
@@ -261,7 +273,7 @@ impl Mentions {
                 .or_default() += 1;
         }
         let has_module = self.in_module.get(&module).is_some_and(|o| !o.is_empty());
-        (had_module && has_module).then_some((module, stem))
+        Some(((module, stem), had_module != has_module))
     }
 
     fn owner_id(&mut self, module: &str, stem: &str) -> u32 {
@@ -285,15 +297,24 @@ impl Mentions {
         id
     }
 
-    /// The modules holding `seeds` and every owner whose files mention one of
-    /// them, transitively; `None` when a type is reached (every definition may
-    /// read the type environment).
-    fn reach(&self, seeds: Vec<Owner>) -> Option<FxHashSet<String>> {
+    /// The modules holding `seeds`, or the owners whose files mention one of
+    /// `words`, and every owner whose files mention one of them, transitively;
+    /// `None` when a type is reached (every definition may read the type
+    /// environment) or a word is none the index could hold.
+    fn reach(&self, seeds: Vec<Owner>, words: &[String]) -> Option<FxHashSet<String>> {
         let mut seen: FxHashSet<u32> = FxHashSet::default();
         let mut modules = FxHashSet::default();
         let mut queue: Vec<u32> = (seeds.iter())
             .filter_map(|owner| self.owner_ids.get(owner).copied())
             .collect();
+        for word in words {
+            // A word the index leaves out (a tag like `2d`) could be anywhere.
+            let indexed: Vec<&str> = words_of(word).collect();
+            let first = indexed.first()?;
+            if let Some(&word) = self.word_ids.get(*first) {
+                queue.extend(self.mentioned_by[word as usize].keys());
+            }
+        }
         while let Some(owner) = queue.pop() {
             if !seen.insert(owner) {
                 continue;

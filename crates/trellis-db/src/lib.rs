@@ -53,7 +53,9 @@ pub use check::{
     CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
     env_diagnostics, report_diagnostics,
 };
-pub use config::{CONFIG_FILE, Config, Toolchain, parse_config, root_config};
+pub use config::{
+    CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,
+};
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 pub use documents::{env_json, program_json};

@@ -7,6 +7,7 @@ use trellis_diag::{Diagnostic, LineIndex, Span, TextRange};
 use trellis_spec::RootContext;
 
 use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
+use crate::config::TagName;
 use crate::config::root_config;
 use crate::db::Db;
 use crate::entry_status::{scope_entry_row, type_row};
@@ -25,7 +26,11 @@ use trellis_lock::{Scope, Status};
 pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let parse = parse_spec(db, file);
     let mut diagnostics = parse.diagnostics.clone();
-    let tags = crate::config::declared_tags(db);
+    // The spec's own tags that are declared: all the tag check needs to know.
+    let tags: Vec<String> = (parse.file.frontmatter.tags.iter())
+        .filter(|tag| crate::config::tag_declared(db, TagName::new(db, tag.to_string())))
+        .cloned()
+        .collect();
     let path = file.path(db);
     let module_dir = path.parent().and_then(|p| p.file_name());
     let module_definitions: Option<Vec<String>> = match (path.file_stem(), module_dir) {
@@ -35,7 +40,7 @@ pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         _ => None,
     };
     let context = RootContext {
-        tags,
+        tags: &tags,
         module_dir,
         module_definitions: module_definitions.as_deref(),
     };

@@ -1,20 +1,144 @@
 //! A deterministic synthetic root for benchmarks and scale tests: `n` function
 //! definitions in modules of fifty, each with a full spec (prose, signature, an
-//! expect test) and a Soil body. The call graph is layered like real code: in each
-//! module the first ten definitions are leaves (they call nothing), the next thirty
-//! call leaves of their own module or of the two modules before it, and the last
-//! ten call definitions of their own module. So a definition's dependents stay
-//! bounded as the root grows, and an edit's true blast radius does not depend on
-//! `n`. Each module exports its leaves, so the root checks clean. Same `n`, same
-//! bytes.
+//! expect test whose expected value is the body's true result, so an adopted and
+//! tested root is green) and a Soil body. The call graph is layered like real
+//! code: in each module the first ten definitions are leaves (they call nothing),
+//! the next thirty call leaves of their own module or of the two modules before
+//! it, and the last ten call definitions of their own module. So a definition's
+//! dependents stay bounded as the root grows, and an edit's true blast radius
+//! does not depend on `n`. Each module exports its leaves, so the root checks
+//! clean. Same `n`, same bytes.
+//!
+//! [`hub_root`] gives the same shape a hub chain as well: a few hubs under seven
+//! levels of a hundred definitions, each calling two of the level below, so each
+//! hub has hundreds of transitive dependents at any `n` — the hard case for an
+//! edit whose effect must follow its dependents, not the root's size.
+
+use std::collections::BTreeMap;
 
 const PER_MODULE: usize = 50;
 const LEAVES: usize = 10;
 const TOPS: usize = 10;
 
+/// The hubs at the bottom of [`hub_root`]'s chain.
+pub const HUBS: usize = 12;
+/// The levels above the hubs.
+const HUB_LEVELS: usize = 7;
+/// The widest a level above the hubs gets.
+const HUB_WIDTH: usize = 100;
+
+/// One generated definition: `x * scale + offset` plus each callee applied to
+/// `x - k` for the callee's position `k` (from 1).
+struct Definition {
+    module: String,
+    name: String,
+    scale: i64,
+    offset: i64,
+    calls: Vec<usize>,
+    /// Listed in its module's exports: another module may call it.
+    exported: bool,
+}
+
+impl Definition {
+    /// What the body answers for `x`; arithmetic wraps, as the synthetic
+    /// project's decision says.
+    fn value(definitions: &[Definition], index: usize, x: i64) -> i64 {
+        let definition = &definitions[index];
+        let mut sum = x
+            .wrapping_mul(definition.scale)
+            .wrapping_add(definition.offset);
+        for (k, &callee) in definition.calls.iter().enumerate() {
+            let argument = x.wrapping_sub(k as i64 + 1);
+            sum = sum.wrapping_add(Definition::value(definitions, callee, argument));
+        }
+        sum
+    }
+}
+
 /// The files of a synthetic root as (root-relative path, text), `soil.toml` first.
 pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
+    render(&layered(definitions))
+}
+
+/// A synthetic root of `definitions` in all, [`hub_definitions`] of them a hub
+/// chain in modules `hub0` (the [`HUBS`] hubs, `hub0::h000`…) to `hub7`, the
+/// rest [`synthetic_root`]'s layered modules.
+pub fn hub_root(definitions: usize) -> Vec<(String, String)> {
+    render(&with_hub_chain(definitions))
+}
+
+fn with_hub_chain(definitions: usize) -> Vec<Definition> {
+    let chain = hub_definitions(definitions);
+    let mut all = layered(definitions - chain);
+    let mut rng = SplitMix(0x0048_5542);
+    let width = level_width(definitions);
+    let mut below: Vec<usize> = Vec::new();
+    for level in 0..=HUB_LEVELS {
+        let count = if level == 0 { HUBS } else { width };
+        let mut this_level = Vec::new();
+        for k in 0..count {
+            let mut calls = Vec::new();
+            while !below.is_empty() && calls.len() < 2.min(below.len()) {
+                let callee = below[rng.below(below.len() as u64) as usize];
+                if !calls.contains(&callee) {
+                    calls.push(callee);
+                }
+            }
+            this_level.push(all.len());
+            all.push(Definition {
+                module: format!("hub{level}"),
+                name: hub_name(level, k),
+                scale: rng.below(7) as i64 + 1,
+                offset: rng.below(100) as i64,
+                calls,
+                exported: level < HUB_LEVELS,
+            });
+        }
+        below = this_level;
+    }
+    all
+}
+
+/// How many of [`hub_root`]'s definitions form its hub chain: the hubs and
+/// seven levels of up to a hundred (a tenth of the root each, on a small root).
+pub fn hub_definitions(definitions: usize) -> usize {
+    HUBS + HUB_LEVELS * level_width(definitions)
+}
+
+fn level_width(definitions: usize) -> usize {
+    (definitions / 20).clamp(1, HUB_WIDTH)
+}
+
+fn hub_name(level: usize, k: usize) -> String {
+    format!("h{level}{k:02}")
+}
+
+/// The Soil body of hub `k` (below [`HUBS`]) of a [`hub_root`].
+pub fn hub_soil_path(k: usize) -> String {
+    format!("hub0/{}.soil", hub_name(0, k))
+}
+
+/// The layered modules of [`synthetic_root`].
+fn layered(count: usize) -> Vec<Definition> {
     let mut rng = SplitMix(0x5EED_0000);
+    let mut definitions = Vec::with_capacity(count);
+    for index in 0..count {
+        let calls = callees(index, count, &mut rng);
+        definitions.push(Definition {
+            module: module_of(index),
+            name: name_of(index),
+            scale: rng.below(7) as i64 + 1,
+            offset: rng.below(100) as i64,
+            calls,
+            exported: index % PER_MODULE < LEAVES,
+        });
+    }
+    definitions
+}
+
+/// The files of `definitions`: `soil.toml`, `_project.tr`, then each module's
+/// `_module.tr` (exporting what another module may call) before its definitions.
+fn render(definitions: &[Definition]) -> Vec<(String, String)> {
     let mut files = vec![
         (
             "soil.toml".to_owned(),
@@ -27,30 +151,36 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
                 .to_owned(),
         ),
     ];
-    for index in 0..definitions {
-        let module = module_of(index);
-        if index % PER_MODULE == 0 {
+    let mut exports: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for definition in definitions {
+        let names = exports.entry(&definition.module).or_default();
+        if definition.exported {
+            names.push(&definition.name);
+        }
+    }
+    for (index, definition) in definitions.iter().enumerate() {
+        let module = &definition.module;
+        if index == 0 || definitions[index - 1].module != *module {
             files.push((
                 format!("{module}/_module.tr"),
                 format!(
                     "---\nname: {module}\n---\n\n# Module {module}\n\nFifty generated definitions.\n\n```decisions\n- **inputs** — every definition takes one I64\n```\n\n```exports\n{}\n```\n",
-                    leaves_of(index, definitions)
+                    exports[module.as_str()].join(", ")
                 ),
             ));
         }
-        let calls = callees(index, definitions, &mut rng);
-        let name = name_of(index);
+        let name = &definition.name;
         let mut body = format!(
             "{name} x =\n  let base = x * {} + {} in\n",
-            rng.below(7) + 1,
-            rng.below(100)
+            definition.scale, definition.offset
         );
         let mut sum = String::from("base");
-        for (k, &callee) in calls.iter().enumerate() {
-            let reference = if module_of(callee) == module {
-                name_of(callee)
+        for (k, &callee) in definition.calls.iter().enumerate() {
+            let callee = &definitions[callee];
+            let reference = if callee.module == *module {
+                callee.name.clone()
             } else {
-                format!("{}::{}", module_of(callee), name_of(callee))
+                format!("{}::{}", callee.module, callee.name)
             };
             body.push_str(&format!("  let r{k} = {reference} (x - {}) in\n", k + 1));
             sum.push_str(&format!(" + r{k}"));
@@ -60,8 +190,9 @@ pub fn synthetic_root(definitions: usize) -> Vec<(String, String)> {
         files.push((
             format!("{module}/{name}.tr"),
             format!(
-                "---\nname: {name}\ntags: [synthetic]\n---\n\n# {name}\n\nA generated definition calling {} others.\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(0) -> 0\n```\n",
-                calls.len()
+                "---\nname: {name}\ntags: [synthetic]\n---\n\n# {name}\n\nA generated definition calling {} others.\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(0) -> {}\n```\n",
+                definition.calls.len(),
+                Definition::value(definitions, index, 0)
             ),
         ));
     }
@@ -76,15 +207,6 @@ pub fn soil_path(index: usize) -> String {
 /// The path of definition `index`'s spec.
 pub fn spec_path(index: usize) -> String {
     format!("{}/{}.tr", module_of(index), name_of(index))
-}
-
-/// The exports of the module starting at `module_start`: its leaves, the only
-/// definitions other modules call.
-fn leaves_of(module_start: usize, definitions: usize) -> String {
-    (module_start..(module_start + LEAVES).min(definitions))
-        .map(name_of)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn module_of(index: usize) -> String {
@@ -150,19 +272,52 @@ mod tests {
         assert_eq!(files.len(), 2 + 3 + 2 * 120);
     }
 
-    #[test]
-    fn the_synthetic_root_checks_clean() {
+    fn problems(files: Vec<(String, String)>) -> Vec<String> {
         let mut db = crate::RootDatabase::default();
         let mut change = crate::Change::default();
-        for (path, text) in synthetic_root(120) {
+        for (path, text) in files {
             change.set_root_file(path, text);
         }
         change.apply(&mut db);
         let report = crate::check_root(&db, None);
-        let codes: Vec<&str> = report.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        (report.diagnostics.iter())
+            .map(|d| format!("{} {:?}", d.code, d.file))
+            .collect()
+    }
+
+    #[test]
+    fn the_synthetic_roots_check_clean() {
+        assert_eq!(problems(synthetic_root(120)), Vec::<String>::new());
+        assert_eq!(problems(hub_root(300)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_hub_root_has_its_size_and_each_hub_hundreds_of_dependents() {
+        let definitions = with_hub_chain(2000);
+        assert_eq!(definitions.len(), 2000);
+        assert_eq!(hub_definitions(2000), HUBS + 700);
+        assert_eq!(hub_definitions(20000), hub_definitions(2000));
+        let dependents = |hub: usize| {
+            let mut reached = vec![false; definitions.len()];
+            reached[hub] = true;
+            // Callees come before their callers, so one pass in order reaches all.
+            for (index, definition) in definitions.iter().enumerate() {
+                if definition.calls.iter().any(|&callee| reached[callee]) {
+                    reached[index] = true;
+                }
+            }
+            reached.iter().filter(|&&r| r).count() - 1
+        };
+        let first_hub = 2000 - hub_definitions(2000);
+        let counts: Vec<usize> = (first_hub..first_hub + HUBS).map(dependents).collect();
         assert!(
-            codes.is_empty(),
-            "the synthetic root has problems: {codes:?}"
+            counts.iter().all(|&count| (300..=700).contains(&count)),
+            "each hub reaches hundreds of the chain's 700: {counts:?}"
+        );
+        assert!(
+            hub_root(2000)
+                .iter()
+                .any(|(path, _)| *path == hub_soil_path(0))
         );
     }
 }

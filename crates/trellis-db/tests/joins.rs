@@ -121,6 +121,22 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         host.replace("soil.toml", "trellis = \"0.1.0\"", "trellis = \"0.1.1\""),
     );
     row(
+        "soil.toml: the soil0 pin",
+        host.replace(
+            "soil.toml",
+            "soil0_cli = \"0.1.0\"",
+            "soil0_cli = \"1.0.0\"",
+        ),
+    );
+    row(
+        "soil.toml: and back",
+        host.replace(
+            "soil.toml",
+            "soil0_cli = \"1.0.0\"",
+            "soil0_cli = \"0.1.0\"",
+        ),
+    );
+    row(
         "soil.toml: unreadable",
         host.replace("soil.toml", "[tags]", "[tags"),
     );
@@ -133,9 +149,30 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         host.replace("soil.toml", "[tags]\n", "[tags]\nextra = \"more\"\n"),
     );
     row(
+        "a top of m003 names a tag",
+        host.replace(
+            &spec_path(top - 1),
+            "tags: [synthetic]",
+            "tags: [synthetic, rare]",
+        ),
+    );
+    row(
+        "soil.toml: declare that tag",
+        host.replace("soil.toml", "[tags]\n", "[tags]\nrare = \"seldom\"\n"),
+    );
+    row(
         "a new module",
         host.edit("m100/h.tr", Some(added.replace("name: g", "name: h"))),
     );
+    row(
+        "call it from m004",
+        host.replace(
+            &soil_path(4 * 50 + 46),
+            "let base = x *",
+            "let base = m100::h x *",
+        ),
+    );
+    row("delete the new module", host.edit("m100/h.tr", None));
     row(
         "a type",
         host.edit(
@@ -158,10 +195,16 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         delete a top                 m000 m001 m002 m004 m005 m006 m007
         soil.toml: a description     m000 m001 m002 m003 m004 m005 m006 m007
         soil.toml: the trellis pin   m000 m001 m002 m003 m004 m005 m006 m007
+        soil.toml: the soil0 pin     
+        soil.toml: and back          
         soil.toml: unreadable        
         soil.toml: readable again    
-        soil.toml: a new tag         
-        a new module                 
+        soil.toml: a new tag         m000 m001 m002 m003 m004 m005 m006 m007
+        a top of m003 names a tag    m000 m001 m002 m004 m005 m006 m007
+        soil.toml: declare that tag  m000 m001 m002 m004 m005 m006 m007
+        a new module                 m000 m001 m002 m003 m004 m005 m006 m007
+        call it from m004            m000 m001 m002 m003 m005 m006 m007 m100
+        delete the new module        m000 m001 m002 m003 m005 m006 m007
         a type                       
     "#]]
     .assert_eq(&table);

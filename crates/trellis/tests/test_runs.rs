@@ -134,3 +134,18 @@ fn read_file_cram_is_green_with_the_real_binary() {
         run.stdout
     );
 }
+
+/// The benchmarks' synthetic root is a real project: every expect case states
+/// its body's true result, so adopting and testing it leaves every definition
+/// green (edit_bench measures edits of a green root, where an edit moves rows).
+#[test]
+fn the_synthetic_hub_root_adopted_and_tested_is_green() {
+    let root = Root::from_files(&trellis_db::synthetic::hub_root(240));
+    root.run(&["--no-daemon", "adopt"]).ok();
+    let run = root.run(&["--no-daemon", "test"]).ok();
+    assert_eq!(summary(&run.stdout), (240, 0, 0), "{run:?}");
+    let not_green: Vec<(String, String)> = (root.statuses(false).into_iter())
+        .filter(|(_, status)| status != "green")
+        .collect();
+    assert_eq!(not_green, Vec::<(String, String)>::new());
+}
