@@ -7,12 +7,16 @@
 //! - the toolchain that runs it;
 //! - the definition's spec: the formal blocks (signature, clauses, grants) and
 //!   the test blocks (cases, properties, cram, references; they seed properties);
-//! - every definition in its test program (`test_program_order`: its body's
-//!   callees, the definitions its clauses and properties mention, and theirs),
-//!   each by its `soil_hash` and — because every clause is a runtime guard — its
-//!   spec's formal hash; a private helper by its `soil_hash` and signature. Name
-//!   resolution is covered by the membership itself: a root definition that comes
-//!   to shadow a builtin joins the program and moves the key;
+//! - every definition in its test program (its body's callees, the definitions
+//!   its clauses and properties mention, and theirs), each by its `soil_hash`
+//!   and — because every clause is a runtime guard — its spec's formal hash; a
+//!   private helper by its `soil_hash` and signature. The program enters as
+//!   [`program_digest`]s, a Merkle hash over the program graph: each
+//!   definition's digest covers its own entry and its direct program callees'
+//!   digests, so a key reads its direct callees, never its whole closure, and an
+//!   edit below a hub re-hashes each dependent once. Name resolution is covered
+//!   by the membership itself: a root definition that comes to shadow a builtin
+//!   joins the program and moves the key;
 //! - the type environment as a whole (a record field can be used without naming
 //!   its type, so no narrower set is sound without the checker's help);
 //! - each Python reference's directory: every `.py` file under it (the driver puts
@@ -24,7 +28,7 @@
 use trellis_hash::{Digest, Hasher};
 use trellis_spec::{BlockSyntax, CramStep, Reference};
 
-use crate::assembly::{program_order, test_program_order};
+use crate::assembly::{program_callees, program_cycle, property_callees};
 use crate::db::Db;
 use crate::documents::env_json;
 use crate::files::Workspace;
@@ -43,7 +47,7 @@ const TOOLCHAIN: &str = concat!("trellis ", env!("CARGO_PKG_VERSION"));
 /// The key over everything `item`'s suite executes.
 #[salsa::tracked(returns(copy))]
 pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
-    let mut hasher = Hasher::tagged("suite-key/1");
+    let mut hasher = Hasher::tagged("suite-key/2");
     hasher.part(TOOLCHAIN.as_bytes());
     let spec = spec_file(db, item);
     match spec {
@@ -53,8 +57,10 @@ pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
         None => hasher.part(b"no spec").part(b""),
     };
     hasher.part(b"program");
-    for (module, name) in test_program_order(db, item).iter() {
-        program_entry(db, &mut hasher, Item::new(db, module.clone(), name.clone()));
+    hasher.part(program_digest(db, item).bytes());
+    for (module, name) in property_callees(db, item) {
+        let mentioned = Item::new(db, module.clone(), name.clone());
+        hasher.part(program_digest(db, mentioned).bytes());
     }
     hasher.part(b"types");
     hasher.part(Digest::of(env_json(db).as_bytes()).to_string().as_bytes());
@@ -79,20 +85,59 @@ pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
     hasher.finish()
 }
 
+/// The Merkle digest of `item`'s program (bodies and clauses, as
+/// `program_order` assembles it): its own entry and each direct program
+/// callee's digest. The members of a cycle share one digest over all their
+/// entries and the digests of what they call outside it.
+#[salsa::tracked(returns(copy))]
+pub fn program_digest<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
+    let mut hasher = Hasher::tagged("program-digest/1");
+    match program_cycle(db, item) {
+        None => {
+            program_entry(db, &mut hasher, item);
+            for callee in program_callees(db, item).filter(|&callee| callee != item) {
+                hasher.part(program_digest(db, callee).bytes());
+            }
+        }
+        Some(members) => {
+            let mut sorted = members.clone();
+            sorted.sort();
+            let inside = |callee: Item<'db>| {
+                sorted
+                    .iter()
+                    .any(|(module, name)| callee.module(db) == module && callee.name(db) == name)
+            };
+            for (module, name) in &sorted {
+                let member = Item::new(db, module.clone(), name.clone());
+                program_entry(db, &mut hasher, member);
+                for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
+                    hasher.part(program_digest(db, callee).bytes());
+                }
+            }
+        }
+    }
+    hasher.finish()
+}
+
 /// One definition of a program: its name, body hash and contract.
 fn program_entry(db: &dyn Db, hasher: &mut Hasher, item: Item<'_>) {
-    hasher.part(item.qualified(db).as_bytes());
-    let body = soil_hash(db, item).map(|hash| hash.to_string());
-    hasher.part(body.as_deref().unwrap_or("no body").as_bytes());
-    let contract = match item.kind(db) {
-        ItemKind::Helper => helper_signature(db, item)
-            .as_ref()
-            .map(|signature| soil_syntax::print_type(&signature.ty)),
-        ItemKind::Function | ItemKind::Type => {
-            spec_file(db, item).map(|spec| formal_hash(db, spec).to_string())
-        }
+    hasher
+        .part(item.module(db).as_bytes())
+        .part(item.name(db).as_bytes());
+    match soil_hash(db, item) {
+        Some(body) => hasher.part(body.bytes()),
+        None => hasher.part(b"no body"),
     };
-    hasher.part(contract.as_deref().unwrap_or("no contract").as_bytes());
+    match item.kind(db) {
+        ItemKind::Helper => match helper_signature(db, item) {
+            Some(signature) => hasher.part(soil_syntax::print_type(&signature.ty).as_bytes()),
+            None => hasher.part(b"no contract"),
+        },
+        ItemKind::Function | ItemKind::Type => match spec_file(db, item) {
+            Some(spec) => hasher.part(formal_hash(db, spec).bytes()),
+            None => hasher.part(b"no contract"),
+        },
+    };
 }
 
 /// A Python reference's directory (every `.py` under it, by path and content),
@@ -130,9 +175,7 @@ fn cram_inputs(db: &dyn Db, hasher: &mut Hasher, command: &str) {
                     continue;
                 };
                 let target = Item::new(db, module.to_owned(), name.to_owned());
-                for (module, name) in program_order(db, target).iter() {
-                    program_entry(db, hasher, Item::new(db, module.clone(), name.clone()));
-                }
+                hasher.part(program_digest(db, target).bytes());
             }
         }
         CramReach::WholeRoot => {

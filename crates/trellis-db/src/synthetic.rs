@@ -21,7 +21,7 @@ const LEAVES: usize = 10;
 const TOPS: usize = 10;
 
 /// The hubs at the bottom of [`hub_root`]'s chain.
-pub const HUBS: usize = 12;
+pub const HUBS: usize = 16;
 /// The levels above the hubs.
 const HUB_LEVELS: usize = 7;
 /// The widest a level above the hubs gets.

@@ -67,6 +67,9 @@ fn readable(db: &RootDatabase, log: Vec<String>) -> Vec<String> {
             let key = &line[open + 1..line.len() - 1];
             match names.get(key) {
                 Some(name) => format!("{}({name})", &line[..open]),
+                // A query of the whole root: its key is salsa's own, and moves
+                // whenever a new kind of query is declared.
+                None if key.starts_with("Id(") => format!("{}()", &line[..open]),
                 None => line,
             }
         })
@@ -154,7 +157,7 @@ fn a_signature_edit_re_checks_the_callers_in_its_module_only() {
                 "test_blocks(m/double.tr)",
                 "checker_declaration(m::double)",
                 "check_definition(m::quad)",
-                "whole_root_check(Id(100))",
+                "whole_root_check()",
             ]
         "#]],
     );
@@ -179,7 +182,7 @@ fn a_keystroke_that_breaks_the_parse_wakes_only_that_file() {
                 "checker_definition(n::triple)",
                 "check_definition(n::triple)",
                 "free_refs(n::triple)",
-                "whole_root_check(Id(100))",
+                "whole_root_check()",
             ]
         "#]],
     );
