@@ -15,13 +15,14 @@ use crate::files::{Directory, SourceFile, Workspace, directory_name};
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
 ///
-/// Durability (design §7.1): a file enters the database durable (HIGH) and becomes
-/// volatile (LOW) at its first edit, so after an edit every query over files that
-/// were never edited revalidates in O(1) — rust-analyzer's library/local split, by
-/// edit history instead of by location. Salsa does not backdate a value whose
-/// durability dropped, so a file's first edit re-executes its dependents once; a
-/// host that knows a file is about to change (an editor opened it) can pay that
-/// ahead of time with [`Change::mark_volatile`].
+/// Durability (design §7.1): a file is durable (HIGH) for its whole life, and an
+/// edit keeps it durable, so salsa always backdates a re-executed query whose
+/// value did not move and an edit re-executes what it really changed. The price is
+/// that every memo a request asks about revalidates deeply after any edit; a host
+/// asks only about what the edit can reach ([`crate::RootJoins`]). A host that
+/// instead asks about one file over and over while it is typed in (an editor)
+/// marks that file volatile ([`Change::mark_volatile`]): it is LOW from then on,
+/// its edits too, so queries over the durable rest revalidate in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub config_text: Option<String>,
@@ -128,7 +129,9 @@ impl Change {
                     let files = directory.files(db);
                     find_file(db, files, path).ok().map(|at| files[at])
                 });
-            if let Some(file) = file {
+            if let Some(file) = file
+                && db.mark_volatile(file)
+            {
                 let text = file.text(db).clone();
                 file.set_text(db).with_durability(Durability::LOW).to(text);
             }
@@ -165,7 +168,7 @@ fn find_file(db: &RootDatabase, files: &[SourceFile], path: &str) -> Result<usiz
     files.binary_search_by(|file| file.path(db).as_str().cmp(path))
 }
 
-/// A file the database has not held, durable until its first edit (§7.1).
+/// A file the database has not held, durable (§7.1).
 fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
     SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
         .durability(Durability::HIGH)
@@ -173,11 +176,7 @@ fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
 }
 
 /// Applies one directory's edits; `false` when no file is left in it. The list
-/// is copied only when a file comes or goes, and stays durable: salsa does not
-/// backdate a value whose durability dropped, so a volatile list would wake
-/// every check reading the type environment (which reads every module's
-/// table). A durable change instead makes each memo asked next revalidate
-/// deeply, and a host's [`crate::RootJoins`] asks only the reached modules'.
+/// is copied only when a file comes or goes, and stays durable like the files.
 fn edit_directory(
     db: &mut RootDatabase,
     directory: Directory,
@@ -191,8 +190,12 @@ fn edit_directory(
             (Ok(at), Some(text)) => {
                 let file = files[at];
                 if **file.text(db) != *text {
+                    let durability = match db.is_volatile(file) {
+                        true => Durability::LOW,
+                        false => Durability::HIGH,
+                    };
                     file.set_text(db)
-                        .with_durability(Durability::LOW)
+                        .with_durability(durability)
                         .to(Arc::from(text));
                 }
             }

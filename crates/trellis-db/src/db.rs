@@ -2,6 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use rustc_hash::FxHashSet;
+
+use crate::files::SourceFile;
+
 /// The query surface every Trellis query is written against.
 #[salsa::db]
 pub trait Db: salsa::Database {}
@@ -49,6 +53,8 @@ pub struct RootDatabase {
     /// How many [`crate::Change`]s were applied: hosts' caches beside the
     /// database ([`crate::RootJoins`]) notice a change they were not told of.
     changes_applied: u64,
+    /// The files a host marked volatile, whose edits stay LOW (design §7.1).
+    volatile: Arc<FxHashSet<SourceFile>>,
 }
 
 impl Default for RootDatabase {
@@ -59,6 +65,7 @@ impl Default for RootDatabase {
             storage: salsa::Storage::new(None),
             log: QueryLog::default(),
             changes_applied: 0,
+            volatile: Arc::default(),
         }
     }
 }
@@ -75,6 +82,7 @@ impl RootDatabase {
             storage,
             log,
             changes_applied: 0,
+            volatile: Arc::default(),
         }
     }
 
@@ -89,6 +97,16 @@ impl RootDatabase {
 
     pub(crate) fn count_change(&mut self) {
         self.changes_applied += 1;
+    }
+
+    /// Whether a host marked `file` volatile.
+    pub(crate) fn is_volatile(&self, file: SourceFile) -> bool {
+        self.volatile.contains(&file)
+    }
+
+    /// Marks `file` volatile; `false` when it already was.
+    pub(crate) fn mark_volatile(&mut self, file: SourceFile) -> bool {
+        Arc::make_mut(&mut self.volatile).insert(file)
     }
 }
 
