@@ -15,14 +15,16 @@ use crate::files::{Directory, SourceFile, Workspace, directory_name};
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
 ///
-/// Durability (design §7.1): a file is durable (HIGH) for its whole life, and an
-/// edit keeps it durable, so salsa always backdates a re-executed query whose
-/// value did not move and an edit re-executes what it really changed. The price is
-/// that every memo a request asks about revalidates deeply after any edit; a host
-/// asks only about what the edit can reach ([`crate::RootJoins`]). A host that
-/// instead asks about one file over and over while it is typed in (an editor)
-/// marks that file volatile ([`Change::mark_volatile`]): it is LOW from then on,
-/// its edits too, so queries over the durable rest revalidate in O(1).
+/// Durability (design §7.1): the layout (which directories and files exist) is
+/// HIGH, the texts of files and `soil.toml` MEDIUM, for their whole life: an edit
+/// keeps a text's durability, so salsa always backdates a re-executed query whose
+/// value did not move, and an edit re-executes what it really changed. The price
+/// is that every memo over texts that a request asks about revalidates deeply
+/// after any text edit; a host asks only about what the edit can reach
+/// ([`crate::RootJoins`]). A host that asks about one file over and over while it
+/// is typed in (an editor) marks that file volatile ([`Change::mark_volatile`]):
+/// its text is LOW from then on, its edits too, so queries over the rest
+/// revalidate in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub config_text: Option<String>,
@@ -80,8 +82,8 @@ impl Change {
         let workspace = match Workspace::try_get(db) {
             Some(workspace) => workspace,
             None => Workspace::builder(Arc::from(""), Arc::from(Vec::new()))
-                .config_text_durability(CONFIG_DURABILITY)
-                .directories_durability(Durability::HIGH)
+                .config_text_durability(TEXT)
+                .directories_durability(LAYOUT)
                 .new(db),
         };
         if let Some(config) = self.config_text
@@ -89,7 +91,7 @@ impl Change {
         {
             workspace
                 .set_config_text(db)
-                .with_durability(CONFIG_DURABILITY)
+                .with_durability(TEXT)
                 .to(Arc::from(config));
         }
         if self.files.is_empty() && self.volatile.is_empty() {
@@ -116,7 +118,7 @@ impl Change {
                     if !files.is_empty() {
                         files.sort_by(|a, b| a.path(db).as_str().cmp(b.path(db).as_str()));
                         let directory = Directory::builder(name, Arc::from(files))
-                            .durability(Durability::HIGH)
+                            .durability(LAYOUT)
                             .new(db);
                         came.push(directory);
                     }
@@ -133,7 +135,7 @@ impl Change {
                 && db.mark_volatile(file)
             {
                 let text = file.text(db).clone();
-                file.set_text(db).with_durability(Durability::LOW).to(text);
+                file.set_text(db).with_durability(VOLATILE).to(text);
             }
         }
         if !came.is_empty() || !went.is_empty() {
@@ -144,17 +146,22 @@ impl Change {
             all.sort_by(|a, b| a.name(db).cmp(b.name(db)));
             workspace
                 .set_directories(db)
-                .with_durability(Durability::HIGH)
+                .with_durability(LAYOUT)
                 .to(Arc::from(all));
         }
         workspace
     }
 }
 
-/// `soil.toml` changes rarely but more often than a file nobody edits: between
-/// the two, so a configuration edit leaves the memos of durable files
-/// revalidating in O(1) (design §7.1).
-const CONFIG_DURABILITY: Durability = Durability::MEDIUM;
+/// Which files and directories exist: changed by a file or module coming or
+/// going. Above the texts, so a query reading only the layout (`root_index`,
+/// `module_files`, `definition_files`) revalidates in O(1) after a text edit.
+const LAYOUT: Durability = Durability::HIGH;
+/// What the files and `soil.toml` say.
+const TEXT: Durability = Durability::MEDIUM;
+/// The texts of files a host marked volatile (an editor's open buffers): below
+/// everything, so a keystroke leaves every query over the rest O(1) to revalidate.
+const VOLATILE: Durability = Durability::LOW;
 
 fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> Option<Directory> {
     (directories
@@ -171,7 +178,8 @@ fn find_file(db: &RootDatabase, files: &[SourceFile], path: &str) -> Result<usiz
 /// A file the database has not held, durable (§7.1).
 fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
     SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
-        .durability(Durability::HIGH)
+        .path_durability(LAYOUT)
+        .text_durability(TEXT)
         .new(db)
 }
 
@@ -190,10 +198,7 @@ fn edit_directory(
             (Ok(at), Some(text)) => {
                 let file = files[at];
                 if **file.text(db) != *text {
-                    let durability = match db.is_volatile(file) {
-                        true => Durability::LOW,
-                        false => Durability::HIGH,
-                    };
+                    let durability = if db.is_volatile(file) { VOLATILE } else { TEXT };
                     file.set_text(db)
                         .with_durability(durability)
                         .to(Arc::from(text));
@@ -215,7 +220,7 @@ fn edit_directory(
         Some(files) => {
             directory
                 .set_files(db)
-                .with_durability(Durability::HIGH)
+                .with_durability(LAYOUT)
                 .to(Arc::from(files));
             true
         }
