@@ -100,13 +100,18 @@ fn with_hub_chain(definitions: usize) -> Vec<Definition> {
 }
 
 /// How many of [`hub_root`]'s definitions form its hub chain: the hubs and
-/// seven levels of up to a hundred (a tenth of the root each, on a small root).
+/// seven levels of a hundred from 2,000 definitions on; a smaller root gets
+/// levels of a fortieth of it, so its layered part still fills three modules.
 pub fn hub_definitions(definitions: usize) -> usize {
     HUBS + HUB_LEVELS * level_width(definitions)
 }
 
 fn level_width(definitions: usize) -> usize {
-    (definitions / 20).clamp(1, HUB_WIDTH)
+    if definitions >= 2_000 {
+        HUB_WIDTH
+    } else {
+        (definitions / 40).max(1)
+    }
 }
 
 fn hub_name(level: usize, k: usize) -> String {

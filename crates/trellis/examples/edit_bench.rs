@@ -142,10 +142,25 @@ impl Bench {
         positions: std::ops::Range<usize>,
         file: fn(usize) -> String,
     ) -> Option<String> {
+        self.fresh_in(positions, file, 0)
+    }
+
+    /// [`Bench::fresh`] in a module followed by at least `after` modules: a
+    /// leaf's callers live in its module and the two after it, so a leaf with
+    /// both has the same neighbourhood at every N.
+    fn fresh_in(
+        &mut self,
+        positions: std::ops::Range<usize>,
+        file: fn(usize) -> String,
+        after: usize,
+    ) -> Option<String> {
         let modules = self.modules();
         for position in positions {
             for step in 0..modules {
                 let module = (modules / 2 + step * 7) % modules;
+                if module + after >= modules {
+                    continue;
+                }
                 let index = module * PER_MODULE + position;
                 if index >= self.layered {
                     continue;
@@ -195,7 +210,7 @@ impl Bench {
                 None => Ok(false),
             },
             Edit::Leaf => {
-                let path = self.fresh(0..10, soil_path);
+                let path = self.fresh_in(0..10, soil_path, 2);
                 edit_body(self, path)
             }
             Edit::Middle => {
