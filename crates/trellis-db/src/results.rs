@@ -63,7 +63,7 @@ pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
         hasher.part(program_digest(db, mentioned).bytes());
     }
     hasher.part(b"types");
-    hasher.part(Digest::of(env_json(db).as_bytes()).to_string().as_bytes());
+    hasher.part(env_digest(db).to_string().as_bytes());
     if let Some(spec) = spec {
         for block in test_blocks(db, spec) {
             match &block.syntax {
@@ -83,6 +83,13 @@ pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
         }
     }
     hasher.finish()
+}
+
+/// The digest of `env.json`, hashed once per change of the type environment
+/// rather than by every suite key.
+#[salsa::tracked(returns(copy))]
+fn env_digest(db: &dyn Db) -> Digest {
+    Digest::of(env_json(db).as_bytes())
 }
 
 /// The Merkle digest of `item`'s program (bodies and clauses, as

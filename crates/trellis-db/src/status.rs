@@ -92,7 +92,13 @@ pub struct DecisionsInScope {
 }
 
 /// The decisions a module's definitions see: the project's and the module's.
-pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
+pub fn scope_decisions<'db>(db: &'db dyn Db, module: &str) -> &'db DecisionsInScope {
+    module_decisions(db, crate::index::Module::new(db, module.to_owned()))
+}
+
+/// [`scope_decisions`], one memo per module: every definition's status reads it.
+#[salsa::tracked(returns(ref))]
+fn module_decisions<'db>(db: &'db dyn Db, module: crate::index::Module<'db>) -> DecisionsInScope {
     let mut scope = DecisionsInScope::default();
     let mut add = |file: SourceFile, which: Scope| {
         for entry in decision_entries(db, file) {
@@ -105,8 +111,7 @@ pub fn scope_decisions(db: &dyn Db, module: &str) -> DecisionsInScope {
     };
     scope.project_scope_hash = crate::index::project_spec(db).map(|file| add(file, Scope::Project));
     scope.module_scope_hash =
-        crate::index::module_spec(db, crate::index::Module::new(db, module.to_owned()))
-            .map(|file| add(file, Scope::Module));
+        crate::index::module_spec(db, module).map(|file| add(file, Scope::Module));
     scope
 }
 
@@ -209,7 +214,7 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         },
         soil_hash: soil_hash(db, item),
         edges,
-        decisions: scope.entries,
+        decisions: scope.entries.clone(),
         project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
         module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
         oracles: oracle_hashes(db, spec).clone(),

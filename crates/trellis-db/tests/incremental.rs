@@ -896,6 +896,7 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "current_hashes(k::one)",
             "spec_hashes(k/one.tr)",
             "lowering_edges(k::one)",
+            "module_decisions(k)",
             "module_spec(k)",
             "decision_entries(k/_module.tr)",
             "scope_hash(k/_module.tr)",
