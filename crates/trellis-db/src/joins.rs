@@ -1,8 +1,8 @@
 //! The root-wide answers — `check` of every definition, every `status` row, the
 //! unreadable locks — joined outside salsa from per-module parts, so a request
 //! after an edit asks salsa only about the modules the edit can reach (design
-//! §7.5). Salsa's own root-wide memos revalidate every memo of the root after a
-//! file's first edit (§7.1); a host that keeps a `RootJoins` beside its database
+//! §7.5). Salsa's own root-wide memos revalidate every memo of the root after
+//! any text edit (§7.1); a host that keeps a `RootJoins` beside its database
 //! instead keeps each module's last parts and drops exactly those an edit may
 //! move: the edited definitions' modules and the modules of every definition
 //! whose files mention an edited name, transitively. A module that comes or goes
