@@ -12,25 +12,109 @@
 //! are salsa's memos, cloned, and the check is joined by the same `join_check`
 //! salsa's memo uses.
 
+use std::collections::BTreeMap;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use trellis_diag::Diagnostic;
 
 use crate::change::Change;
 use crate::db::RootDatabase;
 use crate::files::{FileKind, Workspace};
-use crate::index::root_index;
+use crate::index::{ModuleFiles, root_index};
 use crate::pipeline::{
-    CheckReport, StatusRow, join_check, module_check_part, module_status_rows, project_status_row,
+    CheckReport, StatusRow, check_module_head, check_module_helpers, check_spec_entry, join_check,
+    project_status_row, scope_status_row, spec_status_row,
 };
 use crate::soil::ItemKind;
 use crate::status::read_lock_file;
 
-/// One module's parts, each filled when first asked for after an invalidation.
+/// One kind of a module's part, entry by entry: what belongs to the module as a
+/// whole (`M`), and one entry per file stem (`S`), with the stems an edit
+/// reached since. Refreshing asks salsa again for the module's own entry and
+/// the reached stems' alone, and keeps every other entry.
+struct Part<M, S> {
+    entries: Option<(M, BTreeMap<String, S>)>,
+    stale: FxHashSet<String>,
+}
+
+impl<M, S> Default for Part<M, S> {
+    fn default() -> Self {
+        Part {
+            entries: None,
+            stale: FxHashSet::default(),
+        }
+    }
+}
+
+impl<M, S> Part<M, S> {
+    /// The part as the database has it now: built whole the first time, and
+    /// afterwards the module's own entry and the reached stems' asked again,
+    /// over `stems`, the module's current list (so a stem that came is asked,
+    /// one that went is dropped).
+    /// Returns whether anything was asked.
+    fn refresh<'a>(
+        &mut self,
+        stems: impl Iterator<Item = &'a String>,
+        module: impl FnOnce() -> M,
+        mut stem: impl FnMut(&str) -> S,
+    ) -> bool {
+        let mut kept = match self.entries.take() {
+            Some(entries) if self.stale.is_empty() => {
+                self.entries = Some(entries);
+                return false;
+            }
+            Some((_, by_stem)) => by_stem,
+            None => BTreeMap::new(),
+        };
+        let by_stem = stems
+            .map(|name| {
+                let value = match kept.remove(name) {
+                    Some(value) if !self.stale.contains(name) => value,
+                    _ => stem(name),
+                };
+                (name.clone(), value)
+            })
+            .collect();
+        self.stale.clear();
+        self.entries = Some((module(), by_stem));
+        true
+    }
+
+    fn entries(&self) -> &(M, BTreeMap<String, S>) {
+        self.entries.as_ref().expect("refreshed before it is read")
+    }
+}
+
+/// One module's parts, each filled when first asked for: the check (its own
+/// files' findings before the specs', its helpers' after), the status rows
+/// (its decision scope's before the specs'), and the unreadable locks.
 #[derive(Default)]
 struct ModuleParts {
-    check: Option<CheckReport>,
-    status: Option<Vec<StatusRow>>,
-    lock_problems: Option<Vec<Diagnostic>>,
+    check: Part<(CheckReport, CheckReport), CheckReport>,
+    /// The check's entries joined in order, made again when one moves, so a
+    /// join costs one append per module.
+    check_joined: CheckReport,
+    status: Part<Option<StatusRow>, Option<StatusRow>>,
+    lock_problems: Part<(), Vec<Diagnostic>>,
+}
+
+impl ModuleParts {
+    /// Marks the entries of `stems` to be asked again.
+    fn reach(&mut self, stems: &FxHashSet<String>) {
+        for stale in [
+            &mut self.check.stale,
+            &mut self.status.stale,
+            &mut self.lock_problems.stale,
+        ] {
+            stale.extend(stems.iter().cloned());
+        }
+    }
+
+    fn is_reached(&self) -> bool {
+        !(self.check.stale.is_empty()
+            && self.status.stale.is_empty()
+            && self.lock_problems.stale.is_empty())
+    }
 }
 
 /// A host's cache of the root-wide answers (see the module paragraph). Every
@@ -75,6 +159,7 @@ impl RootJoins {
                     // Whoever names the module may resolve differently now.
                     if module_came_or_went {
                         words.push(owner.0.clone());
+                        self.parts.remove(&owner.0);
                     }
                     seeds.push(owner);
                 }
@@ -85,8 +170,16 @@ impl RootJoins {
             return;
         }
         match self.mentions.reach(seeds, &words) {
-            Some(modules) => {
-                self.parts.retain(|module, _| !modules.contains(module));
+            Some(reached) => {
+                for (module, stems) in reached {
+                    match (stems, self.parts.get_mut(&module)) {
+                        (_, None) => {}
+                        (Reached::Whole, Some(_)) => {
+                            self.parts.remove(&module);
+                        }
+                        (Reached::Stems(stems), Some(parts)) => parts.reach(&stems),
+                    }
+                }
             }
             None => self.parts.clear(),
         }
@@ -95,15 +188,28 @@ impl RootJoins {
     /// The whole root's check, as [`crate::check_root`] answers it for the root.
     pub fn check(&mut self, db: &RootDatabase) -> CheckReport {
         self.sync(db);
-        for module in root_index(db, Workspace::get(db)).modules.keys() {
+        let index = root_index(db, Workspace::get(db));
+        for (module, files) in &index.modules {
             let parts = self.parts.entry(module.clone()).or_default();
-            if parts.check.is_none() {
-                parts.check = Some(module_check_part(db, module).clone());
+            let asked = parts.check.refresh(
+                files.specs.keys(),
+                || {
+                    let head = check_module_head(db, files);
+                    (head, check_module_helpers(db, module, files))
+                },
+                |stem| check_spec_entry(db, module, files, stem),
+            );
+            if asked {
+                let ((head, helpers), specs) = parts.check.entries();
+                let mut joined = head.clone();
+                specs.values().for_each(|entry| joined.append(entry));
+                joined.append(helpers);
+                parts.check_joined = joined;
             }
         }
         let parts = &self.parts;
-        let joined = join_check(db, |module| {
-            parts[module].check.as_ref().expect("filled above")
+        let joined = join_check(db, |module, report| {
+            report.append(&parts[module].check_joined);
         });
         debug_assert_eq!(
             joined,
@@ -117,21 +223,21 @@ impl RootJoins {
     pub fn status(&mut self, db: &RootDatabase) -> Vec<&StatusRow> {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
-        for module in index.modules.keys() {
+        for (module, files) in &index.modules {
             let parts = self.parts.entry(module.clone()).or_default();
-            if parts.status.is_none() {
-                parts.status = Some(module_status_rows(db, module).to_vec());
-            }
+            parts.status.refresh(
+                files.specs.keys(),
+                || scope_status_row(db, module, files),
+                |stem| spec_status_row(db, module, files, stem),
+            );
         }
         self.project_row = project_status_row(db);
         let parts = &self.parts;
         let rows: Vec<&StatusRow> = (self.project_row.iter())
-            .chain(
-                index
-                    .modules
-                    .keys()
-                    .flat_map(|module| parts[module].status.as_deref().expect("filled above")),
-            )
+            .chain(index.modules.keys().flat_map(|module| {
+                let (scope, specs) = parts[module].status.entries();
+                scope.iter().chain(specs.values().flatten())
+            }))
             .collect();
         debug_assert!(
             rows.iter().copied().eq(crate::root_status(db).iter()),
@@ -159,25 +265,38 @@ impl RootJoins {
             .collect();
         for (module, files) in &index.modules {
             let parts = self.parts.entry(module.clone()).or_default();
-            let part = parts.lock_problems.get_or_insert_with(|| {
-                files
-                    .locks
-                    .values()
-                    .flat_map(|&file| unreadable(file))
-                    .cloned()
-                    .collect()
-            });
-            problems.extend(part.iter().cloned());
+            parts.lock_problems.refresh(
+                files.locks.keys(),
+                || (),
+                |stem| lock_entry_problems(db, files, stem),
+            );
+            let (_, by_stem) = parts.lock_problems.entries();
+            problems.extend(by_stem.values().flatten().cloned());
         }
         problems
     }
 
-    /// The modules some of whose parts are held, sorted: what the next answer
-    /// does not ask salsa about again (for tests and benchmarks).
+    /// The modules whose parts are held with no entry to ask again, sorted:
+    /// what the next answer asks salsa nothing about (for tests and benchmarks).
     pub fn held_modules(&self) -> Vec<&str> {
-        let mut held: Vec<&str> = self.parts.keys().map(String::as_str).collect();
+        let mut held: Vec<&str> = (self.parts.iter())
+            .filter(|(_, parts)| !parts.is_reached())
+            .map(|(module, _)| module.as_str())
+            .collect();
         held.sort_unstable();
         held
+    }
+
+    /// The `module::stem` entries of held modules that the next answer asks
+    /// salsa about again, sorted (for tests and benchmarks).
+    pub fn reached_entries(&self) -> Vec<String> {
+        let mut reached: Vec<String> = (self.parts.iter())
+            .flat_map(|(module, parts)| {
+                (parts.check.stale.iter()).map(move |stem| format!("{module}::{stem}"))
+            })
+            .collect();
+        reached.sort_unstable();
+        reached
     }
 
     /// Makes the parts answer for `db` as it is: everything is dropped if a
@@ -193,6 +312,14 @@ impl RootJoins {
             self.mentions.build(db);
         }
     }
+}
+
+/// The problems of one lock file of a module, by its stem.
+fn lock_entry_problems(db: &RootDatabase, files: &ModuleFiles, stem: &str) -> Vec<Diagnostic> {
+    (files.locks.get(stem))
+        .and_then(|&file| read_lock_file(db, file).as_ref().err())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// What a module's parts read of `soil.toml` ([`crate::config::declared_tags`]
@@ -297,16 +424,18 @@ impl Mentions {
         id
     }
 
-    /// The modules holding `seeds`, or the owners whose files mention one of
-    /// `words`, and every owner whose files mention one of them, transitively;
-    /// `None` when a type is reached (every definition may read the type
-    /// environment) or a word is none the index could hold.
-    fn reach(&self, seeds: Vec<Owner>, words: &[String]) -> Option<FxHashSet<String>> {
+    /// What `seeds`, and the owners whose files mention one of `words`, reach:
+    /// those owners and every owner whose files mention one of them,
+    /// transitively, by module — a module's own files (an edited `_module`, a
+    /// `_private`) reach all of it. `None` when a type is reached (every definition may read
+    /// the type environment) or a word is none the index could hold.
+    fn reach(&self, seeds: Vec<Owner>, words: &[String]) -> Option<BTreeMap<String, Reached>> {
         let mut seen: FxHashSet<u32> = FxHashSet::default();
-        let mut modules = FxHashSet::default();
+        let mut reached: BTreeMap<String, Reached> = BTreeMap::new();
         let mut queue: Vec<u32> = (seeds.iter())
             .filter_map(|owner| self.owner_ids.get(owner).copied())
             .collect();
+        let edited: FxHashSet<u32> = queue.iter().copied().collect();
         for word in words {
             // A word the index leaves out (a tag like `2d`) could be anywhere.
             let indexed: Vec<&str> = words_of(word).collect();
@@ -320,24 +449,48 @@ impl Mentions {
                 continue;
             }
             let (module, stem) = &self.owners[owner as usize];
-            modules.insert(module.clone());
+            let entry = reached
+                .entry(module.clone())
+                .or_insert_with(|| Reached::Stems(FxHashSet::default()));
             match ItemKind::of(stem) {
                 ItemKind::Type => return None,
+                // A `_module.tr` that only names what moved (in its exports)
+                // moves its own entries; edited, it speaks for the module.
+                ItemKind::Helper if stem == "_module" && !edited.contains(&owner) => {
+                    if let Reached::Stems(stems) = entry {
+                        stems.insert(stem.clone());
+                    }
+                }
                 // The module's spec and helpers speak for every definition in it.
-                ItemKind::Helper => queue.extend(
-                    self.in_module
-                        .get(module)
-                        .into_iter()
-                        .flat_map(|o| o.keys()),
-                ),
-                ItemKind::Function => {}
+                ItemKind::Helper => {
+                    *entry = Reached::Whole;
+                    queue.extend(
+                        self.in_module
+                            .get(module)
+                            .into_iter()
+                            .flat_map(|o| o.keys()),
+                    );
+                }
+                ItemKind::Function => {
+                    if let Reached::Stems(stems) = entry {
+                        stems.insert(stem.clone());
+                    }
+                }
             }
             if let Some(&word) = self.word_ids.get(stem.as_str()) {
                 queue.extend(self.mentioned_by[word as usize].keys());
             }
         }
-        Some(modules)
+        Some(reached)
     }
+}
+
+/// What an edit reaches of one module.
+enum Reached {
+    /// Its own files: every entry.
+    Whole,
+    /// These stems' entries.
+    Stems(FxHashSet<String>),
 }
 
 /// Counts one fewer of `key`, forgetting it at zero.

@@ -62,6 +62,15 @@ pub struct CheckReport {
     pub holes: Vec<OpenHole>,
 }
 
+impl CheckReport {
+    /// Adds `other`'s count and findings after this report's.
+    pub(crate) fn append(&mut self, other: &CheckReport) {
+        self.checked += other.checked;
+        self.diagnostics.extend(other.diagnostics.iter().cloned());
+        self.holes.extend(other.holes.iter().cloned());
+    }
+}
+
 /// One open typed hole, for a person: what it must produce and what it can use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenHole {
@@ -144,8 +153,8 @@ fn whole_root_check(db: &dyn Db) -> CheckReport {
 
 fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
     let Some((module, name)) = only.and_then(split_definition_name) else {
-        return join_check(db, |module| {
-            module_check(db, Module::new(db, module.to_owned()))
+        return join_check(db, |module, report| {
+            report.append(module_check(db, Module::new(db, module.to_owned())));
         });
     };
     let workspace = Workspace::get(db);
@@ -162,11 +171,12 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
 }
 
 /// The whole root's check joined from one part per module — salsa's memo of
-/// each ([`module_check_part`]) or a host's copy of it ([`crate::RootJoins`]) —
-/// between the project spec's findings and the type environment's.
-pub(crate) fn join_check<'p>(
+/// each ([`module_check`]) or a host's copy of it ([`crate::RootJoins`]), which
+/// `append_module` adds to the report — between the project spec's findings and
+/// the type environment's.
+pub(crate) fn join_check(
     db: &dyn Db,
-    mut part: impl FnMut(&str) -> &'p CheckReport,
+    mut append_module: impl FnMut(&str, &mut CheckReport),
 ) -> CheckReport {
     let workspace = Workspace::get(db);
     let mut report = CheckReport::default();
@@ -181,21 +191,13 @@ pub(crate) fn join_check<'p>(
             .extend(spec_diagnostics(db, project).iter().cloned());
     }
     for module in index.modules.keys() {
-        let part = part(module);
-        report.checked += part.checked;
-        report.diagnostics.extend(part.diagnostics.iter().cloned());
-        report.holes.extend(part.holes.iter().cloned());
+        append_module(module, &mut report);
     }
     report
         .diagnostics
         .extend(report_diagnostics(db, env_diagnostics(db)));
     dedup(&mut report.diagnostics);
     report
-}
-
-/// One module's part of the whole-root check, by the module's name.
-pub(crate) fn module_check_part<'db>(db: &'db dyn Db, module: &str) -> &'db CheckReport {
-    module_check(db, Module::new(db, module.to_owned()))
 }
 
 /// One module's part of the whole-root check.
@@ -207,7 +209,8 @@ fn module_check<'db>(db: &'db dyn Db, module: Module<'db>) -> CheckReport {
     }
 }
 
-/// The module's own spec and helpers, and each definition (or only `only`).
+/// The module's own spec and helpers, and each definition (or only `only`):
+/// [`check_module_head`], each [`check_spec_entry`], [`check_module_helpers`].
 fn check_module_files(
     db: &dyn Db,
     module: &str,
@@ -216,44 +219,73 @@ fn check_module_files(
 ) -> CheckReport {
     let mut report = CheckReport::default();
     if only.is_none() {
-        if let Some(spec) = files.spec {
-            report
-                .diagnostics
-                .extend(spec_diagnostics(db, spec).iter().cloned());
-        }
-        if let Some(private) = files.private_soil {
-            report
-                .diagnostics
-                .extend(parse_soil(db, private).diagnostics.iter().cloned());
+        report.append(&check_module_head(db, files));
+    }
+    for name in files.specs.keys() {
+        if only.is_none_or(|only| only == name) {
+            report.append(&check_spec_entry(db, module, files, name));
         }
     }
-    for (name, &spec) in &files.specs {
-        if only.is_some_and(|only| only != name) {
-            continue;
-        }
-        report.checked += 1;
+    if only.is_none() {
+        report.append(&check_module_helpers(db, module, files));
+    }
+    report
+}
+
+/// What a module's own files say: its `_module.tr` and its `_private.soil`'s parse.
+pub(crate) fn check_module_head(db: &dyn Db, files: &ModuleFiles) -> CheckReport {
+    let mut report = CheckReport::default();
+    if let Some(spec) = files.spec {
         report
             .diagnostics
             .extend(spec_diagnostics(db, spec).iter().cloned());
-        if let Some(&soil) = files.soils.get(name) {
-            report
-                .diagnostics
-                .extend(parse_soil(db, soil).diagnostics.iter().cloned());
-        }
-        if ItemKind::of(name) == ItemKind::Function {
-            let item = Item::new(db, module.to_owned(), name.clone());
-            definition_outcome(db, item, &mut report);
-            report
-                .diagnostics
-                .extend(report_diagnostics(db, test_diagnostics(db, item)));
-            report
-                .diagnostics
-                .extend(export_violations(db, item).iter().cloned());
-        }
     }
-    if only.is_none()
-        && let Some(private) = files.private_soil
-    {
+    if let Some(private) = files.private_soil {
+        report
+            .diagnostics
+            .extend(parse_soil(db, private).diagnostics.iter().cloned());
+    }
+    report
+}
+
+/// One spec of a module, by its stem: the spec, its Soil's parse, and for a
+/// function its check, its tests' static half and its exports.
+pub(crate) fn check_spec_entry(
+    db: &dyn Db,
+    module: &str,
+    files: &ModuleFiles,
+    name: &str,
+) -> CheckReport {
+    let mut report = CheckReport::default();
+    let Some(&spec) = files.specs.get(name) else {
+        return report;
+    };
+    report.checked += 1;
+    report
+        .diagnostics
+        .extend(spec_diagnostics(db, spec).iter().cloned());
+    if let Some(&soil) = files.soils.get(name) {
+        report
+            .diagnostics
+            .extend(parse_soil(db, soil).diagnostics.iter().cloned());
+    }
+    if ItemKind::of(name) == ItemKind::Function {
+        let item = Item::new(db, module.to_owned(), name.to_owned());
+        definition_outcome(db, item, &mut report);
+        report
+            .diagnostics
+            .extend(report_diagnostics(db, test_diagnostics(db, item)));
+        report
+            .diagnostics
+            .extend(export_violations(db, item).iter().cloned());
+    }
+    report
+}
+
+/// A module's private helpers: each one's check and exports.
+pub(crate) fn check_module_helpers(db: &dyn Db, module: &str, files: &ModuleFiles) -> CheckReport {
+    let mut report = CheckReport::default();
+    if let Some(private) = files.private_soil {
         for helper in crate::soil::module_helpers(db, private) {
             let item = Item::new(db, module.to_owned(), helper.clone());
             definition_outcome(db, item, &mut report);
@@ -371,7 +403,11 @@ pub fn root_status(db: &dyn Db) -> Vec<StatusRow> {
     let index = root_index(db, Workspace::get(db));
     let mut rows: Vec<StatusRow> = project_status_row(db).into_iter().collect();
     for module in index.modules.keys() {
-        rows.extend(module_status_rows(db, module).iter().cloned());
+        rows.extend(
+            module_status(db, Module::new(db, module.clone()))
+                .iter()
+                .cloned(),
+        );
     }
     rows
 }
@@ -390,46 +426,58 @@ pub(crate) fn project_status_row(db: &dyn Db) -> Option<StatusRow> {
     ))
 }
 
-/// One module's rows of the root's status, by the module's name.
-pub(crate) fn module_status_rows<'db>(db: &'db dyn Db, module: &str) -> &'db [StatusRow] {
-    module_status(db, Module::new(db, module.to_owned()))
-}
-
 /// One module's rows of the root's status: its decision scope, then each function.
 #[salsa::tracked(returns(ref))]
 fn module_status<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<StatusRow> {
-    let mut rows = Vec::new();
     let Some(files) = crate::index::module_files(db, module) else {
-        return rows;
+        return Vec::new();
     };
-    if let Some(spec) = files.spec {
-        rows.push(scope_entry_row(
+    let name = module.name(db);
+    (scope_status_row(db, name, files).into_iter())
+        .chain((files.specs.keys()).filter_map(|stem| spec_status_row(db, name, files, stem)))
+        .collect()
+}
+
+/// A module's decision-scope row, when it has a `_module.tr`.
+pub(crate) fn scope_status_row(
+    db: &dyn Db,
+    module: &str,
+    files: &ModuleFiles,
+) -> Option<StatusRow> {
+    let spec = files.spec?;
+    Some(scope_entry_row(
+        db,
+        module.to_owned(),
+        spec,
+        Scope::Module,
+        files.locks.get("_module").copied(),
+    ))
+}
+
+/// The status row of one spec of a module, by its stem: a type's or a
+/// function's (a helper's name has none).
+pub(crate) fn spec_status_row(
+    db: &dyn Db,
+    module: &str,
+    files: &ModuleFiles,
+    name: &str,
+) -> Option<StatusRow> {
+    let &spec = files.specs.get(name)?;
+    match ItemKind::of(name) {
+        ItemKind::Type => Some(type_row(
             db,
-            module.name(db).clone(),
+            format!("{module}::{name}"),
             spec,
-            Scope::Module,
-            files.locks.get("_module").copied(),
-        ));
-    }
-    for (name, &spec) in &files.specs {
-        if ItemKind::of(name) == ItemKind::Type {
-            rows.push(type_row(
-                db,
-                format!("{}::{name}", module.name(db)),
-                spec,
-                files.locks.get(name).copied(),
-            ));
-            continue;
+            files.locks.get(name).copied(),
+        )),
+        ItemKind::Function => {
+            let item = Item::new(db, module.to_owned(), name.to_owned());
+            let qualified = item.qualified(db);
+            Some(match definition_status(db, item) {
+                Ok(status) => StatusRow::from_status(qualified, "function", status),
+                Err(errors) => StatusRow::unreadable(qualified, "function", errors),
+            })
         }
-        if ItemKind::of(name) != ItemKind::Function {
-            continue;
-        }
-        let item = Item::new(db, module.name(db).clone(), name.clone());
-        let qualified = item.qualified(db);
-        rows.push(match definition_status(db, item) {
-            Ok(status) => StatusRow::from_status(qualified, "function", status),
-            Err(errors) => StatusRow::unreadable(qualified, "function", errors),
-        });
+        ItemKind::Helper => None,
     }
-    rows
 }

@@ -50,8 +50,13 @@ impl Host {
             None => self.files.remove(path),
         };
         let held = self.joins.held_modules().join(" ");
+        let reached = self.joins.reached_entries();
         self.answer_and_compare();
-        held
+        match reached.len() {
+            0 => held,
+            1..=4 => format!("{held} + {}", reached.join(" ")),
+            n => format!("{held} + {} and {} more", reached[..3].join(" "), n - 3),
+        }
     }
 
     fn replace(&mut self, path: &str, from: &str, to: &str) -> String {
@@ -65,6 +70,7 @@ impl Host {
         assert_eq!(check, check_root(&self.db, None));
         let status: Vec<_> = self.joins.status(&self.db).into_iter().cloned().collect();
         assert_eq!(status, *root_status(&self.db));
+        self.joins.lock_problems(&self.db);
     }
 }
 
@@ -184,27 +190,27 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         ),
     );
     expect![[r#"
-        prose of a top               m000 m001 m002 m004 m005 m006 m007
-        body of a leaf               m000 m001 m002 m003 m004
-        signature of a leaf          m000 m001 m002 m003 m004
-        module decision              m000 m001 m002 m003 m004 m005
-        add a definition             m000 m001 m003 m004 m005 m006 m007
-        add its Soil                 m000 m001 m003 m004 m005 m006 m007
-        call it from m004            m000 m001 m002 m003 m005 m006 m007
-        delete it                    m000 m001 m003 m005 m006 m007
-        delete a top                 m000 m001 m002 m004 m005 m006 m007
+        prose of a top               m000 m001 m002 m004 m005 m006 m007 + m003::f00195
+        body of a leaf               m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
+        signature of a leaf          m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
+        module decision              m000 m001 m002 m003 m004 m005 + m007::f00364 m007::f00367 m007::f00368 and 21 more
+        add a definition             m000 m001 m003 m004 m005 m006 m007 + m002::g
+        add its Soil                 m000 m001 m003 m004 m005 m006 m007 + m002::g
+        call it from m004            m000 m001 m002 m003 m005 m006 m007 + m004::f00245
+        delete it                    m000 m001 m003 m005 m006 m007 + m002::g m004::f00245
+        delete a top                 m000 m001 m002 m004 m005 m006 m007 + m003::f00195
         soil.toml: a description     m000 m001 m002 m003 m004 m005 m006 m007
         soil.toml: the trellis pin   m000 m001 m002 m003 m004 m005 m006 m007
         soil.toml: the soil0 pin     
         soil.toml: and back          
-        soil.toml: unreadable        
-        soil.toml: readable again    
+        soil.toml: unreadable         + m000::_module m000::f00000 m000::f00001 and 406 more
+        soil.toml: readable again     + m000::_module m000::f00000 m000::f00001 and 406 more
         soil.toml: a new tag         m000 m001 m002 m003 m004 m005 m006 m007
-        a top of m003 names a tag    m000 m001 m002 m004 m005 m006 m007
-        soil.toml: declare that tag  m000 m001 m002 m004 m005 m006 m007
+        a top of m003 names a tag    m000 m001 m002 m004 m005 m006 m007 + m003::f00194
+        soil.toml: declare that tag  m000 m001 m002 m004 m005 m006 m007 + m003::f00194
         a new module                 m000 m001 m002 m003 m004 m005 m006 m007
-        call it from m004            m000 m001 m002 m003 m005 m006 m007 m100
-        delete the new module        m000 m001 m002 m003 m005 m006 m007
+        call it from m004            m000 m001 m002 m003 m005 m006 m007 m100 + m004::f00246
+        delete the new module        m000 m001 m002 m003 m005 m006 m007 + m004::f00246
         a type                       
     "#]]
     .assert_eq(&table);
