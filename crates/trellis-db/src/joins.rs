@@ -92,8 +92,12 @@ impl<M, S> Part<M, S> {
 struct ModuleParts {
     check: Part<(CheckReport, CheckReport), CheckReport>,
     /// The check's entries joined in order, made again when one moves, so a
-    /// join costs one append per module.
+    /// join costs one append per module; the same for the status rows and the
+    /// lock problems.
     check_joined: CheckReport,
+    status_joined: Vec<StatusRow>,
+    status_counts: Vec<StatusCount>,
+    lock_problems_joined: Vec<Diagnostic>,
     status: Part<Option<StatusRow>, Option<StatusRow>>,
     lock_problems: Part<(), Vec<Diagnostic>>,
 }
@@ -126,6 +130,7 @@ impl ModuleParts {
 pub struct RootJoins {
     parts: FxHashMap<String, ModuleParts>,
     project_row: Option<StatusRow>,
+    project_counts: Vec<StatusCount>,
     mentions: Mentions,
     /// [`RootDatabase::changes_applied`] as of the parts held.
     synced: u64,
@@ -190,7 +195,7 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         for (module, files) in &index.modules {
-            let parts = self.parts.entry(module.clone()).or_default();
+            let parts = self.parts_of(module);
             let asked = parts.check.refresh(
                 files.specs.keys(),
                 || {
@@ -221,29 +226,56 @@ impl RootJoins {
 
     /// Every row of the root's status, in [`crate::root_status`]'s order.
     pub fn status(&mut self, db: &RootDatabase) -> Vec<&StatusRow> {
+        (self.status_groups(db).into_iter())
+            .flat_map(|group| group.rows)
+            .collect()
+    }
+
+    /// The root's status rows in [`crate::root_status`]'s order, in groups —
+    /// the project's row, then each module's — each with its counts by status
+    /// and kind, so a summary can count a group whose rows it does not show
+    /// without reading them.
+    pub fn status_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         for (module, files) in &index.modules {
-            let parts = self.parts.entry(module.clone()).or_default();
-            parts.status.refresh(
+            let parts = self.parts_of(module);
+            let asked = parts.status.refresh(
                 files.specs.keys(),
                 || scope_status_row(db, module, files),
                 |stem| spec_status_row(db, module, files, stem),
             );
+            if asked {
+                let (scope, specs) = parts.status.entries();
+                parts.status_joined = (scope.iter())
+                    .chain(specs.values().flatten())
+                    .cloned()
+                    .collect();
+                parts.status_counts = count_statuses(&parts.status_joined);
+            }
         }
         self.project_row = project_status_row(db);
+        self.project_counts = count_statuses(self.project_row.as_slice());
         let parts = &self.parts;
-        let rows: Vec<&StatusRow> = (self.project_row.iter())
-            .chain(index.modules.keys().flat_map(|module| {
-                let (scope, specs) = parts[module].status.entries();
-                scope.iter().chain(specs.values().flatten())
-            }))
-            .collect();
+        let groups: Vec<RowGroup<'_>> = std::iter::once(RowGroup {
+            rows: self.project_row.as_slice(),
+            counts: &self.project_counts,
+        })
+        .chain((index.modules.keys()).map(|module| {
+            let parts = &parts[module.as_str()];
+            RowGroup {
+                rows: &parts.status_joined,
+                counts: &parts.status_counts,
+            }
+        }))
+        .collect();
         debug_assert!(
-            rows.iter().copied().eq(crate::root_status(db).iter()),
+            (groups.iter())
+                .flat_map(|group| group.rows)
+                .eq(crate::root_status(db).iter()),
             "the joined status differs from the database's"
         );
-        rows
+        groups
     }
 
     /// The problems of every lock file that cannot be read, the project's first.
@@ -264,14 +296,17 @@ impl RootJoins {
             .cloned()
             .collect();
         for (module, files) in &index.modules {
-            let parts = self.parts.entry(module.clone()).or_default();
-            parts.lock_problems.refresh(
+            let parts = self.parts_of(module);
+            let asked = parts.lock_problems.refresh(
                 files.locks.keys(),
                 || (),
                 |stem| lock_entry_problems(db, files, stem),
             );
-            let (_, by_stem) = parts.lock_problems.entries();
-            problems.extend(by_stem.values().flatten().cloned());
+            if asked {
+                let (_, by_stem) = parts.lock_problems.entries();
+                parts.lock_problems_joined = by_stem.values().flatten().cloned().collect();
+            }
+            problems.extend(parts.lock_problems_joined.iter().cloned());
         }
         problems
     }
@@ -299,6 +334,14 @@ impl RootJoins {
         reached
     }
 
+    /// `module`'s parts, made empty the first time it is asked for.
+    fn parts_of(&mut self, module: &str) -> &mut ModuleParts {
+        if !self.parts.contains_key(module) {
+            self.parts.insert(module.to_owned(), ModuleParts::default());
+        }
+        self.parts.get_mut(module).expect("inserted above")
+    }
+
     /// Makes the parts answer for `db` as it is: everything is dropped if a
     /// change reached it without [`RootJoins::invalidate`], and the mention index
     /// is built before the first part is kept.
@@ -312,6 +355,30 @@ impl RootJoins {
             self.mentions.build(db);
         }
     }
+}
+
+/// Some consecutive status rows — the project's, or one module's — with how
+/// many have each status and kind.
+pub struct RowGroup<'a> {
+    pub rows: &'a [StatusRow],
+    /// (status, kind, how many), in order of first appearance.
+    pub counts: &'a [StatusCount],
+}
+
+/// A status, a kind of row, and how many rows have both.
+pub type StatusCount = (String, &'static str, usize);
+
+fn count_statuses(rows: &[StatusRow]) -> Vec<StatusCount> {
+    let mut counts: Vec<StatusCount> = Vec::new();
+    for row in rows {
+        match (counts.iter_mut())
+            .find(|(status, kind, _)| *status == row.status && *kind == row.kind)
+        {
+            Some((_, _, count)) => *count += 1,
+            None => counts.push((row.status.clone(), row.kind, 1)),
+        }
+    }
+    counts
 }
 
 /// The problems of one lock file of a module, by its stem.

@@ -69,7 +69,7 @@ pub use ide::name_types;
 pub use index::{
     Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under, root_index,
 };
-pub use joins::RootJoins;
+pub use joins::{RootJoins, RowGroup, StatusCount};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,
     invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,

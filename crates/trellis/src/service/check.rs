@@ -68,14 +68,15 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
     if params.verify == Some(true) {
         return super::verify::verify(service, params).map(|answer| encode_answer(&answer));
     }
-    let rows = service.root_status();
     let mut answer = StatusAnswer::default();
     if params.summary == Some(true) {
-        let (shown, omitted) = summarized(&rows);
+        let (shown, omitted) = summarized(&service.root_status_groups());
         answer.definitions = shown;
         answer.omitted = omitted;
     } else {
-        answer.definitions = rows.into_iter().map(StatusRow::from).collect();
+        answer.definitions = (service.root_status().into_iter())
+            .map(StatusRow::from)
+            .collect();
     }
     // A triage that found a lowering no longer follows its decision says so
     // beside the flag (display only: the verdict file is never an input).
@@ -102,28 +103,134 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
 /// The rows a summarized status shows — none settled, at most
 /// [`SUMMARY_ROWS_PER_STATUS`] of each other status, in the ladder's order —
 /// and the counts of the rest, by status and kind, in order of first omission.
-fn summarized(rows: &[&trellis_db::StatusRow]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
-    let mut shown_per_status: std::collections::HashMap<&str, usize> = Default::default();
-    let mut shown = Vec::new();
-    let mut omitted: Vec<OmittedRows> = Vec::new();
-    for &row in rows {
-        let seen = shown_per_status.entry(row.status.as_str()).or_default();
-        if !is_settled(&row.status) && *seen < SUMMARY_ROWS_PER_STATUS {
-            *seen += 1;
-            shown.push(StatusRow::from(row));
-            continue;
+/// A group none of whose rows can be shown is counted from its counts, unread,
+/// so a summary of a mostly green root costs one look per module.
+fn summarized(groups: &[trellis_db::RowGroup<'_>]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
+    let mut summary = Summary::default();
+    for group in groups {
+        let shows_some = (group.counts.iter()).any(|(status, _, _)| summary.would_show(status));
+        if shows_some {
+            for row in group.rows {
+                if summary.would_show(&row.status) {
+                    summary.show(row);
+                } else {
+                    summary.omit(&row.status, row.kind, 1);
+                }
+            }
+        } else {
+            for (status, kind, count) in group.counts {
+                summary.omit(status, kind, *count);
+            }
         }
-        match omitted
-            .iter_mut()
-            .find(|o| o.status == row.status && o.kind == row.kind)
-        {
-            Some(counted) => counted.count += 1,
-            None => omitted.push(OmittedRows {
-                status: row.status.clone(),
-                kind: row.kind.to_owned(),
-                count: 1,
+    }
+    (summary.shown, summary.omitted)
+}
+
+#[derive(Default)]
+struct Summary {
+    /// How many rows of each status are shown; the statuses are a dozen words,
+    /// so a short list beats hashing.
+    shown_per_status: Vec<(String, usize)>,
+    shown: Vec<StatusRow>,
+    omitted: Vec<OmittedRows>,
+}
+
+impl Summary {
+    fn would_show(&self, status: &str) -> bool {
+        !is_settled(status)
+            && (self.shown_per_status.iter())
+                .find(|(shown, _)| shown == status)
+                .is_none_or(|(_, count)| *count < SUMMARY_ROWS_PER_STATUS)
+    }
+
+    fn show(&mut self, row: &trellis_db::StatusRow) {
+        match (self.shown_per_status.iter_mut()).find(|(shown, _)| *shown == row.status) {
+            Some((_, count)) => *count += 1,
+            None => self.shown_per_status.push((row.status.clone(), 1)),
+        }
+        self.shown.push(StatusRow::from(row));
+    }
+
+    fn omit(&mut self, status: &str, kind: &str, count: usize) {
+        match (self.omitted.iter_mut()).find(|o| o.status == status && o.kind == kind) {
+            Some(counted) => counted.count += count,
+            None => self.omitted.push(OmittedRows {
+                status: status.to_owned(),
+                kind: kind.to_owned(),
+                count,
             }),
         }
     }
-    (shown, omitted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(n: usize, status: &str, kind: &'static str) -> trellis_db::StatusRow {
+        trellis_db::StatusRow {
+            name: format!("m::f{n}"),
+            kind,
+            status: status.to_owned(),
+            reason: None,
+            fix: None,
+        }
+    }
+
+    /// The summary read row by row, as it was before groups could be counted
+    /// unread.
+    fn row_by_row(rows: &[&trellis_db::StatusRow]) -> (Vec<StatusRow>, Vec<OmittedRows>) {
+        let mut summary = Summary::default();
+        for row in rows {
+            if summary.would_show(&row.status) {
+                summary.show(row);
+            } else {
+                summary.omit(&row.status, row.kind, 1);
+            }
+        }
+        (summary.shown, summary.omitted)
+    }
+
+    /// Groups counted from their counts summarize exactly as reading every row.
+    #[test]
+    fn a_summary_from_counts_is_the_summary_row_by_row() {
+        let statuses = ["green", "not-lowered", "tests-stale", "accepted", "failing"];
+        let kinds = ["function", "module"];
+        let mut seed = 7u64;
+        let mut next = |bound: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % bound
+        };
+        for _ in 0..50 {
+            let groups: Vec<Vec<trellis_db::StatusRow>> = (0..next(12))
+                .map(|_| {
+                    (0..next(30))
+                        .map(|n| row(n, statuses[next(5)], kinds[next(2)]))
+                        .collect()
+                })
+                .collect();
+            let counts: Vec<Vec<trellis_db::StatusCount>> = (groups.iter())
+                .map(|rows| {
+                    let mut counts: Vec<trellis_db::StatusCount> = Vec::new();
+                    for row in rows {
+                        match counts
+                            .iter_mut()
+                            .find(|c| c.0 == row.status && c.1 == row.kind)
+                        {
+                            Some(c) => c.2 += 1,
+                            None => counts.push((row.status.clone(), row.kind, 1)),
+                        }
+                    }
+                    counts
+                })
+                .collect();
+            let grouped: Vec<trellis_db::RowGroup<'_>> = (groups.iter().zip(&counts))
+                .map(|(rows, counts)| trellis_db::RowGroup { rows, counts })
+                .collect();
+            let flat: Vec<&trellis_db::StatusRow> = groups.iter().flatten().collect();
+            assert_eq!(summarized(&grouped), row_by_row(&flat));
+        }
+    }
 }

@@ -166,6 +166,12 @@ impl Service {
         self.joins.status(&self.db)
     }
 
+    /// The same rows in groups (the project's, then each module's), each with
+    /// its counts by status.
+    pub fn root_status_groups(&mut self) -> Vec<trellis_db::RowGroup<'_>> {
+        self.joins.status_groups(&self.db)
+    }
+
     /// Answers one request, refreshing first, and reports where the time went;
     /// long commands (`test`, a lowering's gate) send progress events to
     /// `progress` as they go.
