@@ -177,9 +177,9 @@ pub fn checker_declaration<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Decl
     })
 }
 
-/// Checks `item` against its callee-first program, in which only what the check
-/// reads in full enters with its body ([`checked_in_full`]); every other signed
-/// member enters by signature alone ([`checker_declaration`]).
+/// Checks `item` against its callee-first program ([`definition_program`]), in
+/// which only what the check reads in full enters with its body; the signed
+/// definitions those call enter by signature alone ([`checker_declaration`]).
 #[salsa::tracked(returns(ref))]
 pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
     if checker_definition(db, item).is_none() {
@@ -195,30 +195,56 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
     }
 }
 
-/// The callee-first program `item` is checked in. Shared with the editor's
-/// `name_types` (crate::ide), which must check exactly what `check_definition` does.
+/// The callee-first program `item` is checked in: what its check reads with
+/// bodies ([`checked_members`]), in program order, and by signature alone
+/// ([`checker_declaration`]) the signed definitions those call. The rest of the
+/// program — what the signed callees call in turn — is never read by this
+/// check, so it is not in it: the check depends on its direct callees, not on
+/// its closure. Shared with the editor's `name_types` (crate::ide), which must
+/// check exactly what `check_definition` does.
 pub(crate) fn definition_program(db: &dyn Db, item: Item<'_>) -> Program {
-    let in_full = checked_in_full(db, item);
+    let (in_full, called) = checked_members(db, item);
+    let role = |module: &str, name: &str| {
+        let is = |member: &Item<'_>| member.module(db) == module && member.name(db) == name;
+        if in_full.iter().any(is) {
+            Some(true)
+        } else if called.iter().any(is) {
+            Some(false)
+        } else {
+            None
+        }
+    };
     let mut program = Program::default();
     for (module, name) in program_order(db, item).iter() {
-        let member = Item::new(db, module.clone(), name.clone());
-        if in_full.contains(&member) {
-            if let Some(definition) = checker_definition(db, member) {
-                program.definitions.push(definition.clone());
+        match role(module, name) {
+            Some(true) => {
+                let member = Item::new(db, module.clone(), name.clone());
+                if let Some(definition) = checker_definition(db, member) {
+                    program.definitions.push(definition.clone());
+                }
             }
-        } else if let Some(declaration) = checker_declaration(db, member) {
-            program.declarations.push(declaration.clone());
+            Some(false) => {
+                let member = Item::new(db, module.clone(), name.clone());
+                if let Some(declaration) = checker_declaration(db, member) {
+                    program.declarations.push(declaration.clone());
+                }
+            }
+            None => {}
         }
     }
     program
 }
 
-/// The members of `item`'s program its check reads with their bodies: `item`, the
-/// members of its own recursion cycle (the recursion check follows bodies), and,
-/// transitively, every unsigned definition those call (its type is inferred from
-/// its body). A signed callee outside the cycle is never among them, so editing
-/// its body leaves `item`'s check alone.
-fn checked_in_full<'db>(db: &'db dyn Db, item: Item<'db>) -> FxHashSet<Item<'db>> {
+/// The members of `item`'s program its check reads with their bodies, and the
+/// signed definitions those call. Read with bodies: `item`, the members of its
+/// own recursion cycle (the recursion check follows bodies), and, transitively,
+/// every unsigned definition those call (its type is inferred from its body). A
+/// signed callee outside the cycle is never among them, so editing its body
+/// leaves `item`'s check alone.
+fn checked_members<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+) -> (FxHashSet<Item<'db>>, FxHashSet<Item<'db>>) {
     let mut in_full = FxHashSet::from_iter([item]);
     if let Some(cycle) = program_cycle(db, item) {
         in_full.extend(
@@ -227,18 +253,22 @@ fn checked_in_full<'db>(db: &'db dyn Db, item: Item<'db>) -> FxHashSet<Item<'db>
                 .map(|(m, n)| Item::new(db, m.clone(), n.clone())),
         );
     }
+    let mut called = FxHashSet::default();
     let mut to_visit: Vec<Item<'db>> = in_full.iter().copied().collect();
     while let Some(member) = to_visit.pop() {
         for callee in program_callees(db, member) {
-            if !in_full.contains(&callee)
-                && checker_declaration(db, callee).is_none()
-                && in_full.insert(callee)
-            {
+            if in_full.contains(&callee) {
+                continue;
+            }
+            if checker_declaration(db, callee).is_some() {
+                called.insert(callee);
+            } else if in_full.insert(callee) {
                 to_visit.push(callee);
             }
         }
     }
-    in_full
+    called.retain(|callee| !in_full.contains(callee));
+    (in_full, called)
 }
 
 /// Problems in the type declarations themselves (block-relative).
