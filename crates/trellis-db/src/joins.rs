@@ -457,7 +457,15 @@ impl Mentions {
             }
         }
         if let Some(text) = text {
-            let words: Vec<u32> = words_of(text).map(|word| self.word_id(word)).collect();
+            // A lock is read by its own definition's status alone, and what it
+            // records of others (edges, decisions) is compared with what the
+            // definition's own files say: its words reach no one, and most of
+            // them are digests.
+            let read_by_others = FileKind::of(camino::Utf8Path::new(path)) != FileKind::Lock;
+            let words: Vec<u32> = match read_by_others {
+                true => words_of(text).map(|word| self.word_id(word)).collect(),
+                false => Vec::new(),
+            };
             for &word in &words {
                 *self.mentioned_by[word as usize].entry(owner).or_default() += 1;
             }
