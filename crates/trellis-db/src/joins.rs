@@ -502,7 +502,8 @@ impl Mentions {
     /// What `seeds`, and the owners whose files mention one of `words`, reach:
     /// those owners and every owner whose files mention one of them,
     /// transitively, by module — a module's own files (an edited `_module`, a
-    /// `_private`) reach all of it. `None` when a type is reached (every definition may read
+    /// `_private`) reach all of it, an edited `_module` the direct mentioners of
+    /// its definitions too, and no further. `None` when a type is reached (every definition may read
     /// the type environment) or a word is none the index could hold.
     fn reach(&self, seeds: Vec<Owner>, words: &[String]) -> Option<BTreeMap<String, Reached>> {
         let mut seen: FxHashSet<u32> = FxHashSet::default();
@@ -519,6 +520,8 @@ impl Mentions {
                 queue.extend(self.mentioned_by[word as usize].keys());
             }
         }
+        // Owners whose own entries move but whose change goes no further.
+        let mut named_only: Vec<u32> = Vec::new();
         while let Some(owner) = queue.pop() {
             if !seen.insert(owner) {
                 continue;
@@ -529,6 +532,25 @@ impl Mentions {
                 .or_insert_with(|| Reached::Stems(FxHashSet::default()));
             match ItemKind::of(stem) {
                 ItemKind::Type => return None,
+                // An edited `_module.tr` moves its module's entries (decisions,
+                // grants, its own findings) and, through its exports, the
+                // checks of whoever names a definition of it; exports never
+                // enter a hash (exports.rs), so it moves nothing further.
+                ItemKind::Helper if stem == "_module" && edited.contains(&owner) => {
+                    *entry = Reached::Whole;
+                    for &member in self
+                        .in_module
+                        .get(module)
+                        .into_iter()
+                        .flat_map(|o| o.keys())
+                    {
+                        let (_, member_stem) = &self.owners[member as usize];
+                        if let Some(&word) = self.word_ids.get(member_stem.as_str()) {
+                            named_only.extend(self.mentioned_by[word as usize].keys());
+                        }
+                    }
+                    continue;
+                }
                 // A `_module.tr` that only names what moved (in its exports)
                 // moves its own entries; edited, it speaks for the module.
                 ItemKind::Helper if stem == "_module" && !edited.contains(&owner) => {
@@ -554,6 +576,15 @@ impl Mentions {
             }
             if let Some(&word) = self.word_ids.get(stem.as_str()) {
                 queue.extend(self.mentioned_by[word as usize].keys());
+            }
+        }
+        for owner in named_only {
+            let (module, stem) = &self.owners[owner as usize];
+            let entry = reached
+                .entry(module.clone())
+                .or_insert_with(|| Reached::Stems(FxHashSet::default()));
+            if let Reached::Stems(stems) = entry {
+                stems.insert(stem.clone());
             }
         }
         Some(reached)

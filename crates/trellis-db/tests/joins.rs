@@ -99,6 +99,14 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         "module decision",
         host.replace("m006/_module.tr", "takes one I64", "takes one I64 only"),
     );
+    row(
+        "an export withdrawn",
+        host.replace("m005/_module.tr", "f00252, ", ""),
+    );
+    row(
+        "and given back",
+        host.replace("m005/_module.tr", "f00253", "f00252, f00253"),
+    );
     let added = "---\nname: g\ntags: [synthetic]\n---\n\n# g\n\nAdded.\n\n```soil-sig\ng : (x : I64) -> I64\n```\n";
     row(
         "add a definition",
@@ -193,7 +201,9 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         prose of a top               m000 m001 m002 m004 m005 m006 m007 + m003::f00195
         body of a leaf               m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
         signature of a leaf          m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
-        module decision              m000 m001 m002 m003 m004 m005 + m007::f00364 m007::f00367 m007::f00368 and 21 more
+        module decision              m000 m001 m002 m003 m004 m005 + m007::f00364 m007::f00367 m007::f00368 and 13 more
+        an export withdrawn          m000 m001 m002 m003 m004 + m006::f00312 m006::f00313 m006::f00315 and 30 more
+        and given back               m000 m001 m002 m003 m004 + m006::f00312 m006::f00313 m006::f00315 and 30 more
         add a definition             m000 m001 m003 m004 m005 m006 m007 + m002::g
         add its Soil                 m000 m001 m003 m004 m005 m006 m007 + m002::g
         call it from m004            m000 m001 m002 m003 m005 m006 m007 + m004::f00245
