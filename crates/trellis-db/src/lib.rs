@@ -32,6 +32,7 @@ mod ide;
 mod index;
 mod joins;
 mod lockgen;
+mod mentions;
 mod pipeline;
 mod prelude;
 mod refs;
