@@ -10,7 +10,7 @@ use salsa::{Durability, Setter};
 
 use crate::config::CONFIG_FILE;
 use crate::db::RootDatabase;
-use crate::files::{Directory, SourceFile, Workspace, directory_name};
+use crate::files::{Directory, SourceFile, Workspace, directory_name, position_in};
 
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
@@ -129,7 +129,7 @@ impl Change {
             let file =
                 find_directory(db, &directories, directory_name(path)).and_then(|directory| {
                     let files = directory.files(db);
-                    find_file(db, files, path).ok().map(|at| files[at])
+                    position_in(db, files, path).ok().map(|at| files[at])
                 });
             if let Some(file) = file
                 && db.mark_volatile(file)
@@ -170,11 +170,6 @@ fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> O
     .map(|at| directories[at])
 }
 
-/// Where `path` is (or would go) in a directory's sorted list.
-fn find_file(db: &RootDatabase, files: &[SourceFile], path: &str) -> Result<usize, usize> {
-    files.binary_search_by(|file| file.path(db).as_str().cmp(path))
-}
-
 /// A file the database has not held, durable (§7.1).
 fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
     SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
@@ -194,7 +189,7 @@ fn edit_directory(
     let mut list: Option<Vec<SourceFile>> = None;
     for (path, text) in edits {
         let files = list.as_deref().unwrap_or(&existing);
-        match (find_file(db, files, &path), text) {
+        match (position_in(db, files, &path), text) {
             (Ok(at), Some(text)) => {
                 let file = files[at];
                 if **file.text(db) != *text {

@@ -50,6 +50,16 @@ pub fn directory_name(path: &str) -> &str {
     path.split_once('/').map_or("", |(directory, _)| directory)
 }
 
+/// Where `path` is (or would go) in a directory's file list, which is sorted by
+/// path text: the one lookup the change and the queries share.
+pub(crate) fn position_in(
+    db: &dyn crate::db::Db,
+    files: &[SourceFile],
+    path: &str,
+) -> Result<usize, usize> {
+    files.binary_search_by(|file| file.path(db).as_str().cmp(path))
+}
+
 /// What a file is, from its name alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FileKind {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::db::Db;
-use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name};
+use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, position_in};
 use crate::soil::{Item, ItemKind};
 
 /// The files of one module directory.
@@ -104,10 +104,7 @@ fn module_directory<'db>(db: &'db dyn Db, module: Module<'db>) -> Option<Directo
 /// a query asking for one file sleeps through files coming and going elsewhere.
 pub fn file_at(db: &dyn Db, path: &str) -> Option<SourceFile> {
     let files = directory(db, directory_name(path))?.files(db);
-    (files
-        .binary_search_by(|file| file.path(db).as_str().cmp(path))
-        .ok())
-    .map(|at| files[at])
+    position_in(db, files, path).ok().map(|at| files[at])
 }
 
 /// Every file whose path starts with `prefix`, in path order; a prefix naming a
@@ -119,8 +116,8 @@ pub fn files_under(db: &dyn Db, prefix: &str) -> Vec<SourceFile> {
             .unwrap_or_default(),
         None => all_files(db),
     };
+    // Both lists are in path order already.
     files.retain(|file| file.path(db).as_str().starts_with(prefix));
-    files.sort_by(|a, b| a.path(db).as_str().cmp(b.path(db).as_str()));
     files
 }
 
