@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
-use trellis_lock::{CurrentHashes, DecisionsRecord, Edge, Lock, Scope, Status};
+use trellis_lock::{Current, CurrentHashes, DecisionsRecord, Edge, Lock, Scope, Status};
 use trellis_spec::{BlockSyntax, Reference};
 
 use crate::check::{CheckOutcome, check_definition, report_diagnostics};
@@ -174,15 +174,17 @@ pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String
     out
 }
 
-/// The hashes a function definition has now, for comparison with its lock.
+/// The hashes a function definition has now, all gathered: what a lowering
+/// records and the services compare. The status ladder asks [`Live`] instead,
+/// one rung at a time.
 #[salsa::tracked(returns(ref))]
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
-    let spec = spec_file(db, item)?;
+    let live = Live::of(db, item)?;
     let SpecHashes {
         formal,
         test,
         prose,
-    } = spec_hashes(db, spec);
+    } = spec_hashes(db, live.spec);
     let (calls, helpers) = lowering_edges(db, item);
     let edges = calls
         .iter()
@@ -190,22 +192,6 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         .map(|edge| (edge.name.clone(), edge.hash))
         .collect();
     let scope = scope_decisions(db, item.module(db));
-    let spec_problems = spec_diagnostics(db, spec)
-        .iter()
-        .chain(&report_diagnostics(db, test_diagnostics(db, item)))
-        .map(problem_line)
-        .collect();
-    let check_problems = match check_definition(db, item) {
-        CheckOutcome::Failed(errors) => report_diagnostics(db, errors)
-            .iter()
-            .map(problem_line)
-            .collect(),
-        CheckOutcome::NotLowered | CheckOutcome::Checked(_) => Vec::new(),
-    };
-    let check_problems = check_problems
-        .into_iter()
-        .chain(export_violations(db, item).iter().map(problem_line))
-        .collect();
     Some(CurrentHashes {
         spec: trellis_lock::SpecHashes {
             formal,
@@ -217,11 +203,96 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         decisions: scope.entries.clone(),
         project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
         module_scope_hash: scope.module_scope_hash.unwrap_or_else(empty_scope_hash),
-        oracles: oracle_hashes(db, spec).clone(),
-        spec_problems,
-        check_problems,
+        oracles: oracle_hashes(db, live.spec).clone(),
+        spec_problems: live.spec_problems(),
+        check_problems: live.check_problems(),
         suite_key: suite_key(db, item),
     })
+}
+
+/// A function definition with a spec, answering the status ladder's questions
+/// from the queries as the ladder reaches them. A definition whose callee
+/// moved stops at `callee-changed` and never asks for its suite key, so an
+/// edit below a hub re-hashes no dependent's test program for `status`.
+pub struct Live<'db> {
+    db: &'db dyn Db,
+    item: Item<'db>,
+    spec: SourceFile,
+}
+
+impl<'db> Live<'db> {
+    /// `None` for a definition without a spec (never lowered).
+    pub fn of(db: &'db dyn Db, item: Item<'db>) -> Option<Self> {
+        let spec = spec_file(db, item)?;
+        Some(Self { db, item, spec })
+    }
+}
+
+impl Current for Live<'_> {
+    fn soil_hash(&self) -> Option<Digest> {
+        soil_hash(self.db, self.item)
+    }
+
+    fn spec(&self) -> trellis_lock::SpecHashes {
+        let SpecHashes {
+            formal,
+            test,
+            prose,
+        } = spec_hashes(self.db, self.spec);
+        trellis_lock::SpecHashes {
+            formal,
+            test,
+            prose,
+        }
+    }
+
+    fn spec_problems(&self) -> Vec<String> {
+        let db = self.db;
+        spec_diagnostics(db, self.spec)
+            .iter()
+            .chain(&report_diagnostics(db, test_diagnostics(db, self.item)))
+            .map(problem_line)
+            .collect()
+    }
+
+    fn check_problems(&self) -> Vec<String> {
+        let db = self.db;
+        let failed = match check_definition(db, self.item) {
+            CheckOutcome::Failed(errors) => report_diagnostics(db, errors)
+                .iter()
+                .map(problem_line)
+                .collect(),
+            CheckOutcome::NotLowered | CheckOutcome::Checked(_) => Vec::new(),
+        };
+        failed
+            .into_iter()
+            .chain(export_violations(db, self.item).iter().map(problem_line))
+            .collect()
+    }
+
+    fn edge(&self, name: &str) -> Option<Digest> {
+        let (calls, helpers) = lowering_edges(self.db, self.item);
+        calls
+            .iter()
+            .chain(helpers)
+            .find(|edge| edge.name == name)
+            .map(|edge| edge.hash)
+    }
+
+    fn oracle(&self, source: &str) -> Option<Digest> {
+        oracle_hashes(self.db, self.spec).get(source).copied()
+    }
+
+    fn decision(&self, scope: Scope, label: &str) -> Option<Digest> {
+        scope_decisions(self.db, self.item.module(self.db))
+            .entries
+            .get(&(scope, label.to_owned()))
+            .copied()
+    }
+
+    fn suite_key(&self) -> Digest {
+        suite_key(self.db, self.item)
+    }
 }
 
 /// A diagnostic as one clause of a status reason: where, and what.
@@ -252,15 +323,15 @@ pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'
 /// The status of a function definition (lock-schema §8.6).
 #[salsa::tracked(returns(ref))]
 pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {
-    let Some(current) = current_hashes(db, item) else {
+    let Some(current) = Live::of(db, item) else {
         return Ok(Status::NotLowered {
             soil_present: false,
         });
     };
     match lock_state(db, item.module(db), item.name(db)) {
-        LockState::Absent => Ok(trellis_lock::status(current, None)),
+        LockState::Absent => Ok(trellis_lock::status(&current, None)),
         LockState::Unreadable(errors) => Err(errors.to_vec()),
-        LockState::Present(Lock::Function(lock)) => Ok(trellis_lock::status(current, Some(lock))),
+        LockState::Present(Lock::Function(lock)) => Ok(trellis_lock::status(&current, Some(lock))),
         LockState::Present(_) => Err(vec![Diagnostic::new(
             "lock-bad-value",
             format!("the lock of {} is not a function lock", item.qualified(db)),

@@ -10,7 +10,31 @@ use crate::invariants::not_green;
 use crate::model::*;
 use crate::results::seal_results;
 
-/// The hashes of the definition and its surroundings as they are now.
+/// What the status ladder asks about a definition as it is now. Each answer
+/// is asked for only when the ladder reaches its rung, so a database can
+/// compute lazily: a definition whose callee moved stops at `callee-changed`
+/// without ever hashing its test suite.
+pub trait Current {
+    /// The `.soil` file's soil_hash, or `None` when there is no `.soil`.
+    fn soil_hash(&self) -> Option<Digest>;
+    fn spec(&self) -> SpecHashes;
+    /// What is wrong with the spec now (validity in its root), one line each.
+    fn spec_problems(&self) -> Vec<String>;
+    /// What the checker reports against the current Soil, one line each.
+    fn check_problems(&self) -> Vec<String>;
+    /// The current hash of a callee or private helper by the name the lock's
+    /// edges use; `None` once it is gone.
+    fn edge(&self, name: &str) -> Option<Digest>;
+    /// The current hash of an oracle, by its `source`.
+    fn oracle(&self, source: &str) -> Option<Digest>;
+    /// The current hash of a decision entry in scope.
+    fn decision(&self, scope: Scope, label: &str) -> Option<Digest>;
+    /// The key over everything the definition's suite executes (lock-schema §5.4).
+    fn suite_key(&self) -> Digest;
+}
+
+/// The hashes of the definition and its surroundings as they are now, all
+/// gathered (what a lowering records); [`Current`] answers from them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CurrentHashes {
     pub spec: SpecHashes,
@@ -31,6 +55,33 @@ pub struct CurrentHashes {
     pub check_problems: Vec<String>,
     /// The key over everything the definition's suite executes (lock-schema §5.4).
     pub suite_key: Digest,
+}
+
+impl Current for CurrentHashes {
+    fn soil_hash(&self) -> Option<Digest> {
+        self.soil_hash
+    }
+    fn spec(&self) -> SpecHashes {
+        self.spec
+    }
+    fn spec_problems(&self) -> Vec<String> {
+        self.spec_problems.clone()
+    }
+    fn check_problems(&self) -> Vec<String> {
+        self.check_problems.clone()
+    }
+    fn edge(&self, name: &str) -> Option<Digest> {
+        self.edges.get(name).copied()
+    }
+    fn oracle(&self, source: &str) -> Option<Digest> {
+        self.oracles.get(source).copied()
+    }
+    fn decision(&self, scope: Scope, label: &str) -> Option<Digest> {
+        self.decisions.get(&(scope, label.to_owned())).copied()
+    }
+    fn suite_key(&self) -> Digest {
+        self.suite_key
+    }
 }
 
 /// Where a definition stands. Exactly one status holds; when several causes
@@ -245,28 +296,27 @@ impl Status {
 
 /// Derives a function definition's status from the current hashes and its
 /// lock (absent when none was ever written).
-pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status {
-    let (Some(lock), Some(soil_hash)) = (lock, current.soil_hash) else {
+pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
+    let (Some(lock), Some(soil_hash)) = (lock, current.soil_hash()) else {
         return Status::NotLowered {
-            soil_present: current.soil_hash.is_some(),
+            soil_present: current.soil_hash().is_some(),
         };
     };
     let (Some(lowering), Some(checks)) = (&lock.lowering, &lock.checks) else {
         return Status::NotLowered { soil_present: true };
     };
     let recorded = lock.spec.hashes;
-    if !current.spec_problems.is_empty() {
-        return Status::SpecInvalid {
-            problems: current.spec_problems.clone(),
-        };
+    let problems = current.spec_problems();
+    if !problems.is_empty() {
+        return Status::SpecInvalid { problems };
     }
-    if recorded.formal != current.spec.formal {
+    let spec = current.spec();
+    if recorded.formal != spec.formal {
         return Status::SpecChanged;
     }
-    if !current.check_problems.is_empty() {
-        return Status::CheckFailing {
-            problems: current.check_problems.clone(),
-        };
+    let problems = current.check_problems();
+    if !problems.is_empty() {
+        return Status::CheckFailing { problems };
     }
     if !checks.holes.is_empty() {
         return Status::Partial {
@@ -281,9 +331,8 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         .chain(&lowering.private_helpers)
         .filter(|edge| {
             current
-                .edges
-                .get(&edge.name)
-                .is_some_and(|hash| *hash != edge.hash)
+                .edge(&edge.name)
+                .is_some_and(|hash| hash != edge.hash)
         })
         .map(|edge| edge.name.clone())
         .collect();
@@ -291,14 +340,14 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         return Status::CalleeChanged { edges: moved };
     }
     let mut causes = Vec::new();
-    if recorded.test != current.spec.test {
+    if recorded.test != spec.test {
         causes.push(StaleCause::TestBlocksChanged);
     }
     if lowering.soil_hash != soil_hash {
         causes.push(StaleCause::SoilChanged);
     }
     for oracle in &lock.oracles {
-        if current.oracles.get(&oracle.source) != Some(&oracle.hash) {
+        if current.oracle(&oracle.source) != Some(oracle.hash) {
             causes.push(StaleCause::OracleChanged(oracle.source.clone()));
         }
     }
@@ -306,7 +355,7 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         None if lock.tests.is_empty() => causes.push(StaleCause::NeverRun),
         None => causes.push(StaleCause::Unsealed),
         Some(key) => {
-            if causes.is_empty() && key != seal_results(current.suite_key, &lock.tests) {
+            if causes.is_empty() && key != seal_results(current.suite_key(), &lock.tests) {
                 causes.push(StaleCause::InputsChanged);
             }
         }
@@ -335,7 +384,7 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
         .decisions
         .applied
         .iter()
-        .filter(|edge| current.decisions.get(&(edge.scope, edge.label.clone())) != Some(&edge.hash))
+        .filter(|edge| current.decision(edge.scope, &edge.label) != Some(edge.hash))
         .map(|edge| edge.label.clone())
         .collect();
     // A scope-hash change (an entry added or removed) flags the scope once, in
@@ -346,7 +395,7 @@ pub fn status(current: &CurrentHashes, lock: Option<&DefinitionLock>) -> Status 
             scopes: Vec::new(),
         };
     }
-    if recorded.prose != current.spec.prose {
+    if recorded.prose != spec.prose {
         return Status::ReviewSuggested;
     }
     if lock.accepted {

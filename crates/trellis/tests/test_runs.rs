@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use support::{Root, workspace};
-use trellis_lock::Lock;
+use trellis_lock::{Lock, Status};
 
 /// Every `.lock` under `dir` (soil.lock included) by relative path.
 fn locks(dir: &Path) -> BTreeMap<String, String> {
@@ -148,4 +148,53 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
         .filter(|(_, status)| status != "green")
         .collect();
     assert_eq!(not_green, Vec::<(String, String)>::new());
+    assert_eq!(lazy_and_gathered_ladders(&root.root), BTreeMap::new());
+
+    // The hubs' bodies edited: their dependents stop at callee-changed, where
+    // the lazy ladder never asks for a suite key; both ladders still agree.
+    for hub in 0..trellis_db::synthetic::HUBS {
+        let hub = root.root.join(trellis_db::synthetic::hub_soil_path(hub));
+        let text = std::fs::read_to_string(&hub).expect("read hub");
+        std::fs::write(
+            &hub,
+            text.replacen("let base = x *", "let base = 1 + x *", 1),
+        )
+        .expect("edit hub");
+    }
+    let moved = lazy_and_gathered_ladders(&root.root);
+    assert!(
+        moved.get("callee-changed").is_some_and(|&count| count > 1),
+        "{moved:?}"
+    );
+}
+
+/// How many function rows stand at each rung, after asserting that the status
+/// the database derives lazily ([`trellis_db::definition_status`]) is the one
+/// the ladder gives over every hash gathered at once (`current_hashes`).
+fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
+    use trellis_db::{ItemKind, RootDatabase, all_code_items, current_hashes, definition_status};
+    let refresh = trellis::loader::RootLoader::new(dir.to_owned()).refresh();
+    assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+    let mut db = RootDatabase::default();
+    refresh.change.apply(&mut db);
+    let mut rungs = BTreeMap::new();
+    for &item in all_code_items(&db) {
+        if item.kind(&db) != ItemKind::Function {
+            continue;
+        }
+        let lock = trellis_db::lock_state(&db, item.module(&db), item.name(&db));
+        let lock = match lock {
+            trellis_db::LockState::Present(Lock::Function(lock)) => Some(lock),
+            _ => None,
+        };
+        let gathered = current_hashes(&db, item)
+            .as_ref()
+            .map(|current| trellis_lock::status(current, lock));
+        let lazy = definition_status(&db, item).as_ref().ok();
+        assert_eq!(lazy, gathered.as_ref(), "{}", item.qualified(&db));
+        if let Some(status) = lazy.filter(|status| !matches!(status, Status::Green)) {
+            *rungs.entry(status.name().to_owned()).or_default() += 1;
+        }
+    }
+    rungs
 }
