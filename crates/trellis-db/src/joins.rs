@@ -25,6 +25,7 @@ use crate::pipeline::{
     CheckReport, StatusRow, check_module_head, check_module_helpers, check_spec_entry, join_check,
     project_status_row, scope_status_row, spec_status_row,
 };
+use crate::spread;
 use crate::status::read_lock_file;
 
 /// One kind of a module's part, entry by entry: what belongs to the module as a
@@ -77,6 +78,14 @@ impl<M, S> Part<M, S> {
         self.stale.clear();
         self.entries = Some((module(), by_stem));
         true
+    }
+
+    /// The stems of `stems` the next refresh asks salsa about.
+    fn to_ask<'a>(&self, stems: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+        match &self.entries {
+            None => stems.collect(),
+            Some(_) => stems.filter(|stem| self.stale.contains(*stem)).collect(),
+        }
     }
 
     fn entries(&self) -> &(M, BTreeMap<String, S>) {
@@ -132,9 +141,40 @@ pub struct RootJoins {
     mentions: Mentions,
     /// [`RootDatabase::changes_applied`] as of the parts held.
     synced: u64,
+    /// How many threads may ask salsa about the entries to refresh before
+    /// they are joined ([`crate::spread`]); 0 and 1 ask on the caller's alone.
+    threads: usize,
 }
 
 impl RootJoins {
+    /// Joins that ask the entries an answer needs on up to `threads` threads
+    /// first (a host passes the cores it may use; tests keep the default, one).
+    pub fn with_threads(threads: usize) -> Self {
+        RootJoins {
+            threads,
+            ..RootJoins::default()
+        }
+    }
+
+    /// The entries of the modules' `part` that the next answer asks salsa
+    /// about, as (module, files, stem).
+    fn to_ask<'i, M, S>(
+        &self,
+        index: &'i crate::index::RootIndex,
+        part: impl Fn(&ModuleParts) -> &Part<M, S>,
+    ) -> Vec<(&'i String, &'i ModuleFiles, &'i String)> {
+        (index.modules.iter())
+            .flat_map(|(module, files)| {
+                let stems = files.specs.keys();
+                let stems = match self.parts.get(module) {
+                    Some(parts) => part(parts).to_ask(stems),
+                    None => stems.collect(),
+                };
+                stems.into_iter().map(move |stem| (module, &**files, stem))
+            })
+            .collect()
+    }
+
     /// Drops the parts `change` can move. Call it just before `change.apply(db)`,
     /// while `db` still holds the texts the change replaces.
     pub fn invalidate(&mut self, db: &RootDatabase, change: &Change) {
@@ -192,6 +232,10 @@ impl RootJoins {
     pub fn check(&mut self, db: &RootDatabase) -> CheckReport {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
+        let ahead = self.to_ask(index, |parts| &parts.check);
+        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem)| {
+            check_spec_entry(db, module, files, stem);
+        });
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let asked = parts.check.refresh(
@@ -236,6 +280,10 @@ impl RootJoins {
     pub fn status_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
+        let ahead = self.to_ask(index, |parts| &parts.status);
+        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem)| {
+            spec_status_row(db, module, files, stem);
+        });
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let asked = parts.status.refresh(

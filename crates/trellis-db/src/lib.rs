@@ -40,6 +40,7 @@ mod resolve;
 mod results;
 mod soil;
 mod spec;
+mod spread;
 mod status;
 pub mod synthetic;
 mod tables;

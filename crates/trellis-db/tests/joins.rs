@@ -236,3 +236,59 @@ fn a_change_the_joins_were_not_told_of_drops_every_part() {
     change.apply(&mut host.db);
     host.answer_and_compare();
 }
+
+/// The hub root plus a module of call cycles (pairs calling each other, and a
+/// ring through a dozen definitions), so several threads meet in shared
+/// callees and in cycles.
+fn root_with_cycles() -> Vec<(String, String)> {
+    let mut files = trellis_db::synthetic::hub_root(400);
+    let names: Vec<String> = (0..120).map(|i| format!("r{i:03}")).collect();
+    let exports = names.join(", ");
+    files.push((
+        "ring/_module.tr".to_owned(),
+        format!("---\nname: ring\n---\n\n# Module ring\n\nCycles.\n\n```exports\n{exports}\n```\n"),
+    ));
+    for (i, name) in names.iter().enumerate() {
+        let next = match i {
+            0..=11 => names[(i + 1) % 12].clone(),
+            _ if i % 2 == 0 => names[i + 1].clone(),
+            _ => names[i - 1].clone(),
+        };
+        files.push((
+            format!("ring/{name}.soil"),
+            format!("{name} x =\n  if x <= 0 then 0 else {next} (x - 1)\n"),
+        ));
+        files.push((
+            format!("ring/{name}.tr"),
+            format!(
+                "---\nname: {name}\ntags: [synthetic]\n---\n\n# {name}\n\nA cycle.\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(0) -> 0\n```\n"
+            ),
+        ));
+    }
+    files
+}
+
+/// Joins that ask ahead on four threads answer as salsa's own memos do (the
+/// host compares every answer), cold and after edits that reach hundreds of
+/// entries: a hub's body and a ring member's.
+#[test]
+fn joins_on_four_threads_answer_as_on_one() {
+    let files: std::collections::BTreeMap<String, String> =
+        root_with_cycles().into_iter().collect();
+    let mut host = Host {
+        db: RootDatabase::default(),
+        joins: RootJoins::with_threads(4),
+        files: Default::default(),
+    };
+    let mut change = Change::default();
+    for (path, text) in &files {
+        change.set_root_file(path.clone(), text.clone());
+    }
+    host.apply(change);
+    host.files = files;
+    host.answer_and_compare();
+    let hub = trellis_db::synthetic::hub_soil_path(0);
+    host.replace(&hub, "let base = x *", "let base = 1 + x *");
+    host.replace("ring/r005.soil", "x - 1", "x - 2");
+    host.replace(&hub, "let base = 1 + x *", "let base = x *");
+}

@@ -56,7 +56,7 @@ impl Service {
     pub fn new(root: PathBuf) -> Self {
         Self {
             db: RootDatabase::default(),
-            joins: RootJoins::default(),
+            joins: RootJoins::with_threads(query_threads()),
             loader: RootLoader::new(root),
             load_problems: Vec::new(),
             watch: None,
@@ -216,6 +216,15 @@ impl Service {
     pub fn unreadable_locks(&mut self) -> Vec<Diagnostic> {
         self.joins.lock_problems(&self.db)
     }
+}
+
+/// How many threads may answer the queries of one request (design §7.7): the
+/// cores this process may run on, at most four — past that, the threads mostly
+/// wait on each other's shared callees.
+fn query_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4)))
 }
 
 /// The warm Python oracle drivers of this process (design §9.2): one per
