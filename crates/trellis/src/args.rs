@@ -79,6 +79,8 @@ DEF is a definition name, `module::name` (for example `csvstats::median`).
 The root is $TRELLIS_ROOT, else the nearest directory upwards holding soil.toml.
 The daemon learns of edits from an inotify watch; TRELLIS_WATCH=off makes it stat
 every file on each request instead (for a root on a network filesystem).
+A request's queries run on up to four threads (one per core); TRELLIS_THREADS=N
+sets how many (1: the caller's thread alone). Answers are the same either way.
 ";
 
 #[derive(Clone, Debug, PartialEq, Eq)]

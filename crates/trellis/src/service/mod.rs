@@ -218,13 +218,19 @@ impl Service {
     }
 }
 
-/// How many threads may answer the queries of one request (design §7.7): the
-/// cores this process may run on, at most four — past that, the threads mostly
-/// wait on each other's shared callees.
+/// How many threads may answer the queries of one request (design §7.7):
+/// `TRELLIS_THREADS` when it is a positive number, else the cores this process
+/// may run on, at most four — past that, the threads mostly wait on each
+/// other's shared callees. Read once; answers never depend on it.
 fn query_threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS
-        .get_or_init(|| std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4)))
+    *THREADS.get_or_init(|| {
+        let asked = std::env::var("TRELLIS_THREADS").ok();
+        match asked.and_then(|value| value.trim().parse::<usize>().ok()) {
+            Some(threads) if threads > 0 => threads,
+            _ => std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4)),
+        }
+    })
 }
 
 /// The warm Python oracle drivers of this process (design §9.2): one per
