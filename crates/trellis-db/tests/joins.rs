@@ -14,11 +14,15 @@ struct Host {
 
 impl Host {
     fn new(definitions: usize) -> Host {
-        let files: std::collections::BTreeMap<String, String> =
-            synthetic_root(definitions).into_iter().collect();
+        Host::loaded(synthetic_root(definitions), RootJoins::default())
+    }
+
+    /// A host whose joins hold `files`, answered once and compared.
+    fn loaded(files: Vec<(String, String)>, joins: RootJoins) -> Host {
+        let files: std::collections::BTreeMap<String, String> = files.into_iter().collect();
         let mut host = Host {
             db: RootDatabase::default(),
-            joins: RootJoins::default(),
+            joins,
             files: Default::default(),
         };
         let mut change = Change::default();
@@ -273,20 +277,7 @@ fn root_with_cycles() -> Vec<(String, String)> {
 /// entries: a hub's body and a ring member's.
 #[test]
 fn joins_on_four_threads_answer_as_on_one() {
-    let files: std::collections::BTreeMap<String, String> =
-        root_with_cycles().into_iter().collect();
-    let mut host = Host {
-        db: RootDatabase::default(),
-        joins: RootJoins::with_threads(4),
-        files: Default::default(),
-    };
-    let mut change = Change::default();
-    for (path, text) in &files {
-        change.set_root_file(path.clone(), text.clone());
-    }
-    host.apply(change);
-    host.files = files;
-    host.answer_and_compare();
+    let mut host = Host::loaded(root_with_cycles(), RootJoins::with_threads(4));
     let hub = trellis_db::synthetic::hub_soil_path(0);
     host.replace(&hub, "let base = x *", "let base = 1 + x *");
     host.replace("ring/r005.soil", "x - 1", "x - 2");
