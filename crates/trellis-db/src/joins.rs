@@ -84,6 +84,8 @@ impl<M, S> Part<M, S> {
     fn to_ask<'a>(&self, stems: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
         match &self.entries {
             None => stems.collect(),
+            // Most modules: nothing reached, and no stem looked at.
+            Some(_) if self.stale.is_empty() => Vec::new(),
             Some(_) => stems.filter(|stem| self.stale.contains(*stem)).collect(),
         }
     }
