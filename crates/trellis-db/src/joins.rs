@@ -159,12 +159,15 @@ impl RootJoins {
     }
 
     /// The entries of the modules' `part` that the next answer asks salsa
-    /// about, as (module, files, stem).
+    /// about, as (module, files, stem); none when no other thread may ask.
     fn to_ask<'i, M, S>(
         &self,
         index: &'i crate::index::RootIndex,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
     ) -> Vec<(&'i String, &'i ModuleFiles, &'i String)> {
+        if self.threads < 2 {
+            return Vec::new();
+        }
         (index.modules.iter())
             .flat_map(|(module, files)| {
                 let stems = files.specs.keys();

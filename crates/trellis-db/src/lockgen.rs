@@ -9,8 +9,8 @@ use trellis_diag::Diagnostic;
 use trellis_lock::{
     AppliedDecisions, Assurance, Author, BlockAuthor, Checks, DecisionEdge, DecisionsRecord,
     DefinitionLock, Lock, Lowering, Mode, ModuleLock, OracleKind, OracleRow, ProjectLock,
-    Provenance, Scope, SpecHashes, SpecRecord, Termination, TestResult, TestRow, Tier, Toolchain,
-    TypeChecks, TypeLock, Verdict,
+    Provenance, Scope, SpecRecord, Termination, TestResult, TestRow, Tier, Toolchain, TypeChecks,
+    TypeLock, Verdict,
 };
 use trellis_spec::{BlockKind, BlockSyntax, FileKind};
 
@@ -67,11 +67,7 @@ pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
         .flatten()
         .collect();
     SpecRecord {
-        hashes: SpecHashes {
-            formal: hashes.formal,
-            test: hashes.test,
-            prose: hashes.prose,
-        },
+        hashes,
         blocks,
         pinned: true,
         allow,

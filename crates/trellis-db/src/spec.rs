@@ -58,16 +58,12 @@ pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
     spec_hashes(db, file).prose
 }
 
-/// The three spec hashes of a file, for status and locks: one memo, so every
-/// pass confirms one value per spec. A reader of one part re-executes after an
-/// edit of another and backdates; hashing a spec is microseconds, a memo per
-/// part would be three more confirmations per spec on every pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SpecHashes {
-    pub formal: Digest,
-    pub test: Digest,
-    pub prose: Digest,
-}
+/// The three spec hashes of a file, for status and locks (the lock's own
+/// record of them): one memo, so every pass confirms one value per spec. A
+/// reader of one part re-executes after an edit of another and backdates;
+/// hashing a spec is microseconds, a memo per part would be three more
+/// confirmations per spec on every pass.
+pub use trellis_lock::SpecHashes;
 
 #[salsa::tracked(returns(copy))]
 pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {

@@ -180,11 +180,6 @@ pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String
 #[salsa::tracked(returns(ref))]
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
     let live = Live::of(db, item)?;
-    let SpecHashes {
-        formal,
-        test,
-        prose,
-    } = spec_hashes(db, live.spec);
     let (calls, helpers) = lowering_edges(db, item);
     let edges = calls
         .iter()
@@ -193,12 +188,8 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         .collect();
     let scope = scope_decisions(db, item.module(db));
     Some(CurrentHashes {
-        spec: trellis_lock::SpecHashes {
-            formal,
-            test,
-            prose,
-        },
-        soil_hash: soil_hash(db, item),
+        spec: live.spec(),
+        soil_hash: live.soil_hash(),
         edges,
         decisions: scope.entries.clone(),
         project_scope_hash: scope.project_scope_hash.unwrap_or_else(empty_scope_hash),
@@ -206,7 +197,7 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         oracles: oracle_hashes(db, live.spec).clone(),
         spec_problems: live.spec_problems(),
         check_problems: live.check_problems(),
-        suite_key: suite_key(db, item),
+        suite_key: live.suite_key(),
     })
 }
 
@@ -233,17 +224,8 @@ impl Current for Live<'_> {
         soil_hash(self.db, self.item)
     }
 
-    fn spec(&self) -> trellis_lock::SpecHashes {
-        let SpecHashes {
-            formal,
-            test,
-            prose,
-        } = spec_hashes(self.db, self.spec);
-        trellis_lock::SpecHashes {
-            formal,
-            test,
-            prose,
-        }
+    fn spec(&self) -> SpecHashes {
+        spec_hashes(self.db, self.spec)
     }
 
     fn spec_problems(&self) -> Vec<String> {
