@@ -274,11 +274,8 @@ fn check_report(out: &mut impl Write, answer: &CheckAnswer) -> u8 {
     } else {
         format!("; {}", counted(answer.holes.len(), "open hole"))
     };
-    let _ = writeln!(
-        out,
-        "checked {} definitions: {problems}{holes}",
-        answer.checked
-    );
+    let checked = counted(answer.checked, "definition");
+    let _ = writeln!(out, "checked {checked}: {problems}{holes}");
     u8::from(!answer.errors.is_empty())
 }
 

@@ -221,14 +221,23 @@ impl Service {
 /// How many threads may answer the queries of one request (design §7.7):
 /// `TRELLIS_THREADS` when it is a positive number, else the cores this process
 /// may run on, at most four — past that, the threads mostly wait on each
-/// other's shared callees. Read once; answers never depend on it.
+/// other's shared callees. Read once; answers never depend on it, so a value
+/// that is no number is said on stderr and the default used.
 fn query_threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *THREADS.get_or_init(|| {
-        let asked = std::env::var("TRELLIS_THREADS").ok();
-        match asked.and_then(|value| value.trim().parse::<usize>().ok()) {
-            Some(threads) if threads > 0 => threads,
-            _ => std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4)),
+        let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4));
+        let Ok(asked) = std::env::var("TRELLIS_THREADS") else {
+            return cores;
+        };
+        match asked.trim().parse::<usize>() {
+            Ok(threads) if threads > 0 => threads,
+            _ => {
+                eprintln!(
+                    "trellis: TRELLIS_THREADS={asked:?} is not a positive number of threads; using {cores}"
+                );
+                cores
+            }
         }
     })
 }
