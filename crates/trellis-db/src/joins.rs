@@ -13,35 +13,46 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use trellis_diag::Diagnostic;
 
 use crate::change::Change;
 use crate::db::RootDatabase;
 use crate::files::Workspace;
 use crate::index::{ModuleFiles, root_index};
+use crate::mentions::Owner;
 use crate::mentions::{Mentions, Reached};
 use crate::pipeline::{
-    CheckReport, StatusRow, check_module_head, check_module_helpers, check_spec_entry, join_check,
-    project_status_row, scope_status_row, spec_status_row,
+    CheckReport, HeldRow, StatusRow, check_module_head, check_module_helpers, check_spec_entry,
+    join_check, project_status_row, scope_status_row, spec_status_entry,
 };
+use crate::sealed::{self, BodyEdit, BodyFace};
 use crate::spread;
 use crate::status::read_lock_file;
 
+/// What an edit may have moved of an entry it reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Moved {
+    /// Only hashes below its check rungs: a sealed body edit below it (§7.8).
+    Hashes,
+    Everything,
+}
+
 /// One kind of a module's part, entry by entry: what belongs to the module as a
 /// whole (`M`), and one entry per file stem (`S`), with the stems an edit
-/// reached since. Refreshing asks salsa again for the module's own entry and
-/// the reached stems' alone, and keeps every other entry.
+/// reached since and what it may have moved of each. Refreshing asks salsa
+/// again for the module's own entry and the reached stems' alone, and keeps
+/// every other entry.
 struct Part<M, S> {
     entries: Option<(M, BTreeMap<String, S>)>,
-    stale: FxHashSet<String>,
+    stale: FxHashMap<String, Moved>,
 }
 
 impl<M, S> Default for Part<M, S> {
     fn default() -> Self {
         Part {
             entries: None,
-            stale: FxHashSet::default(),
+            stale: FxHashMap::default(),
         }
     }
 }
@@ -51,12 +62,13 @@ impl<M, S> Part<M, S> {
     /// afterwards the module's own entry and the reached stems' asked again,
     /// over `stems`, the module's current list (so a stem that came is asked,
     /// one that went is dropped).
+    /// `stem` is handed the entry held for a stem whose hashes alone moved.
     /// Returns whether anything was asked.
     fn refresh<'a>(
         &mut self,
         stems: impl Iterator<Item = &'a String>,
         module: impl FnOnce() -> M,
-        mut stem: impl FnMut(&str) -> S,
+        mut stem: impl FnMut(&str, Option<&S>) -> S,
     ) -> bool {
         let mut kept = match self.entries.take() {
             Some(entries) if self.stale.is_empty() => {
@@ -68,9 +80,10 @@ impl<M, S> Part<M, S> {
         };
         let by_stem = stems
             .map(|name| {
-                let value = match kept.remove(name) {
-                    Some(value) if !self.stale.contains(name) => value,
-                    _ => stem(name),
+                let value = match (kept.remove(name), self.stale.get(name)) {
+                    (Some(value), None) => value,
+                    (Some(value), Some(Moved::Hashes)) => stem(name, Some(&value)),
+                    _ => stem(name, None),
                 };
                 (name.clone(), value)
             })
@@ -80,13 +93,29 @@ impl<M, S> Part<M, S> {
         true
     }
 
-    /// The stems of `stems` the next refresh asks salsa about.
-    fn to_ask<'a>(&self, stems: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    /// The stems of `stems` the next refresh asks salsa about, each with the
+    /// entry it is handed (see [`Part::refresh`]).
+    fn to_ask<'a>(&self, stems: impl Iterator<Item = &'a String>) -> Vec<(&'a String, Option<&S>)> {
         match &self.entries {
-            None => stems.collect(),
+            None => stems.map(|stem| (stem, None)).collect(),
             // Most modules: nothing reached, and no stem looked at.
             Some(_) if self.stale.is_empty() => Vec::new(),
-            Some(_) => stems.filter(|stem| self.stale.contains(*stem)).collect(),
+            Some((_, held)) => stems
+                .filter_map(|stem| match self.stale.get(stem)? {
+                    Moved::Hashes => Some((stem, held.get(stem))),
+                    Moved::Everything => Some((stem, None)),
+                })
+                .collect(),
+        }
+    }
+
+    /// Marks `stem` to be asked again for what `moved`.
+    fn reach(&mut self, stem: &str, moved: Moved) {
+        match self.stale.get_mut(stem) {
+            Some(was) => *was = (*was).max(moved),
+            None => {
+                self.stale.insert(stem.to_owned(), moved);
+            }
         }
     }
 
@@ -101,7 +130,7 @@ impl<M, S> Part<M, S> {
 #[derive(Default)]
 struct ModuleParts {
     check: Part<(CheckReport, CheckReport), CheckReport>,
-    status: Part<Option<StatusRow>, Option<StatusRow>>,
+    status: Part<Option<StatusRow>, Option<HeldRow>>,
     lock_problems: Part<(), Vec<Diagnostic>>,
     /// Each part's entries joined in order, made again when one moves, so a
     /// join costs one append per module.
@@ -112,14 +141,16 @@ struct ModuleParts {
 }
 
 impl ModuleParts {
-    /// Marks the entries of `stems` to be asked again.
-    fn reach(&mut self, stems: &FxHashSet<String>) {
-        for stale in [
-            &mut self.check.stale,
-            &mut self.status.stale,
-            &mut self.lock_problems.stale,
-        ] {
-            stale.extend(stems.iter().cloned());
+    /// Marks the entries of `stems` to be asked again for what `moved`: a
+    /// move of hashes alone reaches the status rows, which compare them, and
+    /// neither the checks nor the locks.
+    fn reach<'a>(&mut self, stems: impl IntoIterator<Item = &'a String>, moved: Moved) {
+        for stem in stems {
+            self.status.reach(stem, moved);
+            if moved == Moved::Everything {
+                self.check.reach(stem, moved);
+                self.lock_problems.reach(stem, moved);
+            }
         }
     }
 
@@ -141,6 +172,9 @@ pub struct RootJoins {
     project_row: Option<StatusRow>,
     project_counts: Vec<StatusCount>,
     mentions: Mentions,
+    /// Body edits whose reach waits to be marked until they are applied and
+    /// it is known whether they were sealed ([`crate::sealed`]).
+    body_edits: Vec<BodyEdit>,
     /// [`RootDatabase::changes_applied`] as of the parts held.
     synced: u64,
     /// How many threads may ask salsa about the entries to refresh before
@@ -159,12 +193,13 @@ impl RootJoins {
     }
 
     /// The entries of the modules' `part` that the next answer asks salsa
-    /// about, as (module, files, stem); none when no other thread may ask.
-    fn to_ask<'i, M, S>(
-        &self,
+    /// about, as (module, files, stem, the entry held for a stem whose hashes
+    /// alone moved); none when no other thread may ask.
+    fn to_ask<'s, 'i: 's, M: 's, S: 's>(
+        &'s self,
         index: &'i crate::index::RootIndex,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
-    ) -> Vec<(&'i String, &'i ModuleFiles, &'i String)> {
+    ) -> Vec<AskAhead<'s, S>> {
         if self.threads < 2 {
             return Vec::new();
         }
@@ -173,11 +208,35 @@ impl RootJoins {
                 let stems = files.specs.keys();
                 let stems = match self.parts.get(module) {
                     Some(parts) => part(parts).to_ask(stems),
-                    None => stems.collect(),
+                    None => stems.map(|stem| (stem, None)).collect(),
                 };
-                stems.into_iter().map(move |stem| (module, &**files, stem))
+                (stems.into_iter())
+                    .map(move |(stem, held)| (module.as_str(), &**files, stem.as_str(), held))
             })
             .collect()
+    }
+
+    /// Marks what `reached` names as moved by `moved`: for everything, a
+    /// module reached whole is dropped; for hashes alone, its every stem is
+    /// marked, as the index has it now.
+    fn mark(&mut self, db: &RootDatabase, reached: BTreeMap<String, Reached>, moved: Moved) {
+        for (module, stems) in reached {
+            let Some(parts) = self.parts.get_mut(&module) else {
+                continue;
+            };
+            match (stems, moved) {
+                (Reached::Stems(stems), _) => parts.reach(&stems, moved),
+                (Reached::Whole, Moved::Everything) => {
+                    self.parts.remove(&module);
+                }
+                (Reached::Whole, Moved::Hashes) => {
+                    let index = root_index(db, Workspace::get(db));
+                    if let Some(files) = index.modules.get(&module) {
+                        parts.reach(files.specs.keys(), moved);
+                    }
+                }
+            }
+        }
     }
 
     /// Drops the parts `change` can move. Call it just before `change.apply(db)`,
@@ -191,6 +250,7 @@ impl RootJoins {
             return;
         }
         let mut seeds = Vec::new();
+        let mut bodies: Vec<Owner> = Vec::new();
         let mut words = Vec::new();
         if let Some(config) = &change.config_text {
             let before = ConfigReach::of(Workspace::get(db).config_text(db));
@@ -208,6 +268,9 @@ impl RootJoins {
                     if module_came_or_went {
                         words.push(owner.0.clone());
                         self.parts.remove(&owner.0);
+                    } else if text.is_some() && sealed::is_body_file(path, &owner) {
+                        bodies.push(owner);
+                        continue;
                     }
                     seeds.push(owner);
                 }
@@ -218,18 +281,26 @@ impl RootJoins {
             return;
         }
         match self.mentions.reach(seeds, &words) {
-            Some(reached) => {
-                for (module, stems) in reached {
-                    match (stems, self.parts.get_mut(&module)) {
-                        (_, None) => {}
-                        (Reached::Whole, Some(_)) => {
-                            self.parts.remove(&module);
-                        }
-                        (Reached::Stems(stems), Some(parts)) => parts.reach(&stems),
-                    }
-                }
-            }
+            Some(reached) => self.mark(db, reached, Moved::Everything),
             None => self.parts.clear(),
+        }
+        for owner in bodies {
+            // Its own entries read the body, whatever the edit was.
+            if let Some(parts) = self.parts.get_mut(&owner.0) {
+                parts.reach([&owner.1], Moved::Everything);
+            }
+            let Some(reached) = self.mentions.reach(vec![owner.clone()], &[]) else {
+                self.parts.clear();
+                return;
+            };
+            match BodyFace::of(db, &owner) {
+                Some(before) => self.body_edits.push(BodyEdit {
+                    owner,
+                    before,
+                    reach: reached,
+                }),
+                None => self.mark(db, reached, Moved::Everything),
+            }
         }
     }
 
@@ -238,7 +309,7 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.check);
-        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem)| {
+        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
             check_spec_entry(db, module, files, stem);
         });
         for (module, files) in &index.modules {
@@ -249,7 +320,7 @@ impl RootJoins {
                     let head = check_module_head(db, files);
                     (head, check_module_helpers(db, module, files))
                 },
-                |stem| check_spec_entry(db, module, files, stem),
+                |stem, _| check_spec_entry(db, module, files, stem),
             );
             if asked {
                 let ((head, helpers), specs) = parts.check.entries();
@@ -286,20 +357,27 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.status);
-        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem)| {
-            spec_status_row(db, module, files, stem);
-        });
+        spread::ask_ahead(
+            db,
+            &ahead,
+            self.threads,
+            |db, &(module, files, stem, held)| {
+                spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref));
+            },
+        );
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let asked = parts.status.refresh(
                 files.specs.keys(),
                 || scope_status_row(db, module, files),
-                |stem| spec_status_row(db, module, files, stem),
+                |stem, held| {
+                    spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
+                },
             );
             if asked {
                 let (scope, specs) = parts.status.entries();
                 parts.status_joined = (scope.iter())
-                    .chain(specs.values().flatten())
+                    .chain(specs.values().flatten().map(|held| &held.row))
                     .cloned()
                     .collect();
                 parts.status_counts = count_statuses(&parts.status_joined);
@@ -351,7 +429,7 @@ impl RootJoins {
             let asked = parts.lock_problems.refresh(
                 files.locks.keys(),
                 || (),
-                |stem| lock_entry_problems(db, files, stem),
+                |stem, _| lock_entry_problems(db, files, stem),
             );
             if asked {
                 let (_, by_stem) = parts.lock_problems.entries();
@@ -364,7 +442,8 @@ impl RootJoins {
 
     /// The modules whose parts are held with no entry to ask again, sorted:
     /// what the next answer asks salsa nothing about (for tests and benchmarks).
-    pub fn held_modules(&self) -> Vec<&str> {
+    pub fn held_modules(&mut self, db: &RootDatabase) -> Vec<&str> {
+        self.sync(db);
         let mut held: Vec<&str> = (self.parts.iter())
             .filter(|(_, parts)| !parts.is_reached())
             .map(|(module, _)| module.as_str())
@@ -373,16 +452,27 @@ impl RootJoins {
         held
     }
 
-    /// The `module::stem` entries of held modules that the next answer asks
-    /// salsa about again, sorted (for tests and benchmarks).
-    pub fn reached_entries(&self) -> Vec<String> {
+    /// The `module::stem` entries of held modules whose check the next answer
+    /// asks salsa about again, sorted (for tests and benchmarks).
+    pub fn reached_entries(&mut self, db: &RootDatabase) -> Vec<String> {
+        self.sync(db);
         let mut reached: Vec<String> = (self.parts.iter())
             .flat_map(|(module, parts)| {
-                (parts.check.stale.iter()).map(move |stem| format!("{module}::{stem}"))
+                (parts.check.stale.keys()).map(move |stem| format!("{module}::{stem}"))
             })
             .collect();
         reached.sort_unstable();
         reached
+    }
+
+    /// How many held status rows the next answer climbs again from their
+    /// hashes alone (design §7.8; for tests and benchmarks).
+    pub fn rehashed_rows(&mut self, db: &RootDatabase) -> usize {
+        self.sync(db);
+        (self.parts.values())
+            .flat_map(|parts| parts.status.stale.values())
+            .filter(|&&moved| moved == Moved::Hashes)
+            .count()
     }
 
     /// `module`'s parts, made empty the first time it is asked for.
@@ -396,17 +486,30 @@ impl RootJoins {
     /// Makes the parts answer for `db` as it is: everything is dropped if a
     /// change reached it without [`RootJoins::invalidate`], and the mention index
     /// is built before the first part is kept.
+    /// Body edits applied since are marked by what they moved.
     fn sync(&mut self, db: &RootDatabase) {
         if self.synced != db.changes_applied() {
             self.parts.clear();
             self.mentions = Mentions::default();
+            self.body_edits.clear();
             self.synced = db.changes_applied();
         }
         if !self.mentions.built {
             self.mentions.build(db);
         }
+        for edit in std::mem::take(&mut self.body_edits) {
+            let moved = match edit.is_sealed(db) {
+                true => Moved::Hashes,
+                false => Moved::Everything,
+            };
+            self.mark(db, edit.reach, moved);
+        }
     }
 }
+
+/// An entry to ask ahead: module, its files, the stem, and the entry held
+/// for a stem whose hashes alone moved.
+type AskAhead<'s, S> = (&'s str, &'s ModuleFiles, &'s str, Option<&'s S>);
 
 /// Some consecutive status rows — the project's, or one module's — with how
 /// many have each status and kind.

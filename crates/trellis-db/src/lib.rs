@@ -38,6 +38,7 @@ mod prelude;
 mod refs;
 mod resolve;
 mod results;
+mod sealed;
 mod soil;
 mod spec;
 mod spread;

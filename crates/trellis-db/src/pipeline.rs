@@ -462,20 +462,60 @@ pub(crate) fn spec_status_row(
     files: &ModuleFiles,
     name: &str,
 ) -> Option<StatusRow> {
+    spec_status_entry(db, module, files, name, None).map(|entry| entry.row)
+}
+
+/// A status row as the joins hold it: with whether its ladder climbed past
+/// the check rungs ([`trellis_lock::Status::passed_checks`]).
+#[derive(Clone, Debug)]
+pub(crate) struct HeldRow {
+    pub(crate) row: StatusRow,
+    pub(crate) passed_checks: bool,
+}
+
+/// [`spec_status_row`], given the row `held` before an edit that moved only
+/// hashes below this spec (design §7.8), if that is all that moved: a row
+/// decided above the check rungs stands, and a function's ladder is climbed
+/// again without asking for its problems.
+pub(crate) fn spec_status_entry(
+    db: &dyn Db,
+    module: &str,
+    files: &ModuleFiles,
+    name: &str,
+    held: Option<&HeldRow>,
+) -> Option<HeldRow> {
     let &spec = files.specs.get(name)?;
+    if let Some(held) = held
+        && (!held.passed_checks || ItemKind::of(name) != ItemKind::Function)
+    {
+        return Some(held.clone());
+    }
     match ItemKind::of(name) {
-        ItemKind::Type => Some(type_row(
-            db,
-            format!("{module}::{name}"),
-            spec,
-            files.locks.get(name).copied(),
-        )),
+        ItemKind::Type => Some(HeldRow {
+            row: type_row(
+                db,
+                format!("{module}::{name}"),
+                spec,
+                files.locks.get(name).copied(),
+            ),
+            passed_checks: false,
+        }),
         ItemKind::Function => {
             let item = Item::new(db, module.to_owned(), name.to_owned());
             let qualified = item.qualified(db);
-            Some(match definition_status(db, item) {
-                Ok(status) => StatusRow::from_status(qualified, "function", status),
-                Err(errors) => StatusRow::unreadable(qualified, "function", errors),
+            let status = match held {
+                Some(_) => crate::status::status_past_checks(db, item),
+                None => definition_status(db, item).clone(),
+            };
+            Some(match status {
+                Ok(status) => HeldRow {
+                    row: StatusRow::from_status(qualified, "function", &status),
+                    passed_checks: status.passed_checks(),
+                },
+                Err(errors) => HeldRow {
+                    row: StatusRow::unreadable(qualified, "function", &errors),
+                    passed_checks: false,
+                },
             })
         }
         ItemKind::Helper => None,

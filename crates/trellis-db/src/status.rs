@@ -209,13 +209,21 @@ pub struct Live<'db> {
     db: &'db dyn Db,
     item: Item<'db>,
     spec: SourceFile,
+    /// The spec's and the check's problems are known to be none
+    /// ([`status_past_checks`]).
+    checks_passed: bool,
 }
 
 impl<'db> Live<'db> {
     /// `None` for a definition without a spec (never lowered).
     pub fn of(db: &'db dyn Db, item: Item<'db>) -> Option<Self> {
         let spec = spec_file(db, item)?;
-        Some(Self { db, item, spec })
+        Some(Self {
+            db,
+            item,
+            spec,
+            checks_passed: false,
+        })
     }
 }
 
@@ -229,6 +237,9 @@ impl Current for Live<'_> {
     }
 
     fn spec_problems(&self) -> Vec<String> {
+        if self.checks_passed {
+            return Vec::new();
+        }
         let db = self.db;
         spec_diagnostics(db, self.spec)
             .iter()
@@ -238,6 +249,9 @@ impl Current for Live<'_> {
     }
 
     fn check_problems(&self) -> Vec<String> {
+        if self.checks_passed {
+            return Vec::new();
+        }
         let db = self.db;
         let failed = match check_definition(db, self.item) {
             CheckOutcome::Failed(errors) => report_diagnostics(db, errors)
@@ -305,7 +319,29 @@ pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'
 /// The status of a function definition (lock-schema §8.6).
 #[salsa::tracked(returns(ref))]
 pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {
-    let Some(current) = Live::of(db, item) else {
+    ladder(db, item, Live::of(db, item))
+}
+
+/// The status of a function whose ladder last climbed past the check rungs
+/// ([`Status::passed_checks`]) when nothing since can have moved its spec's or
+/// its check's problems, only hashes below it (a sealed body edit, design
+/// §7.8): the same ladder, with those problems the empty lists they were, so
+/// its check's memos are not revalidated. Not a query: whether the problems
+/// are still empty is the caller's knowledge, not the database's.
+pub(crate) fn status_past_checks(db: &dyn Db, item: Item<'_>) -> Result<Status, Vec<Diagnostic>> {
+    let live = Live::of(db, item).map(|live| Live {
+        checks_passed: true,
+        ..live
+    });
+    ladder(db, item, live)
+}
+
+fn ladder<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+    current: Option<Live<'db>>,
+) -> Result<Status, Vec<Diagnostic>> {
+    let Some(current) = current else {
         return Ok(Status::NotLowered {
             soil_present: false,
         });

@@ -53,13 +53,21 @@ impl Host {
             Some(text) => self.files.insert(path.to_owned(), text),
             None => self.files.remove(path),
         };
-        let held = self.joins.held_modules().join(" ");
-        let reached = self.joins.reached_entries();
+        let held = self.joins.held_modules(&self.db).join(" ");
+        let reached = self.joins.reached_entries(&self.db);
+        let rehashed = match self.joins.rehashed_rows(&self.db) {
+            0 => String::new(),
+            n => format!(" ({n} rows rehashed)"),
+        };
         self.answer_and_compare();
         match reached.len() {
-            0 => held,
-            1..=4 => format!("{held} + {}", reached.join(" ")),
-            n => format!("{held} + {} and {} more", reached[..3].join(" "), n - 3),
+            0 => format!("{held}{rehashed}"),
+            1..=4 => format!("{held} + {}{rehashed}", reached.join(" ")),
+            n => format!(
+                "{held} + {} and {} more{rehashed}",
+                reached[..3].join(" "),
+                n - 3
+            ),
         }
     }
 
@@ -203,7 +211,7 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
     );
     expect![[r#"
         prose of a top               m000 m001 m002 m004 m005 m006 m007 + m003::f00195
-        body of a leaf               m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
+        body of a leaf               m000 m001 m002 m003 m004 + m005::f00252 (9 rows rehashed)
         signature of a leaf          m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
         module decision              m000 m001 m002 m003 m004 m005 + m007::f00364 m007::f00367 m007::f00368 and 13 more
         an export withdrawn          m000 m001 m002 m003 m004 + m006::f00312 m006::f00313 m006::f00315 and 30 more
@@ -282,4 +290,72 @@ fn joins_on_four_threads_answer_as_on_one() {
     host.replace(&hub, "let base = x *", "let base = 1 + x *");
     host.replace("ring/r005.soil", "x - 1", "x - 2");
     host.replace(&hub, "let base = 1 + x *", "let base = x *");
+}
+
+/// A body edit moves only its dependents' hashes when it is sealed (design
+/// §7.8): its function signed before and after, in no cycle, calling the same
+/// definitions. Then the next answer re-checks the edited definition alone and
+/// climbs its dependents' status ladders from their hashes; otherwise every
+/// entry it reaches is asked again. The host compares every answer with
+/// salsa's, so a cut-off taken where it must not be fails here.
+#[test]
+fn a_body_edit_moves_only_hashes_when_sealed() {
+    use trellis_db::synthetic::{hub_root, hub_soil_path};
+    let mut host = Host::loaded(hub_root(400), RootJoins::default());
+    let hub = hub_soil_path(0);
+    let hub_spec = hub.replace(".soil", ".tr");
+    let mut rows = String::new();
+    let mut row = |name: &str, answer: String| {
+        let reached = answer.split_once(" + ").map_or("", |(_, reached)| reached);
+        rows.push_str(&format!("{name:<26} {reached}\n"));
+    };
+    let edit = |host: &mut Host, from: &str, to: &str| host.replace(&hub, from, to);
+    row(
+        "sealed: arithmetic",
+        edit(&mut host, "let base = x *", "let base = 1 + x *"),
+    );
+    row(
+        "and back",
+        edit(&mut host, "let base = 1 + x *", "let base = x *"),
+    );
+    row("unparsable", edit(&mut host, "  base\n", "  base +\n"));
+    row("mended", edit(&mut host, "  base +\n", "  base\n"));
+    row(
+        "a new call",
+        edit(&mut host, "x * 3 + 10", "x * 3 + 10 + m000::f00000 x"),
+    );
+    row(
+        "a cycle through a caller",
+        edit(&mut host, "m000::f00000 x", "hub1::h107 x"),
+    );
+    row("out of the cycle", edit(&mut host, " + hub1::h107 x", ""));
+    row("sealed again", edit(&mut host, "x * 3 + 10", "x * 3 + 11"));
+    row(
+        "signature withdrawn",
+        host.replace(&hub_spec, "```soil-sig\nh000 : (x : I64) -> I64\n```\n", ""),
+    );
+    row(
+        "unsigned: a Bool now",
+        edit(&mut host, "  base\n", "  base > 0\n"),
+    );
+    // The callers read the unsigned body, so their checks fail now.
+    let check = host.joins.check(&host.db);
+    assert!(
+        (check.diagnostics.iter()).any(|d| d.file.as_deref() == Some("hub1/h107.soil")),
+        "{:#?}",
+        check.diagnostics
+    );
+    expect![[r#"
+        sealed: arithmetic         hub0::h000 (57 rows rehashed)
+        and back                   hub0::h000 (57 rows rehashed)
+        unparsable                 hub0::_module hub0::h000 hub1::_module and 55 more
+        mended                     hub0::_module hub0::h000 hub1::_module and 55 more
+        a new call                 hub0::_module hub0::h000 hub1::_module and 55 more
+        a cycle through a caller   hub0::_module hub0::h000 hub1::_module and 55 more
+        out of the cycle           hub0::_module hub0::h000 hub1::_module and 55 more
+        sealed again               hub0::h000 (57 rows rehashed)
+        signature withdrawn        hub0::_module hub0::h000 hub1::_module and 55 more
+        unsigned: a Bool now       hub0::_module hub0::h000 hub1::_module and 55 more
+    "#]]
+    .assert_eq(&rows);
 }

@@ -171,6 +171,21 @@ impl Status {
         }
     }
 
+    /// Whether the ladder that gave this status climbed past the rungs that
+    /// read the spec's and the check's problems (everything from
+    /// `callee-changed` down): a status above them is decided by the
+    /// definition's own files, its lock and its check alone.
+    pub fn passed_checks(&self) -> bool {
+        !matches!(
+            self,
+            Status::NotLowered { .. }
+                | Status::SpecInvalid { .. }
+                | Status::SpecChanged
+                | Status::CheckFailing { .. }
+                | Status::Partial { .. }
+        )
+    }
+
     /// Green and accepted need nothing; every other rung needs a command.
     pub fn is_settled(&self) -> bool {
         matches!(self, Status::Accepted | Status::Green)

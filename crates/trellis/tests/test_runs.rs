@@ -150,22 +150,40 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
     assert_eq!(not_green, Vec::<(String, String)>::new());
     assert_eq!(lazy_and_gathered_ladders(&root.root), BTreeMap::new());
 
+    // A host's joins hold the green rows before the edits.
+    let refresh = trellis::loader::RootLoader::new(root.root.clone()).refresh();
+    let mut db = trellis_db::RootDatabase::default();
+    let mut joins = trellis_db::RootJoins::default();
+    joins.invalidate(&db, &refresh.change);
+    refresh.change.apply(&mut db);
+    joins.status(&db);
+
     // The hubs' bodies edited: their dependents stop at callee-changed, where
     // the lazy ladder never asks for a suite key; both ladders still agree.
+    let mut edits = trellis_db::Change::default();
     for hub in 0..trellis_db::synthetic::HUBS {
-        let hub = root.root.join(trellis_db::synthetic::hub_soil_path(hub));
+        let path = trellis_db::synthetic::hub_soil_path(hub);
+        let hub = root.root.join(&path);
         let text = std::fs::read_to_string(&hub).expect("read hub");
-        std::fs::write(
-            &hub,
-            text.replacen("let base = x *", "let base = 1 + x *", 1),
-        )
-        .expect("edit hub");
+        let text = text.replacen("let base = x *", "let base = 1 + x *", 1);
+        std::fs::write(&hub, &text).expect("edit hub");
+        edits.set_root_file(path, text);
     }
     let moved = lazy_and_gathered_ladders(&root.root);
     assert!(
         moved.get("callee-changed").is_some_and(|&count| count > 1),
         "{moved:?}"
     );
+
+    // The edits are sealed (design §7.8): the joins climb the dependents'
+    // ladders from their hashes alone, and give salsa's rows.
+    joins.invalidate(&db, &edits);
+    edits.apply(&mut db);
+    assert!(joins.rehashed_rows(&db) > 1);
+    let joined: Vec<_> = joins.status(&db).into_iter().cloned().collect();
+    assert_eq!(joined, *trellis_db::root_status(&db));
+    let callee_changed = (joined.iter()).filter(|row| row.status == "callee-changed");
+    assert_eq!(callee_changed.count(), moved["callee-changed"]);
 }
 
 /// How many function rows stand at each rung, after asserting that the status
