@@ -503,19 +503,20 @@ pub(crate) fn spec_status_entry(
         ItemKind::Function => {
             let item = Item::new(db, module.to_owned(), name.to_owned());
             let qualified = item.qualified(db);
-            let status = match held {
-                Some(_) => crate::status::status_past_checks(db, item),
-                None => definition_status(db, item).clone(),
-            };
-            Some(match status {
+            let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {
-                    row: StatusRow::from_status(qualified, "function", &status),
+                    row: StatusRow::from_status(qualified, "function", status),
                     passed_checks: status.passed_checks(),
                 },
                 Err(errors) => HeldRow {
-                    row: StatusRow::unreadable(qualified, "function", &errors),
+                    row: StatusRow::unreadable(qualified, "function", errors),
                     passed_checks: false,
                 },
+            };
+            // The memoized status is read in place, never cloned.
+            Some(match held {
+                Some(_) => row(&crate::status::status_past_checks(db, item)),
+                None => row(definition_status(db, item)),
             })
         }
         ItemKind::Helper => None,
