@@ -107,7 +107,7 @@ pub fn helper_grants<'db>(db: &'db dyn Db, helper: Item<'db>) -> Vec<(String, St
         if ItemKind::of(name) != ItemKind::Function {
             continue;
         }
-        let owner = Item::new(db, helper.module(db).clone(), name.clone());
+        let owner = Item::new(db, helper.module(db).as_str(), name.as_str());
         let granted = spec_grants(db, owner);
         if granted.is_empty() || !program_order(db, owner).contains(&key) {
             continue;
@@ -209,7 +209,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut order = Vec::new();
     for (module, name) in &members {
-        let member = Item::new(db, module.clone(), name.clone());
+        let member = Item::new(db, module.as_str(), name.as_str());
         for target in program_refs(db, member) {
             let Target::Definition(module, name) = target else {
                 continue;
@@ -217,7 +217,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
             if members.iter().any(|(m, n)| m == module && n == name) {
                 continue;
             }
-            let callee = Item::new(db, module.clone(), name.clone());
+            let callee = Item::new(db, module.as_str(), name.as_str());
             for entry in program_order(db, callee).iter() {
                 if seen.insert(entry.clone()) {
                     order.push(entry.clone());
@@ -264,7 +264,7 @@ fn property_callee_list<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, S
                 continue;
             };
             let key = (module, name);
-            if Item::new(db, key.0.clone(), key.1.clone()) != item && !out.contains(&key) {
+            if Item::new(db, key.0.as_str(), key.1.as_str()) != item && !out.contains(&key) {
                 out.push(key);
             }
         }
@@ -290,7 +290,7 @@ fn test_program_with_properties<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut order = Vec::new();
     for (module, name) in property_callees(db, item) {
-        let referenced = Item::new(db, module.clone(), name.clone());
+        let referenced = Item::new(db, module.as_str(), name.as_str());
         for entry in program_order(db, referenced).iter() {
             if !own.contains(entry) && seen.insert(entry.clone()) {
                 order.push(entry.clone());

@@ -16,15 +16,15 @@ use crate::files::{Directory, SourceFile, Workspace, directory_name, position_in
 /// removed (`None`), keyed by root-relative path.
 ///
 /// Durability (design §7.1): the layout (which directories and files exist) is
-/// HIGH, the texts of files and `soil.toml` MEDIUM, for their whole life: an edit
-/// keeps a text's durability, so salsa always backdates a re-executed query whose
-/// value did not move, and an edit re-executes what it really changed. The price
-/// is that every memo over texts that a request asks about revalidates deeply
-/// after any text edit; a host asks only about what the edit can reach
-/// ([`crate::RootJoins`]). A host that asks about one file over and over while it
-/// is typed in (an editor) marks that file volatile ([`Change::mark_volatile`]):
-/// its text is LOW from then on, its edits too, so queries over the rest
-/// revalidate in O(1).
+/// HIGH, the texts of specs, locks and `soil.toml` MEDIUM, the texts of Soil files
+/// LOW, each for its whole life: an edit keeps a text's durability, so salsa
+/// always backdates a re-executed query whose value did not move, and an edit
+/// re-executes what it really changed. The price is that every memo over texts
+/// of the edited kind or below that a request asks about revalidates deeply; a
+/// host asks only about what the edit can reach ([`crate::RootJoins`]). A host
+/// that asks about one file over and over while it is typed in (an editor) marks
+/// that file volatile ([`Change::mark_volatile`]): its text is LOW from then on,
+/// its edits too, so queries over the specs and locks revalidate in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub config_text: Option<String>,
@@ -157,11 +157,21 @@ impl Change {
 /// going. Above the texts, so a query reading only the layout (`root_index`,
 /// `module_files`, `definition_files`) revalidates in O(1) after a text edit.
 const LAYOUT: Durability = Durability::HIGH;
-/// What the files and `soil.toml` say.
+/// What the specs, locks and `soil.toml` say.
 const TEXT: Durability = Durability::MEDIUM;
+/// What the Soil files say: below the specs and locks, so after a body edit the
+/// queries that read only specs, locks and the layout (a status row's spec
+/// hashes, its lock) revalidate in O(1). The Soil is what an agent rewrites on
+/// every lowering and a person edits most; a spec edit still walks both.
+const SOIL: Durability = Durability::LOW;
 /// The texts of files a host marked volatile (an editor's open buffers): below
 /// everything, so a keystroke leaves every query over the rest O(1) to revalidate.
 const VOLATILE: Durability = Durability::LOW;
+
+/// A file's text durability, by its kind for its whole life (§7.1).
+fn text_durability(path: &str) -> Durability {
+    if path.ends_with(".soil") { SOIL } else { TEXT }
+}
 
 fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> Option<Directory> {
     (directories
@@ -172,9 +182,10 @@ fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> O
 
 /// A file the database has not held, durable (§7.1).
 fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
+    let durability = text_durability(&path);
     SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
         .path_durability(LAYOUT)
-        .text_durability(TEXT)
+        .text_durability(durability)
         .new(db)
 }
 
@@ -193,7 +204,11 @@ fn edit_directory(
             (Ok(at), Some(text)) => {
                 let file = files[at];
                 if **file.text(db) != *text {
-                    let durability = if db.is_volatile(file) { VOLATILE } else { TEXT };
+                    let durability = if db.is_volatile(file) {
+                        VOLATILE
+                    } else {
+                        text_durability(&path)
+                    };
                     file.set_text(db)
                         .with_durability(durability)
                         .to(Arc::from(text));

@@ -218,13 +218,13 @@ pub(crate) fn definition_program(db: &dyn Db, item: Item<'_>) -> Program {
     for (module, name) in program_order(db, item).iter() {
         match role(module, name) {
             Some(true) => {
-                let member = Item::new(db, module.clone(), name.clone());
+                let member = Item::new(db, module.as_str(), name.as_str());
                 if let Some(definition) = checker_definition(db, member) {
                     program.definitions.push(definition.clone());
                 }
             }
             Some(false) => {
-                let member = Item::new(db, module.clone(), name.clone());
+                let member = Item::new(db, module.as_str(), name.as_str());
                 if let Some(declaration) = checker_declaration(db, member) {
                     program.declarations.push(declaration.clone());
                 }
@@ -250,7 +250,7 @@ fn checked_members<'db>(
         in_full.extend(
             cycle
                 .iter()
-                .map(|(m, n)| Item::new(db, m.clone(), n.clone())),
+                .map(|(m, n)| Item::new(db, m.as_str(), n.as_str())),
         );
     }
     let mut called = FxHashSet::default();

@@ -68,7 +68,7 @@ pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<str> {
     let mut json = String::from(r#"{"definitions":["#);
     let mut first = true;
     for (module, name) in program_order(db, item).iter() {
-        let member = Item::new(db, module.clone(), name.clone());
+        let member = Item::new(db, module.as_str(), name.as_str());
         if let Some(entry) = program_entry_json(db, member) {
             if !first {
                 json.push(',');

@@ -14,9 +14,9 @@ use crate::db::Db;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
 use crate::index::{Module, root_index};
-use crate::refs::{FreeRef, type_refs};
+use crate::refs::{FreeRef, equation_refs, type_refs};
 use crate::resolve::{Target, resolve, type_index};
-use crate::soil::{Item, ItemKind, free_refs, hash_form};
+use crate::soil::{Item, ItemKind};
 
 /// The rendered name a reference sorts and hashes under.
 fn written(reference: &FreeRef) -> String {
@@ -26,20 +26,44 @@ fn written(reference: &FreeRef) -> String {
     }
 }
 
-/// Each free reference of an item with its resolution, sorted by written name.
+/// What the hashes and the call graph read of one item's Soil: its equation's
+/// hash form and each free reference with its resolution, sorted by written name.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SoilFacts {
+    pub form: String,
+    pub refs: Vec<(String, Target)>,
+}
+
+/// An item's [`SoilFacts`], `None` without an equation. One memo read straight
+/// from its file's parse, not a chain of them (equation, hash form, references,
+/// resolutions): after a text edit every re-hashed dependent confirms this memo
+/// for each item of its closure, so the chain's length multiplied that walk
+/// (design §7.9).
 #[salsa::tracked(returns(ref))]
-pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, Target)> {
+pub fn soil_facts<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<SoilFacts> {
+    let equation = crate::soil::equation_in_file(db, item)?;
+    let form = soil_syntax::hash_form_item(&soil_syntax::ast::Item::Equation(equation.clone()));
     let mut resolved: BTreeMap<String, Target> = BTreeMap::new();
-    for reference in free_refs(db, item) {
+    for reference in &equation_refs(equation) {
         resolved.insert(written(reference), resolve(db, item, reference));
     }
-    resolved.into_iter().collect()
+    Some(SoilFacts {
+        form,
+        refs: resolved.into_iter().collect(),
+    })
+}
+
+/// Each free reference of an item with its resolution, sorted by written name.
+pub fn resolved_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db [(String, Target)] {
+    soil_facts(db, item)
+        .as_ref()
+        .map_or(&[], |facts| facts.refs.as_slice())
 }
 
 /// The item a reference to a root definition names.
 pub(crate) fn definition_item<'db>(db: &'db dyn Db, target: &Target) -> Option<Item<'db>> {
     match target {
-        Target::Definition(module, name) => Some(Item::new(db, module.clone(), name.clone())),
+        Target::Definition(module, name) => Some(Item::new(db, module.as_str(), name.as_str())),
         _ => None,
     }
 }
@@ -98,7 +122,7 @@ pub(crate) fn cycle_of<'db>(
     }
     let start = (item.module(db).clone(), item.name(db).clone());
     cycle_through(&start, |(module, name)| {
-        edges(Item::new(db, module.clone(), name.clone()))
+        edges(Item::new(db, module.as_str(), name.as_str()))
             .into_iter()
             .filter(|&next| !cycle_free(db, next))
             .map(|next| (next.module(db).clone(), next.name(db).clone()))
@@ -196,7 +220,7 @@ pub fn module_code_items<'db>(db: &'db dyn Db, module: Module<'db>) -> Vec<Item<
     }
     names
         .into_iter()
-        .map(|name| Item::new(db, module.name(db).clone(), name.to_owned()))
+        .map(|name| Item::new(db, module.name(db).as_str(), name))
         .collect()
 }
 
@@ -212,7 +236,7 @@ pub fn soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
     if let Some(members) = call_cycle(db, item) {
         return Some(cycle_hash(db, members));
     }
-    let form = hash_form(db, item).as_ref()?;
+    let form = &soil_facts(db, item).as_ref()?.form;
     let mut hasher = Hasher::tagged("soil-hash/1");
     hasher.part(form.as_bytes());
     for (name, target) in resolved_refs(db, item) {
@@ -228,11 +252,11 @@ fn referent_hash(db: &dyn Db, from: &(String, String), target: &Target) -> Strin
             "self".to_owned()
         }
         Target::Definition(module, name) => {
-            let callee = Item::new(db, module.clone(), name.clone());
+            let callee = Item::new(db, module.as_str(), name.as_str());
             soil_hash(db, callee)
                 .map_or_else(|| "unlowered".to_owned(), |digest| digest.to_string())
         }
-        Target::Type(module, name) => type_hash(db, Item::new(db, module.clone(), name.clone()))
+        Target::Type(module, name) => type_hash(db, Item::new(db, module.as_str(), name.as_str()))
             .map_or_else(|| "unresolved".to_owned(), |digest| digest.to_string()),
         Target::Builtin => builtin_hash(db),
         Target::Unresolved => "unresolved".to_owned(),
@@ -246,14 +270,10 @@ fn cycle_hash(db: &dyn Db, members: &[(String, String)]) -> Digest {
     let mut sorted = members.to_vec();
     sorted.sort();
     for (module, name) in &sorted {
-        let member = Item::new(db, module.clone(), name.clone());
+        let member = Item::new(db, module.as_str(), name.as_str());
         hasher.part(format!("{module}::{name}").as_bytes());
-        hasher.part(
-            hash_form(db, member)
-                .as_deref()
-                .unwrap_or_default()
-                .as_bytes(),
-        );
+        let facts = soil_facts(db, member).as_ref();
+        hasher.part(facts.map_or("", |facts| facts.form.as_str()).as_bytes());
         for (written, target) in resolved_refs(db, member) {
             let inside = matches!(target, Target::Definition(m, n) if sorted.iter().any(|(sm, sn)| sm == m && sn == n));
             let referent = if inside {
@@ -290,6 +310,6 @@ pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
         }
         return Some(hasher.finish());
     }
-    let file = crate::status::spec_file(db, Item::new(db, key.0.clone(), key.1.clone()))?;
+    let file = crate::status::spec_file(db, Item::new(db, key.0.as_str(), key.1.as_str()))?;
     Some(crate::spec::formal_hash(db, file))
 }

@@ -65,8 +65,8 @@ pub use documents::{env_json, program_json};
 pub use exports::{export_violations, module_exports};
 pub use files::{Directory, FileKind, SourceFile, Workspace, directory_name};
 pub use hashing::{
-    all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs, soil_hash,
-    type_cycles, type_hash,
+    SoilFacts, all_code_items, call_cycle, call_cycle_free, module_code_items, resolved_refs,
+    soil_facts, soil_hash, type_cycles, type_hash,
 };
 pub use ide::name_types;
 pub use index::{
@@ -85,8 +85,8 @@ pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use results::suite_key;
 pub use soil::{
-    Item, ItemKind, SoilParse, free_refs, hash_form, helper_signature, item_equation,
-    item_soil_file, module_helpers, parse_soil,
+    Item, ItemKind, SoilParse, free_refs, helper_signature, item_equation, item_soil_file,
+    module_helpers, parse_soil,
 };
 pub use spec::{
     SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,

@@ -127,7 +127,7 @@ pub fn resolve_definition<'db>(
     }
     match (ItemKind::of(name), named) {
         (ItemKind::Function, _) | (ItemKind::Type, Named::FunctionOrType) => {
-            Ok(Item::new(db, module.to_owned(), name.to_owned()))
+            Ok(Item::new(db, module, name))
         }
         (ItemKind::Type, Named::Function) => Err(unknown(format!(
             "`{def}` is a type, not a function definition"
@@ -270,7 +270,7 @@ pub(crate) fn check_spec_entry(
             .extend(parse_soil(db, soil).diagnostics.iter().cloned());
     }
     if ItemKind::of(name) == ItemKind::Function {
-        let item = Item::new(db, module.to_owned(), name.to_owned());
+        let item = Item::new(db, module, name);
         definition_outcome(db, item, &mut report);
         report
             .diagnostics
@@ -287,7 +287,7 @@ pub(crate) fn check_module_helpers(db: &dyn Db, module: &str, files: &ModuleFile
     let mut report = CheckReport::default();
     if let Some(private) = files.private_soil {
         for helper in crate::soil::module_helpers(db, private) {
-            let item = Item::new(db, module.to_owned(), helper.clone());
+            let item = Item::new(db, module, helper.as_str());
             definition_outcome(db, item, &mut report);
             report
                 .diagnostics
@@ -501,7 +501,7 @@ pub(crate) fn spec_status_entry(
             passed_checks: false,
         }),
         ItemKind::Function => {
-            let item = Item::new(db, module.to_owned(), name.to_owned());
+            let item = Item::new(db, module, name);
             let qualified = item.qualified(db);
             let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {

@@ -108,8 +108,7 @@ pub fn resolve(db: &dyn Db, from: Item<'_>, reference: &FreeRef) -> Target {
 }
 
 fn resolve_value(db: &dyn Db, module: &str, name: &str) -> Target {
-    let files =
-        crate::index::definition_files(db, Item::new(db, module.to_owned(), name.to_owned()));
+    let files = crate::index::definition_files(db, Item::new(db, module, name));
     let defined = match ItemKind::of(name) {
         ItemKind::Function => files.soil.is_some() || files.spec.is_some(),
         ItemKind::Helper => files

@@ -59,7 +59,7 @@ pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
     hasher.part(b"program");
     hasher.part(program_digest(db, item).bytes());
     for (module, name) in property_callees(db, item) {
-        let mentioned = Item::new(db, module.clone(), name.clone());
+        let mentioned = Item::new(db, module.as_str(), name.as_str());
         hasher.part(program_digest(db, mentioned).bytes());
     }
     hasher.part(b"types");
@@ -115,7 +115,7 @@ pub fn program_digest<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
                     .any(|(module, name)| callee.module(db) == module && callee.name(db) == name)
             };
             for (module, name) in &sorted {
-                let member = Item::new(db, module.clone(), name.clone());
+                let member = Item::new(db, module.as_str(), name.as_str());
                 program_entry(db, &mut hasher, member);
                 for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
                     hasher.part(program_digest(db, callee).bytes());
@@ -181,7 +181,7 @@ fn cram_inputs(db: &dyn Db, hasher: &mut Hasher, command: &str) {
                 let Some((module, name)) = split_definition_name(&name) else {
                     continue;
                 };
-                let target = Item::new(db, module.to_owned(), name.to_owned());
+                let target = Item::new(db, module, name);
                 hasher.part(program_digest(db, target).bytes());
             }
         }

@@ -35,7 +35,7 @@ impl BodyFace {
     /// read its body: unsigned or unlowered (its type is inferred from the
     /// body), or a member of a recursion cycle.
     pub(crate) fn of(db: &dyn Db, (module, name): &Owner) -> Option<BodyFace> {
-        let item = Item::new(db, module.clone(), name.clone());
+        let item = Item::new(db, module.as_str(), name.as_str());
         let declaration = checker_declaration(db, item).clone()?;
         if program_cycle(db, item).is_some() {
             return None;

@@ -83,6 +83,12 @@ pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
 /// The item's equation, if its file has one.
 #[salsa::tracked(returns(ref))]
 pub fn item_equation<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Equation> {
+    equation_in_file(db, item).cloned()
+}
+
+/// The item's equation, read from its file's parse without a memo of its own:
+/// for queries that memoize what they derive from it (`soil_facts`).
+pub(crate) fn equation_in_file<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<&'db Equation> {
     let file = item_soil_file(db, item)?;
     let name = item.name(db);
     parse_soil(db, file)
@@ -90,7 +96,7 @@ pub fn item_equation<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Equation> 
         .items
         .iter()
         .find_map(|candidate| match candidate {
-            ast::Item::Equation(equation) if &equation.name.text == name => Some(equation.clone()),
+            ast::Item::Equation(equation) if &equation.name.text == name => Some(equation),
             _ => None,
         })
 }
@@ -113,15 +119,6 @@ pub fn helper_signature<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Signatu
             }
             _ => None,
         })
-}
-
-/// The hash form of the item's equation (soil-syntax-spec §9.1).
-#[salsa::tracked(returns(ref))]
-pub fn hash_form<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<String> {
-    let equation = item_equation(db, item).as_ref()?;
-    Some(soil_syntax::hash_form_item(&ast::Item::Equation(
-        equation.clone(),
-    )))
 }
 
 /// The item's free references, read off its equation.

@@ -33,7 +33,7 @@ pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnos
 
 /// The lock beside a spec: `<module>/<stem>.lock`.
 pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    crate::index::definition_files(db, Item::new(db, module.to_owned(), stem.to_owned())).lock
+    crate::index::definition_files(db, Item::new(db, module, stem)).lock
 }
 
 /// The spec file of a function or type item.
@@ -54,7 +54,7 @@ pub fn lowering_edges<'db>(db: &'db dyn Db, item: Item<'db>) -> (Vec<Edge>, Vec<
             let Target::Definition(module, name) = target else {
                 continue;
             };
-            let callee = Item::new(db, module.clone(), name.clone());
+            let callee = Item::new(db, module.as_str(), name.as_str());
             if callee == item {
                 continue;
             }

@@ -97,14 +97,14 @@ fn property_diagnostics(
     program.declarations.push(own.clone());
     let mut seen = vec![(item.module(db).clone(), item.name(db).clone())];
     for (module, name) in property_callees(db, item) {
-        let referenced = Item::new(db, module.clone(), name.clone());
+        let referenced = Item::new(db, module.as_str(), name.as_str());
         for (module, name) in program_order(db, referenced).iter() {
             let key = (module.clone(), name.clone());
             if seen.contains(&key) {
                 continue;
             }
             seen.push(key);
-            let member = Item::new(db, module.clone(), name.clone());
+            let member = Item::new(db, module.as_str(), name.as_str());
             if let Some(declaration) =
                 spec_declaration(db, member).or_else(|| checker_declaration(db, member).clone())
             {

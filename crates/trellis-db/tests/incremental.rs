@@ -393,9 +393,7 @@ fn local_rename_moves_nothing() {
         expect![[r#"
             [
                 "parse_soil(m/quad.soil)",
-                "item_equation(m::quad)",
-                "free_refs(m::quad)",
-                "hash_form(m::quad)",
+                "soil_facts(m::quad)",
             ]
         "#]],
     );
@@ -428,15 +426,11 @@ fn a_first_edit_backdates_like_every_later_one() {
         [
             [
                 "parse_soil(m/quad.soil)",
-                "item_equation(m::quad)",
-                "free_refs(m::quad)",
-                "hash_form(m::quad)",
+                "soil_facts(m::quad)",
             ],
             [
                 "parse_soil(m/quad.soil)",
-                "item_equation(m::quad)",
-                "free_refs(m::quad)",
-                "hash_form(m::quad)",
+                "soil_facts(m::quad)",
             ],
         ]
     "#]]
@@ -459,9 +453,7 @@ fn reformat_moves_nothing() {
         expect![[r#"
             [
                 "parse_soil(m/quad.soil)",
-                "item_equation(m::quad)",
-                "free_refs(m::quad)",
-                "hash_form(m::quad)",
+                "soil_facts(m::quad)",
             ]
         "#]],
     );
@@ -480,17 +472,16 @@ fn callee_body_edit_moves_callers_soil_hash() {
         ]
     "#]],
         expect![[r#"
-        [
-            "parse_soil(m/_private.soil)",
-            "module_helpers(m/_private.soil)",
-            "item_equation(m::_twice)",
-            "free_refs(m::_twice)",
-            "hash_form(m::_twice)",
-            "soil_hash(m::_twice)",
-            "soil_hash(m::double)",
-            "soil_hash(m::quad)",
-        ]
-    "#]],
+            [
+                "parse_soil(m/_private.soil)",
+                "module_helpers(m/_private.soil)",
+                "soil_facts(m::_twice)",
+                "call_cycle_free(m::_twice)",
+                "soil_hash(m::_twice)",
+                "soil_hash(m::double)",
+                "soil_hash(m::quad)",
+            ]
+        "#]],
     );
 }
 
@@ -593,9 +584,10 @@ fn a_signed_callee_body_edit_re_checks_the_callee_alone() {
             "item_equation(m::double)",
             "checker_definition(m::double)",
             "check_definition(m::double)",
-            "free_refs(m::double)",
-            "program_def(m::double)",
+            "soil_facts(m::double)",
             "program_refs(m::double)",
+            "program_def(m::double)",
+            "free_refs(m::double)",
             "checker_declaration(m::double)",
         ]
     "#]]
@@ -619,15 +611,16 @@ fn an_unsigned_helper_body_edit_re_checks_its_callers() {
             "parse_soil(m/_private.soil)",
             "module_check(m)",
             "module_helpers(m/_private.soil)",
+            "soil_facts(m::_twice)",
+            "program_refs(m::_twice)",
             "item_equation(m::_twice)",
-            "free_refs(m::_twice)",
             "program_def(m::_twice)",
             "helper_signature(m::_twice)",
-            "program_refs(m::_twice)",
             "checker_definition(m::_twice)",
             "checker_declaration(m::_twice)",
             "check_definition(m::double)",
             "check_definition(m::_twice)",
+            "free_refs(m::_twice)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -737,12 +730,12 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "formal_blocks(n/extra.tr)",
             "program_cycle_free(n::extra)",
             "program_refs(n::extra)",
-            "resolved_refs(n::extra)",
-            "free_refs(n::extra)",
+            "soil_facts(n::extra)",
             "program_def(n::extra)",
             "program_order(n::extra)",
             "test_diagnostics(n::extra)",
             "test_blocks(n/extra.tr)",
+            "free_refs(n::extra)",
             "definition_files(n::triple)",
             "definition_files(n::user)",
             "root_status()",
@@ -750,7 +743,6 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "definition_status(n::extra)",
             "soil_hash(n::extra)",
             "call_cycle_free(n::extra)",
-            "hash_form(n::extra)",
             "spec_hashes(n/extra.tr)",
             "all_code_items()",
             "module_code_items(n)",
@@ -802,7 +794,7 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "spec_diagnostics(m/_module.tr)",
             "definition_files(m::quad)",
             "definition_files(m::double)",
-            "resolved_refs(m::quad)",
+            "soil_facts(m::quad)",
             "program_refs(m::quad)",
             "program_cycle_free(m::quad)",
             "check_definition(m::quad)",
@@ -811,7 +803,7 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "module_type_specs(m)",
             "definition_files(m::_twice)",
             "helper_grants(m::_twice)",
-            "resolved_refs(n::user)",
+            "soil_facts(n::user)",
             "program_refs(n::user)",
             "program_cycle_free(n::user)",
             "check_definition(n::user)",
@@ -868,20 +860,19 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "formal_blocks(k/one.tr)",
             "program_cycle_free(k::one)",
             "program_refs(k::one)",
-            "resolved_refs(k::one)",
-            "free_refs(k::one)",
+            "soil_facts(k::one)",
             "program_def(k::one)",
             "program_order(k::one)",
             "checker_env()",
             "module_type_specs(k)",
             "test_diagnostics(k::one)",
             "test_blocks(k/one.tr)",
+            "free_refs(k::one)",
             "root_status()",
             "module_status(k)",
             "definition_status(k::one)",
             "soil_hash(k::one)",
             "call_cycle_free(k::one)",
-            "hash_form(k::one)",
             "spec_hashes(k/_module.tr)",
             "scope_hash(k/_module.tr)",
             "decision_entries(k/_module.tr)",

@@ -121,9 +121,10 @@ fn a_body_edit_re_checks_that_definition_alone() {
                 "item_equation(m::double)",
                 "checker_definition(m::double)",
                 "check_definition(m::double)",
-                "free_refs(m::double)",
-                "program_def(m::double)",
+                "soil_facts(m::double)",
                 "program_refs(m::double)",
+                "program_def(m::double)",
+                "free_refs(m::double)",
                 "checker_declaration(m::double)",
             ]
         "#]],
