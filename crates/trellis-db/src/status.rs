@@ -189,6 +189,7 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
     let scope = scope_decisions(db, item.module(db));
     Some(CurrentHashes {
         spec: live.spec(),
+        soil_present: live.soil_present(),
         soil_hash: live.soil_hash(),
         edges,
         decisions: scope.entries.clone(),
@@ -228,6 +229,10 @@ impl<'db> Live<'db> {
 }
 
 impl Current for Live<'_> {
+    fn soil_present(&self) -> bool {
+        crate::soil::item_soil_file(self.db, self.item).is_some()
+    }
+
     fn soil_hash(&self) -> Option<Digest> {
         soil_hash(self.db, self.item)
     }
@@ -258,7 +263,14 @@ impl Current for Live<'_> {
                 .iter()
                 .map(problem_line)
                 .collect(),
-            CheckOutcome::NotLowered | CheckOutcome::Checked(_) => Vec::new(),
+            // No equation to check: a `.soil` that does not parse says why.
+            CheckOutcome::NotLowered => crate::soil::item_soil_file(db, self.item)
+                .map(|file| {
+                    let parse = crate::soil::parse_soil(db, file);
+                    parse.diagnostics.iter().map(problem_line).collect()
+                })
+                .unwrap_or_default(),
+            CheckOutcome::Checked(_) => Vec::new(),
         };
         failed
             .into_iter()

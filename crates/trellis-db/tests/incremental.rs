@@ -741,11 +741,11 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "root_status()",
             "module_status(n)",
             "definition_status(n::extra)",
-            "soil_hash(n::extra)",
-            "call_cycle_free(n::extra)",
             "spec_hashes(n/extra.tr)",
             "all_code_items()",
             "module_code_items(n)",
+            "soil_hash(n::extra)",
+            "call_cycle_free(n::extra)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -813,14 +813,12 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "module_spec(m)",
             "root_status()",
             "module_status(m)",
-            "call_cycle_free(m::quad)",
-            "soil_hash(m::quad)",
-            "definition_status(m::quad)",
-            "call_cycle_free(n::user)",
-            "soil_hash(n::user)",
-            "definition_status(n::user)",
             "all_code_items()",
             "module_code_items(m)",
+            "call_cycle_free(m::quad)",
+            "soil_hash(m::quad)",
+            "call_cycle_free(n::user)",
+            "soil_hash(n::user)",
         ]
     "#]]
     .assert_debug_eq(&executed);
@@ -871,14 +869,14 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "root_status()",
             "module_status(k)",
             "definition_status(k::one)",
-            "soil_hash(k::one)",
-            "call_cycle_free(k::one)",
             "spec_hashes(k/_module.tr)",
             "scope_hash(k/_module.tr)",
             "decision_entries(k/_module.tr)",
             "spec_hashes(k/one.tr)",
             "all_code_items()",
             "module_code_items(k)",
+            "soil_hash(k::one)",
+            "call_cycle_free(k::one)",
         ]
     "#]]
     .assert_debug_eq(&added);

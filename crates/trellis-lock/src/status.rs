@@ -15,7 +15,11 @@ use crate::results::seal_results;
 /// compute lazily: a definition whose callee moved stops at `callee-changed`
 /// without ever hashing its test suite.
 pub trait Current {
-    /// The `.soil` file's soil_hash, or `None` when there is no `.soil`.
+    /// Whether the definition has a `.soil` file, whether or not it parses.
+    fn soil_present(&self) -> bool;
+    /// The `.soil` file's soil_hash, or `None` when there is no `.soil` or it
+    /// holds no equation for the definition (it does not parse, or names
+    /// another function).
     fn soil_hash(&self) -> Option<Digest>;
     fn spec(&self) -> SpecHashes;
     /// What is wrong with the spec now (validity in its root), one line each.
@@ -38,7 +42,10 @@ pub trait Current {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CurrentHashes {
     pub spec: SpecHashes,
-    /// The `.soil` file's soil_hash, or `None` when there is no `.soil`.
+    /// Whether the definition has a `.soil` file, whether or not it parses.
+    pub soil_present: bool,
+    /// The `.soil` file's soil_hash, or `None` when there is no `.soil` or it
+    /// holds no equation for the definition.
     pub soil_hash: Option<Digest>,
     /// Current hash of every callee and private helper, by the name the lock's
     /// edges use; a name missing here was deleted.
@@ -58,6 +65,9 @@ pub struct CurrentHashes {
 }
 
 impl Current for CurrentHashes {
+    fn soil_present(&self) -> bool {
+        self.soil_present
+    }
     fn soil_hash(&self) -> Option<Digest> {
         self.soil_hash
     }
@@ -312,10 +322,9 @@ impl Status {
 /// Derives a function definition's status from the current hashes and its
 /// lock (absent when none was ever written).
 pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
-    let (Some(lock), Some(soil_hash)) = (lock, current.soil_hash()) else {
-        return Status::NotLowered {
-            soil_present: current.soil_hash().is_some(),
-        };
+    let soil_present = current.soil_present();
+    let (Some(lock), true) = (lock, soil_present) else {
+        return Status::NotLowered { soil_present };
     };
     let (Some(lowering), Some(checks)) = (&lock.lowering, &lock.checks) else {
         return Status::NotLowered { soil_present: true };
@@ -333,6 +342,13 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
     if !problems.is_empty() {
         return Status::CheckFailing { problems };
     }
+    // A `.soil` that does not parse, or no longer defines the function, has no
+    // hash: its check fails (above, with the checker's words, or here).
+    let Some(soil_hash) = current.soil_hash() else {
+        return Status::CheckFailing {
+            problems: vec!["the .soil file holds no equation for this definition".to_owned()],
+        };
+    };
     if !checks.holes.is_empty() {
         return Status::Partial {
             holes: checks.holes.clone(),

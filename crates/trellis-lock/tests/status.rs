@@ -32,6 +32,7 @@ fn current_for(lock: &DefinitionLock) -> CurrentHashes {
     }
     CurrentHashes {
         spec: lock.spec.hashes,
+        soil_present: lowering.is_some(),
         soil_hash: lowering.map(|l| l.soil_hash),
         edges,
         decisions,
@@ -103,11 +104,27 @@ fn not_lowered_without_soil() {
 fn not_lowered_with_hand_written_soil() {
     let lock = function(common::mean());
     let mut current = current_for(&lock);
+    current.soil_present = true;
     current.soil_hash = Some(h("hand-written soil"));
     assert_eq!(
         show(&status(&current, Some(&lock))),
         "not-lowered — a .soil file exists but no lowering is recorded for it — trellis adopt csvstats/median"
     );
+}
+
+#[test]
+fn a_present_soil_without_a_hash_fails_its_check() {
+    let lock = function(common::median());
+    let mut current = current_for(&lock);
+    current.soil_hash = None;
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "check-failing — the Soil does not check: the .soil file holds no equation for this definition — fix the Soil (trellis check csvstats/median shows where), then trellis adopt csvstats/median"
+    );
+    current.check_problems = vec!["csvstats/median.soil:1:13: expected an expression".to_owned()];
+    let failing = status(&current, Some(&lock));
+    assert_eq!(failing.name(), "check-failing");
+    assert!(failing.reason().contains("median.soil:1:13"));
 }
 
 #[test]
@@ -279,6 +296,7 @@ fn precedence_follows_the_ladder() {
     seen.push(status(&current, Some(&lock)).name());
     current.spec_problems = vec!["an undeclared tag".to_owned()];
     seen.push(status(&current, Some(&lock)).name());
+    current.soil_present = false;
     current.soil_hash = None;
     seen.push(status(&current, Some(&lock)).name());
     seen.reverse();

@@ -523,3 +523,30 @@ fn a_body_that_stops_using_a_helper_is_not_blamed_on_it() {
     assert!(!row_reason(&root, "csvstats::median").contains("_halfway"));
     assert_verified(&root);
 }
+
+// 16. A `.soil` that is there but does not parse, or no longer defines its
+// function, was reported as `not-lowered` ("no Soil has been lowered"): the
+// lowering is recorded and the file exists, so it is the check that fails.
+#[test]
+fn a_present_soil_that_does_not_parse_fails_its_check() {
+    let root = Root::examples();
+    root.edit("csvstats/median.soil", "median xs =", "median xs = =");
+    assert_eq!(status_of(&root, "csvstats::median"), "check-failing");
+    let reason = row_reason(&root, "csvstats::median");
+    assert!(
+        reason.contains("csvstats/median.soil: expected an expression")
+            && reason.contains("(unexpected-token)"),
+        "the reason points at the parse error: {reason}"
+    );
+    assert_verified(&root);
+
+    let root = Root::examples();
+    root.edit("csvstats/median.soil", "median xs =", "middle xs =");
+    assert_eq!(status_of(&root, "csvstats::median"), "check-failing");
+    assert_verified(&root);
+
+    let root = Root::examples();
+    std::fs::remove_file(root.path("csvstats/median.soil")).expect("remove");
+    assert_eq!(status_of(&root, "csvstats::median"), "not-lowered");
+    assert!(row_reason(&root, "csvstats::median").contains("no Soil"));
+}
