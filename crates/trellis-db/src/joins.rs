@@ -38,6 +38,22 @@ enum Moved {
     Everything,
 }
 
+/// What a [`Part::refresh`] asked salsa about.
+#[derive(Debug, PartialEq, Eq)]
+enum Refreshed {
+    Nothing,
+    /// The module's own entry and these stems (in order), each in its place.
+    Stems(Vec<String>),
+    /// Everything, or the stems came or went: a join is made again whole.
+    Whole,
+}
+
+impl Refreshed {
+    fn asked(&self) -> bool {
+        *self != Refreshed::Nothing
+    }
+}
+
 /// One kind of a module's part, entry by entry: what belongs to the module as a
 /// whole (`M`), and one entry per file stem (`S`), with the stems an edit
 /// reached since and what it may have moved of each. Refreshing asks salsa
@@ -63,34 +79,52 @@ impl<M, S> Part<M, S> {
     /// over `stems`, the module's current list (so a stem that came is asked,
     /// one that went is dropped).
     /// `stem` is handed the entry held for a stem whose hashes alone moved.
-    /// Returns whether anything was asked.
+    /// Returns what was asked.
     fn refresh<'a>(
         &mut self,
-        stems: impl Iterator<Item = &'a String>,
+        stems: impl Iterator<Item = &'a String> + Clone,
         module: impl FnOnce() -> M,
         mut stem: impl FnMut(&str, Option<&S>) -> S,
-    ) -> bool {
-        let mut kept = match self.entries.take() {
-            Some(entries) if self.stale.is_empty() => {
-                self.entries = Some(entries);
-                return false;
+    ) -> Refreshed {
+        match &mut self.entries {
+            Some(_) if self.stale.is_empty() => Refreshed::Nothing,
+            // The same stems as held: the reached entries are replaced in
+            // place, and every other entry stays where it is.
+            Some((own, by_stem)) if by_stem.keys().eq(stems.clone()) => {
+                let mut asked: Vec<String> = Vec::with_capacity(self.stale.len());
+                for (name, value) in by_stem.iter_mut() {
+                    *value = match self.stale.get(name) {
+                        None => continue,
+                        Some(Moved::Hashes) => stem(name, Some(value)),
+                        Some(Moved::Everything) => stem(name, None),
+                    };
+                    asked.push(name.clone());
+                }
+                self.stale.clear();
+                *own = module();
+                Refreshed::Stems(asked)
             }
-            Some((_, by_stem)) => by_stem,
-            None => BTreeMap::new(),
-        };
-        let by_stem = stems
-            .map(|name| {
-                let value = match (kept.remove(name), self.stale.get(name)) {
-                    (Some(value), None) => value,
-                    (Some(value), Some(Moved::Hashes)) => stem(name, Some(&value)),
-                    _ => stem(name, None),
-                };
-                (name.clone(), value)
-            })
-            .collect();
-        self.stale.clear();
-        self.entries = Some((module(), by_stem));
-        true
+            _ => {
+                let mut kept = self
+                    .entries
+                    .take()
+                    .map(|(_, by_stem)| by_stem)
+                    .unwrap_or_default();
+                let by_stem = stems
+                    .map(|name| {
+                        let value = match (kept.remove(name), self.stale.get(name)) {
+                            (Some(value), None) => value,
+                            (Some(value), Some(Moved::Hashes)) => stem(name, Some(&value)),
+                            _ => stem(name, None),
+                        };
+                        (name.clone(), value)
+                    })
+                    .collect();
+                self.stale.clear();
+                self.entries = Some((module(), by_stem));
+                Refreshed::Whole
+            }
+        }
     }
 
     /// The stems of `stems` the next refresh asks salsa about, each with the
@@ -136,6 +170,8 @@ struct ModuleParts {
     /// join costs one append per module.
     check_joined: CheckReport,
     status_joined: Vec<StatusRow>,
+    /// Whether `status_joined` begins with the decision scope's row.
+    status_joined_scope: bool,
     status_counts: Vec<StatusCount>,
     lock_problems_joined: Vec<Diagnostic>,
 }
@@ -152,6 +188,43 @@ impl ModuleParts {
                 self.lock_problems.reach(stem, moved);
             }
         }
+    }
+
+    /// Joins the status rows again after a refresh: only the rows `refreshed`
+    /// asked are copied when the rows' places held (a hub edit moves hundreds
+    /// of rows in modules of thousands), else every row.
+    fn join_status(&mut self, refreshed: &Refreshed) {
+        let (scope, specs) = self.status.entries();
+        let rows = usize::from(scope.is_some()) + specs.values().flatten().count();
+        let in_place = matches!(refreshed, Refreshed::Stems(_))
+            && rows == self.status_joined.len()
+            && scope.is_some() == self.status_joined_scope;
+        match refreshed {
+            Refreshed::Stems(asked) if in_place => {
+                let mut at = 0;
+                if let Some(scope) = scope {
+                    self.status_joined[0] = scope.clone();
+                    at = 1;
+                }
+                let mut asked = asked.iter().peekable();
+                for (stem, held) in specs {
+                    let was_asked = asked.next_if(|name| *name == stem).is_some();
+                    let Some(held) = held else { continue };
+                    if was_asked {
+                        self.status_joined[at] = held.row.clone();
+                    }
+                    at += 1;
+                }
+            }
+            _ => {
+                self.status_joined = (scope.iter())
+                    .chain(specs.values().flatten().map(|held| &held.row))
+                    .cloned()
+                    .collect();
+                self.status_joined_scope = scope.is_some();
+            }
+        }
+        self.status_counts = count_statuses(&self.status_joined);
     }
 
     fn is_reached(&self) -> bool {
@@ -314,7 +387,7 @@ impl RootJoins {
         });
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
-            let asked = parts.check.refresh(
+            let refreshed = parts.check.refresh(
                 files.specs.keys(),
                 || {
                     let head = check_module_head(db, files);
@@ -322,7 +395,7 @@ impl RootJoins {
                 },
                 |stem, _| check_spec_entry(db, module, files, stem),
             );
-            if asked {
+            if refreshed.asked() {
                 let ((head, helpers), specs) = parts.check.entries();
                 let mut joined = head.clone();
                 specs.values().for_each(|entry| joined.append(entry));
@@ -367,20 +440,15 @@ impl RootJoins {
         );
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
-            let asked = parts.status.refresh(
+            let refreshed = parts.status.refresh(
                 files.specs.keys(),
                 || scope_status_row(db, module, files),
                 |stem, held| {
                     spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
                 },
             );
-            if asked {
-                let (scope, specs) = parts.status.entries();
-                parts.status_joined = (scope.iter())
-                    .chain(specs.values().flatten().map(|held| &held.row))
-                    .cloned()
-                    .collect();
-                parts.status_counts = count_statuses(&parts.status_joined);
+            if refreshed.asked() {
+                parts.join_status(&refreshed);
             }
         }
         self.project_row = project_status_row(db);
@@ -426,12 +494,12 @@ impl RootJoins {
             .collect();
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
-            let asked = parts.lock_problems.refresh(
+            let refreshed = parts.lock_problems.refresh(
                 files.locks.keys(),
                 || (),
                 |stem, _| lock_entry_problems(db, files, stem),
             );
-            if asked {
+            if refreshed.asked() {
                 let (_, by_stem) = parts.lock_problems.entries();
                 parts.lock_problems_joined = by_stem.values().flatten().cloned().collect();
             }
