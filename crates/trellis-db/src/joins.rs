@@ -190,9 +190,9 @@ impl ModuleParts {
         }
     }
 
-    /// Joins the status rows again after a refresh: only the rows `refreshed`
-    /// asked are copied when the rows' places held (a hub edit moves hundreds
-    /// of rows in modules of thousands), else every row.
+    /// Joins the status rows again after a refresh: when every row kept its
+    /// place, only the rows `refreshed` asked are copied (a hub edit moves a
+    /// few rows in each of most modules), else every row.
     fn join_status(&mut self, refreshed: &Refreshed) {
         let (scope, specs) = self.status.entries();
         let rows = usize::from(scope.is_some()) + specs.values().flatten().count();
