@@ -382,18 +382,25 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.check);
-        spread::ask_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
-            check_spec_entry(db, module, files, stem);
-        });
+        let mut answered = answered_ahead(
+            &ahead,
+            spread::answer_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
+                check_spec_entry(db, module, files, stem)
+            }),
+        );
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
+            let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.check.refresh(
                 files.specs.keys(),
                 || {
                     let head = check_module_head(db, files);
                     (head, check_module_helpers(db, module, files))
                 },
-                |stem, _| check_spec_entry(db, module, files, stem),
+                |stem, _| {
+                    (answered.as_mut().and_then(|answered| answered.remove(stem)))
+                        .unwrap_or_else(|| check_spec_entry(db, module, files, stem))
+                },
             );
             if refreshed.asked() {
                 let ((head, helpers), specs) = parts.check.entries();
@@ -430,21 +437,35 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.status);
-        spread::ask_ahead(
-            db,
+        let mut answered = answered_ahead(
             &ahead,
-            self.threads,
-            |db, &(module, files, stem, held)| {
-                spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref));
-            },
+            spread::answer_ahead(
+                db,
+                &ahead,
+                self.threads,
+                |db, &(module, files, stem, held)| {
+                    spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
+                },
+            ),
         );
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
+            let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.status.refresh(
                 files.specs.keys(),
                 || scope_status_row(db, module, files),
                 |stem, held| {
-                    spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
+                    (answered.as_mut().and_then(|answered| answered.remove(stem))).unwrap_or_else(
+                        || {
+                            spec_status_entry(
+                                db,
+                                module,
+                                files,
+                                stem,
+                                held.and_then(Option::as_ref),
+                            )
+                        },
+                    )
                 },
             );
             if refreshed.asked() {
@@ -578,6 +599,20 @@ impl RootJoins {
 /// An entry to ask ahead: module, its files, the stem, and the entry held
 /// for a stem whose hashes alone moved.
 type AskAhead<'s, S> = (&'s str, &'s ModuleFiles, &'s str, Option<&'s S>);
+
+/// The entries answered ahead, by module and stem, for the join to take instead
+/// of asking again: the same revision and the same held entry, so the same
+/// answer ([`spread::answer_ahead`]).
+fn answered_ahead<S, R>(
+    ahead: &[AskAhead<'_, S>],
+    answers: Option<Vec<R>>,
+) -> FxHashMap<String, FxHashMap<String, R>> {
+    let mut answered: FxHashMap<String, FxHashMap<String, R>> = FxHashMap::default();
+    for (&(module, _, stem, _), answer) in ahead.iter().zip(answers.into_iter().flatten()) {
+        (answered.entry(module.to_owned()).or_default()).insert(stem.to_owned(), answer);
+    }
+    answered
+}
 
 /// Some consecutive status rows — the project's, or one module's — with how
 /// many have each status and kind.
