@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use salsa::{Durability, Setter};
 
 use crate::config::CONFIG_FILE;
 use crate::db::RootDatabase;
-use crate::files::{Directory, SourceFile, Workspace, directory_name, position_in};
+use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, position_in};
 
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
 /// removed (`None`), keyed by root-relative path.
@@ -170,7 +170,10 @@ const VOLATILE: Durability = Durability::LOW;
 
 /// A file's text durability, by its kind for its whole life (§7.1).
 fn text_durability(path: &str) -> Durability {
-    if path.ends_with(".soil") { SOIL } else { TEXT }
+    match FileKind::of(Utf8Path::new(path)) {
+        FileKind::Soil => SOIL,
+        _ => TEXT,
+    }
 }
 
 fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> Option<Directory> {

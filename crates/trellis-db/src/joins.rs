@@ -170,8 +170,6 @@ struct ModuleParts {
     /// join costs one append per module.
     check_joined: CheckReport,
     status_joined: Vec<StatusRow>,
-    /// Whether `status_joined` begins with the decision scope's row.
-    status_joined_scope: bool,
     status_counts: Vec<StatusCount>,
     lock_problems_joined: Vec<Diagnostic>,
 }
@@ -195,12 +193,11 @@ impl ModuleParts {
     /// few rows in each of most modules), else every row.
     fn join_status(&mut self, refreshed: &Refreshed) {
         let (scope, specs) = self.status.entries();
+        // The stems are as they were, and whether a stem has a row is its
+        // kind's: the rows kept their places unless the scope's row came or went.
         let rows = usize::from(scope.is_some()) + specs.values().flatten().count();
-        let in_place = matches!(refreshed, Refreshed::Stems(_))
-            && rows == self.status_joined.len()
-            && scope.is_some() == self.status_joined_scope;
         match refreshed {
-            Refreshed::Stems(asked) if in_place => {
+            Refreshed::Stems(asked) if rows == self.status_joined.len() => {
                 let mut at = 0;
                 if let Some(scope) = scope {
                     self.status_joined[0] = scope.clone();
@@ -221,7 +218,6 @@ impl ModuleParts {
                     .chain(specs.values().flatten().map(|held| &held.row))
                     .cloned()
                     .collect();
-                self.status_joined_scope = scope.is_some();
             }
         }
         self.status_counts = count_statuses(&self.status_joined);

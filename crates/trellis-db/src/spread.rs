@@ -56,7 +56,13 @@ pub(crate) fn answer_ahead<E: Sync, R: Send>(
             }
         }
     });
-    Some(answers.into_iter().flatten().collect())
+    // Dealt round robin, every entry has its answer.
+    Some(
+        answers
+            .into_iter()
+            .map(|answer| answer.expect("every entry is dealt"))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

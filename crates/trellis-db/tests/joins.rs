@@ -304,40 +304,45 @@ fn a_body_edit_moves_only_hashes_when_sealed() {
     let mut host = Host::loaded(hub_root(400), RootJoins::default());
     let hub = hub_soil_path(0);
     let hub_spec = hub.replace(".soil", ".tr");
+    // Each edit in turn: its row's name, the file, and the text it replaces.
+    let edits = [
+        (
+            "sealed: arithmetic",
+            &hub,
+            "let base = x *",
+            "let base = 1 + x *",
+        ),
+        ("and back", &hub, "let base = 1 + x *", "let base = x *"),
+        ("unparsable", &hub, "  base\n", "  base +\n"),
+        ("mended", &hub, "  base +\n", "  base\n"),
+        (
+            "a new call",
+            &hub,
+            "x * 3 + 10",
+            "x * 3 + 10 + m000::f00000 x",
+        ),
+        (
+            "a cycle through a caller",
+            &hub,
+            "m000::f00000 x",
+            "hub1::h107 x",
+        ),
+        ("out of the cycle", &hub, " + hub1::h107 x", ""),
+        ("sealed again", &hub, "x * 3 + 10", "x * 3 + 11"),
+        (
+            "signature withdrawn",
+            &hub_spec,
+            "```soil-sig\nh000 : (x : I64) -> I64\n```\n",
+            "",
+        ),
+        ("unsigned: a Bool now", &hub, "  base\n", "  base > 0\n"),
+    ];
     let mut rows = String::new();
-    let mut row = |name: &str, answer: String| {
+    for (name, path, from, to) in edits {
+        let answer = host.replace(path, from, to);
         let reached = answer.split_once(" + ").map_or("", |(_, reached)| reached);
         rows.push_str(&format!("{name:<26} {reached}\n"));
-    };
-    let edit = |host: &mut Host, from: &str, to: &str| host.replace(&hub, from, to);
-    row(
-        "sealed: arithmetic",
-        edit(&mut host, "let base = x *", "let base = 1 + x *"),
-    );
-    row(
-        "and back",
-        edit(&mut host, "let base = 1 + x *", "let base = x *"),
-    );
-    row("unparsable", edit(&mut host, "  base\n", "  base +\n"));
-    row("mended", edit(&mut host, "  base +\n", "  base\n"));
-    row(
-        "a new call",
-        edit(&mut host, "x * 3 + 10", "x * 3 + 10 + m000::f00000 x"),
-    );
-    row(
-        "a cycle through a caller",
-        edit(&mut host, "m000::f00000 x", "hub1::h107 x"),
-    );
-    row("out of the cycle", edit(&mut host, " + hub1::h107 x", ""));
-    row("sealed again", edit(&mut host, "x * 3 + 10", "x * 3 + 11"));
-    row(
-        "signature withdrawn",
-        host.replace(&hub_spec, "```soil-sig\nh000 : (x : I64) -> I64\n```\n", ""),
-    );
-    row(
-        "unsigned: a Bool now",
-        edit(&mut host, "  base\n", "  base > 0\n"),
-    );
+    }
     // The callers read the unsigned body, so their checks fail now.
     let check = host.joins.check(&host.db);
     assert!(
