@@ -12,10 +12,12 @@
 //! salsa's memo uses.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use trellis_diag::Diagnostic;
 
+use crate::ahead::{AskAhead, Shelf};
 use crate::change::Change;
 use crate::db::RootDatabase;
 use crate::files::Workspace;
@@ -249,6 +251,14 @@ pub struct RootJoins {
     /// How many threads may ask salsa about the entries to refresh before
     /// they are joined ([`crate::spread`]); 0 and 1 ask on the caller's alone.
     threads: usize,
+    /// Answers asked ahead of the next request ([`crate::ahead`]).
+    shelf: Arc<Shelf>,
+    /// Whether a check, a status was ever asked for: only what a host asks
+    /// for is asked ahead (a first answer of the root is no edit's work).
+    asked_check: bool,
+    asked_status: bool,
+    /// How many entries answers took from the shelf (tests and benchmarks).
+    taken_ahead: usize,
 }
 
 impl RootJoins {
@@ -261,17 +271,44 @@ impl RootJoins {
         }
     }
 
+    /// The entries the next check and status will ask salsa about, to be
+    /// answered ahead of them on another thread ([`crate::ahead`]); `None`
+    /// when they ask nothing. Take it just after applying a change: the
+    /// answers are for the database as it is now.
+    pub fn ask_ahead(&mut self, db: &RootDatabase) -> Option<AskAhead> {
+        self.sync(db);
+        let index = root_index(db, Workspace::get(db));
+        fn owned<S>(
+            &(module, files, stem, _): &ToAsk<'_, S>,
+        ) -> (String, Arc<ModuleFiles>, String) {
+            (module.to_owned(), Arc::clone(files), stem.to_owned())
+        }
+        let check: Vec<_> = match self.asked_check {
+            true => (self.to_ask(index, |parts| &parts.check).iter())
+                .map(owned)
+                .collect(),
+            false => Vec::new(),
+        };
+        let status: Vec<_> = match self.asked_status {
+            true => (self.to_ask(index, |parts| &parts.status).iter())
+                .map(|entry| (owned(entry), entry.3.cloned().flatten()))
+                .collect(),
+            false => Vec::new(),
+        };
+        if check.is_empty() && status.is_empty() {
+            return None;
+        }
+        Some(AskAhead::new(db, self.threads, check, status, &self.shelf))
+    }
+
     /// The entries of the modules' `part` that the next answer asks salsa
     /// about, as (module, files, stem, the entry held for a stem whose hashes
-    /// alone moved); none when no other thread may ask.
+    /// alone moved).
     fn to_ask<'s, 'i: 's, M: 's, S: 's>(
         &'s self,
         index: &'i crate::index::RootIndex,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
-    ) -> Vec<AskAhead<'s, S>> {
-        if self.threads < 2 {
-            return Vec::new();
-        }
+    ) -> Vec<ToAsk<'s, S>> {
         (index.modules.iter())
             .flat_map(|(module, files)| {
                 let stems = files.specs.keys();
@@ -280,7 +317,7 @@ impl RootJoins {
                     None => stems.map(|stem| (stem, None)).collect(),
                 };
                 (stems.into_iter())
-                    .map(move |(stem, held)| (module.as_str(), &**files, stem.as_str(), held))
+                    .map(move |(stem, held)| (module.as_str(), files, stem.as_str(), held))
             })
             .collect()
     }
@@ -311,6 +348,7 @@ impl RootJoins {
     /// Drops the parts `change` can move. Call it just before `change.apply(db)`,
     /// while `db` still holds the texts the change replaces.
     pub fn invalidate(&mut self, db: &RootDatabase, change: &Change) {
+        self.shelf.clear();
         self.sync(db);
         self.synced = db.changes_applied() + 1;
         if self.parts.is_empty() {
@@ -376,14 +414,20 @@ impl RootJoins {
     /// The whole root's check, as [`crate::check_root`] answers it for the root.
     pub fn check(&mut self, db: &RootDatabase) -> CheckReport {
         self.sync(db);
+        self.asked_check = true;
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.check);
+        let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead));
+        let taken = shelved.as_ref().map_or(0, Vec::len);
         let mut answered = answered_ahead(
             &ahead,
-            spread::answer_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
-                check_spec_entry(db, module, files, stem)
+            shelved.or_else(|| {
+                spread::answer_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
+                    check_spec_entry(db, module, files, stem)
+                })
             }),
         );
+        self.taken_ahead += taken;
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
@@ -431,19 +475,25 @@ impl RootJoins {
     /// without reading them.
     pub fn status_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
         self.sync(db);
+        self.asked_status = true;
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.status);
+        let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead));
+        let taken = shelved.as_ref().map_or(0, Vec::len);
         let mut answered = answered_ahead(
             &ahead,
-            spread::answer_ahead(
-                db,
-                &ahead,
-                self.threads,
-                |db, &(module, files, stem, held)| {
-                    spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
-                },
-            ),
+            shelved.or_else(|| {
+                spread::answer_ahead(
+                    db,
+                    &ahead,
+                    self.threads,
+                    |db, &(module, files, stem, held)| {
+                        spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
+                    },
+                )
+            }),
         );
+        self.taken_ahead += taken;
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
@@ -560,6 +610,12 @@ impl RootJoins {
             .count()
     }
 
+    /// How many entries the answers so far took as they were answered ahead
+    /// ([`RootJoins::ask_ahead`]; for tests and benchmarks).
+    pub fn taken_ahead(&self) -> usize {
+        self.taken_ahead
+    }
+
     /// `module`'s parts, made empty the first time it is asked for.
     fn parts_of(&mut self, module: &str) -> &mut ModuleParts {
         if !self.parts.contains_key(module) {
@@ -592,15 +648,22 @@ impl RootJoins {
     }
 }
 
-/// An entry to ask ahead: module, its files, the stem, and the entry held
-/// for a stem whose hashes alone moved.
-type AskAhead<'s, S> = (&'s str, &'s ModuleFiles, &'s str, Option<&'s S>);
+/// An entry the next answer asks salsa about: module, its files, the stem,
+/// and the entry held for a stem whose hashes alone moved.
+type ToAsk<'s, S> = (&'s str, &'s Arc<ModuleFiles>, &'s str, Option<&'s S>);
+
+/// The (module, stem) of each entry, as the shelf marks its answers.
+fn keys_of<'s, S>(
+    entries: &'s [ToAsk<'s, S>],
+) -> impl ExactSizeIterator<Item = (&'s str, &'s str)> + Clone {
+    entries.iter().map(|&(module, _, stem, _)| (module, stem))
+}
 
 /// The entries answered ahead, by module and stem, for the join to take instead
 /// of asking again: the same revision and the same held entry, so the same
 /// answer ([`spread::answer_ahead`]).
 fn answered_ahead<S, R>(
-    ahead: &[AskAhead<'_, S>],
+    ahead: &[ToAsk<'_, S>],
     answers: Option<Vec<R>>,
 ) -> FxHashMap<String, FxHashMap<String, R>> {
     let mut answered: FxHashMap<String, FxHashMap<String, R>> = FxHashMap::default();

@@ -16,6 +16,7 @@
 
 #![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
+mod ahead;
 mod assembly;
 mod change;
 mod check;
@@ -47,6 +48,7 @@ pub mod synthetic;
 mod tables;
 mod test_check;
 
+pub use ahead::AskAhead;
 pub use assembly::{
     ProgramDef, helper_grants, program_cycle, program_cycle_free, program_def, program_order,
     program_refs, property_callees, test_program_order,

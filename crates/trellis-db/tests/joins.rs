@@ -19,9 +19,13 @@ impl Host {
 
     /// A host whose joins hold `files`, answered once and compared.
     fn loaded(files: Vec<(String, String)>, joins: RootJoins) -> Host {
+        Host::loaded_into(RootDatabase::default(), files, joins)
+    }
+
+    fn loaded_into(db: RootDatabase, files: Vec<(String, String)>, joins: RootJoins) -> Host {
         let files: std::collections::BTreeMap<String, String> = files.into_iter().collect();
         let mut host = Host {
-            db: RootDatabase::default(),
+            db,
             joins,
             files: Default::default(),
         };
@@ -69,6 +73,16 @@ impl Host {
                 n - 3
             ),
         }
+    }
+
+    /// Replaces `from` by `to` in `path` and applies it, asking nothing.
+    fn edit_quietly(&mut self, path: &str, (from, to): (&str, &str)) {
+        let text = self.files[path].replacen(from, to, 1);
+        assert_ne!(text, self.files[path], "{path} does not contain `{from}`");
+        let mut change = Change::default();
+        change.set_root_file(path, text.clone());
+        self.apply(change);
+        self.files.insert(path.to_owned(), text);
     }
 
     fn replace(&mut self, path: &str, from: &str, to: &str) -> String {
@@ -363,4 +377,78 @@ fn a_body_edit_moves_only_hashes_when_sealed() {
         unsigned: a Bool now       hub0::_module hub0::h000 hub1::_module and 55 more
     "#]]
     .assert_eq(&rows);
+}
+
+/// Answers asked ahead (design §7.10): after a hub edit, another thread
+/// answers what the next check and status ask, and the request then takes
+/// those answers: it executes none of the queries answered ahead, and answers
+/// as salsa does.
+#[test]
+fn answers_asked_ahead_leave_the_request_nothing_to_execute() {
+    let mut host = Host::loaded_into(
+        RootDatabase::with_query_log(),
+        trellis_db::synthetic::hub_root(400),
+        RootJoins::with_threads(2),
+    );
+    let hub = trellis_db::synthetic::hub_soil_path(0);
+    host.edit_quietly(&hub, ("let base = x *", "let base = 1 + x *"));
+    let ahead = host
+        .joins
+        .ask_ahead(&host.db)
+        .expect("a hub edit reaches rows");
+    let asked = ahead.len();
+    assert!(asked > 50, "only {asked} entries asked ahead");
+    host.db.query_log().start();
+    assert!(std::thread::spawn(move || ahead.answer()).join().unwrap());
+    let executed_ahead = host.db.query_log().take();
+    host.answer_and_compare();
+    let executed_again: Vec<String> = (host.db.query_log().take().into_iter())
+        .filter(|query| executed_ahead.contains(query))
+        .collect();
+    assert!(!executed_ahead.is_empty());
+    assert_eq!(executed_again, Vec::<String>::new());
+    assert_eq!(host.joins.taken_ahead(), asked);
+}
+
+/// Answers asked ahead and then not given — dropped unanswered, or cancelled
+/// by a change applied while they are answered — leave the request to ask
+/// for itself, and never answer for another revision.
+#[test]
+fn answers_asked_ahead_never_outlive_their_revision() {
+    let mut host = Host::loaded(
+        trellis_db::synthetic::hub_root(400),
+        RootJoins::with_threads(2),
+    );
+    let hub = trellis_db::synthetic::hub_soil_path(0);
+    let edits = [
+        ("let base = x *", "let base = 1 + x *"),
+        ("let base = 1 + x *", "let base = 2 + x *"),
+        ("let base = 2 + x *", "let base = x *"),
+    ];
+    // Dropped unanswered: the next answer asks for itself, without waiting.
+    host.edit_quietly(&hub, edits[0]);
+    drop(host.joins.ask_ahead(&host.db));
+    host.answer_and_compare();
+    assert_eq!(host.joins.taken_ahead(), 0);
+    // Answered, then a change: the shelved answers are for the revision before.
+    host.edit_quietly(&hub, edits[1]);
+    let ahead = host
+        .joins
+        .ask_ahead(&host.db)
+        .expect("a hub edit reaches rows");
+    assert!(ahead.answer());
+    host.edit_quietly(&hub, edits[2]);
+    host.answer_and_compare();
+    assert_eq!(host.joins.taken_ahead(), 0);
+    // A change while another thread answers: salsa cancels that work, the
+    // write going on once it unwound, whichever came first.
+    host.edit_quietly(&hub, edits[0]);
+    let ahead = host
+        .joins
+        .ask_ahead(&host.db)
+        .expect("a hub edit reaches rows");
+    let answering = std::thread::spawn(move || ahead.answer());
+    host.edit_quietly(&hub, edits[1]);
+    answering.join().expect("cancelled, not panicked");
+    host.answer_and_compare();
 }

@@ -111,7 +111,12 @@ pub fn run(root: &Path) -> Result<(), String> {
     let mut service = Service::watching(root.to_owned(), watch);
     // Load the root before the first client asks, so its first answer is quick.
     service.refresh();
+    let queue = service.change_queue();
     let service = Arc::new(Mutex::new(service));
+    if let Some(queue) = queue {
+        let service = Arc::clone(&service);
+        std::thread::spawn(move || ask_ahead_of_requests(&service, &queue));
+    }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
     let handler = DaemonHandler {
         service,
@@ -127,4 +132,44 @@ pub fn run(root: &Path) -> Result<(), String> {
     let served = server.serve(handler);
     crate::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
+}
+
+/// How long a file may stay open for writing before its change is applied
+/// anyway: an editor's save closes within microseconds; a process that keeps
+/// a file open must not keep the work from starting.
+const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// The daemon's thread that starts on a change as soon as the feed reports it
+/// (design §7.10): the client that made the edit is still starting when the
+/// change is applied and what the next check and status need is answered
+/// here, off the service's lock, so a request that arrives meanwhile is never
+/// held up by it. A request that changes the root first cancels the work.
+fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
+    use crate::service::AheadOfRequests;
+    let mut patience = None;
+    loop {
+        let news = crate::watch::sys::wait_for_events(queue, patience);
+        let ahead = {
+            let mut service = match service.lock() {
+                Ok(service) => service,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            service.ask_ahead(!news)
+        };
+        patience = None;
+        match ahead {
+            AheadOfRequests::Nothing => {}
+            AheadOfRequests::Writing => patience = Some(WRITE_PATIENCE),
+            AheadOfRequests::Ask(ahead) => {
+                // A bug met here is met again by the request, which reports
+                // it; this thread goes on to the next change.
+                let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    ahead.answer();
+                }));
+                if answered.is_err() {
+                    eprintln!("trellis daemon: answering a change ahead of its request panicked");
+                }
+            }
+        }
+    }
 }

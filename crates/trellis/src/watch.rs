@@ -40,6 +40,34 @@ pub struct RootWatch {
     incomplete: bool,
     /// Where events are read into; kept, since every request drains the queue.
     buffer: Vec<u8>,
+    /// What the queue named since the last take.
+    pending: Pending,
+    /// Input files written to and not closed since: saves under way.
+    writing: BTreeSet<String>,
+}
+
+/// Whether the writes the feed reported are finished ([`RootWatch::settled`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// Nothing changed since the last take.
+    Quiet,
+    /// Every file written since was closed again.
+    Written,
+    /// A file is still open for writing, as far as the feed can tell.
+    Writing,
+}
+
+#[derive(Default)]
+struct Pending {
+    paths: BTreeSet<String>,
+    trees: BTreeSet<String>,
+    everything: bool,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.paths.is_empty() && self.trees.is_empty() && !self.everything
+    }
 }
 
 impl RootWatch {
@@ -52,6 +80,8 @@ impl RootWatch {
             dirs: FxHashMap::default(),
             incomplete: false,
             buffer: vec![0; 64 * 1024],
+            pending: Pending::default(),
+            writing: BTreeSet::new(),
         };
         watch.watch_tree("")?;
         Ok(watch)
@@ -73,37 +103,36 @@ impl RootWatch {
         Ok(())
     }
 
-    /// Drains the queue without blocking.
-    pub fn take(&mut self) -> Dirty {
-        let mut paths = BTreeSet::new();
-        let mut trees = BTreeSet::new();
-        let mut everything = false;
-        let mut buffer = std::mem::take(&mut self.buffer);
-        loop {
-            let read = match self.inotify.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
-                    everything = true;
-                    break;
-                }
-            };
-            for event in sys::events(&buffer[..read]) {
-                match self.classify(&event) {
-                    Some(Named::Everything) => everything = true,
-                    Some(Named::File(path)) => {
-                        paths.insert(path);
-                    }
-                    Some(Named::Tree(prefix)) => {
-                        trees.insert(prefix);
-                    }
-                    None => {}
-                }
-            }
+    /// A handle on the feed's queue that polls readable while events wait,
+    /// for a thread that acts when the root changes (design §7.10); reading
+    /// stays with [`RootWatch::settled`] and [`RootWatch::take`].
+    pub fn queue(&self) -> io::Result<File> {
+        self.inotify.try_clone()
+    }
+
+    /// Drains the queue into what waits for the next [`RootWatch::take`], and
+    /// says whether the writes it names are finished: an input file opened
+    /// and written is only finished once it is closed (a save in place
+    /// truncates, writes, then closes; one by rename arrives whole).
+    pub fn settled(&mut self) -> Settled {
+        self.drain();
+        if self.pending.is_empty() {
+            Settled::Quiet
+        } else if self.writing.is_empty() {
+            Settled::Written
+        } else {
+            Settled::Writing
         }
-        self.buffer = buffer;
+    }
+
+    /// What changed since the last take, draining the queue without blocking.
+    pub fn take(&mut self) -> Dirty {
+        self.drain();
+        let Pending {
+            mut paths,
+            trees,
+            everything,
+        } = std::mem::take(&mut self.pending);
         if !everything && !self.incomplete {
             match self.rewatch(&trees) {
                 Ok(()) => {
@@ -123,6 +152,41 @@ impl RootWatch {
         // New directories need watches.
         self.incomplete = self.watch_tree("").is_err();
         Dirty::Everything
+    }
+
+    /// Reads every event queued into `pending`, without blocking.
+    fn drain(&mut self) {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        loop {
+            let read = match self.inotify.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.pending.everything = true;
+                    break;
+                }
+            };
+            for event in sys::events(&buffer[..read]) {
+                match self.classify(&event) {
+                    Some(Named::Everything) => self.pending.everything = true,
+                    Some(Named::File(path)) => {
+                        if sys::opens_a_write(event.mask) {
+                            self.writing.insert(path.clone());
+                        } else if sys::ends_a_write(event.mask) {
+                            self.writing.remove(&path);
+                        }
+                        self.pending.paths.insert(path);
+                    }
+                    Some(Named::Tree(prefix)) => {
+                        self.pending.trees.insert(prefix);
+                    }
+                    None => {}
+                }
+            }
+        }
+        self.buffer = buffer;
     }
 
     /// What one event names. The root's own watch going names everything; a
@@ -188,7 +252,7 @@ enum Named {
     Everything,
 }
 
-/// The module's only `unsafe` code: three libc calls whose results are checked.
+/// The module's only `unsafe` code: four libc calls whose results are checked.
 /// Shared with the bundle directories' watch (`service::bundle_dir`).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
@@ -228,9 +292,36 @@ pub(crate) mod sys {
         mask & libc::IN_IGNORED != 0
     }
 
+    /// A file was created or written: a save may be under way.
+    pub fn opens_a_write(mask: u32) -> bool {
+        mask & (libc::IN_CREATE | libc::IN_MODIFY) != 0
+    }
+
+    /// A file was closed after writing, or arrived or left whole.
+    pub fn ends_a_write(mask: u32) -> bool {
+        mask & (libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO | libc::IN_MOVED_FROM | libc::IN_DELETE)
+            != 0
+    }
+
     /// The kernel's queue overflowed: events were lost, for any watch.
     pub fn overflowed(mask: u32) -> bool {
         mask & libc::IN_Q_OVERFLOW != 0
+    }
+
+    /// Waits until `queue` has events or `timeout` passes (`None`: for as
+    /// long as it takes); `true` when it has events.
+    pub fn wait_for_events(queue: &File, timeout: Option<std::time::Duration>) -> bool {
+        let mut poll = libc::pollfd {
+            fd: queue.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let timeout = timeout.map_or(-1, |timeout| {
+            i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX)
+        });
+        // SAFETY: `poll` is one valid pollfd that outlives the call.
+        let ready = unsafe { libc::poll(&raw mut poll, 1, timeout) };
+        ready > 0 && poll.revents & libc::POLLIN != 0
     }
 
     pub fn init() -> io::Result<File> {
@@ -319,6 +410,19 @@ pub(crate) mod sys {
         true
     }
 
+    pub fn opens_a_write(_mask: u32) -> bool {
+        false
+    }
+
+    pub fn ends_a_write(_mask: u32) -> bool {
+        false
+    }
+
+    pub fn wait_for_events(_queue: &File, timeout: Option<std::time::Duration>) -> bool {
+        std::thread::sleep(timeout.unwrap_or(std::time::Duration::from_secs(3600)));
+        false
+    }
+
     pub fn init() -> io::Result<File> {
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
@@ -367,6 +471,33 @@ mod tests {
         std::fs::rename(root.join("m/a.tr.tmp"), root.join("m/a.tr")).expect("rename");
         std::fs::remove_file(root.join("soil.toml")).expect("remove");
         assert_eq!(watch.take(), paths(&["m/a.tr", "soil.toml"]));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A save in place is finished once the file is closed; a new file
+    /// once it is closed too; one renamed into place arrives whole. What
+    /// `settled` drained waits for the next take.
+    #[test]
+    fn says_whether_the_writes_it_names_are_finished() {
+        use std::io::Write;
+        let root = temp_root("settled");
+        let mut watch = RootWatch::new(&root).expect("inotify");
+        assert_eq!(watch.settled(), Settled::Quiet);
+        let mut saving = std::fs::File::create(root.join("m/a.tr")).expect("open");
+        saving.write_all(b"half").expect("write");
+        assert_eq!(watch.settled(), Settled::Writing);
+        saving.write_all(b" and the rest").expect("write");
+        drop(saving);
+        assert_eq!(watch.settled(), Settled::Written);
+        let mut created = std::fs::File::create(root.join("m/b.tr")).expect("create");
+        assert_eq!(watch.settled(), Settled::Writing, "created, not yet closed");
+        created.write_all(b"b").expect("write");
+        drop(created);
+        std::fs::write(root.join("m/c.tr.tmp"), "c").expect("write");
+        std::fs::rename(root.join("m/c.tr.tmp"), root.join("m/c.tr")).expect("rename");
+        assert_eq!(watch.settled(), Settled::Written);
+        assert_eq!(watch.take(), paths(&["m/a.tr", "m/b.tr", "m/c.tr"]));
+        assert_eq!(watch.settled(), Settled::Quiet);
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

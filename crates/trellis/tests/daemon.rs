@@ -127,6 +127,46 @@ fn the_daemon_sees_every_edit_the_change_feed_reports() {
     );
 }
 
+/// The daemon starts on an edit when the change feed reports it (design
+/// §7.10): the next request takes the answers computed ahead of it, reports
+/// the edited file as changed, and answers as a fresh process does.
+#[test]
+fn an_edit_is_answered_ahead_of_the_request_that_asks() {
+    let root = Root::examples();
+    root.run(&["check"]).ok();
+    root.run(&["status"]).ok();
+    let mut client = Client::connect(&root.socket()).expect("connect to the spawned daemon");
+    let body = root.read("csvstats/median.soil");
+    let mut taken = Vec::new();
+    // Each edit gives the daemon a while to answer ahead: on a loaded machine
+    // one edit may still be asked before; ten in a row would not be.
+    for parity in 2..12 {
+        root.write(
+            "csvstats/median.soil",
+            &body.replacen("n % 2 == 1", &format!("n % 2 == {parity}"), 1),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let answer = client.call("status", json!({})).expect("status");
+        assert_eq!(answer["timings"]["files_changed"], json!(1), "{answer}");
+        let ahead = answer["timings"]["answered_ahead"]
+            .as_u64()
+            .expect("answered_ahead");
+        taken.push(ahead);
+        if ahead > 0 {
+            break;
+        }
+    }
+    assert!(
+        taken.iter().any(|&n| n > 0),
+        "nothing answered ahead: {taken:?}"
+    );
+    assert_eq!(
+        root.status(true),
+        root.status(false),
+        "the daemon and a fresh process disagree"
+    );
+}
+
 #[test]
 fn a_killed_daemon_leaves_a_socket_the_next_command_recovers_from() {
     let root = Root::examples();

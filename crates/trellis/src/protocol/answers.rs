@@ -14,6 +14,11 @@ pub struct Timings {
     pub refresh_us: u64,
     pub queries_us: u64,
     pub files_changed: usize,
+    /// Entries of the root-wide check and status this request took as the
+    /// daemon answered them ahead of it, when the change feed reported the
+    /// edit (design §7.10).
+    #[serde(default)]
+    pub answered_ahead: usize,
 }
 
 /// `refresh`: the files that could not be loaded.

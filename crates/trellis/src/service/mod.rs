@@ -17,7 +17,7 @@ use trellis_verify::{ProcessRunner, WarmPool, WarmRunner};
 use crate::codes::HostCode;
 use crate::loader::RootLoader;
 use crate::protocol::{RefreshAnswer, Request, Timings, encode_answer};
-use crate::watch::{Dirty, RootWatch};
+use crate::watch::{Dirty, RootWatch, Settled};
 
 mod answer;
 mod bundle_dir;
@@ -43,6 +43,9 @@ pub struct Service {
     watch: Option<RootWatch>,
     /// Whether a full load has happened (the feed only reports what came after).
     loaded: bool,
+    /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
+    /// reported by the next request's timings as its own.
+    unreported_changes: usize,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
     /// What this service last left in each bundle directory it wrote, vouched
@@ -61,6 +64,7 @@ impl Service {
             load_problems: Vec::new(),
             watch: None,
             loaded: false,
+            unreported_changes: 0,
             jobs: jobs::Jobs::default(),
             bundle_stamps: bundle_dir::Stamps::none(),
         }
@@ -132,6 +136,37 @@ impl Service {
         self.reload(dirty)
     }
 
+    /// A handle that polls readable when the change feed has news, for the
+    /// daemon's thread that asks ahead; `None` without a feed.
+    pub fn change_queue(&self) -> Option<std::fs::File> {
+        self.watch.as_ref()?.queue().ok()
+    }
+
+    /// Applies what the change feed reported, once the writes it names are
+    /// finished (or `patience_over`: a writer that keeps a file open must not
+    /// stop the work for good), and hands back what the next check and status
+    /// will ask salsa about, to be answered without this service's lock
+    /// (design §7.10).
+    pub fn ask_ahead(&mut self, patience_over: bool) -> AheadOfRequests {
+        let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
+            return AheadOfRequests::Nothing;
+        };
+        match watch.settled() {
+            Settled::Quiet => return AheadOfRequests::Nothing,
+            Settled::Writing if !patience_over => return AheadOfRequests::Writing,
+            Settled::Written | Settled::Writing => {}
+        }
+        let changed = self.refresh();
+        self.unreported_changes += changed;
+        if changed == 0 {
+            return AheadOfRequests::Nothing;
+        }
+        match self.joins.ask_ahead(&self.db) {
+            Some(ahead) => AheadOfRequests::Ask(ahead),
+            None => AheadOfRequests::Nothing,
+        }
+    }
+
     /// Re-reads what `dirty` names and applies what moved; returns how many files
     /// changed.
     fn reload(&mut self, dirty: Dirty) -> usize {
@@ -189,7 +224,8 @@ impl Service {
         } else {
             None
         };
-        let changed = self.refresh();
+        let taken_before = self.joins.taken_ahead();
+        let changed = self.refresh() + std::mem::take(&mut self.unreported_changes);
         let refreshed = started.elapsed();
         let mut result = match &request {
             Some(request) => dispatch(self, request, progress)?,
@@ -201,6 +237,7 @@ impl Service {
                 refresh_us: refreshed.as_micros() as u64,
                 queries_us: (answered - refreshed).as_micros() as u64,
                 files_changed: changed,
+                answered_ahead: self.joins.taken_ahead() - taken_before,
             };
             fields.insert("timings".to_owned(), encode_answer(&timings));
         }
@@ -216,6 +253,17 @@ impl Service {
     pub fn unreadable_locks(&mut self) -> Vec<Diagnostic> {
         self.joins.lock_problems(&self.db)
     }
+}
+
+/// What [`Service::ask_ahead`] found.
+pub enum AheadOfRequests {
+    /// Nothing changed, or nothing to ask.
+    Nothing,
+    /// A file is still being written: ask again when the feed has more, or
+    /// after a while.
+    Writing,
+    /// The change is applied; answer these off the lock.
+    Ask(trellis_db::AskAhead),
 }
 
 /// How many threads may answer the queries of one request (design §7.7):
