@@ -23,8 +23,10 @@ use crate::spread;
 /// One entry to ask: its module, the module's files, its stem.
 type Entry = (String, Arc<ModuleFiles>, String);
 
-/// The next check's and status's entries at one revision, to be answered on
-/// the caller's thread ([`AskAhead::answer`]).
+/// The next check's and status's entries at one revision, to be answered off
+/// the host's lock ([`AskAhead::answer`]). It holds a handle on the database,
+/// so a write waits until it is answered, cancelled or dropped: a host
+/// answers it on another thread than the one that writes.
 #[must_use = "the entries are only answered by `answer`"]
 pub struct AskAhead {
     db: RootDatabase,
@@ -225,8 +227,10 @@ impl Shelf {
     /// for answers holds the host's lock, so none waits now).
     pub(crate) fn clear(&self) {
         let mut shelved = self.lock();
+        // A new ticket: answers still being computed for the old one are
+        // not put.
         *shelved = OnShelf {
-            ticket: shelved.ticket,
+            ticket: shelved.ticket + 1,
             ..OnShelf::default()
         };
         drop(shelved);

@@ -232,34 +232,45 @@ fn builtin_hash(db: &dyn Db) -> String {
 /// The `soil_hash` of a function or helper; `None` until it has a body.
 #[salsa::tracked(returns(copy))]
 pub fn soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
-    let key = (item.module(db).clone(), item.name(db).clone());
     if let Some(members) = call_cycle(db, item) {
         return Some(cycle_hash(db, members));
     }
     let form = &soil_facts(db, item).as_ref()?.form;
+    let from = (item.module(db).as_str(), item.name(db).as_str());
     let mut hasher = Hasher::tagged("soil-hash/1");
     hasher.part(form.as_bytes());
+    // One buffer for every reference's part: a re-hash after a hub edit
+    // writes thousands of them.
+    let mut part = String::with_capacity(128);
     for (name, target) in resolved_refs(db, item) {
-        let referent = referent_hash(db, &key, target);
-        hasher.part(format!("{name}\0{referent}").as_bytes());
+        part.clear();
+        part.push_str(name);
+        part.push('\0');
+        push_referent_hash(db, from, target, &mut part);
+        hasher.part(part.as_bytes());
     }
     Some(hasher.finish())
 }
 
-fn referent_hash(db: &dyn Db, from: &(String, String), target: &Target) -> String {
-    match target {
-        Target::Definition(module, name) if (module, name) == (&from.0, &from.1) => {
-            "self".to_owned()
+/// What a reference of `from` contributes to its hash, appended to `out`: the
+/// referent's hash as written, or a word for what has none.
+fn push_referent_hash(db: &dyn Db, from: (&str, &str), target: &Target, out: &mut String) {
+    let digest = match target {
+        Target::Definition(module, name) if (module.as_str(), name.as_str()) == from => {
+            return out.push_str("self");
         }
         Target::Definition(module, name) => {
-            let callee = Item::new(db, module.as_str(), name.as_str());
-            soil_hash(db, callee)
-                .map_or_else(|| "unlowered".to_owned(), |digest| digest.to_string())
+            soil_hash(db, Item::new(db, module.as_str(), name.as_str())).ok_or("unlowered")
         }
-        Target::Type(module, name) => type_hash(db, Item::new(db, module.as_str(), name.as_str()))
-            .map_or_else(|| "unresolved".to_owned(), |digest| digest.to_string()),
-        Target::Builtin => builtin_hash(db),
-        Target::Unresolved => "unresolved".to_owned(),
+        Target::Type(module, name) => {
+            type_hash(db, Item::new(db, module.as_str(), name.as_str())).ok_or("unresolved")
+        }
+        Target::Builtin => return out.push_str(&builtin_hash(db)),
+        Target::Unresolved => Err("unresolved"),
+    };
+    match digest {
+        Ok(digest) => digest.push_written(out),
+        Err(word) => out.push_str(word),
     }
 }
 
@@ -276,12 +287,12 @@ fn cycle_hash(db: &dyn Db, members: &[(String, String)]) -> Digest {
         hasher.part(facts.map_or("", |facts| facts.form.as_str()).as_bytes());
         for (written, target) in resolved_refs(db, member) {
             let inside = matches!(target, Target::Definition(m, n) if sorted.iter().any(|(sm, sn)| sm == m && sn == n));
-            let referent = if inside {
-                "cycle".to_owned()
-            } else {
-                referent_hash(db, &(module.clone(), name.clone()), target)
-            };
-            hasher.part(format!("{written}\0{referent}").as_bytes());
+            let mut part = format!("{written}\0");
+            match inside {
+                true => part.push_str("cycle"),
+                false => push_referent_hash(db, (module, name), target, &mut part),
+            }
+            hasher.part(part.as_bytes());
         }
     }
     hasher.finish()

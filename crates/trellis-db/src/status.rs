@@ -233,6 +233,10 @@ impl Current for Live<'_> {
         crate::soil::item_soil_file(self.db, self.item).is_some()
     }
 
+    fn has_equation(&self) -> bool {
+        crate::hashing::soil_facts(self.db, self.item).is_some()
+    }
+
     fn soil_hash(&self) -> Option<Digest> {
         soil_hash(self.db, self.item)
     }

@@ -37,11 +37,25 @@ impl Digest {
 
     pub fn hex(&self) -> String {
         let mut out = String::with_capacity(64);
-        for byte in self.0 {
-            out.push(char::from_digit(u32::from(byte >> 4), 16).expect("nibble"));
-            out.push(char::from_digit(u32::from(byte & 0xf), 16).expect("nibble"));
-        }
+        self.push_hex(&mut out);
         out
+    }
+
+    /// Appends the digest as written (`sha256:` and the hex digits) to `out`,
+    /// allocating nothing else: hashes chain their callees' written digests,
+    /// thousands at a time.
+    pub fn push_written(&self, out: &mut String) {
+        out.push_str(Self::PREFIX);
+        self.push_hex(out);
+    }
+
+    fn push_hex(&self, out: &mut String) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        out.reserve(64);
+        for byte in self.0 {
+            out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+            out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+        }
     }
 
     pub fn parse(text: &str) -> Result<Digest, DigestParseError> {
@@ -68,7 +82,9 @@ impl Digest {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", Self::PREFIX, self.hex())
+        let mut written = String::with_capacity(Self::PREFIX.len() + 64);
+        self.push_written(&mut written);
+        f.write_str(&written)
     }
 }
 

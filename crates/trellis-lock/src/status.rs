@@ -17,6 +17,11 @@ use crate::results::seal_results;
 pub trait Current {
     /// Whether the definition has a `.soil` file, whether or not it parses.
     fn soil_present(&self) -> bool;
+    /// Whether the `.soil` file holds an equation for the definition: exactly
+    /// when [`Current::soil_hash`] is `Some`, asked first because it is cheap.
+    /// A body's hash chains its callees' (soil_hash is a Merkle tree), so a
+    /// row whose callee moved stops at `callee-changed` without hashing it.
+    fn has_equation(&self) -> bool;
     /// The `.soil` file's soil_hash, or `None` when there is no `.soil` or it
     /// holds no equation for the definition (it does not parse, or names
     /// another function).
@@ -67,6 +72,9 @@ pub struct CurrentHashes {
 impl Current for CurrentHashes {
     fn soil_present(&self) -> bool {
         self.soil_present
+    }
+    fn has_equation(&self) -> bool {
+        self.soil_hash.is_some()
     }
     fn soil_hash(&self) -> Option<Digest> {
         self.soil_hash
@@ -344,11 +352,11 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
     }
     // A `.soil` that does not parse, or no longer defines the function, has no
     // hash: its check fails (above, with the checker's words, or here).
-    let Some(soil_hash) = current.soil_hash() else {
+    if !current.has_equation() {
         return Status::CheckFailing {
             problems: vec!["the .soil file holds no equation for this definition".to_owned()],
         };
-    };
+    }
     if !checks.holes.is_empty() {
         return Status::Partial {
             holes: checks.holes.clone(),
@@ -374,7 +382,8 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
     if recorded.test != spec.test {
         causes.push(StaleCause::TestBlocksChanged);
     }
-    if lowering.soil_hash != soil_hash {
+    // Hashed only now: a moved callee (above) moves this hash too.
+    if current.soil_hash() != Some(lowering.soil_hash) {
         causes.push(StaleCause::SoilChanged);
     }
     for oracle in &lock.oracles {
