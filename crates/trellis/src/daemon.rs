@@ -139,6 +139,12 @@ pub fn run(root: &Path) -> Result<(), String> {
 /// a file open must not keep the work from starting.
 const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// How long the feed must stay quiet after its first event before the change
+/// is applied: a save of a definition writes its `.tr` and its `.soil`
+/// microseconds apart, and applying the first alone would be cancelled by the
+/// second. A client takes several times this to start, so it is not waited for.
+const QUIET: std::time::Duration = std::time::Duration::from_micros(300);
+
 /// The daemon's thread that starts on a change as soon as the feed reports it
 /// (design §7.10): the client that made the edit is still starting when the
 /// change is applied and what the next check and status need is answered
@@ -149,6 +155,9 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
     let mut patience = None;
     loop {
         let news = crate::watch::sys::wait_for_events(queue, patience);
+        if news {
+            std::thread::sleep(QUIET);
+        }
         let ahead = {
             let mut service = match service.lock() {
                 Ok(service) => service,
@@ -173,3 +182,4 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
         }
     }
 }
+
