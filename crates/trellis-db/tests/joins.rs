@@ -75,6 +75,12 @@ impl Host {
         }
     }
 
+    /// What the next answers ask, to be answered ahead of them (the tests'
+    /// edits always reach some entry).
+    fn ask_ahead(&mut self) -> trellis_db::AskAhead {
+        (self.joins.ask_ahead(&self.db)).expect("the edit reaches entries")
+    }
+
     /// Replaces `from` by `to` in `path` and applies it, asking nothing.
     fn edit_quietly(&mut self, path: &str, (from, to): (&str, &str)) {
         let text = self.files[path].replacen(from, to, 1);
@@ -392,10 +398,7 @@ fn answers_asked_ahead_leave_the_request_nothing_to_execute() {
     );
     let hub = trellis_db::synthetic::hub_soil_path(0);
     host.edit_quietly(&hub, ("let base = x *", "let base = 1 + x *"));
-    let ahead = host
-        .joins
-        .ask_ahead(&host.db)
-        .expect("a hub edit reaches rows");
+    let ahead = host.ask_ahead();
     let asked = ahead.len();
     assert!(asked > 50, "only {asked} entries asked ahead");
     host.db.query_log().start();
@@ -432,10 +435,7 @@ fn answers_asked_ahead_never_outlive_their_revision() {
     assert_eq!(host.joins.taken_ahead(), 0);
     // Answered, then a change: the shelved answers are for the revision before.
     host.edit_quietly(&hub, edits[1]);
-    let ahead = host
-        .joins
-        .ask_ahead(&host.db)
-        .expect("a hub edit reaches rows");
+    let ahead = host.ask_ahead();
     assert!(ahead.answer());
     host.edit_quietly(&hub, edits[2]);
     host.answer_and_compare();
@@ -443,10 +443,7 @@ fn answers_asked_ahead_never_outlive_their_revision() {
     // A change while another thread answers: salsa cancels that work, the
     // write going on once it unwound, whichever came first.
     host.edit_quietly(&hub, edits[0]);
-    let ahead = host
-        .joins
-        .ask_ahead(&host.db)
-        .expect("a hub edit reaches rows");
+    let ahead = host.ask_ahead();
     let answering = std::thread::spawn(move || ahead.answer());
     host.edit_quietly(&hub, edits[1]);
     answering.join().expect("cancelled, not panicked");

@@ -182,4 +182,3 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
         }
     }
 }
-
