@@ -256,11 +256,50 @@ impl Shelf {
         self.take(revision, keys, |shelved| &mut shelved.status)
     }
 
+    /// [`Shelf::take_checks`], without waiting: `None` while they are coming.
+    pub(crate) fn take_ready_checks<'k>(
+        &self,
+        revision: u64,
+        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+    ) -> Option<Vec<CheckReport>> {
+        self.take_ready(revision, keys, |shelved| &mut shelved.check)
+    }
+
+    /// [`Shelf::take_rows`], without waiting: `None` while they are coming.
+    pub(crate) fn take_ready_rows<'k>(
+        &self,
+        revision: u64,
+        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+    ) -> Option<Vec<Option<HeldRow>>> {
+        self.take_ready(revision, keys, |shelved| &mut shelved.status)
+    }
+
+    fn take_ready<'k, R>(
+        &self,
+        revision: u64,
+        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+        slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
+    ) -> Option<Vec<R>> {
+        self.take_waiting(revision, keys, slot, false)
+    }
+
     fn take<'k, R>(
         &self,
         revision: u64,
         keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
         slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
+    ) -> Option<Vec<R>> {
+        self.take_waiting(revision, keys, slot, true)
+    }
+
+    /// The answers of `keys` at `revision` in `slot`; while they are coming,
+    /// waits for them if `wait`, else gives `None` and leaves them coming.
+    fn take_waiting<'k, R>(
+        &self,
+        revision: u64,
+        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+        slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
+        wait: bool,
     ) -> Option<Vec<R>> {
         let mut shelved = self.lock();
         loop {
@@ -282,6 +321,9 @@ impl Shelf {
                 Answers::Withdrawn => return None,
                 Answers::Coming => {
                     slot.answers = Answers::Coming;
+                    if !wait {
+                        return None;
+                    }
                     shelved = self
                         .changed
                         .wait(shelved)

@@ -419,7 +419,7 @@ impl RootJoins {
         let ahead = self.to_ask(index, |parts| &parts.check);
         let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead));
         let taken = shelved.as_ref().map_or(0, Vec::len);
-        let mut answered = answered_ahead(
+        let answered = answered_ahead(
             &ahead,
             shelved.or_else(|| {
                 spread::answer_ahead(db, &ahead, self.threads, |db, (module, files, stem, _)| {
@@ -428,6 +428,27 @@ impl RootJoins {
             }),
         );
         self.taken_ahead += taken;
+        self.join_check_parts(db, index, answered);
+        let parts = &self.parts;
+        let joined = join_check(db, |module, report| {
+            report.append(&parts[module].check_joined);
+        });
+        debug_assert_eq!(
+            joined,
+            crate::check_root(db, None),
+            "the joined check differs from the database's"
+        );
+        joined
+    }
+
+    /// Refreshes every module's check part, taking the entries in `answered`
+    /// (by module and stem) and asking salsa for the rest.
+    fn join_check_parts(
+        &mut self,
+        db: &RootDatabase,
+        index: &crate::index::RootIndex,
+        mut answered: Answered<CheckReport>,
+    ) {
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
@@ -450,16 +471,6 @@ impl RootJoins {
                 parts.check_joined = joined;
             }
         }
-        let parts = &self.parts;
-        let joined = join_check(db, |module, report| {
-            report.append(&parts[module].check_joined);
-        });
-        debug_assert_eq!(
-            joined,
-            crate::check_root(db, None),
-            "the joined check differs from the database's"
-        );
-        joined
     }
 
     /// Every row of the root's status, in [`crate::root_status`]'s order.
@@ -480,7 +491,7 @@ impl RootJoins {
         let ahead = self.to_ask(index, |parts| &parts.status);
         let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead));
         let taken = shelved.as_ref().map_or(0, Vec::len);
-        let mut answered = answered_ahead(
+        let answered = answered_ahead(
             &ahead,
             shelved.or_else(|| {
                 spread::answer_ahead(
@@ -494,6 +505,39 @@ impl RootJoins {
             }),
         );
         self.taken_ahead += taken;
+        self.join_status_parts(db, index, answered);
+        self.project_row = project_status_row(db);
+        self.project_counts = count_statuses(self.project_row.as_slice());
+        let parts = &self.parts;
+        let groups: Vec<RowGroup<'_>> = std::iter::once(RowGroup {
+            rows: self.project_row.as_slice(),
+            counts: &self.project_counts,
+        })
+        .chain((index.modules.keys()).map(|module| {
+            let parts = &parts[module.as_str()];
+            RowGroup {
+                rows: &parts.status_joined,
+                counts: &parts.status_counts,
+            }
+        }))
+        .collect();
+        debug_assert!(
+            (groups.iter())
+                .flat_map(|group| group.rows)
+                .eq(crate::root_status(db).iter()),
+            "the joined status differs from the database's"
+        );
+        groups
+    }
+
+    /// Refreshes every module's status part, taking the entries in `answered`
+    /// (by module and stem) and asking salsa for the rest.
+    fn join_status_parts(
+        &mut self,
+        db: &RootDatabase,
+        index: &crate::index::RootIndex,
+        mut answered: Answered<Option<HeldRow>>,
+    ) {
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
@@ -518,28 +562,30 @@ impl RootJoins {
                 parts.join_status(&refreshed);
             }
         }
-        self.project_row = project_status_row(db);
-        self.project_counts = count_statuses(self.project_row.as_slice());
-        let parts = &self.parts;
-        let groups: Vec<RowGroup<'_>> = std::iter::once(RowGroup {
-            rows: self.project_row.as_slice(),
-            counts: &self.project_counts,
-        })
-        .chain((index.modules.keys()).map(|module| {
-            let parts = &parts[module.as_str()];
-            RowGroup {
-                rows: &parts.status_joined,
-                counts: &parts.status_counts,
-            }
-        }))
-        .collect();
-        debug_assert!(
-            (groups.iter())
-                .flat_map(|group| group.rows)
-                .eq(crate::root_status(db).iter()),
-            "the joined status differs from the database's"
-        );
-        groups
+    }
+
+    /// Joins into the parts whatever was answered ahead and is still on the
+    /// shelf, without waiting for answers still coming and without asking
+    /// salsa for any entry (design §7.10). A host calls it after answering
+    /// ahead: an edit a client only checks leaves its status rows shelved,
+    /// and the next change would empty the shelf, so the `status` after a
+    /// run of checked edits would answer every one of them again.
+    pub fn absorb_answered_ahead(&mut self, db: &RootDatabase) {
+        self.sync(db);
+        let index = root_index(db, Workspace::get(db));
+        let revision = db.changes_applied();
+        let ahead = self.to_ask(index, |parts| &parts.check);
+        if let Some(checks) = self.shelf.take_ready_checks(revision, keys_of(&ahead)) {
+            let answered = answered_ahead(&ahead, Some(checks));
+            self.taken_ahead += ahead.len();
+            self.join_check_parts(db, index, answered);
+        }
+        let ahead = self.to_ask(index, |parts| &parts.status);
+        if let Some(rows) = self.shelf.take_ready_rows(revision, keys_of(&ahead)) {
+            let answered = answered_ahead(&ahead, Some(rows));
+            self.taken_ahead += ahead.len();
+            self.join_status_parts(db, index, answered);
+        }
     }
 
     /// The problems of every lock file that cannot be read, the project's first.
@@ -662,16 +708,16 @@ fn keys_of<'s, S>(
 /// The entries answered ahead, by module and stem, for the join to take instead
 /// of asking again: the same revision and the same held entry, so the same
 /// answer ([`spread::answer_ahead`]).
-fn answered_ahead<S, R>(
-    ahead: &[ToAsk<'_, S>],
-    answers: Option<Vec<R>>,
-) -> FxHashMap<String, FxHashMap<String, R>> {
+fn answered_ahead<S, R>(ahead: &[ToAsk<'_, S>], answers: Option<Vec<R>>) -> Answered<R> {
     let mut answered: FxHashMap<String, FxHashMap<String, R>> = FxHashMap::default();
     for (&(module, _, stem, _), answer) in ahead.iter().zip(answers.into_iter().flatten()) {
         (answered.entry(module.to_owned()).or_default()).insert(stem.to_owned(), answer);
     }
     answered
 }
+
+/// Entries answered ahead of a join, by module and stem.
+type Answered<R> = FxHashMap<String, FxHashMap<String, R>>;
 
 /// Some consecutive status rows — the project's, or one module's — with how
 /// many have each status and kind.

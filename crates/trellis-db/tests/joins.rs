@@ -449,3 +449,31 @@ fn answers_asked_ahead_never_outlive_their_revision() {
     answering.join().expect("cancelled, not panicked");
     host.answer_and_compare();
 }
+
+/// Status rows answered ahead of an edit that a client only checked are
+/// joined by `absorb_answered_ahead`, so the next `status` asks nothing of
+/// that edit again; absorbing waits for nothing and asks salsa for nothing.
+#[test]
+fn answers_no_request_took_are_absorbed_into_the_joins() {
+    let mut host = Host::loaded(
+        trellis_db::synthetic::hub_root(400),
+        RootJoins::with_threads(2),
+    );
+    let hub = trellis_db::synthetic::hub_soil_path(0);
+    host.edit_quietly(&hub, ("let base = x *", "let base = 1 + x *"));
+    let ahead = host.ask_ahead();
+    let asked = ahead.len();
+    assert!(ahead.answer());
+    let check = host.joins.check(&host.db);
+    assert_eq!(check, check_root(&host.db, None));
+    let taken_by_check = host.joins.taken_ahead();
+    assert!(taken_by_check > 0 && taken_by_check < asked);
+    assert!(host.joins.rehashed_rows(&host.db) > 0);
+    host.joins.absorb_answered_ahead(&host.db);
+    assert_eq!(host.joins.taken_ahead(), asked);
+    assert_eq!(host.joins.rehashed_rows(&host.db), 0);
+    host.answer_and_compare();
+    // Nothing shelved any more: absorbing again takes nothing.
+    host.joins.absorb_answered_ahead(&host.db);
+    assert_eq!(host.joins.taken_ahead(), asked);
+}

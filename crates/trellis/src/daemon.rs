@@ -6,7 +6,8 @@
 //! instead of stalling everyone else.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
@@ -78,13 +79,7 @@ impl DaemonHandler {
         params: &Value,
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
-        let mut service = match self.service.lock() {
-            Ok(service) => service,
-            // A panic while holding the lock leaves the database in a
-            // consistent (salsa) state; keep serving.
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        service.handle(method, params, progress)
+        lock(&self.service).handle(method, params, progress)
     }
 }
 
@@ -137,13 +132,13 @@ pub fn run(root: &Path) -> Result<(), String> {
 /// How long a file may stay open for writing before its change is applied
 /// anyway: an editor's save closes within microseconds; a process that keeps
 /// a file open must not keep the work from starting.
-const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(25);
+const WRITE_PATIENCE: Duration = Duration::from_millis(25);
 
 /// How long the feed must stay quiet after its first event before the change
 /// is applied: a save of a definition writes its `.tr` and its `.soil`
 /// microseconds apart, and applying the first alone would be cancelled by the
 /// second. A client takes several times this to start, so it is not waited for.
-const QUIET: std::time::Duration = std::time::Duration::from_micros(300);
+const QUIET: Duration = Duration::from_micros(300);
 
 /// The daemon's thread that starts on a change as soon as the feed reports it
 /// (design §7.10): the client that made the edit is still starting when the
@@ -158,13 +153,7 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
         if news {
             std::thread::sleep(QUIET);
         }
-        let ahead = {
-            let mut service = match service.lock() {
-                Ok(service) => service,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            service.ask_ahead(!news)
-        };
+        let ahead = lock(service).ask_ahead(!news);
         patience = None;
         match ahead {
             AheadOfRequests::Nothing => {}
@@ -172,13 +161,30 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
             AheadOfRequests::Ask(ahead) => {
                 // A bug met here is met again by the request, which reports
                 // it; this thread goes on to the next change.
-                let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    ahead.answer();
-                }));
-                if answered.is_err() {
-                    eprintln!("trellis daemon: answering a change ahead of its request panicked");
+                let answered =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ahead.answer()));
+                match answered {
+                    // What no request took yet is kept, unless the feed
+                    // already has the next change.
+                    Ok(true)
+                        if !crate::watch::sys::wait_for_events(queue, Some(Duration::ZERO)) =>
+                    {
+                        lock(service).absorb_answered_ahead();
+                    }
+                    Ok(_) => {}
+                    Err(_) => eprintln!(
+                        "trellis daemon: answering a change ahead of its request panicked"
+                    ),
                 }
             }
         }
     }
+}
+
+/// The service, whatever a panic under its lock left: salsa keeps the
+/// database consistent, so serving goes on.
+fn lock(service: &Mutex<Service>) -> MutexGuard<'_, Service> {
+    service
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -146,25 +146,32 @@ impl Service {
     /// finished (or `patience_over`: a writer that keeps a file open must not
     /// stop the work for good), and hands back what the next check and status
     /// will ask salsa about, to be answered without this service's lock
-    /// (design §7.10).
+    /// (design §7.10): after this change, or after one a request applied
+    /// first without asking for everything.
     pub fn ask_ahead(&mut self, patience_over: bool) -> AheadOfRequests {
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
         };
         match watch.settled() {
-            Settled::Quiet => return AheadOfRequests::Nothing,
+            // A request applied the change first; what it did not ask for
+            // (a `check` leaves the status rows) is still asked ahead.
+            Settled::Quiet => {}
             Settled::Writing if !patience_over => return AheadOfRequests::Writing,
-            Settled::Written | Settled::Writing => {}
-        }
-        let changed = self.refresh();
-        self.unreported_changes += changed;
-        if changed == 0 {
-            return AheadOfRequests::Nothing;
+            Settled::Written | Settled::Writing => {
+                self.unreported_changes += self.refresh();
+            }
         }
         match self.joins.ask_ahead(&self.db) {
             Some(ahead) => AheadOfRequests::Ask(ahead),
             None => AheadOfRequests::Nothing,
         }
+    }
+
+    /// Joins what was answered ahead and no request took into the root-wide
+    /// answers, so the next request of the other kind does not answer it
+    /// again (design §7.10).
+    pub fn absorb_answered_ahead(&mut self) {
+        self.joins.absorb_answered_ahead(&self.db);
     }
 
     /// Re-reads what `dirty` names and applies what moved; returns how many files
