@@ -14,9 +14,10 @@ pub struct Timings {
     pub refresh_us: u64,
     pub queries_us: u64,
     pub files_changed: usize,
-    /// Entries of the root-wide check and status this request took as the
-    /// daemon answered them ahead of it, when the change feed reported the
-    /// edit (design §7.10).
+    /// Entries of the root-wide check and status answered ahead since the
+    /// previous request, when the change feed reported an edit, and taken
+    /// into the answers: by this request, or joined in the background
+    /// (design §7.10).
     #[serde(default)]
     pub answered_ahead: usize,
 }

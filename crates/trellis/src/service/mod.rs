@@ -46,6 +46,8 @@ pub struct Service {
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
+    /// [`RootJoins::taken_ahead`] as of the last request's timings.
+    reported_taken_ahead: usize,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
     /// What this service last left in each bundle directory it wrote, vouched
@@ -65,6 +67,7 @@ impl Service {
             watch: None,
             loaded: false,
             unreported_changes: 0,
+            reported_taken_ahead: 0,
             jobs: jobs::Jobs::default(),
             bundle_stamps: bundle_dir::Stamps::none(),
         }
@@ -231,7 +234,6 @@ impl Service {
         } else {
             None
         };
-        let taken_before = self.joins.taken_ahead();
         let changed = self.refresh() + std::mem::take(&mut self.unreported_changes);
         let refreshed = started.elapsed();
         let mut result = match &request {
@@ -244,9 +246,10 @@ impl Service {
                 refresh_us: refreshed.as_micros() as u64,
                 queries_us: (answered - refreshed).as_micros() as u64,
                 files_changed: changed,
-                answered_ahead: self.joins.taken_ahead() - taken_before,
+                answered_ahead: self.joins.taken_ahead() - self.reported_taken_ahead,
             };
             fields.insert("timings".to_owned(), encode_answer(&timings));
+            self.reported_taken_ahead = self.joins.taken_ahead();
         }
         Ok(result)
     }
