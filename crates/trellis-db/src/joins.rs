@@ -273,8 +273,9 @@ impl RootJoins {
 
     /// The entries the next check and status will ask salsa about, to be
     /// answered ahead of them on another thread ([`crate::ahead`]); `None`
-    /// when they ask nothing. Take it just after applying a change: the
-    /// answers are for the database as it is now.
+    /// when they ask nothing. The answers are for the database as it is now:
+    /// a host takes it after applying a change, or after a request that
+    /// asked for only part of what a change moved.
     pub fn ask_ahead(&mut self, db: &RootDatabase) -> Option<AskAhead> {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
