@@ -133,6 +133,15 @@ enum Shelved {
     Rows(Vec<Option<HeldRow>>),
 }
 
+/// What taking from the shelf does with answers still being answered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Coming {
+    /// Wait for them: the request would otherwise do the same work.
+    Wait,
+    /// Leave them: the caller must not block (joining in the background).
+    Skip,
+}
+
 /// Where answers asked ahead wait for the request that takes them; the joins
 /// and every [`AskAhead`] they made share it.
 #[derive(Default)]
@@ -237,14 +246,16 @@ impl Shelf {
         self.changed.notify_all();
     }
 
-    /// The checks of `keys` at `revision`, waiting while they are being
-    /// answered; `None` when the shelf holds no such answers.
+    /// The checks of `keys` at `revision`; `None` when the shelf holds no
+    /// such answers. While they are still being answered, `coming` says
+    /// whether to wait for them.
     pub(crate) fn take_checks<'k>(
         &self,
         revision: u64,
         keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+        coming: Coming,
     ) -> Option<Vec<CheckReport>> {
-        self.take(revision, keys, |shelved| &mut shelved.check)
+        self.take(revision, keys, |shelved| &mut shelved.check, coming)
     }
 
     /// The status entries of `keys` at `revision`, as [`Shelf::take_checks`].
@@ -252,54 +263,18 @@ impl Shelf {
         &self,
         revision: u64,
         keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
+        coming: Coming,
     ) -> Option<Vec<Option<HeldRow>>> {
-        self.take(revision, keys, |shelved| &mut shelved.status)
+        self.take(revision, keys, |shelved| &mut shelved.status, coming)
     }
 
-    /// [`Shelf::take_checks`], without waiting: `None` while they are coming.
-    pub(crate) fn take_ready_checks<'k>(
-        &self,
-        revision: u64,
-        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
-    ) -> Option<Vec<CheckReport>> {
-        self.take_ready(revision, keys, |shelved| &mut shelved.check)
-    }
-
-    /// [`Shelf::take_rows`], without waiting: `None` while they are coming.
-    pub(crate) fn take_ready_rows<'k>(
-        &self,
-        revision: u64,
-        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
-    ) -> Option<Vec<Option<HeldRow>>> {
-        self.take_ready(revision, keys, |shelved| &mut shelved.status)
-    }
-
-    fn take_ready<'k, R>(
-        &self,
-        revision: u64,
-        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
-        slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
-    ) -> Option<Vec<R>> {
-        self.take_waiting(revision, keys, slot, false)
-    }
-
+    /// The answers of `keys` at `revision` in `slot`, as [`Shelf::take_checks`].
     fn take<'k, R>(
         &self,
         revision: u64,
         keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
         slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
-    ) -> Option<Vec<R>> {
-        self.take_waiting(revision, keys, slot, true)
-    }
-
-    /// The answers of `keys` at `revision` in `slot`; while they are coming,
-    /// waits for them if `wait`, else gives `None` and leaves them coming.
-    fn take_waiting<'k, R>(
-        &self,
-        revision: u64,
-        keys: impl ExactSizeIterator<Item = (&'k str, &'k str)> + Clone,
-        slot: impl Fn(&mut OnShelf) -> &mut Slot<R>,
-        wait: bool,
+        coming: Coming,
     ) -> Option<Vec<R>> {
         let mut shelved = self.lock();
         loop {
@@ -321,7 +296,7 @@ impl Shelf {
                 Answers::Withdrawn => return None,
                 Answers::Coming => {
                     slot.answers = Answers::Coming;
-                    if !wait {
+                    if coming == Coming::Skip {
                         return None;
                     }
                     shelved = self

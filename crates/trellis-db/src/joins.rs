@@ -17,7 +17,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use trellis_diag::Diagnostic;
 
-use crate::ahead::{AskAhead, Shelf};
+use crate::ahead::{AskAhead, Coming, Shelf};
 use crate::change::Change;
 use crate::db::RootDatabase;
 use crate::files::Workspace;
@@ -272,7 +272,7 @@ impl RootJoins {
     }
 
     /// The entries the next check and status will ask salsa about, to be
-    /// answered ahead of them on another thread ([`crate::ahead`]); `None`
+    /// answered ahead of them on another thread (design §7.10); `None`
     /// when they ask nothing. The answers are for the database as it is now:
     /// a host takes it after applying a change, or after a request that
     /// asked for only part of what a change moved.
@@ -418,7 +418,7 @@ impl RootJoins {
         self.asked_check = true;
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.check);
-        let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead));
+        let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
             &ahead,
@@ -490,7 +490,7 @@ impl RootJoins {
         self.asked_status = true;
         let index = root_index(db, Workspace::get(db));
         let ahead = self.to_ask(index, |parts| &parts.status);
-        let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead));
+        let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
             &ahead,
@@ -576,13 +576,19 @@ impl RootJoins {
         let index = root_index(db, Workspace::get(db));
         let revision = db.changes_applied();
         let ahead = self.to_ask(index, |parts| &parts.check);
-        if let Some(checks) = self.shelf.take_ready_checks(revision, keys_of(&ahead)) {
+        if let Some(checks) = self
+            .shelf
+            .take_checks(revision, keys_of(&ahead), Coming::Skip)
+        {
             let answered = answered_ahead(&ahead, Some(checks));
             self.taken_ahead += ahead.len();
             self.join_check_parts(db, index, answered);
         }
         let ahead = self.to_ask(index, |parts| &parts.status);
-        if let Some(rows) = self.shelf.take_ready_rows(revision, keys_of(&ahead)) {
+        if let Some(rows) = self
+            .shelf
+            .take_rows(revision, keys_of(&ahead), Coming::Skip)
+        {
             let answered = answered_ahead(&ahead, Some(rows));
             self.taken_ahead += ahead.len();
             self.join_status_parts(db, index, answered);
