@@ -20,7 +20,7 @@ use trellis_diag::Diagnostic;
 use crate::ahead::{AskAhead, Coming, Shelf};
 use crate::change::Change;
 use crate::db::RootDatabase;
-use crate::files::Workspace;
+use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
 use crate::mentions::Owner;
 use crate::mentions::{Mentions, Reached};
@@ -304,15 +304,25 @@ impl RootJoins {
 
     /// The entries of the modules' `part` that the next answer asks salsa
     /// about, as (module, files, stem, the entry held for a stem whose hashes
-    /// alone moved).
+    /// alone moved): one per spec, as the check and the status rows have.
     fn to_ask<'s, 'i: 's, M: 's, S: 's>(
         &'s self,
         index: &'i crate::index::RootIndex,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
     ) -> Vec<ToAsk<'s, S>> {
+        self.to_ask_by(index, part, |files| &files.specs)
+    }
+
+    /// [`RootJoins::to_ask`] for a part with one entry per file of `stems`.
+    fn to_ask_by<'s, 'i: 's, M: 's, S: 's>(
+        &'s self,
+        index: &'i crate::index::RootIndex,
+        part: impl Fn(&ModuleParts) -> &Part<M, S>,
+        stems: impl Fn(&'i ModuleFiles) -> &'i BTreeMap<String, SourceFile>,
+    ) -> Vec<ToAsk<'s, S>> {
         (index.modules.iter())
             .flat_map(|(module, files)| {
-                let stems = files.specs.keys();
+                let stems = stems(files).keys();
                 let stems = match self.parts.get(module) {
                     Some(parts) => part(parts).to_ask(stems),
                     None => stems.map(|stem| (stem, None)).collect(),
@@ -596,6 +606,8 @@ impl RootJoins {
     }
 
     /// The problems of every lock file that cannot be read, the project's first.
+    /// The locks to read are read on the joins' threads first: on a first
+    /// answer that is every lock of the root (a fifth of a cold `check`).
     pub fn lock_problems(&mut self, db: &RootDatabase) -> Vec<Diagnostic> {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
@@ -612,12 +624,21 @@ impl RootJoins {
             .flat_map(unreadable)
             .cloned()
             .collect();
+        let ahead = self.to_ask_by(index, |parts| &parts.lock_problems, |files| &files.locks);
+        let answers = spread::answer_ahead(db, &ahead, self.threads, |db, (_, files, stem, _)| {
+            lock_entry_problems(db, files, stem)
+        });
+        let mut answered = answered_ahead(&ahead, answers);
         for (module, files) in &index.modules {
             let parts = self.parts_of(module);
+            let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.lock_problems.refresh(
                 files.locks.keys(),
                 || (),
-                |stem, _| lock_entry_problems(db, files, stem),
+                |stem, _| {
+                    (answered.as_mut().and_then(|answered| answered.remove(stem)))
+                        .unwrap_or_else(|| lock_entry_problems(db, files, stem))
+                },
             );
             if refreshed.asked() {
                 let (_, by_stem) = parts.lock_problems.entries();

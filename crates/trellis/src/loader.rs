@@ -15,7 +15,7 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
-use crate::walk::{Entry, classify, question_file, skipped_dir, walk, walk_tree};
+use crate::walk::{Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk, walk_tree};
 
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,8 +73,10 @@ impl RootLoader {
         &self.questions
     }
 
-    /// Stats every file; reads and hashes only those whose stamp moved. The stats
-    /// (one syscall per file, the bulk of a no-op refresh) run on two threads.
+    /// Stats every file; reads and hashes only those whose stamp moved. The
+    /// stats (one syscall per file, the bulk of a no-op refresh) and the reads
+    /// (every file on a daemon's first load: four syscalls and a digest each,
+    /// a third of a cold `check`) run on two threads.
     pub fn refresh(&mut self) -> Refresh {
         self.generation += 1;
         self.problems.clear();
@@ -85,16 +87,25 @@ impl RootLoader {
             self.problems.insert(path, problem);
         }
         let files = walked.files;
-        let stamps = stat_all(&files);
+        let stamps = on_two_threads(&files, |(_, path)| match std::fs::metadata(path) {
+            Ok(metadata) => (metadata.modified().ok(), metadata.len()),
+            Err(_) => (None, 0),
+        });
+        let mut moved = Vec::new();
         for ((path, absolute), (modified, len)) in files.into_iter().zip(stamps) {
             self.seen_in.insert(path.clone(), self.generation);
             let known = self.known.get(&path).copied();
-            if known.is_some_and(|stamp| {
+            let unchanged = known.is_some_and(|stamp| {
                 stamp.modified == modified && stamp.len == len && modified.is_some() && stamp.loaded
-            }) {
-                continue;
+            });
+            // An output of the writing commands, never an input (design §9.7).
+            if !unchanged && path != MANIFEST_FILE {
+                moved.push((path, absolute, (modified, len)));
             }
-            self.load(path, &absolute, (modified, len), &mut change);
+        }
+        let fetched = on_two_threads(&moved, |(_, absolute, _)| Fetched::read(absolute));
+        for ((path, _, stamp), fetched) in moved.into_iter().zip(fetched) {
+            self.accept(path, stamp, fetched, &mut change);
         }
         let generation = self.generation;
         let removed: Vec<String> = self
@@ -182,13 +193,27 @@ impl RootLoader {
         &mut self,
         path: String,
         absolute: &Path,
+        stamp: (Option<SystemTime>, u64),
+        change: &mut Change,
+    ) {
+        // An output of the writing commands, never an input (design §9.7).
+        if path != MANIFEST_FILE {
+            self.accept(path, stamp, Fetched::read(absolute), change);
+        }
+    }
+
+    /// Takes what was read of one file; sets it in `change` when its bytes moved.
+    fn accept(
+        &mut self,
+        path: String,
         (modified, len): (Option<SystemTime>, u64),
+        fetched: Fetched,
         change: &mut Change,
     ) {
         let known = self.known.get(&path).copied();
-        let bytes = match std::fs::read(absolute) {
-            Ok(bytes) => bytes,
-            Err(error) => {
+        let (digest, text) = match fetched {
+            Fetched::Read { digest, text } => (digest, text),
+            Fetched::Failed(error) => {
                 let problem = io_problem(&path, &error.to_string());
                 if let Some(stamp) = self.known.get_mut(&path) {
                     stamp.loaded = false;
@@ -198,8 +223,6 @@ impl RootLoader {
                 return;
             }
         };
-        let digest = Digest::of(&bytes);
-        let text = String::from_utf8(bytes);
         self.known.insert(
             path.clone(),
             Stamp {
@@ -247,30 +270,44 @@ impl RootLoader {
     }
 }
 
-/// (modified, length) of each file, in order; two threads share the syscalls.
-fn stat_all(files: &[(String, PathBuf)]) -> Vec<(Option<SystemTime>, u64)> {
-    let stat = |chunk: &[(String, PathBuf)]| -> Vec<(Option<SystemTime>, u64)> {
-        chunk
-            .iter()
-            .map(|(_, path)| match std::fs::metadata(path) {
-                Ok(metadata) => (metadata.modified().ok(), metadata.len()),
-                Err(_) => (None, 0),
-            })
-            .collect()
-    };
-    if files.len() < 256 {
-        return stat(files);
+/// One file as read off the disk and hashed: the part of a load that any
+/// thread may do.
+enum Fetched {
+    Failed(std::io::Error),
+    Read {
+        digest: Digest,
+        text: Result<String, std::string::FromUtf8Error>,
+    },
+}
+
+impl Fetched {
+    fn read(path: &Path) -> Fetched {
+        match std::fs::read(path) {
+            Ok(bytes) => Fetched::Read {
+                digest: Digest::of(&bytes),
+                text: String::from_utf8(bytes),
+            },
+            Err(error) => Fetched::Failed(error),
+        }
     }
-    let (first, second) = files.split_at(files.len() / 2);
+}
+
+/// `each` of every item, in order. Two threads share the items when there
+/// are enough for a thread's start to pay (each item is a syscall or more).
+fn on_two_threads<T: Sync, R: Send>(items: &[T], each: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 256 {
+        return items.iter().map(&each).collect();
+    }
+    let (first, second) = items.split_at(items.len() / 2);
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| stat(second));
-        let mut stamps = stat(first);
-        stamps.extend(
+        let other = scope.spawn(|| second.iter().map(&each).collect::<Vec<R>>());
+        let mut done: Vec<R> = first.iter().map(&each).collect();
+        done.extend(
             other
                 .join()
-                .unwrap_or_else(|_| vec![(None, 0); second.len()]),
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
         );
-        stamps
+        done
     })
 }
 
@@ -408,6 +445,37 @@ mod tests {
     }
 
     /// A refresh that finds nothing new yields an empty change.
+    /// `soil.lock` is what writing commands make of the locks: never read, so
+    /// neither a cold load nor the change feed after a `test` pays for its
+    /// bytes. A directory by that name is still reported, as any input name is.
+    #[test]
+    fn the_manifest_is_never_loaded() {
+        let root = std::env::temp_dir().join(format!("trellis-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.lock"), "{}").expect("write");
+        std::fs::write(root.join(MANIFEST_FILE), b"not \xff read").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        let files: Vec<&String> = refresh.change.files.keys().collect();
+        assert_eq!(files, ["m/a.lock"]);
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        std::fs::write(root.join(MANIFEST_FILE), "{\"rewritten\":1}").expect("write");
+        let refresh = loader.refresh_paths([MANIFEST_FILE.to_owned()]);
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        std::fs::remove_file(root.join(MANIFEST_FILE)).expect("remove");
+        assert!(loader.refresh().change.is_empty());
+        std::fs::create_dir(root.join(MANIFEST_FILE)).expect("mkdir");
+        let problems: Vec<Option<String>> = loader
+            .refresh()
+            .problems
+            .into_iter()
+            .map(|d| d.file)
+            .collect();
+        assert_eq!(problems, [Some(MANIFEST_FILE.to_owned())]);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
     #[test]
     fn an_unchanged_root_refreshes_to_nothing() {
         let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");

@@ -387,7 +387,7 @@ pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
         .collect();
     let manifest = trellis_lock::merge(locks, Default::default());
     super::triage::remember_decision_texts(service);
-    let target = service.root().join("soil.lock");
+    let target = service.root().join(crate::walk::MANIFEST_FILE);
     let text = trellis_lock::write_soil_lock(&manifest);
     if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {
         return Ok(());
@@ -395,6 +395,6 @@ pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
     trellis_lock::save_soil_lock(&StdFs, &target, &manifest).map_err(|error| {
         HostCode::RootUnreadable
             .diagnostic(format!("cannot write soil.lock: {error}"))
-            .with_file("soil.lock")
+            .with_file(crate::walk::MANIFEST_FILE)
     })
 }

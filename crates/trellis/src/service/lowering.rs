@@ -304,7 +304,7 @@ impl Service {
             format!("{module}/{name}.soil"),
             format!("{module}/_private.soil"),
             format!("{module}/{name}.lock"),
-            "soil.lock".to_owned(),
+            crate::walk::MANIFEST_FILE.to_owned(),
         ];
         let before: Vec<(String, Option<Vec<u8>>)> = touched
             .iter()
