@@ -20,7 +20,35 @@ use crate::unify::generalize;
 
 /// Checks every definition of `program` against `env` and the prelude.
 pub fn check_program(env: &Env, program: &Program) -> CheckReport {
+    check_declared(&DeclaredEnv::of(env), program)
+}
+
+/// [`check_program`] against an environment declared once beforehand.
+pub fn check_declared(env: &DeclaredEnv, program: &Program) -> CheckReport {
     check_observing(env, program, None).0
+}
+
+/// The prelude's types with an environment's declared over them, and the
+/// environment's own problems: what every check against that environment
+/// shares. Declaring takes time in proportion to the environment, so a host
+/// that checks a root one definition at a time declares it once for all of
+/// them ([`check_declared`]), not once per definition.
+#[derive(Clone, Debug)]
+pub struct DeclaredEnv {
+    types: TypeEnv,
+    errors: Vec<trellis_diag::Diagnostic>,
+}
+
+impl DeclaredEnv {
+    pub fn of(env: &Env) -> DeclaredEnv {
+        let mut types = prelude().env.clone();
+        let decls: Vec<&ast::TypeDecl> = env.types.iter().map(|t| &t.node).collect();
+        let mut errors = Vec::new();
+        for (found, located) in types.declare(&decls).into_iter().zip(&env.types) {
+            errors.extend(found.iter().map(|e| located.source.diagnostic(e)));
+        }
+        DeclaredEnv { types, errors }
+    }
 }
 
 /// A name of a definition's equation — a binder or a use — and its type there, in
@@ -36,21 +64,17 @@ pub struct NameType {
 /// on hover. Checks the program exactly as [`check_program`] does; a definition
 /// that fails its check still yields what inference had found by then.
 pub fn name_types(env: &Env, program: &Program, definition: &str) -> Vec<NameType> {
-    check_observing(env, program, Some(definition)).1
+    check_observing(&DeclaredEnv::of(env), program, Some(definition)).1
 }
 
 fn check_observing(
-    env: &Env,
+    env: &DeclaredEnv,
     program: &Program,
     observe: Option<&str>,
 ) -> (CheckReport, Vec<NameType>) {
     let base = prelude();
-    let mut type_env = base.env.clone();
-    let decls: Vec<&ast::TypeDecl> = env.types.iter().map(|t| &t.node).collect();
-    let mut env_errors = Vec::new();
-    for (errors, located) in type_env.declare(&decls).into_iter().zip(&env.types) {
-        env_errors.extend(errors.iter().map(|e| located.source.diagnostic(e)));
-    }
+    let type_env = &env.types;
+    let env_errors = env.errors.clone();
 
     let mut states: Vec<DefState> = program
         .definitions
@@ -59,7 +83,7 @@ fn check_observing(
         .collect();
     let mut globals: FxHashMap<String, GlobalDef> = FxHashMap::default();
     for declaration in &program.declarations {
-        let scheme = signed_scheme(&type_env, &declaration.signature.node);
+        let scheme = signed_scheme(type_env, &declaration.signature.node);
         globals.insert(declaration.name.clone(), scheme);
     }
     for (index, definition) in program.definitions.iter().enumerate() {
@@ -73,7 +97,7 @@ fn check_observing(
             continue;
         }
         let entry = match &definition.signature {
-            Some(signature) => signed_scheme(&type_env, &signature.node),
+            Some(signature) => signed_scheme(type_env, &signature.node),
             None => GlobalDef::Pending,
         };
         globals.insert(definition.name.clone(), entry);
@@ -85,8 +109,7 @@ fn check_observing(
             continue;
         }
         let observing = observe == Some(definition.name.as_str());
-        let mut outcome =
-            check_definition(&type_env, &globals, &base.values, definition, observing);
+        let mut outcome = check_definition(type_env, &globals, &base.values, definition, observing);
         if observing {
             observed = std::mem::take(&mut outcome.name_types);
         }

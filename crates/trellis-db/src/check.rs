@@ -61,6 +61,16 @@ pub fn checker_env(db: &dyn Db) -> Env {
     env
 }
 
+/// The root's type environment declared over the prelude, once for every
+/// definition's check: declaring it per check cost each check time in
+/// proportion to the root's types, and a root of N definitions N times that.
+/// Never compared (the declared form has no equality); it re-runs only when
+/// `checker_env` moved, which every check reads anyway.
+#[salsa::tracked(returns(ref), no_eq)]
+pub(crate) fn declared_env(db: &dyn Db) -> soil_types::DeclaredEnv {
+    soil_types::DeclaredEnv::of(checker_env(db))
+}
+
 /// One definition as the checker sees it; `None` when it has no body yet.
 #[salsa::tracked(returns(ref))]
 pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Definition> {
@@ -187,7 +197,7 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
     }
     let program = definition_program(db, item);
     // Problems in the environment are reported once, by `env_diagnostics`.
-    let report = soil_types::check_program(checker_env(db), &program);
+    let report = soil_types::check_declared(declared_env(db), &program);
     match report.for_definition(&item.qualified(db)) {
         Some(Ok(facts)) => CheckOutcome::Checked(facts),
         Some(Err(errors)) => CheckOutcome::Failed(errors),
@@ -274,7 +284,7 @@ fn checked_members<'db>(
 /// Problems in the type declarations themselves (block-relative).
 #[salsa::tracked(returns(ref))]
 pub fn env_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
-    soil_types::check_program(checker_env(db), &Program::default()).env_errors
+    soil_types::check_declared(declared_env(db), &Program::default()).env_errors
 }
 
 /// Maps block-relative diagnostics to positions in their `.tr` file. Reads the

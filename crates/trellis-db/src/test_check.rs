@@ -17,7 +17,7 @@ use trellis_verify::suite::program::{SigParts, property_wrapper};
 
 use crate::assembly::{program_order, property_callees};
 use crate::check::{
-    block_path, block_source, checker_declaration, checker_definition, checker_env,
+    block_path, block_source, checker_declaration, checker_definition, checker_env, declared_env,
 };
 use crate::db::Db;
 use crate::files::SourceFile;
@@ -116,7 +116,7 @@ fn property_diagnostics(
     }
     let names: Vec<String> = wrappers.iter().map(|w| w.name.clone()).collect();
     program.definitions.extend(wrappers);
-    let report = soil_types::check_program(checker_env(db), &program);
+    let report = soil_types::check_declared(declared_env(db), &program);
     names
         .iter()
         .filter_map(|name| match report.for_definition(name) {
@@ -127,16 +127,23 @@ fn property_diagnostics(
         .collect()
 }
 
+/// The root's types as the runner decodes values with them, built once for
+/// every definition's cases (see `declared_env`); `None` when the declarations
+/// have problems of their own.
+#[salsa::tracked(returns(ref), no_eq)]
+fn runtime_types(db: &dyn Db) -> Option<soil_rt::TypeEnv> {
+    soil_eval::type_env_from_decls(checker_env(db).types.iter().map(|t| &t.node)).ok()
+}
+
 /// Every `test` case's arguments and expected value decoded against the signature.
 /// A case with the wrong number of arguments is `tr-bad-test-case` already.
 fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -> Vec<Diagnostic> {
     // Problems in the declarations themselves are reported once, elsewhere.
-    let Ok(types) = soil_eval::type_env_from_decls(checker_env(db).types.iter().map(|t| &t.node))
-    else {
+    let Some(types) = runtime_types(db) else {
         return Vec::new();
     };
     let parts = SigParts::of(signature);
-    let rt = |ty: &ast::Type| soil_eval::rt_type(&types, ty, &[], &mut Vec::new()).ok();
+    let rt = |ty: &ast::Type| soil_eval::rt_type(types, ty, &[], &mut Vec::new()).ok();
     let params: Vec<(String, Option<soil_rt::RtType>)> = parts
         .params
         .iter()
@@ -165,7 +172,7 @@ fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -
                         &what,
                         arg,
                         ty.as_ref(),
-                        &types,
+                        types,
                     ));
                 }
             }
@@ -177,7 +184,7 @@ fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -
                     "the expected result",
                     value,
                     result.as_ref(),
-                    &types,
+                    types,
                 ));
             }
         }
