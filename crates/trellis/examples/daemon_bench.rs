@@ -10,6 +10,9 @@
 
 #![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -183,24 +186,11 @@ fn run() -> Result<(), String> {
                 exe.display()
             )
         })?;
-    let base = std::env::temp_dir().join(format!("tr-bench-{}", std::process::id()));
-    let root = base.join("root");
-    let runtime = base.join("run");
-    for (relative, text) in synthetic_root(definitions) {
-        let path = root.join(&relative);
-        std::fs::create_dir_all(path.parent().unwrap_or(&root))
-            .map_err(|e| format!("mkdir: {e}"))?;
-        std::fs::write(&path, text).map_err(|e| format!("write {relative}: {e}"))?;
-    }
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::create_dir_all(&runtime).map_err(|e| format!("mkdir: {e}"))?;
-        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("chmod: {e}"))?;
-    }
-    let root = root
-        .canonicalize()
-        .map_err(|e| format!("canonicalize: {e}"))?;
+    let scratch::Scratch {
+        base,
+        root,
+        runtime,
+    } = scratch::write_scratch("tr-bench", synthetic_root(definitions))?;
     let bench = Bench {
         trellis,
         root,

@@ -22,6 +22,9 @@
 
 #![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -46,6 +49,8 @@ const STATUS_GOAL_2K_MS: f64 = 5.0;
 
 struct Bench {
     trellis: PathBuf,
+    /// The scratch directory holding the root, removed at the end.
+    base: PathBuf,
     root: PathBuf,
     runtime: PathBuf,
     definitions: usize,
@@ -70,29 +75,13 @@ struct Row {
 impl Bench {
     /// Writes `hub_root(definitions)` under a directory of its own.
     fn create(trellis: &Path, definitions: usize) -> Result<Bench, String> {
-        let base =
-            std::env::temp_dir().join(format!("tr-edit-{}-{definitions}", std::process::id()));
-        let root = base.join("root");
-        let runtime = base.join("run");
-        for (relative, text) in hub_root(definitions) {
-            let path = root.join(&relative);
-            std::fs::create_dir_all(path.parent().unwrap_or(&root))
-                .map_err(|e| format!("mkdir: {e}"))?;
-            std::fs::write(&path, text).map_err(|e| format!("write {relative}: {e}"))?;
-        }
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::create_dir_all(&runtime).map_err(|e| format!("mkdir: {e}"))?;
-            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| format!("chmod: {e}"))?;
-        }
-        let root = root
-            .canonicalize()
-            .map_err(|e| format!("canonicalize: {e}"))?;
+        let scratch =
+            scratch::write_scratch(&format!("tr-edit-{definitions}"), hub_root(definitions))?;
         Ok(Bench {
             trellis: trellis.to_path_buf(),
-            root,
-            runtime,
+            base: scratch.base,
+            root: scratch.root,
+            runtime: scratch.runtime,
             definitions,
             layered: definitions - hub_definitions(definitions),
             // The repeated row's file is no first-edit row's.
@@ -533,7 +522,7 @@ fn run() -> Result<(), String> {
     })();
     for bench in &benches {
         let _ = bench.stop_daemon();
-        let _ = std::fs::remove_dir_all(bench.root.parent().unwrap_or(&bench.root));
+        let _ = std::fs::remove_dir_all(&bench.base);
     }
     outcome?;
     report(&results);

@@ -444,7 +444,6 @@ mod tests {
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
-    /// A refresh that finds nothing new yields an empty change.
     /// `soil.lock` is what writing commands make of the locks: never read, so
     /// neither a cold load nor the change feed after a `test` pays for its
     /// bytes. A directory by that name is still reported, as any input name is.
@@ -476,6 +475,7 @@ mod tests {
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
+    /// A refresh that finds nothing new yields an empty change.
     #[test]
     fn an_unchanged_root_refreshes_to_nothing() {
         let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
