@@ -64,7 +64,17 @@ pub struct NameType {
 /// on hover. Checks the program exactly as [`check_program`] does; a definition
 /// that fails its check still yields what inference had found by then.
 pub fn name_types(env: &Env, program: &Program, definition: &str) -> Vec<NameType> {
-    check_observing(&DeclaredEnv::of(env), program, Some(definition)).1
+    name_types_declared(&DeclaredEnv::of(env), program, definition)
+}
+
+/// [`name_types`] against an environment declared once beforehand, as
+/// [`check_declared`] checks.
+pub fn name_types_declared(
+    env: &DeclaredEnv,
+    program: &Program,
+    definition: &str,
+) -> Vec<NameType> {
+    check_observing(env, program, Some(definition)).1
 }
 
 fn check_observing(

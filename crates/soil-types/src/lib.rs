@@ -33,7 +33,9 @@ mod termination;
 mod ty;
 mod unify;
 
-pub use check::{DeclaredEnv, NameType, check_declared, check_program, name_types};
+pub use check::{
+    DeclaredEnv, NameType, check_declared, check_program, name_types, name_types_declared,
+};
 pub use codes::Code;
 pub use env::EFFECT_LABELS;
 pub use json::{check_document, check_json, decode_env, decode_program, facts_json};

@@ -8,7 +8,7 @@
 
 use soil_types::NameType;
 
-use crate::check::{checker_definition, checker_env, definition_program};
+use crate::check::{checker_definition, declared_env, definition_program};
 use crate::db::Db;
 use crate::soil::Item;
 
@@ -20,5 +20,5 @@ pub fn name_types<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<NameType> {
         return Vec::new();
     }
     let program = definition_program(db, item);
-    soil_types::name_types(checker_env(db), &program, &item.qualified(db))
+    soil_types::name_types_declared(declared_env(db), &program, &item.qualified(db))
 }
