@@ -143,7 +143,9 @@ pub enum RunError {
 
 /// A compiled, immutable program: `Send + Sync`, reusable for many calls.
 pub struct Program {
-    pub(crate) types: TypeEnv,
+    /// Shared: a host compiling many programs against one root's types builds
+    /// them once, not once per program.
+    pub(crate) types: Arc<TypeEnv>,
     pub(crate) codes: Vec<Code>,
     pub(crate) defs: Vec<Def>,
     pub(crate) consts: Vec<Const>,
@@ -157,9 +159,10 @@ impl Program {
     /// types). Assumes a type-checked program but never panics on one that is
     /// not: unresolvable names and malformed constructs are diagnostics.
     pub fn compile(
-        types: TypeEnv,
+        types: impl Into<Arc<TypeEnv>>,
         definitions: Vec<Definition>,
     ) -> Result<Program, Vec<Diagnostic>> {
+        let types = types.into();
         let mut files: Vec<(String, Option<Arc<str>>)> = Vec::new();
         let mut intern = |file: &Option<String>, text: &Option<Arc<str>>| -> FileRef {
             let name = file.as_ref()?;

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use trellis_db::{
-    Db, Item, ItemKind, Module, Workspace, checker_env, decision_entries, formal_blocks, lock_file,
-    program_def, read_lock_file, root_index, spec_file, test_blocks,
+    Db, Item, ItemKind, Module, Workspace, decision_entries, formal_blocks, lock_file, program_def,
+    read_lock_file, root_index, spec_file, test_blocks,
 };
 use trellis_lock::{Assurance, Lock};
 use trellis_spec::{BlockKind, BlockSyntax, Clause, DecisionEntry, Reference};
@@ -214,7 +214,7 @@ pub fn tests_json<'db>(db: &'db dyn Db, item: Item<'db>) -> BundleFile {
     let qualified = item.qualified(db);
     let input = SuiteInput {
         definition: &qualified,
-        env: checker_env(db),
+        types: trellis_db::root_types(db),
         program: &program,
         signature,
         requires: &[],

@@ -61,14 +61,21 @@ pub fn checker_env(db: &dyn Db) -> Env {
     env
 }
 
-/// The root's type environment declared over the prelude, once for every
-/// definition's check: declaring it per check cost each check time in
-/// proportion to the root's types, and a root of N definitions N times that.
-/// Never compared (the declared form has no equality); it re-runs only when
+/// The root's types prepared once for every definition: declared over the
+/// prelude for the checker, and built for the runner, which decodes test
+/// values with them and compiles every suite of `trellis test` against them.
+/// Preparing them per definition cost each definition time in proportion to
+/// the root's types, and a root of N definitions N times that (design §7.11).
+/// Never compared (the prepared forms have no equality); it re-runs only when
 /// `checker_env` moved, which every check reads anyway.
 #[salsa::tracked(returns(ref), no_eq)]
-pub(crate) fn declared_env(db: &dyn Db) -> soil_types::DeclaredEnv {
-    soil_types::DeclaredEnv::of(checker_env(db))
+pub fn root_types(db: &dyn Db) -> trellis_verify::suite::SuiteTypes {
+    trellis_verify::suite::SuiteTypes::of(checker_env(db))
+}
+
+/// What every check is checked against: [`root_types`], declared.
+pub(crate) fn declared_env(db: &dyn Db) -> &soil_types::DeclaredEnv {
+    root_types(db).declared()
 }
 
 /// One definition as the checker sees it; `None` when it has no body yet.

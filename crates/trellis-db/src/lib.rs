@@ -56,7 +56,7 @@ pub use assembly::{
 pub use change::Change;
 pub use check::{
     CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
-    env_diagnostics, report_diagnostics,
+    env_diagnostics, report_diagnostics, root_types,
 };
 pub use config::{
     CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,

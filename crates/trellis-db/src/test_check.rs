@@ -17,7 +17,7 @@ use trellis_verify::suite::program::{SigParts, property_wrapper};
 
 use crate::assembly::{program_order, property_callees};
 use crate::check::{
-    block_path, block_source, checker_declaration, checker_definition, checker_env, declared_env,
+    block_path, block_source, checker_declaration, checker_definition, declared_env, root_types,
 };
 use crate::db::Db;
 use crate::files::SourceFile;
@@ -128,11 +128,10 @@ fn property_diagnostics(
 }
 
 /// The root's types as the runner decodes values with them, built once for
-/// every definition's cases (see `declared_env`); `None` when the declarations
+/// every definition's cases ([`root_types`]); `None` when the declarations
 /// have problems of their own.
-#[salsa::tracked(returns(ref), no_eq)]
-fn runtime_types(db: &dyn Db) -> Option<soil_rt::TypeEnv> {
-    soil_eval::type_env_from_decls(checker_env(db).types.iter().map(|t| &t.node)).ok()
+fn runtime_types(db: &dyn Db) -> Option<&soil_rt::TypeEnv> {
+    root_types(db).runtime().ok().map(|types| &**types)
 }
 
 /// Every `test` case's arguments and expected value decoded against the signature.

@@ -11,8 +11,8 @@ use soil_types::{Clause, ClauseKind, Definition, Env, Located, Program, SourceTe
 use trellis_hash::Digest;
 use trellis_spec::{BlockKind, BlockSyntax, BlockValue, SpanClass};
 use trellis_verify::suite::{
-    ProgressEvent, SuiteInput, SuiteOutcome, Tier, Timeouts, expect_bundle, expect_bundle_text,
-    run_suite,
+    ProgressEvent, SuiteInput, SuiteOutcome, SuiteTypes, Tier, Timeouts, expect_bundle,
+    expect_bundle_text, run_suite,
 };
 use trellis_verify::{RealRunner, WarmPool, WarmRunner};
 
@@ -24,6 +24,8 @@ fn examples() -> PathBuf {
 struct Module {
     name: String,
     env: Env,
+    /// `env`'s types, prepared as a host prepares them: once for every suite.
+    types: SuiteTypes,
     /// Every definition of the module (all are signed, so order is free).
     definitions: Vec<Definition>,
     specs: Vec<Spec>,
@@ -203,6 +205,7 @@ fn load_module(dir: &Path, extra_soil: &[(&str, &str)]) -> Module {
     }
     Module {
         name,
+        types: SuiteTypes::of(&env),
         env,
         definitions,
         specs,
@@ -255,7 +258,7 @@ impl Module {
     ) -> SuiteInput<'a> {
         SuiteInput {
             definition: full,
-            env: &self.env,
+            types: &self.types,
             program,
             signature: &spec.signature,
             requires: &spec.requires,
@@ -515,6 +518,7 @@ fn example_modules() -> Vec<Module> {
         .env
         .types
         .extend(csvstats.env.types.iter().cloned());
+    inventory.types = SuiteTypes::of(&inventory.env);
     vec![csvstats, inventory]
 }
 
@@ -967,7 +971,7 @@ fn execute_bundle_agrees_with_soil0_test_on_the_examples() {
         ))
         .unwrap();
         let ours =
-            trellis_verify::suite::execute_bundle(&module.env, &program, &expect_bundle(&input))
+            trellis_verify::suite::execute_bundle(&module.types, &program, &expect_bundle(&input))
                 .unwrap();
         let tags = |doc: &serde_json::Value| -> Vec<String> {
             doc["cases"]

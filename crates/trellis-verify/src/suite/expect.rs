@@ -168,11 +168,11 @@ pub fn rt(env: &TypeEnv, ty: &soil_syntax::ast::Type) -> Result<RtType, String> 
 /// List CaseResult }` (soil0-cli §8.7, §10). The one entry point of the expect
 /// tier, shaped like soil0's library `test` so it can stand in for it.
 pub fn execute_bundle(
-    env: &soil_types::Env,
+    types: &super::SuiteTypes,
     program: &soil_types::Program,
     bundle: &Json,
 ) -> Result<Json, Vec<Diagnostic>> {
-    let compiled = compile(env, &program.definitions, None)?;
+    let compiled = compile(types, &program.definitions, None)?;
     let cases = bundle
         .get("cases")
         .and_then(Json::as_array)

@@ -47,6 +47,7 @@
 mod derived;
 mod expect;
 pub mod program;
+mod types;
 
 use std::path::Path;
 use std::time::Duration;
@@ -63,6 +64,7 @@ use crate::warm::WarmRunner;
 
 pub use expect::{NamedCase, execute_bundle, expect_cases};
 pub use program::SigParts;
+pub use types::SuiteTypes;
 
 /// Per-tier time limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +90,8 @@ impl Default for Timeouts {
 pub struct SuiteInput<'a> {
     /// `module::name`.
     pub definition: &'a str,
-    pub env: &'a soil_types::Env,
+    /// The root's types, prepared once for every definition ([`SuiteTypes::of`]).
+    pub types: &'a SuiteTypes,
     /// Callee-first (soil0-cli §7.3), the definition itself included (last).
     /// Compiled as-is by `soil-eval`; requires/ensures clauses of every
     /// definition are runtime guards, as under `soil0 run`.
@@ -236,16 +239,16 @@ pub enum ProgressEvent {
 /// context bundle's `tests.json`.
 pub fn expect_bundle(input: &SuiteInput) -> serde_json::Value {
     let parts = SigParts::of(input.signature);
-    let types = soil_eval::type_env_from_decls(input.env.types.iter().map(|t| &t.node)).ok();
-    expect::bundle_of(input.definition, &parts, types.as_ref(), input.blocks)
+    let types = input.types.runtime().ok().map(|types| &**types);
+    expect::bundle_of(input.definition, &parts, types, input.blocks)
 }
 
 /// [`expect_bundle`] as exact text: compact, canonical bytes for every Soil
 /// value. What a host writes to disk (`tests.json`, a `soil0 test` bundle).
 pub fn expect_bundle_text(input: &SuiteInput) -> String {
     let parts = SigParts::of(input.signature);
-    let types = soil_eval::type_env_from_decls(input.env.types.iter().map(|t| &t.node)).ok();
-    expect::bundle_text(input.definition, &parts, types.as_ref(), input.blocks)
+    let types = input.types.runtime().ok().map(|types| &**types);
+    expect::bundle_text(input.definition, &parts, types, input.blocks)
 }
 
 /// The pre-flight alone (design §4.5): the contradiction check and the vacuity
@@ -380,9 +383,9 @@ fn expect_rows(input: &SuiteInput, parts: &SigParts, cases: &[NamedCase]) -> Vec
     if cases.is_empty() {
         return Vec::new();
     }
-    let types = soil_eval::type_env_from_decls(input.env.types.iter().map(|t| &t.node)).ok();
-    let bundle = expect::bundle_of(input.definition, parts, types.as_ref(), input.blocks);
-    let results = match execute_bundle(input.env, input.program, &bundle) {
+    let types = input.types.runtime().ok().map(|types| &**types);
+    let bundle = expect::bundle_of(input.definition, parts, types, input.blocks);
+    let results = match execute_bundle(input.types, input.program, &bundle) {
         Ok(results) => results,
         Err(diagnostics) => serde_json::json!({"cases": cases.iter().map(|c| serde_json::json!({
             "name": c.row,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use soil_syntax::ast::{self, BinOp, Expr, ExprKind, Literal, MatchArm, Pattern, PatternKind};
-use soil_types::{Env, Located, SourceText};
+use soil_types::{Located, SourceText};
 use trellis_diag::Diagnostic;
 
 /// One parameter of a signature.
@@ -86,13 +86,14 @@ pub fn split_name(full: &str) -> (Option<&str>, &str) {
 
 /// Compiles checker definitions for the interpreter. `bare` names a definition
 /// compiled without its clause guards (derived tests judge its clauses one by
-/// one instead of letting the first broken one panic).
+/// one instead of letting the first broken one panic). The root's types are
+/// shared, not built again.
 pub fn compile(
-    env: &Env,
+    types: &super::SuiteTypes,
     definitions: &[soil_types::Definition],
     bare: Option<&str>,
 ) -> Result<soil_eval::Program, Vec<Diagnostic>> {
-    let types = soil_eval::type_env_from_decls(env.types.iter().map(|t| &t.node))?;
+    let types = Arc::clone(types.runtime().map_err(<[Diagnostic]>::to_vec)?);
     let definitions = definitions
         .iter()
         .map(|def| {

@@ -8,9 +8,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 use soil_types::Program;
 use trellis_db::{
-    Item, LockState, check_definition, checker_definition, checker_env, current_hashes, lock_state,
-    oracle_rows, program_def, report_diagnostics, spec_file, suite_key, test_blocks,
-    test_program_order,
+    Item, LockState, check_definition, checker_definition, current_hashes, lock_state, oracle_rows,
+    program_def, report_diagnostics, spec_file, suite_key, test_blocks, test_program_order,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{
@@ -268,7 +267,7 @@ fn with_suite_input<R>(
     let python = service.python_on(base_path, runner);
     let input = SuiteInput {
         definition: &qualified,
-        env: checker_env(db),
+        types: trellis_db::root_types(db),
         program: &program,
         signature,
         requires: &def.requires,

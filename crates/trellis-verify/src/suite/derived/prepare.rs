@@ -75,7 +75,7 @@ fn prepare_with(
         .collect();
     let mut program = input.program.clone();
     program.definitions.extend(wrappers.iter().cloned());
-    let report = soil_types::check_program(input.env, &program);
+    let report = soil_types::check_declared(input.types.declared(), &program);
     match report.for_definition(input.definition) {
         Some(Ok(_)) => {}
         Some(Err(diagnostics)) => return Err(diagnostics),
@@ -101,13 +101,13 @@ fn prepare_with(
     }
     let mut definitions = input.program.definitions.clone();
     definitions.extend(checked);
-    let guarded = compile(input.env, &definitions, None)?;
+    let guarded = compile(input.types, &definitions, None)?;
     // Holes are never tested (lock-schema §8): a partial lowering has no suite.
     let holes = guarded.holes_reached_by(input.definition);
     if !holes.is_empty() && !allow_holes {
         return Err(holes);
     }
-    let bare = compile(input.env, &definitions, Some(input.definition))?;
+    let bare = compile(input.types, &definitions, Some(input.definition))?;
     let [properties, requires, ensures] = slots;
     Ok(Prepared {
         guarded,
