@@ -229,27 +229,61 @@ fn builtin_hash(db: &dyn Db) -> String {
     format!("soil0-builtin/{}", crate::config::soil0_major(db))
 }
 
-/// The `soil_hash` of a function or helper; `None` until it has a body.
-#[salsa::tracked(returns(copy))]
+/// The `soil_hash` of a function or helper; `None` until it has a body. The
+/// members of a call cycle share the cycle's hash ([`cycle_soil_hash`]).
 pub fn soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
-    if let Some(members) = call_cycle(db, item) {
-        return Some(cycle_hash(db, members));
+    match acyclic_soil_hash(db, item) {
+        Acyclic::Hash(hash) => hash,
+        Acyclic::InACycle => cycle_soil_hash(db, item),
     }
-    let form = &soil_facts(db, item).as_ref()?.form;
+}
+
+/// What [`acyclic_soil_hash`] found: the hash of an item in no call cycle, or
+/// that it is in one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Acyclic {
+    Hash(Option<Digest>),
+    InACycle,
+}
+
+/// An item's hash over its hash form and its referents' hashes, as if it were
+/// in no call cycle. A member of one reaches itself through its callees'
+/// hashes, and salsa gives every member of that cycle the fallback,
+/// `InACycle`, whoever asks first; an item that only calls into a cycle is
+/// hashed over the cycle's hash. The cycle is found by this recursion itself,
+/// not by a separate `call_cycle_free` pass over the callees: after an edit
+/// below a hub every dependent's hash is confirmed or recomputed, and a pass
+/// of its own made that walk over the callees' closure twice (design §7.9).
+#[salsa::tracked(returns(copy), cycle_result = found_a_cycle)]
+fn acyclic_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Acyclic {
+    let Some(facts) = soil_facts(db, item).as_ref() else {
+        return Acyclic::Hash(None);
+    };
     let from = (item.module(db).as_str(), item.name(db).as_str());
     let mut hasher = Hasher::tagged("soil-hash/1");
-    hasher.part(form.as_bytes());
+    hasher.part(facts.form.as_bytes());
     // One buffer for every reference's part: a re-hash after a hub edit
     // writes thousands of them.
     let mut part = String::with_capacity(128);
-    for (name, target) in resolved_refs(db, item) {
+    for (name, target) in &facts.refs {
         part.clear();
         part.push_str(name);
         part.push('\0');
         push_referent_hash(db, from, target, &mut part);
         hasher.part(part.as_bytes());
     }
-    Some(hasher.finish())
+    Acyclic::Hash(Some(hasher.finish()))
+}
+
+fn found_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> Acyclic {
+    Acyclic::InACycle
+}
+
+/// The hash every member of `item`'s call cycle shares.
+#[salsa::tracked(returns(copy))]
+fn cycle_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
+    let members = call_cycle(db, item)?;
+    Some(cycle_hash(db, members))
 }
 
 /// What a reference of `from` contributes to its hash, appended to `out`: the

@@ -186,6 +186,23 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
     assert_eq!(callee_changed.count(), moved["callee-changed"]);
 }
 
+/// The lazy ladder reads a direct callee's edge from the references and a
+/// private helper's from the gathered edges; on the examples (helpers, calls
+/// across modules) both ladders agree, as checked in and once a helper's body
+/// moved under its callers.
+#[test]
+fn both_ladders_agree_on_the_examples_and_after_a_helper_s_edit() {
+    let root = Root::examples();
+    let before = lazy_and_gathered_ladders(&root.root);
+    assert_eq!(before.get("callee-changed"), None, "{before:?}");
+    root.edit("csvstats/_private.soil", "    sum / 2.0", "    sum * 0.5");
+    let after = lazy_and_gathered_ladders(&root.root);
+    assert!(
+        after.get("callee-changed").is_some_and(|&count| count >= 1),
+        "{after:?}"
+    );
+}
+
 /// How many function rows stand at each rung, after asserting that the status
 /// the database derives lazily ([`trellis_db::definition_status`]) is the one
 /// the ladder gives over every hash gathered at once (`current_hashes`).
