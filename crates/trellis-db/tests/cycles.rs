@@ -168,3 +168,51 @@ fn the_check_finds_mutual_recursion_through_signed_members() {
         .collect();
     assert_eq!(recursion, ["m/even.soil", "m/odd.soil"]);
 }
+
+/// A cycle made, grown and broken by edits: after each edit the incremental
+/// database gives the hashes a fresh one gives, whichever definition is asked
+/// first (`soil_hash` finds cycles through salsa's fallback, design §7.12).
+#[test]
+fn edits_that_make_grow_and_break_cycles_hash_as_a_fresh_load_does() {
+    let names = ["even", "odd", "parity", "zero", "countdown"];
+    let hashes = |db: &RootDatabase, order: &[&str]| {
+        let mut asked: Vec<(String, Option<trellis_hash::Digest>)> = order
+            .iter()
+            .map(|name| ((*name).to_owned(), soil_hash(db, item(db, name))))
+            .collect();
+        asked.sort();
+        asked
+    };
+    let odd_bodies = [
+        ODD,
+        "odd n = n == 1",
+        ODD,
+        "odd n = if n == 0 then false else zero (n - 1)",
+        // even → odd → parity → even: three members.
+        "odd n = if n == 0 then false else parity (n - 1) == \"even\"",
+        "odd n = n == 1",
+    ];
+    let orders: [&[&str]; 2] = [&names, &["parity", "odd", "countdown", "zero", "even"]];
+    for order in orders {
+        let mut db = load(&root(ODD));
+        hashes(&db, order);
+        for body in odd_bodies {
+            let files = root(body);
+            apply(&mut db, &files);
+            assert_eq!(
+                hashes(&db, order),
+                hashes(&load(&files), &names),
+                "after `{body}`, asked in the order {order:?}"
+            );
+            let cycle_of_three = body.contains("parity");
+            let shared =
+                |a: &str, b: &str| soil_hash(&db, item(&db, a)) == soil_hash(&db, item(&db, b));
+            assert_eq!(shared("even", "parity"), cycle_of_three, "after `{body}`");
+            assert_eq!(
+                shared("even", "odd"),
+                body == ODD || cycle_of_three,
+                "after `{body}`"
+            );
+        }
+    }
+}
