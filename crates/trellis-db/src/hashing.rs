@@ -253,7 +253,7 @@ enum Acyclic {
 /// hashed over the cycle's hash. The cycle is found by this recursion itself,
 /// not by a separate `call_cycle_free` pass over the callees: after an edit
 /// below a hub every dependent's hash is confirmed or recomputed, and a pass
-/// of its own made that walk over the callees' closure twice (design §7.9).
+/// of its own made that walk over the callees' closure twice (design §7.12).
 #[salsa::tracked(returns(copy), cycle_result = found_a_cycle)]
 fn acyclic_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Acyclic {
     let Some(facts) = soil_facts(db, item).as_ref() else {

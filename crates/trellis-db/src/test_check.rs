@@ -127,18 +127,13 @@ fn property_diagnostics(
         .collect()
 }
 
-/// The root's types as the runner decodes values with them, built once for
-/// every definition's cases ([`root_types`]); `None` when the declarations
-/// have problems of their own.
-fn runtime_types(db: &dyn Db) -> Option<&soil_rt::TypeEnv> {
-    root_types(db).runtime().ok().map(|types| &**types)
-}
-
 /// Every `test` case's arguments and expected value decoded against the signature.
 /// A case with the wrong number of arguments is `tr-bad-test-case` already.
 fn case_diagnostics(db: &dyn Db, spec: SourceFile, signature: &ast::Signature) -> Vec<Diagnostic> {
-    // Problems in the declarations themselves are reported once, elsewhere.
-    let Some(types) = runtime_types(db) else {
+    // The runner's view of the root's types, built once for every
+    // definition's cases; problems in the declarations themselves are
+    // reported once, elsewhere.
+    let Some(types) = root_types(db).runtime_env() else {
         return Vec::new();
     };
     let parts = SigParts::of(signature);

@@ -239,16 +239,24 @@ pub enum ProgressEvent {
 /// context bundle's `tests.json`.
 pub fn expect_bundle(input: &SuiteInput) -> serde_json::Value {
     let parts = SigParts::of(input.signature);
-    let types = input.types.runtime().ok().map(|types| &**types);
-    expect::bundle_of(input.definition, &parts, types, input.blocks)
+    expect::bundle_of(
+        input.definition,
+        &parts,
+        input.types.runtime_env(),
+        input.blocks,
+    )
 }
 
 /// [`expect_bundle`] as exact text: compact, canonical bytes for every Soil
 /// value. What a host writes to disk (`tests.json`, a `soil0 test` bundle).
 pub fn expect_bundle_text(input: &SuiteInput) -> String {
     let parts = SigParts::of(input.signature);
-    let types = input.types.runtime().ok().map(|types| &**types);
-    expect::bundle_text(input.definition, &parts, types, input.blocks)
+    expect::bundle_text(
+        input.definition,
+        &parts,
+        input.types.runtime_env(),
+        input.blocks,
+    )
 }
 
 /// The pre-flight alone (design §4.5): the contradiction check and the vacuity
@@ -383,8 +391,12 @@ fn expect_rows(input: &SuiteInput, parts: &SigParts, cases: &[NamedCase]) -> Vec
     if cases.is_empty() {
         return Vec::new();
     }
-    let types = input.types.runtime().ok().map(|types| &**types);
-    let bundle = expect::bundle_of(input.definition, parts, types, input.blocks);
+    let bundle = expect::bundle_of(
+        input.definition,
+        parts,
+        input.types.runtime_env(),
+        input.blocks,
+    );
     let results = match execute_bundle(input.types, input.program, &bundle) {
         Ok(results) => results,
         Err(diagnostics) => serde_json::json!({"cases": cases.iter().map(|c| serde_json::json!({

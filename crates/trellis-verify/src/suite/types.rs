@@ -38,4 +38,10 @@ impl SuiteTypes {
     pub fn runtime(&self) -> Result<&Arc<TypeEnv>, &[Diagnostic]> {
         self.runtime.as_ref().map_err(Vec::as_slice)
     }
+
+    /// [`SuiteTypes::runtime`] for a reader that reports the declarations'
+    /// problems elsewhere: `None` when they have some.
+    pub fn runtime_env(&self) -> Option<&TypeEnv> {
+        self.runtime.as_deref().ok()
+    }
 }
