@@ -3,6 +3,8 @@
 //! tests' static half (property predicates, test values: `test_check`), each a
 //! memoized value, so `check` after an edit re-derives only what the edit touched.
 
+use std::sync::Arc;
+
 use trellis_diag::{Diagnostic, LineIndex, Span, TextRange};
 use trellis_spec::RootContext;
 
@@ -18,7 +20,7 @@ use crate::soil::{Item, ItemKind, item_equation, item_soil_file, parse_soil};
 use crate::spec::parse_spec;
 use crate::status::definition_status;
 use crate::test_check::test_diagnostics;
-use trellis_lock::{Scope, Status};
+use trellis_lock::{Edge, Scope, Status};
 
 /// Everything wrong with one spec file in its root: its own parse and validity
 /// diagnostics, and the rules that need the root (declared tags, exports).
@@ -466,17 +468,23 @@ pub(crate) fn spec_status_row(
 }
 
 /// A status row as the joins hold it: with whether its ladder climbed past
-/// the check rungs ([`trellis_lock::Status::passed_checks`]).
+/// the check rungs ([`trellis_lock::Status::passed_checks`]), and if so the
+/// edges its lock recorded, for the callee rung to be climbed again alone.
 #[derive(Clone, Debug)]
 pub(crate) struct HeldRow {
     pub(crate) row: StatusRow,
     pub(crate) passed_checks: bool,
+    /// The lock's recorded edges ([`trellis_lock::recorded_edges`]) of a
+    /// row past the check rungs; `None` for every other row.
+    pub(crate) edges: Option<Arc<[Edge]>>,
 }
 
 /// [`spec_status_row`], given the row `held` before an edit that moved only
 /// hashes below this spec (design §7.8), if that is all that moved: a row
 /// decided above the check rungs stands, and a function's ladder is climbed
-/// again without asking for its problems.
+/// again without asking for its problems — and without its lock, its spec
+/// or its own body when a callee it recorded moved (design §7.13): every
+/// rung above the callee rung reads only what such an edit leaves alone.
 pub(crate) fn spec_status_entry(
     db: &dyn Db,
     module: &str,
@@ -499,18 +507,40 @@ pub(crate) fn spec_status_entry(
                 files.locks.get(name).copied(),
             ),
             passed_checks: false,
+            edges: None,
         }),
         ItemKind::Function => {
             let item = Item::new(db, module, name);
             let qualified = item.qualified(db);
+            if let Some(HeldRow {
+                edges: Some(edges), ..
+            }) = held
+            {
+                let moved = trellis_lock::moved_edges(edges.iter(), |edge| {
+                    crate::status::current_edge(db, item, edge)
+                });
+                if !moved.is_empty() {
+                    let status = Status::CalleeChanged { edges: moved };
+                    return Some(HeldRow {
+                        row: StatusRow::from_status(qualified, "function", &status),
+                        passed_checks: true,
+                        edges: Some(Arc::clone(edges)),
+                    });
+                }
+            }
             let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {
                     row: StatusRow::from_status(qualified, "function", status),
                     passed_checks: status.passed_checks(),
+                    edges: match status.passed_checks() {
+                        true => crate::status::recorded_edges(db, item),
+                        false => None,
+                    },
                 },
                 Err(errors) => HeldRow {
                     row: StatusRow::unreadable(qualified, "function", errors),
                     passed_checks: false,
+                    edges: None,
                 },
             };
             // The memoized status is read in place, never cloned.

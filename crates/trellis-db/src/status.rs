@@ -282,32 +282,8 @@ impl Current for Live<'_> {
             .collect()
     }
 
-    /// A direct callee's edge straight from the references and the callee's
-    /// hash, without [`lowering_edges`]: after an edit below a hub every
-    /// dependent's edges move, and gathering them all into a memo of their own
-    /// for each dependent cost a fifth of its status. A private helper's edge
-    /// (reached through helpers, keyed by its bare name) is looked up there.
     fn edge(&self, name: &str) -> Option<Digest> {
-        let db = self.db;
-        let direct = resolved_refs(db, self.item)
-            .iter()
-            .find(|(written, _)| written == name);
-        if let Some((_, Target::Definition(module, callee))) = direct
-            && ItemKind::of(callee) != ItemKind::Helper
-        {
-            let callee = Item::new(db, module.as_str(), callee.as_str());
-            return if callee == self.item {
-                None
-            } else {
-                soil_hash(db, callee)
-            };
-        }
-        let (calls, helpers) = lowering_edges(db, self.item);
-        calls
-            .iter()
-            .chain(helpers)
-            .find(|edge| edge.name == name)
-            .map(|edge| edge.hash)
+        current_edge(self.db, self.item, name)
     }
 
     fn oracle(&self, source: &str) -> Option<Digest> {
@@ -331,6 +307,46 @@ fn problem_line(diagnostic: &Diagnostic) -> String {
     match &diagnostic.file {
         Some(file) => format!("{file}: {} ({})", diagnostic.message, diagnostic.code),
         None => format!("{} ({})", diagnostic.message, diagnostic.code),
+    }
+}
+
+/// The edge named `name` of `item` as its callee is now: a direct callee's
+/// straight from the references and the callee's hash, without
+/// [`lowering_edges`] (after an edit below a hub every dependent's edges
+/// move, and gathering them all into a memo of their own for each dependent
+/// cost a fifth of its status); a private helper's edge (reached through
+/// helpers, keyed by its bare name) is looked up there.
+pub(crate) fn current_edge(db: &dyn Db, item: Item<'_>, name: &str) -> Option<Digest> {
+    let direct = resolved_refs(db, item)
+        .iter()
+        .find(|(written, _)| written == name);
+    if let Some((_, Target::Definition(module, callee))) = direct
+        && ItemKind::of(callee) != ItemKind::Helper
+    {
+        let callee = Item::new(db, module.as_str(), callee.as_str());
+        return if callee == item {
+            None
+        } else {
+            soil_hash(db, callee)
+        };
+    }
+    let (calls, helpers) = lowering_edges(db, item);
+    calls
+        .iter()
+        .chain(helpers)
+        .find(|edge| edge.name == name)
+        .map(|edge| edge.hash)
+}
+
+/// The edges `item`'s lock recorded ([`trellis_lock::recorded_edges`]), if
+/// its lock is a function's with a lowering.
+pub(crate) fn recorded_edges(db: &dyn Db, item: Item<'_>) -> Option<std::sync::Arc<[Edge]>> {
+    match lock_state(db, item.module(db), item.name(db)) {
+        LockState::Present(Lock::Function(lock)) => {
+            let lowering = lock.lowering.as_ref()?;
+            Some(trellis_lock::recorded_edges(lowering).cloned().collect())
+        }
+        _ => None,
     }
 }
 

@@ -31,7 +31,9 @@ pub use merge::{check_soil_lock, merge, ownerless_helpers, qualify};
 pub use model::*;
 pub use read::{read_lock, read_lock_bytes, read_soil_lock};
 pub use results::seal_results;
-pub use status::{Current, CurrentHashes, StaleCause, Status, scope_status, status};
+pub use status::{
+    Current, CurrentHashes, StaleCause, Status, moved_edges, recorded_edges, scope_status, status,
+};
 pub use store::{
     LoadError, LockFs, SaveError, StdFs, TEMP_SUFFIX, is_temp_name, load_lock, save_lock,
     save_soil_lock, temp_path, write_atomic,

@@ -327,6 +327,26 @@ impl Status {
     }
 }
 
+/// The edges a lowering recorded, in the order the callee rung reports them:
+/// calls, then private helpers.
+pub fn recorded_edges(lowering: &Lowering) -> impl Iterator<Item = &Edge> {
+    lowering.calls.iter().chain(&lowering.private_helpers)
+}
+
+/// The callee rung of the ladder: the names of the `recorded` edges whose
+/// callee's hash is now another (`current` gives it, by the edge's name).
+/// Only edges the current body still has count: a callee the body stopped
+/// using is the body's own change (`tests-stale`), not a callee's.
+pub fn moved_edges<'e>(
+    recorded: impl IntoIterator<Item = &'e Edge>,
+    current: impl Fn(&str) -> Option<Digest>,
+) -> Vec<String> {
+    (recorded.into_iter())
+        .filter(|edge| current(&edge.name).is_some_and(|hash| hash != edge.hash))
+        .map(|edge| edge.name.clone())
+        .collect()
+}
+
 /// Derives a function definition's status from the current hashes and its
 /// lock (absent when none was ever written).
 pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
@@ -362,19 +382,7 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
             holes: checks.holes.clone(),
         };
     }
-    // Only edges the current body still has: a callee the body stopped using is
-    // the body's own change (tests-stale below), not a callee's.
-    let moved: Vec<String> = lowering
-        .calls
-        .iter()
-        .chain(&lowering.private_helpers)
-        .filter(|edge| {
-            current
-                .edge(&edge.name)
-                .is_some_and(|hash| hash != edge.hash)
-        })
-        .map(|edge| edge.name.clone())
-        .collect();
+    let moved = moved_edges(recorded_edges(lowering), |name| current.edge(name));
     if !moved.is_empty() {
         return Status::CalleeChanged { edges: moved };
     }
