@@ -166,12 +166,12 @@ impl<M, S> Part<M, S> {
 #[derive(Default)]
 struct ModuleParts {
     check: Part<(CheckReport, CheckReport), CheckReport>,
-    status: Part<Option<StatusRow>, Option<HeldRow>>,
+    status: Part<Option<Arc<StatusRow>>, Option<HeldRow>>,
     lock_problems: Part<(), Vec<Diagnostic>>,
     /// Each part's entries joined in order, made again when one moves, so a
     /// join costs one append per module.
     check_joined: CheckReport,
-    status_joined: Vec<StatusRow>,
+    status_joined: Vec<Arc<StatusRow>>,
     status_counts: Vec<StatusCount>,
     lock_problems_joined: Vec<Diagnostic>,
 }
@@ -202,7 +202,7 @@ impl ModuleParts {
             Refreshed::Stems(asked) if rows == self.status_joined.len() => {
                 let mut at = 0;
                 if let Some(scope) = scope {
-                    self.status_joined[0] = scope.clone();
+                    self.status_joined[0] = Arc::clone(scope);
                     at = 1;
                 }
                 let mut asked = asked.iter().peekable();
@@ -210,7 +210,7 @@ impl ModuleParts {
                     let was_asked = asked.next_if(|name| *name == stem).is_some();
                     let Some(held) = held else { continue };
                     if was_asked {
-                        self.status_joined[at] = held.row.clone();
+                        self.status_joined[at] = Arc::clone(&held.row);
                     }
                     at += 1;
                 }
@@ -218,7 +218,7 @@ impl ModuleParts {
             _ => {
                 self.status_joined = (scope.iter())
                     .chain(specs.values().flatten().map(|held| &held.row))
-                    .cloned()
+                    .map(Arc::clone)
                     .collect();
             }
         }
@@ -240,7 +240,7 @@ impl ModuleParts {
 #[derive(Default)]
 pub struct RootJoins {
     parts: FxHashMap<String, ModuleParts>,
-    project_row: Option<StatusRow>,
+    project_row: Option<Arc<StatusRow>>,
     project_counts: Vec<StatusCount>,
     mentions: Mentions,
     /// Body edits whose reach waits to be marked until they are applied and
@@ -488,6 +488,7 @@ impl RootJoins {
     pub fn status(&mut self, db: &RootDatabase) -> Vec<&StatusRow> {
         (self.status_groups(db).into_iter())
             .flat_map(|group| group.rows)
+            .map(|row| &**row)
             .collect()
     }
 
@@ -517,7 +518,7 @@ impl RootJoins {
         );
         self.taken_ahead += taken;
         self.join_status_parts(db, index, answered);
-        self.project_row = project_status_row(db);
+        self.project_row = project_status_row(db).map(Arc::new);
         self.project_counts = count_statuses(self.project_row.as_slice());
         let parts = &self.parts;
         let groups: Vec<RowGroup<'_>> = std::iter::once(RowGroup {
@@ -535,6 +536,7 @@ impl RootJoins {
         debug_assert!(
             (groups.iter())
                 .flat_map(|group| group.rows)
+                .map(|row| &**row)
                 .eq(crate::root_status(db).iter()),
             "the joined status differs from the database's"
         );
@@ -554,7 +556,7 @@ impl RootJoins {
             let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.status.refresh(
                 files.specs.keys(),
-                || scope_status_row(db, module, files),
+                || scope_status_row(db, module, files).map(Arc::new),
                 |stem, held| {
                     (answered.as_mut().and_then(|answered| answered.remove(stem))).unwrap_or_else(
                         || {
@@ -750,7 +752,8 @@ type Answered<R> = FxHashMap<String, FxHashMap<String, R>>;
 /// Some consecutive status rows — the project's, or one module's — with how
 /// many have each status and kind.
 pub struct RowGroup<'a> {
-    pub rows: &'a [StatusRow],
+    /// Shared with the joins, which keep them between answers.
+    pub rows: &'a [Arc<StatusRow>],
     /// (status, kind, how many), in order of first appearance.
     pub counts: &'a [StatusCount],
 }
@@ -758,7 +761,7 @@ pub struct RowGroup<'a> {
 /// A status, a kind of row, and how many rows have both.
 pub type StatusCount = (String, &'static str, usize);
 
-fn count_statuses(rows: &[StatusRow]) -> Vec<StatusCount> {
+fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for row in rows {
         match (counts.iter_mut())

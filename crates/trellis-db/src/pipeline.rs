@@ -464,7 +464,7 @@ pub(crate) fn spec_status_row(
     files: &ModuleFiles,
     name: &str,
 ) -> Option<StatusRow> {
-    spec_status_entry(db, module, files, name, None).map(|entry| entry.row)
+    spec_status_entry(db, module, files, name, None).map(|entry| Arc::unwrap_or_clone(entry.row))
 }
 
 /// A status row as the joins hold it: with whether its ladder climbed past
@@ -472,7 +472,9 @@ pub(crate) fn spec_status_row(
 /// edges its lock recorded, for the callee rung to be climbed again alone.
 #[derive(Clone, Debug)]
 pub(crate) struct HeldRow {
-    pub(crate) row: StatusRow,
+    /// Shared with the joined answer: a moved row is built once and joined,
+    /// shelved and held without copying its texts.
+    pub(crate) row: Arc<StatusRow>,
     pub(crate) passed_checks: bool,
     /// The lock's recorded edges ([`trellis_lock::recorded_edges`]) of a
     /// row past the check rungs; `None` for every other row.
@@ -500,12 +502,12 @@ pub(crate) fn spec_status_entry(
     }
     match ItemKind::of(name) {
         ItemKind::Type => Some(HeldRow {
-            row: type_row(
+            row: Arc::new(type_row(
                 db,
                 format!("{module}::{name}"),
                 spec,
                 files.locks.get(name).copied(),
-            ),
+            )),
             passed_checks: false,
             edges: None,
         }),
@@ -522,7 +524,7 @@ pub(crate) fn spec_status_entry(
                 if !moved.is_empty() {
                     let status = Status::CalleeChanged { edges: moved };
                     return Some(HeldRow {
-                        row: StatusRow::from_status(qualified, "function", &status),
+                        row: Arc::new(StatusRow::from_status(qualified, "function", &status)),
                         passed_checks: true,
                         edges: Some(Arc::clone(edges)),
                     });
@@ -530,7 +532,7 @@ pub(crate) fn spec_status_entry(
             }
             let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {
-                    row: StatusRow::from_status(qualified, "function", status),
+                    row: Arc::new(StatusRow::from_status(qualified, "function", status)),
                     passed_checks: status.passed_checks(),
                     edges: match status.passed_checks() {
                         true => crate::status::recorded_edges(db, item),
@@ -538,7 +540,7 @@ pub(crate) fn spec_status_entry(
                     },
                 },
                 Err(errors) => HeldRow {
-                    row: StatusRow::unreadable(qualified, "function", errors),
+                    row: Arc::new(StatusRow::unreadable(qualified, "function", errors)),
                     passed_checks: false,
                     edges: None,
                 },

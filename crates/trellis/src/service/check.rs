@@ -204,10 +204,10 @@ mod tests {
             (seed >> 33) as usize % bound
         };
         for _ in 0..50 {
-            let groups: Vec<Vec<trellis_db::StatusRow>> = (0..next(12))
+            let groups: Vec<Vec<std::sync::Arc<trellis_db::StatusRow>>> = (0..next(12))
                 .map(|_| {
                     (0..next(30))
-                        .map(|n| row(n, statuses[next(5)], kinds[next(2)]))
+                        .map(|n| std::sync::Arc::new(row(n, statuses[next(5)], kinds[next(2)])))
                         .collect()
                 })
                 .collect();
@@ -229,7 +229,8 @@ mod tests {
             let grouped: Vec<trellis_db::RowGroup<'_>> = (groups.iter().zip(&counts))
                 .map(|(rows, counts)| trellis_db::RowGroup { rows, counts })
                 .collect();
-            let flat: Vec<&trellis_db::StatusRow> = groups.iter().flatten().collect();
+            let flat: Vec<&trellis_db::StatusRow> =
+                groups.iter().flatten().map(|row| &**row).collect();
             assert_eq!(summarized(&grouped), row_by_row(&flat));
         }
     }
