@@ -134,10 +134,12 @@ pub fn run(root: &Path) -> Result<(), String> {
 /// a file open must not keep the work from starting.
 const WRITE_PATIENCE: Duration = Duration::from_millis(25);
 
-/// How long the feed must stay quiet after its first event before the change
-/// is applied: a save of a definition writes its `.tr` and its `.soil`
-/// microseconds apart, and applying the first alone would be cancelled by the
-/// second. A client takes several times this to start, so it is not waited for.
+/// How long the feed must stay quiet after its first event before a change
+/// that may continue is applied: a save of a definition writes its `.tr` and
+/// its `.soil` microseconds apart, and applying the first alone would be
+/// cancelled by the second. A save in place of a `.soil` (a body edit) is
+/// applied at once: nothing else is written with it, and the pause was a
+/// tenth of the `status` after a hub's edit (design §7.10).
 const QUIET: Duration = Duration::from_micros(300);
 
 /// The daemon's thread that starts on a change as soon as the feed reports it
@@ -150,7 +152,7 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
     let mut patience = None;
     loop {
         let news = crate::watch::sys::wait_for_events(queue, patience);
-        if news {
+        if news && lock(service).change_may_continue() {
             std::thread::sleep(QUIET);
         }
         let ahead = lock(service).ask_ahead(!news);

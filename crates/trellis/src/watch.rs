@@ -62,6 +62,8 @@ struct Pending {
     paths: BTreeSet<String>,
     trees: BTreeSet<String>,
     everything: bool,
+    /// A file came, went or was renamed into place (not a save in place).
+    arrivals: bool,
 }
 
 impl Pending {
@@ -125,6 +127,20 @@ impl RootWatch {
         }
     }
 
+    /// Whether what the feed reported since the last take may be the first
+    /// half of a save that writes several files (design §7.10): anything but
+    /// saves in place of `.soil` files that were already there. A definition
+    /// saved whole (its `.tr` and `.soil`), a lock, a new or removed file, a
+    /// directory: the next event may belong to the same change.
+    pub fn may_continue(&mut self) -> bool {
+        self.drain();
+        let pending = &self.pending;
+        pending.everything
+            || pending.arrivals
+            || !pending.trees.is_empty()
+            || (pending.paths.iter()).any(|path| !path.ends_with(".soil"))
+    }
+
     /// What changed since the last take, draining the queue without blocking.
     pub fn take(&mut self) -> Dirty {
         self.drain();
@@ -132,6 +148,7 @@ impl RootWatch {
             mut paths,
             trees,
             everything,
+            arrivals: _,
         } = std::mem::take(&mut self.pending);
         if !everything && !self.incomplete {
             match self.rewatch(&trees) {
@@ -172,6 +189,7 @@ impl RootWatch {
                 match self.classify(&event) {
                     Some(Named::Everything) => self.pending.everything = true,
                     Some(Named::File(path)) => {
+                        self.pending.arrivals |= sys::comes_or_goes(event.mask);
                         if sys::opens_a_write(event.mask) {
                             self.writing.insert(path.clone());
                         } else if sys::ends_a_write(event.mask) {
@@ -303,6 +321,11 @@ pub(crate) mod sys {
             != 0
     }
 
+    /// A file was created, deleted, or renamed in or out: not a save in place.
+    pub fn comes_or_goes(mask: u32) -> bool {
+        mask & (libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_TO | libc::IN_MOVED_FROM) != 0
+    }
+
     /// The kernel's queue overflowed: events were lost, for any watch.
     pub fn overflowed(mask: u32) -> bool {
         mask & libc::IN_Q_OVERFLOW != 0
@@ -414,6 +437,10 @@ pub(crate) mod sys {
         false
     }
 
+    pub fn comes_or_goes(_mask: u32) -> bool {
+        false
+    }
+
     pub fn ends_a_write(_mask: u32) -> bool {
         false
     }
@@ -498,6 +525,49 @@ mod tests {
         assert_eq!(watch.settled(), Settled::Written);
         assert_eq!(watch.take(), paths(&["m/a.tr", "m/b.tr", "m/c.tr"]));
         assert_eq!(watch.settled(), Settled::Quiet);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Only saves in place of `.soil` files that were already there are
+    /// applied without a pause: a spec, a lock, a file that comes, goes or is
+    /// renamed into place may be half of a save that writes more, and a take
+    /// starts the next change afresh.
+    #[test]
+    fn says_whether_a_change_may_be_half_of_a_larger_save() {
+        let root = temp_root("pairs");
+        std::fs::write(root.join("m/a.soil"), "a x = x").expect("write");
+        std::fs::write(root.join("m/b.soil"), "b x = x").expect("write");
+        let mut watch = RootWatch::new(&root).expect("inotify");
+        assert!(!watch.may_continue(), "nothing happened");
+        std::fs::write(root.join("m/a.soil"), "a x = x + 1").expect("write");
+        std::fs::write(root.join("m/b.soil"), "b x = x + 1").expect("write");
+        assert!(!watch.may_continue(), "bodies saved in place");
+        watch.take();
+        type Change = fn(&Path);
+        let continuing: [(&str, Change); 5] = [
+            ("a spec", |root| {
+                std::fs::write(root.join("m/a.tr"), "b").expect("write")
+            }),
+            ("a lock", |root| {
+                std::fs::write(root.join("m/a.lock"), "{}").expect("write")
+            }),
+            ("a new body", |root| {
+                std::fs::write(root.join("m/c.soil"), "c x = x").expect("write")
+            }),
+            ("a body removed", |root| {
+                std::fs::remove_file(root.join("m/c.soil")).expect("remove")
+            }),
+            ("a body renamed into place", |root| {
+                std::fs::write(root.join("m/a.soil.tmp"), "a x = 2").expect("write");
+                std::fs::rename(root.join("m/a.soil.tmp"), root.join("m/a.soil")).expect("rename");
+            }),
+        ];
+        for (what, change) in continuing {
+            change(&root);
+            assert!(watch.may_continue(), "{what}");
+            watch.take();
+            assert!(!watch.may_continue(), "{what}: taken");
+        }
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

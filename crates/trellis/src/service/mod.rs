@@ -170,6 +170,13 @@ impl Service {
         }
     }
 
+    /// Whether the change the feed reported may be the first half of a save
+    /// that writes several files, so the thread that asks ahead lets the feed
+    /// stay quiet before applying it (design §7.10); `false` without a feed.
+    pub fn change_may_continue(&mut self) -> bool {
+        self.watch.as_mut().is_some_and(RootWatch::may_continue)
+    }
+
     /// Joins what was answered ahead and no request took into the root-wide
     /// answers, so the next request of the other kind does not answer it
     /// again (design §7.10).
