@@ -9,7 +9,9 @@
 //! deleted as whole `.tr` + `.soil` pairs, modules as whole directories. Every
 //! row gives the min and median of whole client commands and, from matched
 //! samples sent over the socket (each on a fresh file of its own), the daemon's
-//! own time per request (`timings.refresh_us + queries_us`). The daemon's
+//! own time per request (`timings.refresh_us + queries_us + ahead_us`: what the
+//! request did, and what the daemon did for its change ahead of it, design
+//! §7.10). The daemon's
 //! resident set is read from `/proc` after the last row. Cold start is a `check`
 //! that spawns the daemon, taken last, once every size's rows are done: in
 //! rounds that take one sample of each size in turn, so a slow stretch of a
@@ -127,7 +129,8 @@ impl Bench {
             .map_err(|e| format!("{method}: {e}"))
     }
 
-    /// The daemon's own time for one request, as the command line asks it.
+    /// The daemon's own time for one request, as the command line asks it,
+    /// with its work ahead on the request's change.
     fn daemon_time(&self, method: &str) -> Result<Duration, String> {
         let params = if method == "check" {
             json!({ "def": null })
@@ -137,7 +140,7 @@ impl Bench {
         let answer = self.call(method, params)?;
         let micros = |field: &str| answer["timings"][field].as_u64().unwrap_or(0);
         Ok(Duration::from_micros(
-            micros("refresh_us") + micros("queries_us"),
+            micros("refresh_us") + micros("queries_us") + micros("ahead_us"),
         ))
     }
 

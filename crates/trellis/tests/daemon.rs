@@ -48,7 +48,7 @@ fn a_socket_round_trip_answers_with_timings() {
         answer["checked"].as_u64().is_some_and(|n| n > 0),
         "{answer}"
     );
-    for field in ["refresh_us", "queries_us", "files_changed"] {
+    for field in ["refresh_us", "queries_us", "files_changed", "ahead_us"] {
         assert!(
             answer["timings"][field].is_u64(),
             "no timings.{field}: {answer}"
@@ -129,7 +129,8 @@ fn the_daemon_sees_every_edit_the_change_feed_reports() {
 
 /// The daemon starts on an edit when the change feed reports it (design
 /// §7.10): the next request takes the answers computed ahead of it, reports
-/// the edited file as changed, and answers as a fresh process does.
+/// the edited file as changed and the time worked ahead, and answers as a
+/// fresh process does.
 #[test]
 fn an_edit_is_answered_ahead_of_the_request_that_asks() {
     let root = Root::examples();
@@ -153,6 +154,9 @@ fn an_edit_is_answered_ahead_of_the_request_that_asks() {
             .expect("answered_ahead");
         taken.push(ahead);
         if ahead > 0 {
+            // The work done ahead is the request's own, timed apart.
+            let worked = answer["timings"]["ahead_us"].as_u64();
+            assert!(worked.is_some_and(|us| us > 0), "{answer}");
             break;
         }
     }

@@ -20,6 +20,11 @@ pub struct Timings {
     /// (design §7.10).
     #[serde(default)]
     pub answered_ahead: usize,
+    /// How long the daemon worked ahead on the changes this request reports,
+    /// apart from the time the request itself waited for that work (design
+    /// §7.10): with `refresh_us` and `queries_us`, its whole work for them.
+    #[serde(default)]
+    pub ahead_us: u64,
 }
 
 /// `refresh`: the files that could not be loaded.

@@ -19,6 +19,7 @@ use crate::loader::RootLoader;
 use crate::protocol::{RefreshAnswer, Request, Timings, encode_answer};
 use crate::watch::{Dirty, RootWatch, Settled};
 
+mod ahead_time;
 mod answer;
 mod bundle_dir;
 mod check;
@@ -48,6 +49,8 @@ pub struct Service {
     unreported_changes: usize,
     /// [`RootJoins::taken_ahead`] as of the last request's timings.
     reported_taken_ahead: usize,
+    /// How long the thread that asks ahead worked since the last request.
+    ahead_clock: ahead_time::AheadClock,
     /// The lowering jobs this service holds (daemon only; see `jobs`).
     jobs: jobs::Jobs,
     /// What this service last left in each bundle directory it wrote, vouched
@@ -68,6 +71,7 @@ impl Service {
             loaded: false,
             unreported_changes: 0,
             reported_taken_ahead: 0,
+            ahead_clock: ahead_time::AheadClock::default(),
             jobs: jobs::Jobs::default(),
             bundle_stamps: bundle_dir::Stamps::none(),
         }
@@ -155,18 +159,24 @@ impl Service {
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
         };
+        let mut stretch = None;
         match watch.settled() {
             // A request applied the change first; what it did not ask for
             // (a `check` leaves the status rows) is still asked ahead.
             Settled::Quiet => {}
             Settled::Writing if !patience_over => return AheadOfRequests::Writing,
             Settled::Written | Settled::Writing => {
+                stretch = Some(self.ahead_clock.start());
                 self.unreported_changes += self.refresh();
             }
         }
+        let stretch = stretch.unwrap_or_else(|| self.ahead_clock.start());
         match self.joins.ask_ahead(&self.db) {
-            Some(ahead) => AheadOfRequests::Ask(ahead),
-            None => AheadOfRequests::Nothing,
+            Some(ahead) => AheadOfRequests::Ask(Asked { ahead, stretch }),
+            None => {
+                stretch.end();
+                AheadOfRequests::Nothing
+            }
         }
     }
 
@@ -248,12 +258,14 @@ impl Service {
             None => dispatch_job(self, method, params)?,
         };
         let answered = started.elapsed();
+        let ahead = self.ahead_clock.take_for((started, started + answered));
         if let Value::Object(fields) = &mut result {
             let timings = Timings {
                 refresh_us: refreshed.as_micros() as u64,
                 queries_us: (answered - refreshed).as_micros() as u64,
                 files_changed: changed,
                 answered_ahead: self.joins.taken_ahead() - self.reported_taken_ahead,
+                ahead_us: ahead.as_micros() as u64,
             };
             fields.insert("timings".to_owned(), encode_answer(&timings));
             self.reported_taken_ahead = self.joins.taken_ahead();
@@ -280,7 +292,23 @@ pub enum AheadOfRequests {
     /// after a while.
     Writing,
     /// The change is applied; answer these off the lock.
-    Ask(trellis_db::AskAhead),
+    Ask(Asked),
+}
+
+/// What the next check and status will ask, to be answered off the service's
+/// lock, and the stretch of work it is timed in (`timings.ahead_us`).
+pub struct Asked {
+    ahead: trellis_db::AskAhead,
+    stretch: ahead_time::AheadStretch,
+}
+
+impl Asked {
+    /// [`trellis_db::AskAhead::answer`], ending the stretch.
+    pub fn answer(self) -> bool {
+        let answered = self.ahead.answer();
+        self.stretch.end();
+        answered
+    }
 }
 
 /// How many threads may answer the queries of one request (design §7.7):
