@@ -137,9 +137,9 @@ const WRITE_PATIENCE: Duration = Duration::from_millis(25);
 /// How long the feed must stay quiet after its first event before a change
 /// that may continue is applied: a save of a definition writes its `.tr` and
 /// its `.soil` microseconds apart, and applying the first alone would be
-/// cancelled by the second. A save in place of a `.soil` (a body edit) is
-/// applied at once: nothing else is written with it, and the pause was a
-/// tenth of the `status` after a hub's edit (design §7.10).
+/// cancelled by the second. A save in place of a body, of decisions or of
+/// `soil.toml` is applied at once: nothing else is written with it, and the
+/// pause was a tenth of the `status` after a hub's edit (design §7.10).
 const QUIET: Duration = Duration::from_micros(300);
 
 /// The daemon's thread that starts on a change as soon as the feed reports it

@@ -128,17 +128,18 @@ impl RootWatch {
     }
 
     /// Whether what the feed reported since the last take may be the first
-    /// half of a save that writes several files (design §7.10): anything but
-    /// saves in place of `.soil` files that were already there. A definition
-    /// saved whole (its `.tr` and `.soil`), a lock, a new or removed file, a
-    /// directory: the next event may belong to the same change.
+    /// half of a save that writes several files (design §7.10): a file that
+    /// came, went or was renamed into place, a directory, a definition's spec
+    /// (saved with its `.soil`) or a lock (written by the batch). A save in
+    /// place of any other file that was already there — a body, a module's
+    /// or the project's decisions, `soil.toml` — is a change of its own.
     pub fn may_continue(&mut self) -> bool {
         self.drain();
         let pending = &self.pending;
         pending.everything
             || pending.arrivals
             || !pending.trees.is_empty()
-            || (pending.paths.iter()).any(|path| !path.ends_with(".soil"))
+            || (pending.paths.iter()).any(|path| written_with_others(path))
     }
 
     /// What changed since the last take, draining the queue without blocking.
@@ -258,6 +259,13 @@ impl RootWatch {
         }
         Ok(())
     }
+}
+
+/// Whether a save of `path` is usually one of several files written
+/// together: a definition's spec beside its `.soil`, a lock beside others.
+fn written_with_others(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".lock") || (name.ends_with(".tr") && !name.starts_with('_'))
 }
 
 /// What one event names.
@@ -528,10 +536,10 @@ mod tests {
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
-    /// Only saves in place of `.soil` files that were already there are
-    /// applied without a pause: a spec, a lock, a file that comes, goes or is
-    /// renamed into place may be half of a save that writes more, and a take
-    /// starts the next change afresh.
+    /// Saves in place of bodies, decisions and `soil.toml` that were already
+    /// there are applied without a pause: a definition's spec, a lock, a file
+    /// that comes, goes or is renamed into place may be half of a save that
+    /// writes more, and a take starts the next change afresh.
     #[test]
     fn says_whether_a_change_may_be_half_of_a_larger_save() {
         let root = temp_root("pairs");
@@ -542,6 +550,16 @@ mod tests {
         std::fs::write(root.join("m/a.soil"), "a x = x + 1").expect("write");
         std::fs::write(root.join("m/b.soil"), "b x = x + 1").expect("write");
         assert!(!watch.may_continue(), "bodies saved in place");
+        watch.take();
+        std::fs::write(root.join("m/_module.tr"), "# m\n").expect("write");
+        std::fs::write(root.join("soil.toml"), "").expect("write");
+        watch.take();
+        std::fs::write(root.join("m/_module.tr"), "# m, decided\n").expect("write");
+        std::fs::write(root.join("soil.toml"), "# tags\n").expect("write");
+        assert!(
+            !watch.may_continue(),
+            "decisions and soil.toml saved in place"
+        );
         watch.take();
         type Change = fn(&Path);
         let continuing: [(&str, Change); 5] = [
