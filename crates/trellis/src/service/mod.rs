@@ -159,18 +159,19 @@ impl Service {
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
         };
-        let mut stretch = None;
+        let stretch = self.ahead_clock.start();
         match watch.settled() {
             // A request applied the change first; what it did not ask for
             // (a `check` leaves the status rows) is still asked ahead.
             Settled::Quiet => {}
-            Settled::Writing if !patience_over => return AheadOfRequests::Writing,
+            Settled::Writing if !patience_over => {
+                stretch.end();
+                return AheadOfRequests::Writing;
+            }
             Settled::Written | Settled::Writing => {
-                stretch = Some(self.ahead_clock.start());
                 self.unreported_changes += self.refresh();
             }
         }
-        let stretch = stretch.unwrap_or_else(|| self.ahead_clock.start());
         match self.joins.ask_ahead(&self.db) {
             Some(ahead) => AheadOfRequests::Ask(Asked { ahead, stretch }),
             None => {
