@@ -467,18 +467,17 @@ pub(crate) fn spec_status_row(
     spec_status_entry(db, module, files, name, None).map(|entry| Arc::unwrap_or_clone(entry.row))
 }
 
-/// A status row as the joins hold it: with whether its ladder climbed past
-/// the check rungs ([`trellis_lock::Status::passed_checks`]), and if so the
-/// edges its lock recorded, for the callee rung to be climbed again alone.
+/// A status row as the joins hold it, with what its ladder needs to be
+/// climbed again from the callee rung.
 #[derive(Clone, Debug)]
 pub(crate) struct HeldRow {
     /// Shared with the joined answer: a moved row is built once and joined,
     /// shelved and held without copying its texts.
     pub(crate) row: Arc<StatusRow>,
-    pub(crate) passed_checks: bool,
-    /// The lock's recorded edges ([`trellis_lock::recorded_edges`]) of a
-    /// row past the check rungs; `None` for every other row.
-    pub(crate) edges: Option<Arc<[Edge]>>,
+    /// For a row whose ladder climbed past the check rungs
+    /// ([`trellis_lock::Status::passed_checks`]): the edges its lock recorded
+    /// ([`trellis_lock::recorded_edges`]). `None` for every other row.
+    pub(crate) past_checks: Option<Arc<[Edge]>>,
 }
 
 /// [`spec_status_row`], given the row `held` before an edit that moved only
@@ -496,7 +495,7 @@ pub(crate) fn spec_status_entry(
 ) -> Option<HeldRow> {
     let &spec = files.specs.get(name)?;
     if let Some(held) = held
-        && (!held.passed_checks || ItemKind::of(name) != ItemKind::Function)
+        && (held.past_checks.is_none() || ItemKind::of(name) != ItemKind::Function)
     {
         return Some(held.clone());
     }
@@ -508,16 +507,12 @@ pub(crate) fn spec_status_entry(
                 spec,
                 files.locks.get(name).copied(),
             )),
-            passed_checks: false,
-            edges: None,
+            past_checks: None,
         }),
         ItemKind::Function => {
             let item = Item::new(db, module, name);
             let qualified = item.qualified(db);
-            if let Some(HeldRow {
-                edges: Some(edges), ..
-            }) = held
-            {
+            if let Some(edges) = held.and_then(|held| held.past_checks.as_ref()) {
                 let moved = trellis_lock::moved_edges(edges.iter(), |edge| {
                     crate::status::current_edge(db, item, edge)
                 });
@@ -525,24 +520,22 @@ pub(crate) fn spec_status_entry(
                     let status = Status::CalleeChanged { edges: moved };
                     return Some(HeldRow {
                         row: Arc::new(StatusRow::from_status(qualified, "function", &status)),
-                        passed_checks: true,
-                        edges: Some(Arc::clone(edges)),
+                        past_checks: Some(Arc::clone(edges)),
                     });
                 }
             }
             let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {
                     row: Arc::new(StatusRow::from_status(qualified, "function", status)),
-                    passed_checks: status.passed_checks(),
-                    edges: match status.passed_checks() {
-                        true => crate::status::recorded_edges(db, item),
-                        false => None,
-                    },
+                    // A ladder past the checks read a function lock with a
+                    // lowering; none (never here) would re-climb in full.
+                    past_checks: status.passed_checks().then(|| {
+                        crate::status::recorded_edges(db, item).unwrap_or_else(|| Arc::from([]))
+                    }),
                 },
                 Err(errors) => HeldRow {
                     row: Arc::new(StatusRow::unreadable(qualified, "function", errors)),
-                    passed_checks: false,
-                    edges: None,
+                    past_checks: None,
                 },
             };
             // The memoized status is read in place, never cloned.
