@@ -3,15 +3,17 @@
 # The main job: check the example root and show where every definition stands.
 examples:
     TRELLIS_ROOT=examples cargo run -q --release -p trellis -- check
-    TRELLIS_ROOT=examples cargo run -q --release -p trellis -- status
+    TRELLIS_ROOT=examples cargo run -q --release -p trellis -- status --all
 
 # Every example printed in canonical form.
 print-examples:
     cargo run -q --release -p soil0 -- print examples/*/*.soil
 
-# The whole test suite (expect-test goldens: UPDATE_EXPECT=1 just test to bless).
+# The whole test suite, the README's test command: installs the pinned clients
+# the suite drives (test-data/clients.toml), then runs `cargo test --workspace`
+# (expect-test goldens: UPDATE_EXPECT=1 just test to bless).
 test:
-    cargo test --workspace
+    cargo xtask test
 
 # Benchmarks: each prints its figures and ratios (TRELLIS_BENCH_QUICK=1 leaves
 # the 20,000-definition root out of edit_bench).

@@ -1,6 +1,6 @@
 //! The claude-code provider end to end (design §4.9.1): `trellis lower` through
-//! the root's daemon, the pinned Claude Code CLI (2.1.328, installed by `.ci/run`
-//! into `.ci/cache/claude/`; a missing install fails these tests) inside the
+//! the root's daemon, the pinned Claude Code CLI (test-data/clients.toml, installed
+//! by `cargo xtask provision`; a missing install fails these tests) inside the
 //! bubblewrap jail, driven by the scripted model endpoint (`endpoint/`) and
 //! reaching its job only through `trellis _mcp` and the job's own socket.
 //! Stand-in CLIs (shell scripts, run in the same jail) show how a broken CLI
@@ -19,19 +19,13 @@ use std::time::{Duration, Instant};
 
 use endpoint::{Endpoint, Turn};
 use serde_json::{Value, json};
-use support::{Root, Run, TempDir, workspace, workspace_file};
+use support::{Root, Run, TempDir, workspace_file};
 
-/// The pinned CLI, as `.ci/run` installs it.
+/// The pinned CLI, as `cargo xtask provision` installs it; the jail it runs in
+/// needs bubblewrap, pinned beside it.
 fn claude_cli() -> PathBuf {
-    let cli = workspace().join(".ci/cache/claude/node_modules/.bin/claude");
-    assert!(
-        cli.exists(),
-        "{} is missing: the pinned Claude Code is not installed. Run the install step of \
-         .ci/run (cd .ci/cache/claude && npm install @anthropic-ai/claude-code@2.1.328) and \
-         try again.",
-        cli.display()
-    );
-    cli
+    xtask::clients::require("bubblewrap");
+    xtask::clients::require("claude-code").join("node_modules/.bin/claude")
 }
 
 /// The seven tools as the CLI offers them, sorted by name.
@@ -211,7 +205,7 @@ fn last_tool_results(request: &Value) -> String {
 }
 
 fn mean_soil() -> String {
-    workspace_file("test-data/lowering/soil/csvstats_mean.soil")
+    workspace_file("test-data/lowering/playbooks/csvstats/mean.soil")
 }
 
 fn write_mean(soil: &str, cite: bool) -> Turn {

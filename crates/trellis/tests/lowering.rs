@@ -26,14 +26,11 @@ struct Lowering {
 impl Lowering {
     fn new(root: Root, provider_extra: &str) -> Lowering {
         let config = TempDir::new("cfg");
-        // The playbooks and the Soil files they name, side by side as checked in.
+        // The playbooks with the Soil files they name beside them, copied as a
+        // user copies them: a playbook directory works from anywhere.
         copy_dir(
             &workspace().join("test-data/lowering/playbooks"),
             &config.path().join("lowering/playbooks"),
-        );
-        copy_dir(
-            &workspace().join("test-data/lowering/soil"),
-            &config.path().join("lowering/soil"),
         );
         let playbooks = config.path().join("lowering/playbooks");
         let file = config.path().join("trellis/providers.toml");
@@ -152,8 +149,10 @@ fn mean_lowers_to_green_with_agent_provenance_citations_and_f_log() {
     let root = &lowering.root;
     assert_eq!(
         root.read("csvstats/mean.soil"),
-        std::fs::read_to_string(workspace().join("test-data/lowering/soil/csvstats_mean.soil"))
-            .expect("the playbook's Soil"),
+        std::fs::read_to_string(
+            workspace().join("test-data/lowering/playbooks/csvstats/mean.soil")
+        )
+        .expect("the playbook's Soil"),
         "the canonical draft is what lands"
     );
     let lock = lock_json(root, "csvstats/mean.lock");
