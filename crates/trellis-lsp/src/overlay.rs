@@ -23,6 +23,15 @@ impl Overlay {
         self.shadowed.contains_key(path)
     }
 
+    /// Whether an open buffer's `text` differs from what the disk holds for its
+    /// path (a file the disk lacks is always unsaved). A `trellis` command acts
+    /// on the disk, so a code lens waits for such a buffer to be saved.
+    pub fn is_unsaved(&self, path: &str, text: &str) -> bool {
+        self.shadowed
+            .get(path)
+            .is_some_and(|on_disk| on_disk.as_deref() != Some(text))
+    }
+
     /// A buffer opens with `text`. The file becomes volatile at once, so the
     /// first keystroke costs no more than the next (design §7.1).
     pub fn open(&mut self, db: &dyn Db, path: &str, text: &str) -> Change {

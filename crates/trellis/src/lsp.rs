@@ -17,7 +17,8 @@ use crate::loader::RootLoader;
 use crate::watch::{Dirty, RootWatch};
 
 pub fn run() -> ExitCode {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    // The server's own transport: bounded frames, malformed ones answered (§9.9).
+    let (connection, io_threads) = trellis_lsp::transport::stdio();
     let served = trellis_lsp::serve(
         connection,
         Arc::new(CliHost),
