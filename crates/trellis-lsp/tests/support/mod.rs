@@ -388,6 +388,19 @@ impl WireClient {
 
     /// A server that has read nothing yet.
     pub fn connect(files: Vec<(String, String)>, bounds: Bounds) -> WireClient {
+        let (client, output) = WireClient::connect_with(files, bounds, true);
+        assert!(output.is_none());
+        client
+    }
+
+    /// A server that has read nothing yet; unless `drain`, nothing reads what
+    /// it writes but the caller, who gets the pipe's end (a client that never
+    /// reads holds it and reads nothing).
+    pub fn connect_with(
+        files: Vec<(String, String)>,
+        bounds: Bounds,
+        drain: bool,
+    ) -> (WireClient, Option<std::io::PipeReader>) {
         let (server_reads, client_writes) = std::io::pipe().expect("a pipe");
         let (client_reads, server_writes) = std::io::pipe().expect("a pipe");
         let server = std::thread::spawn(move || {
@@ -402,27 +415,39 @@ impl WireClient {
             (served, io_threads.join())
         });
         let (sink, messages) = crossbeam_channel::unbounded();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(client_reads);
-            while let Some(body) = read_frame(&mut reader) {
-                let value = serde_json::from_slice(&body).expect("the server writes JSON");
-                if sink.send(value).is_err() {
-                    break;
+        let undrained = if drain {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(client_reads);
+                while let Some(body) = read_frame(&mut reader) {
+                    let value = serde_json::from_slice(&body).expect("the server writes JSON");
+                    if sink.send(value).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
-        WireClient {
+            });
+            None
+        } else {
+            Some(client_reads)
+        };
+        let client = WireClient {
             input: Some(client_writes),
             messages,
             server: Some(server),
             next_id: 0,
-        }
+        };
+        (client, undrained)
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let input = self.input.as_mut().expect("the input is open");
         input.write_all(bytes).expect("the server reads");
         input.flush().expect("the server reads");
+    }
+
+    /// Writes `bytes`; false when the server has stopped reading.
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> bool {
+        let input = self.input.as_mut().expect("the input is open");
+        input.write_all(bytes).and_then(|()| input.flush()).is_ok()
     }
 
     pub fn send(&mut self, message: &Value) {
