@@ -562,8 +562,12 @@ impl Server {
         self.log(MessageType::ERROR, message);
     }
 
-    /// Recomputes which open buffers differ from the disk; when that moved, the
-    /// lenses (which offer commands only when none does) are stale.
+    /// Recomputes which open buffers differ from the disk. When one no longer
+    /// does (saved, or closed unsaved), every lens that said "save first" is
+    /// stale: the client is asked to fetch them again. A buffer that becomes
+    /// unsaved needs no such ask — the client fetches the edited document's
+    /// lenses itself, and a stale lens elsewhere has its command refused with
+    /// the same words.
     fn note_unsaved(&mut self) {
         let unsaved: Vec<String> = self
             .documents
@@ -577,8 +581,9 @@ impl Server {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        if unsaved != self.unsaved {
-            self.unsaved = unsaved;
+        let saved = self.unsaved.iter().any(|path| !unsaved.contains(path));
+        self.unsaved = unsaved;
+        if saved {
             self.refresh_lenses();
         }
     }

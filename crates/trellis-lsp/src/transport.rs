@@ -46,6 +46,8 @@ pub const MAX_HEADER: usize = 8 * 1024;
 pub const MAX_VALUES: usize = 1 << 20;
 /// Messages queued for the writer before the server waits for it.
 pub const OUTBOX: usize = 64;
+/// Refusals said on stderr (all are answered).
+const LOGGED_REFUSALS: u64 = 32;
 
 /// The bounds a transport reads within.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +209,8 @@ struct Frames<R> {
     pushed_back: Vec<u8>,
     pushed_at: usize,
     bounds: Bounds,
+    /// Refusals so far.
+    refused: u64,
 }
 
 /// The stream ended inside a frame, or failed.
@@ -225,6 +229,7 @@ impl<R: Read> Frames<R> {
             pushed_back: Vec::new(),
             pushed_at: 0,
             bounds,
+            refused: 0,
         }
     }
 
@@ -313,9 +318,15 @@ impl<R: Read> Frames<R> {
         }
     }
 
-    fn refuse(&self, refuse: &Sender<Value>, id: Value, code: ErrorCode, why: String) {
-        if self.bounds.log_to_stderr {
+    fn refuse(&mut self, refuse: &Sender<Value>, id: Value, code: ErrorCode, why: String) {
+        self.refused += 1;
+        // Past a few, refusals are not logged: an editor that never reads the
+        // server's stderr would otherwise stall it once the pipe filled.
+        if self.bounds.log_to_stderr && self.refused <= LOGGED_REFUSALS {
             eprintln!("trellis lsp: refused a frame: {why}");
+            if self.refused == LOGGED_REFUSALS {
+                eprintln!("trellis lsp: further refusals are answered, not logged");
+            }
         }
         let answer = json!({
             "jsonrpc": "2.0",
