@@ -11,9 +11,10 @@ use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
 use crate::hashing::{cycle_of, definition_item, reaches_a_cycle, resolved_refs};
+use crate::index::{Item, ItemKind};
 use crate::refs::predicate_refs;
 use crate::resolve::{Target, resolve};
-use crate::soil::{Item, ItemKind, helper_signature, item_equation};
+use crate::soil::{helper_signature, item_equation};
 use crate::spec::formal_blocks;
 
 /// One definition of a program: what the checker needs to know of it.

@@ -13,10 +13,9 @@ use trellis_hash::{Digest, Hasher};
 use crate::db::Db;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
-use crate::index::{Module, root_index};
+use crate::index::{Item, ItemKind, Module, root_index};
 use crate::refs::{FreeRef, equation_refs, type_refs};
 use crate::resolve::{Target, resolve, type_index};
-use crate::soil::{Item, ItemKind};
 
 /// The rendered name a reference sorts and hashes under.
 fn written(reference: &FreeRef) -> String {

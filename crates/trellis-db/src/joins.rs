@@ -22,8 +22,7 @@ use crate::change::Change;
 use crate::db::RootDatabase;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
-use crate::mentions::Owner;
-use crate::mentions::{Mentions, Reached};
+use crate::mentions::{Mentions, Owner, Reached};
 use crate::pipeline::{
     CheckReport, HeldRow, StatusRow, check_module_head, check_module_helpers, check_spec_entry,
     join_check, project_status_row, scope_status_row, spec_status_entry,

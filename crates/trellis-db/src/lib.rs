@@ -72,7 +72,8 @@ pub use hashing::{
 };
 pub use ide::name_types;
 pub use index::{
-    Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under, root_index,
+    Item, ItemKind, Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under,
+    root_index,
 };
 pub use joins::{RootJoins, RowGroup, StatusCount};
 pub use lockgen::{
@@ -87,8 +88,8 @@ pub use refs::FreeRef;
 pub use resolve::{Target, TypeIndex, type_index};
 pub use results::suite_key;
 pub use soil::{
-    Item, ItemKind, SoilParse, free_refs, helper_signature, item_equation, item_soil_file,
-    module_helpers, parse_soil,
+    SoilParse, free_refs, helper_signature, item_equation, item_soil_file, module_helpers,
+    parse_soil,
 };
 pub use spec::{
     SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,

@@ -19,8 +19,8 @@ use crate::db::Db;
 use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
 use crate::files::SourceFile;
 use crate::hashing::soil_hash;
+use crate::index::Item;
 use crate::pipeline::spec_diagnostics;
-use crate::soil::Item;
 use crate::spec::{parse_spec, spec_hashes};
 use crate::status::{
     current_hashes, empty_scope_hash, lowering_edges, oracle_hashes, scope_decisions, spec_file,

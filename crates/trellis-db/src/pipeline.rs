@@ -9,14 +9,13 @@ use trellis_diag::{Diagnostic, LineIndex, Span, TextRange};
 use trellis_spec::RootContext;
 
 use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
-use crate::config::TagName;
-use crate::config::root_config;
+use crate::config::{TagName, root_config};
 use crate::db::Db;
 use crate::entry_status::{scope_entry_row, type_row};
 use crate::exports::export_violations;
 use crate::files::{SourceFile, Workspace};
-use crate::index::{Module, ModuleFiles, root_index};
-use crate::soil::{Item, ItemKind, item_equation, item_soil_file, parse_soil};
+use crate::index::{Item, ItemKind, Module, ModuleFiles, root_index};
+use crate::soil::{item_equation, item_soil_file, parse_soil};
 use crate::spec::parse_spec;
 use crate::status::definition_status;
 use crate::test_check::test_diagnostics;

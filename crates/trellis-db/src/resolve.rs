@@ -10,10 +10,10 @@ use trellis_spec::BlockSyntax;
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::{Module, module_type_specs, root_index};
+use crate::index::{Item, ItemKind, Module, module_type_specs, root_index};
 use crate::prelude;
 use crate::refs::FreeRef;
-use crate::soil::{Item, ItemKind, module_helpers};
+use crate::soil::module_helpers;
 use crate::spec::formal_blocks;
 
 /// What a reference names. Strings, not interned ids, so graphs built from these

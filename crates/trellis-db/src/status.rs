@@ -16,10 +16,10 @@ use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope
 use crate::exports::export_violations;
 use crate::files::SourceFile;
 use crate::hashing::{resolved_refs, soil_hash};
+use crate::index::{Item, ItemKind};
 use crate::pipeline::spec_diagnostics;
 use crate::resolve::Target;
 use crate::results::suite_key;
-use crate::soil::{Item, ItemKind};
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
 use crate::test_check::test_diagnostics;
 

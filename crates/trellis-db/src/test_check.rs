@@ -21,7 +21,7 @@ use crate::check::{
 };
 use crate::db::Db;
 use crate::files::SourceFile;
-use crate::soil::{Item, ItemKind};
+use crate::index::{Item, ItemKind};
 use crate::spec::{formal_blocks, test_blocks};
 
 /// Everything statically wrong with `item`'s tests (block-relative).
