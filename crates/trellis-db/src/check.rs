@@ -109,7 +109,7 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 .collect();
         }
         ItemKind::Function => {
-            let Some(spec) = crate::status::spec_file(db, item) else {
+            let Some(spec) = crate::index::spec_file(db, item) else {
                 return Some(definition);
             };
             let path = spec.path(db).to_string();

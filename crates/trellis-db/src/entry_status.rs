@@ -7,9 +7,9 @@ use trellis_lock::{Lock, Scope, Status};
 
 use crate::db::Db;
 use crate::files::SourceFile;
-use crate::lockgen::{invariant_labels, type_problems};
-use crate::pipeline::{StatusRow, spec_diagnostics};
-use crate::spec::spec_hashes;
+use crate::pipeline::StatusRow;
+use crate::spec::{invariant_labels, spec_hashes};
+use crate::spec_check::{spec_diagnostics, type_problems};
 use crate::status::{read_lock_file, scope_row_status};
 
 fn row(

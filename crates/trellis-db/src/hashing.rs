@@ -354,6 +354,6 @@ pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
         }
         return Some(hasher.finish());
     }
-    let file = crate::status::spec_file(db, Item::new(db, key.0.as_str(), key.1.as_str()))?;
+    let file = crate::index::spec_file(db, Item::new(db, key.0.as_str(), key.1.as_str()))?;
     Some(crate::spec::formal_hash(db, file))
 }

@@ -277,6 +277,11 @@ pub fn definition_files<'db>(db: &'db dyn Db, item: Item<'db>) -> DefinitionFile
     }
 }
 
+/// The spec file of a definition: `<module>/<name>.tr`.
+pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
+    definition_files(db, item).spec
+}
+
 /// Whether `module` has a directory, cut off from its file table.
 #[salsa::tracked(returns(copy))]
 pub fn module_exists<'db>(db: &'db dyn Db, module: Module<'db>) -> bool {

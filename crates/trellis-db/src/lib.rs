@@ -42,6 +42,7 @@ mod results;
 mod sealed;
 mod soil;
 mod spec;
+mod spec_check;
 mod spread;
 mod status;
 pub mod synthetic;
@@ -73,32 +74,32 @@ pub use hashing::{
 pub use ide::name_types;
 pub use index::{
     Item, ItemKind, Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under,
-    root_index,
+    root_index, spec_file,
 };
 pub use joins::{RootJoins, RowGroup, StatusCount};
 pub use lockgen::{
-    Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock,
-    invariant_labels, oracle_rows, reviewed_lock, spec_lock, spec_record, type_problems,
+    Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock, oracle_rows,
+    reviewed_lock, spec_lock, spec_record,
 };
-pub use pipeline::{
-    CheckReport, Named, OpenHole, StatusRow, check_root, resolve_definition, root_status,
-    spec_diagnostics, split_definition_name,
-};
+pub use pipeline::{CheckReport, OpenHole, StatusRow, check_root, root_status};
 pub use refs::FreeRef;
-pub use resolve::{Target, TypeIndex, type_index};
+pub use resolve::{
+    Named, Target, TypeIndex, resolve_definition, split_definition_name, type_index,
+};
 pub use results::suite_key;
 pub use soil::{
     SoilParse, free_refs, helper_signature, item_equation, item_soil_file, module_helpers,
     parse_soil,
 };
 pub use spec::{
-    SpecHashes, SpecParse, formal_blocks, formal_hash, parse_spec, prose_hash, spec_hashes,
-    test_blocks, test_hash,
+    SpecHashes, SpecParse, formal_blocks, formal_hash, invariant_labels, parse_spec, prose_hash,
+    spec_hashes, test_blocks, test_hash,
 };
+pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{
     DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file,
     lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts, scope_decisions,
-    scope_row_status, spec_file,
+    scope_row_status,
 };
 pub use tables::{DefinitionHashes, module_hashes, module_programs};
 pub use test_check::test_diagnostics;

@@ -6,52 +6,20 @@
 use std::sync::Arc;
 
 use trellis_diag::{Diagnostic, LineIndex, Span, TextRange};
-use trellis_spec::RootContext;
 
 use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
-use crate::config::{TagName, root_config};
+use crate::config::root_config;
 use crate::db::Db;
 use crate::entry_status::{scope_entry_row, type_row};
 use crate::exports::export_violations;
-use crate::files::{SourceFile, Workspace};
+use crate::files::Workspace;
 use crate::index::{Item, ItemKind, Module, ModuleFiles, root_index};
+use crate::resolve::split_definition_name;
 use crate::soil::{item_equation, item_soil_file, parse_soil};
-use crate::spec::parse_spec;
+use crate::spec_check::spec_diagnostics;
 use crate::status::definition_status;
 use crate::test_check::test_diagnostics;
 use trellis_lock::{Edge, Scope, Status};
-
-/// Everything wrong with one spec file in its root: its own parse and validity
-/// diagnostics, and the rules that need the root (declared tags, exports).
-#[salsa::tracked(returns(ref))]
-pub fn spec_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    let parse = parse_spec(db, file);
-    let mut diagnostics = parse.diagnostics.clone();
-    // The spec's own tags that are declared: all the tag check needs to know.
-    let tags: Vec<String> = (parse.file.frontmatter.tags.iter())
-        .filter(|tag| crate::config::tag_declared(db, TagName::new(db, tag.to_string())))
-        .cloned()
-        .collect();
-    let path = file.path(db);
-    let module_dir = path.parent().and_then(|p| p.file_name());
-    let module_definitions: Option<Vec<String>> = match (path.file_stem(), module_dir) {
-        (Some("_module"), Some(module)) => {
-            crate::index::files_of(db, module).map(|files| files.specs.keys().cloned().collect())
-        }
-        _ => None,
-    };
-    let context = RootContext {
-        tags: &tags,
-        module_dir,
-        module_definitions: module_definitions.as_deref(),
-    };
-    diagnostics.extend(
-        trellis_spec::check_in_root(&parse.file, file.text(db), &context)
-            .into_iter()
-            .map(|d| d.in_file(path.as_str())),
-    );
-    diagnostics
-}
 
 /// The result of checking a root (or one definition of it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,55 +54,6 @@ pub struct OpenHole {
     /// The `.soil` file and the span of `?name` in it.
     pub file: Option<String>,
     pub span: Option<Span>,
-}
-
-/// `module::name` or `module/name` → (module, name).
-pub fn split_definition_name(name: &str) -> Option<(&str, &str)> {
-    name.split_once("::").or_else(|| name.split_once('/'))
-}
-
-/// What a command may name: a function, or (for `check`) a type as well.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Named {
-    Function,
-    FunctionOrType,
-}
-
-/// The one answer to "is `def` a definition of this root?" for every command
-/// that names one (`check`, `test`, `adopt`, `review`, `call`, `context`, a
-/// lowering): `module::name` (or `module/name`) whose `.tr` spec the root
-/// holds, of the kind `named` admits. A `.soil` without its spec is not a
-/// definition: `check` reports it as an orphan. Otherwise `unknown-definition`,
-/// saying which of those it is not.
-pub fn resolve_definition<'db>(
-    db: &'db dyn Db,
-    def: &str,
-    named: Named,
-) -> Result<Item<'db>, Diagnostic> {
-    let unknown = |why: String| Diagnostic::new("unknown-definition", why);
-    let Some((module, name)) =
-        split_definition_name(def).filter(|(m, n)| !m.is_empty() && !n.is_empty())
-    else {
-        return Err(unknown(format!(
-            "`{def}` is not a definition name; write module::name"
-        )));
-    };
-    let index = root_index(db, Workspace::get(db));
-    if !index
-        .module(module)
-        .is_some_and(|files| files.specs.contains_key(name))
-    {
-        return Err(unknown(format!("no definition `{def}` in this root")));
-    }
-    match (ItemKind::of(name), named) {
-        (ItemKind::Function, _) | (ItemKind::Type, Named::FunctionOrType) => {
-            Ok(Item::new(db, module, name))
-        }
-        (ItemKind::Type, Named::Function) => Err(unknown(format!(
-            "`{def}` is a type, not a function definition"
-        ))),
-        (ItemKind::Helper, _) => Err(unknown(format!("`{def}` names a helper, not a definition"))),
-    }
 }
 
 /// Checks every definition of the root, or only `only` (`module::name`). The whole

@@ -33,11 +33,10 @@ use crate::db::Db;
 use crate::documents::env_json;
 use crate::files::Workspace;
 use crate::hashing::soil_hash;
-use crate::index::{Item, ItemKind, Module, root_index};
-use crate::pipeline::split_definition_name;
+use crate::index::{Item, ItemKind, Module, root_index, spec_file};
+use crate::resolve::split_definition_name;
 use crate::soil::helper_signature;
 use crate::spec::{formal_hash, test_blocks, test_hash};
-use crate::status::spec_file;
 use crate::tables::module_hashes;
 
 /// The version every key is computed under: results recorded by another build

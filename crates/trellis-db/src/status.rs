@@ -16,11 +16,11 @@ use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope
 use crate::exports::export_violations;
 use crate::files::SourceFile;
 use crate::hashing::{resolved_refs, soil_hash};
-use crate::index::{Item, ItemKind};
-use crate::pipeline::spec_diagnostics;
+use crate::index::{Item, ItemKind, spec_file};
 use crate::resolve::Target;
 use crate::results::suite_key;
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
+use crate::spec_check::spec_diagnostics;
 use crate::test_check::test_diagnostics;
 
 /// A lock file, read and validated.
@@ -34,11 +34,6 @@ pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnos
 /// The lock beside a spec: `<module>/<stem>.lock`.
 pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
     crate::index::definition_files(db, Item::new(db, module, stem)).lock
-}
-
-/// The spec file of a function or type item.
-pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    crate::index::definition_files(db, item).spec
 }
 
 /// The edges a lowering of `item` records now: its direct callees among the root's

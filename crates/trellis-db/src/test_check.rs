@@ -42,7 +42,7 @@ fn spec_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     if item.kind(db) != ItemKind::Function {
         return None;
     }
-    crate::status::spec_file(db, item)
+    crate::index::spec_file(db, item)
 }
 
 /// A function's declaration read off its spec's `soil-sig` block, lowered or not.
