@@ -7,10 +7,9 @@ use trellis_lock::{Lock, Scope, Status};
 
 use crate::db::Db;
 use crate::files::SourceFile;
-use crate::pipeline::StatusRow;
 use crate::spec::{invariant_labels, spec_hashes};
 use crate::spec_check::{spec_diagnostics, type_problems};
-use crate::status::{read_lock_file, scope_row_status};
+use crate::status::{StatusRow, read_lock_file, scope_row_status};
 
 fn row(
     name: String,

@@ -20,6 +20,7 @@ mod ahead;
 mod assembly;
 mod change;
 mod check;
+mod check_report;
 mod config;
 mod db;
 mod decisions;
@@ -34,7 +35,6 @@ mod index;
 mod joins;
 mod lockgen;
 mod mentions;
-mod pipeline;
 mod prelude;
 mod refs;
 mod resolve;
@@ -45,6 +45,7 @@ mod spec;
 mod spec_check;
 mod spread;
 mod status;
+mod status_rows;
 pub mod synthetic;
 mod tables;
 mod test_check;
@@ -59,6 +60,7 @@ pub use check::{
     CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
     env_diagnostics, report_diagnostics, root_types,
 };
+pub use check_report::{CheckReport, OpenHole, check_root};
 pub use config::{
     CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,
 };
@@ -81,7 +83,6 @@ pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock, oracle_rows,
     reviewed_lock, spec_lock, spec_record,
 };
-pub use pipeline::{CheckReport, OpenHole, StatusRow, check_root, root_status};
 pub use refs::FreeRef;
 pub use resolve::{
     Named, Target, TypeIndex, resolve_definition, split_definition_name, type_index,
@@ -97,9 +98,10 @@ pub use spec::{
 };
 pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{
-    DecisionsInScope, LockState, current_hashes, definition_status, empty_scope_hash, lock_file,
-    lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts, scope_decisions,
-    scope_row_status,
+    DecisionsInScope, LockState, StatusRow, current_hashes, definition_status, empty_scope_hash,
+    lock_file, lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts,
+    scope_decisions, scope_row_status,
 };
+pub use status_rows::root_status;
 pub use tables::{DefinitionHashes, module_hashes, module_programs};
 pub use test_check::test_diagnostics;

@@ -421,3 +421,39 @@ pub fn scope_row_status(
         .collect();
     trellis_lock::scope_status(which, scope_hash(db, spec), &labels, record)
 }
+
+/// One row of `trellis status`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    /// `module::name`, `module` (a module's decisions) or `project`.
+    pub name: String,
+    pub kind: &'static str,
+    pub status: String,
+    pub reason: Option<String>,
+    pub fix: Option<String>,
+}
+
+impl StatusRow {
+    pub fn from_status(name: String, kind: &'static str, status: &Status) -> StatusRow {
+        StatusRow {
+            status: status.name().to_owned(),
+            reason: (!status.is_settled()).then(|| status.reason()),
+            fix: status.fixing_command(&name),
+            name,
+            kind,
+        }
+    }
+
+    pub fn unreadable(name: String, kind: &'static str, errors: &[Diagnostic]) -> StatusRow {
+        let reason = errors
+            .first()
+            .map(|d| format!("the lock is unreadable: {}", d.message));
+        StatusRow {
+            name,
+            kind,
+            status: "lock-unreadable".to_owned(),
+            reason,
+            fix: Some("trellis adopt".to_owned()),
+        }
+    }
+}
