@@ -7,9 +7,10 @@ use trellis_lock::{Lock, Scope, Status};
 
 use crate::db::Db;
 use crate::files::SourceFile;
+use crate::locks::read_lock_file;
 use crate::spec::{invariant_labels, spec_hashes};
 use crate::spec_check::{spec_diagnostics, type_problems};
-use crate::status::{StatusRow, read_lock_file, scope_row_status};
+use crate::status::{StatusRow, scope_row_status};
 
 fn row(
     name: String,

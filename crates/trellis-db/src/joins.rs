@@ -25,10 +25,11 @@ use crate::check_report::{
 use crate::db::RootDatabase;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
+use crate::locks::read_lock_file;
 use crate::mentions::{Mentions, Owner, Reached};
 use crate::sealed::{self, BodyEdit, BodyFace};
 use crate::spread;
-use crate::status::{StatusRow, read_lock_file};
+use crate::status::StatusRow;
 use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
 
 /// What an edit may have moved of an entry it reached.

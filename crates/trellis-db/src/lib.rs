@@ -34,6 +34,7 @@ mod ide;
 mod index;
 mod joins;
 mod lockgen;
+mod locks;
 mod mentions;
 mod prelude;
 mod refs;
@@ -65,7 +66,10 @@ pub use config::{
     CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,
 };
 pub use db::{Db, QueryLog, RootDatabase};
-pub use decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+pub use decisions::{
+    DecisionKey, DecisionsInScope, decision_entries, decision_entry_hash, empty_scope_hash,
+    scope_decisions, scope_hash,
+};
 pub use documents::{env_json, program_json};
 pub use exports::{export_violations, module_exports};
 pub use files::{Directory, FileKind, SourceFile, Workspace, directory_name};
@@ -83,6 +87,7 @@ pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock, oracle_rows,
     reviewed_lock, spec_lock, spec_record,
 };
+pub use locks::{LockState, lock_file, lock_state, read_lock_file};
 pub use refs::FreeRef;
 pub use resolve::{
     Named, Target, TypeIndex, resolve_definition, split_definition_name, type_index,
@@ -98,9 +103,8 @@ pub use spec::{
 };
 pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{
-    DecisionsInScope, LockState, StatusRow, current_hashes, definition_status, empty_scope_hash,
-    lock_file, lock_state, lowering_edges, oracle_hashes, read_lock_file, reference_texts,
-    scope_decisions, scope_row_status,
+    StatusRow, current_hashes, definition_status, lowering_edges, oracle_hashes, reference_texts,
+    scope_row_status,
 };
 pub use status_rows::root_status;
 pub use tables::{DefinitionHashes, module_hashes, module_programs};

@@ -16,15 +16,16 @@ use trellis_spec::{BlockKind, BlockSyntax, FileKind};
 
 use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
-use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::decisions::{
+    DecisionKey, decision_entries, decision_entry_hash, empty_scope_hash, scope_decisions,
+    scope_hash,
+};
 use crate::files::SourceFile;
 use crate::hashing::soil_hash;
 use crate::index::{Item, spec_file};
 use crate::spec::{invariant_labels, parse_spec, spec_hashes};
 use crate::spec_check::{spec_diagnostics, type_problems};
-use crate::status::{
-    current_hashes, empty_scope_hash, lowering_edges, oracle_hashes, scope_decisions,
-};
+use crate::status::{current_hashes, lowering_edges, oracle_hashes};
 
 /// The spec record of a `.tr`: its hashes and who wrote each reserved block.
 pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {

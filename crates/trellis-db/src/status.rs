@@ -1,7 +1,7 @@
-//! Locks and statuses as queries: each lock file parsed once per edit, the current
-//! hashes of a definition gathered from the other queries, and the status ladder
-//! (lock-schema §8.6) decided by `trellis-lock` from the two. Statuses are derived,
-//! never stored.
+//! Statuses as queries: the current hashes of a definition gathered from the
+//! other queries, its lock as `locks` reads it, and the status ladder
+//! (lock-schema §8.6) decided by `trellis-lock` from the two; and the row of
+//! `trellis status` a status becomes. Statuses are derived, never stored.
 
 use std::collections::BTreeMap;
 
@@ -12,29 +12,17 @@ use trellis_spec::{BlockSyntax, Reference};
 
 use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
-use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::decisions::{decision_entries, empty_scope_hash, scope_decisions, scope_hash};
 use crate::exports::export_violations;
 use crate::files::SourceFile;
 use crate::hashing::{resolved_refs, soil_hash};
 use crate::index::{Item, ItemKind, spec_file};
+use crate::locks::{LockState, lock_state};
 use crate::resolve::Target;
 use crate::results::suite_key;
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
 use crate::spec_check::spec_diagnostics;
 use crate::test_check::test_diagnostics;
-
-/// A lock file, read and validated.
-#[salsa::tracked(returns(ref))]
-pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnostic>> {
-    let path = file.path(db).as_str();
-    trellis_lock::read_lock(file.text(db))
-        .map_err(|errors| errors.into_iter().map(|d| d.in_file(path)).collect())
-}
-
-/// The lock beside a spec: `<module>/<stem>.lock`.
-pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    crate::index::definition_files(db, Item::new(db, module, stem)).lock
-}
 
 /// The edges a lowering of `item` records now: its direct callees among the root's
 /// functions, and every private helper it reaches (through helpers, recursively).
@@ -75,44 +63,6 @@ pub fn lowering_edges<'db>(db: &'db dyn Db, item: Item<'db>) -> (Vec<Edge>, Vec<
         .map(|(name, hash)| Edge { name, hash })
         .collect();
     (calls, helpers)
-}
-
-/// Every decision entry a module's definitions see, by (scope, label), and the
-/// two scope hashes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DecisionsInScope {
-    pub entries: BTreeMap<(Scope, String), Digest>,
-    pub project_scope_hash: Option<Digest>,
-    pub module_scope_hash: Option<Digest>,
-}
-
-/// The decisions a module's definitions see: the project's and the module's.
-pub fn scope_decisions<'db>(db: &'db dyn Db, module: &str) -> &'db DecisionsInScope {
-    module_decisions(db, crate::index::Module::new(db, module.to_owned()))
-}
-
-/// [`scope_decisions`], one memo per module: every definition's status reads it.
-#[salsa::tracked(returns(ref))]
-fn module_decisions<'db>(db: &'db dyn Db, module: crate::index::Module<'db>) -> DecisionsInScope {
-    let mut scope = DecisionsInScope::default();
-    let mut add = |file: SourceFile, which: Scope| {
-        for entry in decision_entries(db, file) {
-            let key = DecisionKey::new(db, file, entry.label.clone());
-            if let Some(hash) = decision_entry_hash(db, key) {
-                scope.entries.insert((which, entry.label.clone()), hash);
-            }
-        }
-        scope_hash(db, file)
-    };
-    scope.project_scope_hash = crate::index::project_spec(db).map(|file| add(file, Scope::Project));
-    scope.module_scope_hash =
-        crate::index::module_spec(db, module).map(|file| add(file, Scope::Module));
-    scope
-}
-
-/// The scope hash of no labels at all, for a scope without a decisions file.
-pub fn empty_scope_hash() -> Digest {
-    trellis_spec::scope_hash(std::iter::empty())
 }
 
 /// The current oracle hashes of a spec's `reference` blocks, by source text. A
@@ -342,23 +292,6 @@ pub(crate) fn recorded_edges(db: &dyn Db, item: Item<'_>) -> Option<std::sync::A
             Some(trellis_lock::recorded_edges(lowering).cloned().collect())
         }
         _ => None,
-    }
-}
-
-/// What a definition's lock says, or why it cannot be read.
-pub enum LockState<'a> {
-    Absent,
-    Unreadable(&'a [Diagnostic]),
-    Present(&'a Lock),
-}
-
-pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'db> {
-    match lock_file(db, module, stem) {
-        None => LockState::Absent,
-        Some(file) => match read_lock_file(db, file) {
-            Ok(lock) => LockState::Present(lock),
-            Err(errors) => LockState::Unreadable(errors),
-        },
     }
 }
 
