@@ -5,51 +5,110 @@
 //! `soil_hash`, the type environment and callee-first programs, check facts and
 //! statuses, and the static half of each definition's tests (property wrappers
 //! type-checked and test values decoded through `trellis-verify`'s and `soil-rt`'s
-//! machinery, so `check` and `test` judge them alike). The invalidation table is not coded anywhere: it falls out of which
-//! query reads which input. This crate does no I/O: hosts (the CLI, the daemon, a
-//! future language server) read files through their own ports and push edits in
-//! through [`Change`]. It must not depend on any host crate.
+//! machinery, so `check` and `test` judge them alike). The invalidation table is
+//! not coded anywhere: it falls out of which query reads which input. This crate
+//! does no I/O: hosts (the CLI, the daemon, a future language server) read files
+//! through their own ports and push edits in through [`Change`]. It must not
+//! depend on any host crate.
 //!
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `soil-syntax`,
 //! `soil-types`, `trellis-spec`, `trellis-lock`, `trellis-verify`, `soil-eval`,
 //! `soil-rt`.
+//!
+//! # Layers
+//!
+//! The modules stand in nine layers, listed bottom first, so the crate reads in
+//! one pass from the files up to what a host holds. A module imports only from
+//! its own layer or the layers below, never through the crate root's
+//! re-exports, and no modules import each other in a circle;
+//! `tests/layers.rs` checks all three against this list. Each layer's
+//! architecture invariant says what it may not know.
+//!
+//! 1. **Pure** — `graph`, `prelude`, `refs`: strongly connected components,
+//!    the prelude's names, a Soil item's free references. *Invariant:* no
+//!    database; functions of syntax trees and graphs alone.
+//! 2. **Inputs** — `files`, `db`: the salsa inputs and the database type.
+//!    *Invariant:* no query and no parsing; the only state a host writes.
+//! 3. **Files** — `config`, `index`, `soil`, `spec`, `decisions`, `locks`: the
+//!    root's layout from its directory lists (modules, definitions and their
+//!    files), and each file parsed and hashed on its own. *Invariant:* nothing
+//!    here follows a reference from one definition to another.
+//! 4. **Names** — `resolve`, `exports`: free references resolved to a
+//!    definition, a type or a builtin; the exports rule; the `module::name` a
+//!    command gives. *Invariant:* by name alone — no hash, no type, no check.
+//! 5. **Hashing** — `hashing`: `soil_hash`, cycle hashes, call cycles, the
+//!    root's code items. *Invariant:* hashes what is written; knows no
+//!    program, checker, test or lock.
+//! 6. **Check** — `assembly`, `check`, `spec_check`, `test_check`, `ide`,
+//!    `check_report`: callee-first programs, the checker's verdicts, the static
+//!    half of tests, the rows of `trellis check`. *Invariant:* knows no lock,
+//!    status or suite key, so `check` answers alike whatever the locks say.
+//! 7. **Suites** — `documents`, `tables`, `results`: `env.json`, `program.json`,
+//!    the per-module tables, the suite key. *Invariant:* what the test runner is
+//!    handed and keyed by; reads no lock and no status.
+//! 8. **Status** — `status`, `entry_status`, `status_rows`, `lockgen`: current
+//!    hashes against each lock, the status ladder, the rows of `trellis
+//!    status`, the locks Trellis would write. *Invariant:* decides and proposes,
+//!    never writes: the host writes every lock.
+//! 9. **Host-facing** — `change`, `mentions`, `sealed`, `spread`, `ahead`,
+//!    `joins`, `synthetic`: the one way edits enter, and what a host keeps
+//!    beside the database (the joins, the mention index, answers asked ahead).
+//!    *Invariant:* nothing below knows of it; the only layer that holds a
+//!    [`RootDatabase`] — every query below takes `&dyn Db`.
 
 #![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
-mod ahead;
-mod assembly;
-mod change;
-mod check;
-mod check_report;
-mod config;
-mod db;
-mod decisions;
-mod documents;
-mod entry_status;
-mod exports;
-mod files;
+// 1. Pure
 mod graph;
-mod hashing;
-mod ide;
-mod index;
-mod joins;
-mod lockgen;
-mod locks;
-mod mentions;
 mod prelude;
 mod refs;
-mod resolve;
-mod results;
-mod sealed;
+
+// 2. Inputs
+mod db;
+mod files;
+
+// 3. Files
+mod config;
+mod decisions;
+mod index;
+mod locks;
 mod soil;
 mod spec;
+
+// 4. Names
+mod exports;
+mod resolve;
+
+// 5. Hashing
+mod hashing;
+
+// 6. Check
+mod assembly;
+mod check;
+mod check_report;
+mod ide;
 mod spec_check;
-mod spread;
+mod test_check;
+
+// 7. Suites
+mod documents;
+mod results;
+mod tables;
+
+// 8. Status
+mod entry_status;
+mod lockgen;
 mod status;
 mod status_rows;
+
+// 9. Host-facing
+mod ahead;
+mod change;
+mod joins;
+mod mentions;
+mod sealed;
+mod spread;
 pub mod synthetic;
-mod tables;
-mod test_check;
 
 pub use ahead::AskAhead;
 pub use assembly::{
