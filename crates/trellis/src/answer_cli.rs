@@ -16,11 +16,11 @@ use trellis_diag::Diagnostic;
 
 use crate::args::{Command, Invocation};
 use crate::client::{self, ClientError};
-use crate::codes::HostCode;
-use crate::protocol::{
+use crate::render;
+use trellis_service::codes::HostCode;
+use trellis_service::protocol::{
     AnswerAnswer, AnswerParams, QuestionAnswer, QuestionParams, Request, decode_answer,
 };
-use crate::render;
 
 /// Runs `trellis answer`; returns the exit code (0 answered, 1 refused, 2 usage).
 pub fn run(root: &Path, invocation: &Invocation) -> u8 {

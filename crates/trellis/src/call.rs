@@ -9,13 +9,13 @@ use trellis_db::{
 };
 use trellis_diag::errors_document;
 
-use crate::service::Service;
+use trellis_service::service::Service;
 
 /// Runs the call and returns the document to print and the exit code.
 pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) {
     let mut service = Service::new(root.to_owned());
     service.refresh();
-    if let Err(error) = crate::service::check_pin_of(&service) {
+    if let Err(error) = trellis_service::service::check_pin_of(&service) {
         return (errors_document(&[error]), 1);
     }
     let db = service.database();

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use crate::args::{self, Command, DaemonCommand, Invocation};
 use crate::client::{self, ClientError};
-use crate::codes::HostCode;
-use crate::protocol::{
+use crate::render;
+use crate::root::discover_root;
+use trellis_service::codes::HostCode;
+use trellis_service::protocol::{
     AdoptParams, CheckParams, ContextParams, DaemonStatus, DaemonStopped, EditorialParams, Request,
     ReviewParams, StatusParams, TestParams, decode_answer,
 };
-use crate::render;
-use crate::root::discover_root;
 
 pub fn run(args: &[String]) -> ExitCode {
     if let Some(code) = crate::mcp::run_internal(args) {
@@ -35,7 +35,7 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Version => {
-            println!("trellis {}", crate::identity::VERSION);
+            println!("trellis {}", trellis_service::identity::VERSION);
             return ExitCode::SUCCESS;
         }
         // Served from the docs compiled into this binary: no root, no daemon.

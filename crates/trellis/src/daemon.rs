@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use crate::identity::binary_identity;
 use crate::lowering::Lowering;
-use crate::protocol::{DaemonStatus, DaemonStopped, encode_answer};
-use crate::service::Service;
+use trellis_service::identity::binary_identity;
+use trellis_service::protocol::{DaemonStatus, DaemonStopped, encode_answer};
+use trellis_service::service::Service;
 
 struct DaemonHandler {
     service: Arc<Mutex<Service>>,
@@ -60,7 +60,7 @@ impl Handler for DaemonHandler {
                     .and_then(|fields| fields.remove("lower"));
                 let mut answer = self.service_call(method, &params, &mut progress)?;
                 if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
-                    let path = crate::service::client_path_param(&lower);
+                    let path = trellis_service::service::client_path_param(&lower);
                     let queued = self.lowering.requeue(def, &lower["provider"], path)?;
                     answer["requeued"] = Value::Bool(queued);
                 }
@@ -125,7 +125,7 @@ pub fn run(root: &Path) -> Result<(), String> {
         socket.display()
     );
     let served = server.serve(handler);
-    crate::service::stop_warm_oracles();
+    trellis_service::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
 }
 
@@ -148,10 +148,10 @@ const QUIET: Duration = Duration::from_micros(300);
 /// here, off the service's lock, so a request that arrives meanwhile is never
 /// held up by it. A request that changes the root first cancels the work.
 fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
-    use crate::service::AheadOfRequests;
+    use trellis_service::service::AheadOfRequests;
     let mut patience = None;
     loop {
-        let news = crate::watch::sys::wait_for_events(queue, patience);
+        let news = trellis_service::watch::sys::wait_for_events(queue, patience);
         if news && lock(service).change_may_continue() {
             std::thread::sleep(QUIET);
         }
@@ -169,7 +169,10 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
                     // What no request took yet is kept, unless the feed
                     // already has the next change.
                     Ok(true)
-                        if !crate::watch::sys::wait_for_events(queue, Some(Duration::ZERO)) =>
+                        if !trellis_service::watch::sys::wait_for_events(
+                            queue,
+                            Some(Duration::ZERO),
+                        ) =>
                     {
                         lock(service).absorb_answered_ahead();
                     }

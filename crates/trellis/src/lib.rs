@@ -1,14 +1,14 @@
 //! `trellis` is the host: the command-line client, the daemon that holds one root's
-//! salsa database across commands, and the service both of them answer requests
-//! with. It owns all process-level I/O — reading the root's files, sockets,
-//! spawning the daemon, writing locks and `soil.toml` — and composes the lower
-//! crates; nothing depends on it.
+//! service across commands, and the lowering loop the daemon runs. It owns the
+//! process-level I/O the service does not — sockets, spawning the daemon, the
+//! agents' processes — and composes the lower crates; nothing depends on it. The
+//! service that answers requests is `trellis-service`.
 //!
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
 //! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
 //! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim),
-//! `trellis-skill` (`trellis skill` and the skill pin), `trellis-lsp` (`trellis lsp`)
-//! and `soil-syntax` (`write_soil` parses and prints a draft).
+//! `trellis-skill` (`trellis skill` and the skill pin), `trellis-lsp` (`trellis lsp`),
+//! `soil-syntax` and `trellis-service` (the service every request is answered by).
 
 #![allow(
     clippy::disallowed_methods,
@@ -20,18 +20,10 @@ pub mod args;
 pub mod call;
 pub mod cli;
 pub mod client;
-pub mod codes;
 pub mod daemon;
-pub mod identity;
-pub mod line_diff;
-pub mod loader;
 pub mod lowering;
 pub mod lsp;
 pub mod mcp;
-pub mod protocol;
 pub mod render;
 pub mod repl;
 pub mod root;
-pub mod service;
-pub mod walk;
-pub mod watch;

@@ -22,8 +22,8 @@ use trellis_diag::Diagnostic;
 use trellis_mcp::{DEFAULT_RESULT_CAP, JobPort, McpServer, Tool};
 use trellis_rpc::{CallError, Client, HelloOutcome};
 
-use crate::codes::HostCode;
-use crate::identity::{VERSION, binary_identity};
+use trellis_service::codes::HostCode;
+use trellis_service::identity::{VERSION, binary_identity};
 
 /// Runs an underscore command, or `None` when `args` is not one.
 pub fn run_internal(args: &[String]) -> Option<ExitCode> {

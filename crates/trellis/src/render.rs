@@ -1,5 +1,5 @@
 //! Human-readable output. The daemon answers in JSON; the client decodes it
-//! into the protocol's types (`crate::protocol`) and renders them here, so
+//! into the protocol's types (`trellis_service::protocol`) and renders them here, so
 //! `--json` output and the human view come from the same document.
 
 use std::io::Write;
@@ -9,7 +9,7 @@ use serde_json::Value;
 use trellis_diag::Diagnostic;
 
 use crate::args::Command;
-use crate::protocol::{
+use trellis_service::protocol::{
     AdoptAnswer, CheckAnswer, ContextAnswer, EditorialAnswer, OpenHole, Question, RefreshAnswer,
     ReviewAnswer, StatusAnswer, StatusRow, TestAnswer, TestEvent, TestProgress, Timings,
     ToolchainAnswer, UP_TO_DATE, VerifyAnswer, decode_answer, is_settled,

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use trellis_diag::{Diagnostic, errors_document};
 
 use crate::client;
-use crate::codes::HostCode;
+use trellis_service::codes::HostCode;
 
 pub const HELP: &str = "\
 DEF JSON-ARGS   call a definition, e.g. csvstats::median [[3.0, 1.0, 2.0]]

@@ -151,7 +151,7 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
     assert_eq!(lazy_and_gathered_ladders(&root.root), BTreeMap::new());
 
     // A host's joins hold the green rows before the edits.
-    let refresh = trellis::loader::RootLoader::new(root.root.clone()).refresh();
+    let refresh = trellis_service::loader::RootLoader::new(root.root.clone()).refresh();
     let mut db = trellis_db::RootDatabase::default();
     let mut joins = trellis_db::RootJoins::default();
     joins.invalidate(&db, &refresh.change);
@@ -233,7 +233,7 @@ fn both_ladders_agree_on_the_examples_and_after_a_helper_s_edit() {
 /// the ladder gives over every hash gathered at once (`current_hashes`).
 fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
     use trellis_db::{ItemKind, RootDatabase, all_code_items, current_hashes, definition_status};
-    let refresh = trellis::loader::RootLoader::new(dir.to_owned()).refresh();
+    let refresh = trellis_service::loader::RootLoader::new(dir.to_owned()).refresh();
     assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
     let mut db = RootDatabase::default();
     refresh.change.apply(&mut db);

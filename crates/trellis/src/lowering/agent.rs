@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::service::Service;
+use trellis_service::service::Service;
 
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
 use super::providers::{ClaudeCode, Provider, ProviderKind, Scripted};
-use crate::codes::HostCode;
+use trellis_service::codes::HostCode;
 
 /// What the agent's output said so far.
 #[derive(Clone, Debug, Default)]

@@ -31,7 +31,7 @@ use super::jail;
 use super::job_socket::JobSocket;
 use super::prompt::{self, Task};
 use super::providers::{ClaudeCode, Provider};
-use crate::codes::HostCode;
+use trellis_service::codes::HostCode;
 
 /// The oldest Claude Code whose headless mode was measured with Trellis
 /// (`/work/shared/brief/AGENT-CLIENTS.md`): `--bare`, `--tools ""`,

@@ -24,8 +24,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::codes::HostCode;
 use trellis_diag::Diagnostic;
+use trellis_service::codes::HostCode;
 
 /// The jail's `HOME`: a tmpfs of its own, empty at start, gone at the end.
 pub const HOME: &str = "/home/agent";

@@ -13,9 +13,9 @@ use serde_json::Value;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use crate::codes::HostCode;
-use crate::identity::binary_identity;
-use crate::service::Service;
+use trellis_service::codes::HostCode;
+use trellis_service::identity::binary_identity;
+use trellis_service::service::Service;
 
 /// A listening job socket; dropping it stops the server and removes the socket.
 pub struct JobSocket {

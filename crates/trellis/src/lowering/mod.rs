@@ -8,10 +8,8 @@
 
 pub mod agent;
 pub mod claude;
-pub mod flog;
 pub mod jail;
 pub mod job_socket;
-pub mod order;
 pub mod prompt;
 pub mod providers;
 pub mod queue;

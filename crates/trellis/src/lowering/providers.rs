@@ -33,9 +33,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::codes::HostCode;
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
+use trellis_service::codes::HostCode;
 
 /// One provider, resolved: what a `lower` request carries.
 #[derive(Clone, Debug, PartialEq)]

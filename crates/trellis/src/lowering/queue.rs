@@ -14,13 +14,13 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::{ErrorCode, RpcError};
 
 use super::agent::{self, AgentProcess, Invocation};
-use super::flog;
-use super::order;
 use super::providers::Provider;
-use crate::codes::HostCode;
-use crate::service::Service;
-use crate::service::lowering::{Agent, Gate};
-use crate::service::triage::Flagged;
+use trellis_service::codes::HostCode;
+use trellis_service::flog;
+use trellis_service::order;
+use trellis_service::service::Service;
+use trellis_service::service::lowering::{Agent, Gate};
+use trellis_service::service::triage::Flagged;
 
 /// How often the runner looks whether a running job's agent has ended.
 const POLL: Duration = Duration::from_millis(5);
@@ -192,11 +192,11 @@ impl Lowering {
                 ));
             }
         };
-        let path = crate::service::client_path_param(params);
+        let path = trellis_service::service::client_path_param(params);
         let (batch, skipped) = {
             let mut service = self.service();
             service.refresh();
-            crate::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
+            trellis_service::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
             let (candidates, skipped) = service
                 .lowering_candidates(&named)
                 .map_err(|errors| RpcError::failed(&errors))?;
@@ -283,11 +283,11 @@ impl Lowering {
             )
         })?;
         let label = params["label"].as_str();
-        let path = crate::service::client_path_param(params);
+        let path = trellis_service::service::client_path_param(params);
         let flagged = {
             let mut service = self.service();
             service.refresh();
-            crate::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
+            trellis_service::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
             service.flagged_reliances(label)
         };
         let mut keys = Vec::new();

@@ -182,7 +182,7 @@ impl Session {
         let init = session.request(
             "initialize",
             json!({ "protocolVersion": trellis_mcp::LEGACY_PROTOCOL, "capabilities": {},
-                    "clientInfo": { "name": "trellis-script", "version": crate::identity::VERSION } }),
+                    "clientInfo": { "name": "trellis-script", "version": trellis_service::identity::VERSION } }),
         )?;
         session.notify("notifications/initialized")?;
         let tools = session.request("tools/list", json!({}))?;

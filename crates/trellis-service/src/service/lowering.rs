@@ -57,7 +57,7 @@ pub enum Gate {
 
 impl Service {
     /// Creates the job for `def` and runs its pre-flight.
-    pub(crate) fn start_lowering(
+    pub fn start_lowering(
         &mut self,
         def: &str,
         budget: u64,
@@ -100,7 +100,7 @@ impl Service {
     /// `Err(what changed)` when the definition's spec, a callee on its callable
     /// surface, or a decision in its scope is no longer what the job was built
     /// against (compared file by file with the job's bundle). Call after a refresh.
-    pub(crate) fn lowering_is_current(&self, id: &str) -> Result<(), String> {
+    pub fn lowering_is_current(&self, id: &str) -> Result<(), String> {
         let Some(job) = self.jobs.get(id) else {
             return Ok(());
         };
@@ -153,12 +153,12 @@ impl Service {
     /// spec, a callee, or its check moved since it was lowered). The rest are
     /// listed as skipped with why: an invalid spec is the human's to fix first,
     /// and stale test results need `trellis test`, not a new lowering.
-    pub(crate) fn lowering_candidates(
+    pub fn lowering_candidates(
         &self,
         named: &[String],
     ) -> Result<(Vec<String>, Vec<Value>), Vec<Diagnostic>> {
         let db = self.database();
-        let functions = crate::lowering::order::functions(db);
+        let functions = crate::order::functions(db);
         if !named.is_empty() {
             let unknown: Vec<Diagnostic> = named
                 .iter()
@@ -213,21 +213,21 @@ impl Service {
     }
 
     /// Ends a job's tool surface (a cap, an invalidation, the agent finished).
-    pub(crate) fn end_lowering(&mut self, id: &str, reason: &str) {
+    pub fn end_lowering(&mut self, id: &str, reason: &str) {
         if let Some(job) = self.jobs.get_mut(id) {
             job.end(reason);
         }
     }
 
     /// The time the daemon spent answering a job's tool calls.
-    pub(crate) fn lowering_tool_time(&self, id: &str) -> std::time::Duration {
+    pub fn lowering_tool_time(&self, id: &str) -> std::time::Duration {
         self.jobs
             .get(id)
             .map_or(std::time::Duration::ZERO, |job| job.tool_time)
     }
 
     /// How many tool calls the job made, and why it ended if it did.
-    pub(crate) fn lowering_state(&self, id: &str) -> (u32, Option<String>) {
+    pub fn lowering_state(&self, id: &str) -> (u32, Option<String>) {
         self.jobs.get(id).map_or((0, None), |job| {
             (job.tool_calls, job.ended_reason().map(str::to_owned))
         })
@@ -238,7 +238,7 @@ impl Service {
     /// checks and passes every sandboxed case is written into the root, recorded
     /// with provenance `agent`, and tested with every tier (cram included) — if
     /// that run is not green, every file it touched is put back as it was.
-    pub(crate) fn finish_lowering(
+    pub fn finish_lowering(
         &mut self,
         id: &str,
         agent: &Agent,

@@ -282,7 +282,7 @@ enum Named {
 /// Shared with the bundle directories' watch (`service::bundle_dir`).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub(crate) mod sys {
+pub mod sys {
     use std::ffi::CString;
     use std::fs::File;
     use std::io;
@@ -414,7 +414,7 @@ pub(crate) mod sys {
 
 /// Without inotify there is no feed: the service stats every file.
 #[cfg(not(target_os = "linux"))]
-pub(crate) mod sys {
+pub mod sys {
     use std::fs::File;
     use std::io;
     use std::path::Path;

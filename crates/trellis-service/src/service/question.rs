@@ -44,7 +44,7 @@ pub fn ask_human(
         "options": arguments["options"],
         "asked_against": job.spec_hashes,
         "bundle": job.bundle_hash,
-        "created": crate::lowering::flog::rfc3339_now(),
+        "created": crate::flog::rfc3339_now(),
     });
     let cannot_write = |relative: &str, error: std::io::Error| {
         vec![

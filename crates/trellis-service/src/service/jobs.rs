@@ -576,7 +576,7 @@ fn log_tool_call(
     is_error: bool,
 ) {
     let text = document.to_string();
-    crate::lowering::flog::append(
+    crate::flog::append(
         root,
         &job.module,
         &job.id,

@@ -26,11 +26,11 @@ mod check;
 mod context;
 pub mod jobs;
 mod locks;
-pub(crate) mod lowering;
+pub mod lowering;
 mod question;
 mod test;
 mod toolchain;
-pub(crate) mod triage;
+pub mod triage;
 mod verify;
 
 pub struct Service {
@@ -382,7 +382,7 @@ pub(crate) fn suite_path(path: Option<&str>) -> String {
 }
 
 /// [`suite_path`] of an untyped request's `path` (the lowering methods').
-pub(crate) fn client_path_param(params: &Value) -> String {
+pub fn client_path_param(params: &Value) -> String {
     suite_path(params.get("path").and_then(Value::as_str))
 }
 

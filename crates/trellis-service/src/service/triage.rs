@@ -41,10 +41,10 @@ const VERDICTS: &str = ".trellis/triage";
 
 impl Service {
     /// Every flagged reliance of the root, or those on `label`.
-    pub(crate) fn flagged_reliances(&self, label: Option<&str>) -> Vec<Flagged> {
+    pub fn flagged_reliances(&self, label: Option<&str>) -> Vec<Flagged> {
         let db = self.database();
         let mut out = Vec::new();
-        for def in crate::lowering::order::functions(db) {
+        for def in crate::order::functions(db) {
             let Some((module, name)) = trellis_db::split_definition_name(&def) else {
                 continue;
             };
@@ -71,7 +71,7 @@ impl Service {
     }
 
     /// A triage job for one flagged reliance; its id.
-    pub(crate) fn start_triage(
+    pub fn start_triage(
         &mut self,
         flagged: &Flagged,
         path: &str,
@@ -143,11 +143,7 @@ impl Service {
 
     /// Applies the agent's verdict (its final text): `Ok(true)` when it conforms
     /// and the edge was re-stamped, `Ok(false)` when it stays flagged.
-    pub(crate) fn apply_triage(
-        &mut self,
-        flagged: &Flagged,
-        answer: &str,
-    ) -> Result<bool, Diagnostic> {
+    pub fn apply_triage(&mut self, flagged: &Flagged, answer: &str) -> Result<bool, Diagnostic> {
         let root = self.root().to_owned();
         let (module, name) = trellis_db::split_definition_name(&flagged.def)
             .map(|(m, n)| (m.to_owned(), n.to_owned()))
@@ -163,7 +159,7 @@ impl Service {
                 "scope": scope_name(flagged.scope),
                 "verdict": "nonconforming",
                 "answer": answer,
-                "at": crate::lowering::flog::rfc3339_now(),
+                "at": crate::flog::rfc3339_now(),
             });
             if let Some(dir) = verdict_file.parent() {
                 let _ = std::fs::create_dir_all(dir);
