@@ -192,11 +192,10 @@ fn absolute(path: &str) -> String {
 /// the client: the daemon's environment is not the user's (design §4.9).
 pub(crate) fn user_provider(
     name: Option<&str>,
-) -> Result<crate::lowering::providers::Provider, trellis_diag::Diagnostic> {
+) -> Result<trellis_agent::providers::Provider, trellis_diag::Diagnostic> {
     let xdg = std::env::var("XDG_CONFIG_HOME").ok();
     let home = std::env::var("HOME").ok();
-    let Some(file) = crate::lowering::providers::config_path(xdg.as_deref(), home.as_deref())
-    else {
+    let Some(file) = trellis_agent::providers::config_path(xdg.as_deref(), home.as_deref()) else {
         return Err(HostCode::ConfigProviders
             .diagnostic("no providers.toml: neither XDG_CONFIG_HOME nor HOME is set"));
     };
@@ -205,7 +204,7 @@ pub(crate) fn user_provider(
         // The built-in provider needs no file.
         Err(error)
             if error.kind() == std::io::ErrorKind::NotFound
-                && name == Some(crate::lowering::providers::CLAUDE_CODE) =>
+                && name == Some(trellis_agent::providers::CLAUDE_CODE) =>
         {
             String::new()
         }
@@ -221,7 +220,7 @@ pub(crate) fn user_provider(
     };
     // The provider's `pass_env` values come from this environment, the user's,
     // never the daemon's.
-    crate::lowering::providers::select(&file, &text, name)
+    trellis_agent::providers::select(&file, &text, name)
         .map(|provider| provider.with_client_env(|name| std::env::var(name).ok()))
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use crate::lowering::Lowering;
+use trellis_agent::Lowering;
 use trellis_service::identity::binary_identity;
 use trellis_service::protocol::{DaemonStatus, DaemonStopped, encode_answer};
 use trellis_service::service::Service;
@@ -96,7 +96,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     // this found missing, and a `lower` arriving first waits for the probe
     // (design §4.9.1).
     std::thread::spawn(|| {
-        if let Err(problem) = crate::lowering::jail::probe_once() {
+        if let Err(problem) = trellis_agent::jail::probe_once() {
             eprintln!(
                 "trellis daemon: {} (real agent providers are refused)",
                 problem.message

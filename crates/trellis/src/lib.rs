@@ -1,14 +1,17 @@
-//! `trellis` is the host: the command-line client, the daemon that holds one root's
-//! service across commands, and the lowering loop the daemon runs. It owns the
-//! process-level I/O the service does not — sockets, spawning the daemon, the
-//! agents' processes — and composes the lower crates; nothing depends on it. The
-//! service that answers requests is `trellis-service`.
+//! `trellis` is the binary: argument parsing, the command line and its
+//! rendering, the client that reaches (or starts) the root's daemon, the
+//! daemon's accept loop, and the host glue of `call`, `repl`, `lsp` and the
+//! internal `_mcp`, `_job` and `_script` commands. It owns the process-level I/O
+//! of a command — the environment it reads, sockets, spawning the daemon — and
+//! composes the crates below; nothing depends on it. What a request is answered
+//! with is `trellis-service`'s; how a lowering runs is `trellis-agent`'s.
 //!
-//! Workspace dependencies: `trellis-diag`, `trellis-hash`, `trellis-db`,
-//! `trellis-lock`, `trellis-rpc`, `soil0`, `soil-types`, `trellis-spec`,
-//! `trellis-verify`, `trellis-context`, `trellis-mcp` (the `_mcp` shim),
-//! `trellis-skill` (`trellis skill` and the skill pin), `trellis-lsp` (`trellis lsp`),
-//! `soil-syntax` and `trellis-service` (the service every request is answered by).
+//! Workspace dependencies: `trellis-diag`, `trellis-db`, `trellis-rpc` (the
+//! socket client and server), `soil0` (`call`'s run), `trellis-spec` (the
+//! repl's `:keep`), `trellis-context` (`trellis spec`, a bundle's token counts), `trellis-mcp` (the
+//! `_mcp` shim), `trellis-skill` (`trellis skill`), `trellis-lsp`
+//! (`trellis lsp`), `trellis-service` (the service every request is answered
+//! by) and `trellis-agent` (the lowering loop the daemon runs).
 
 #![allow(
     clippy::disallowed_methods,
@@ -21,7 +24,6 @@ pub mod call;
 pub mod cli;
 pub mod client;
 pub mod daemon;
-pub mod lowering;
 pub mod lsp;
 pub mod mcp;
 pub mod render;

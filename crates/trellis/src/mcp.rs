@@ -30,7 +30,7 @@ pub fn run_internal(args: &[String]) -> Option<ExitCode> {
     match args.first().map(String::as_str) {
         Some("_mcp") => Some(mcp(&args[1..])),
         Some("_job") => Some(job(&args[1..])),
-        Some("_script") => Some(crate::lowering::script::run(&args[1..])),
+        Some("_script") => Some(trellis_agent::script::run(&args[1..])),
         _ => None,
     }
 }

@@ -125,7 +125,7 @@ fn every_module_file_opens_with_its_paragraph() {
 }
 
 /// The crates of the host layer, which name their codes through `HostCode`.
-const HOST_CRATES: &[&str] = &["trellis", "trellis-service"];
+const HOST_CRATES: &[&str] = &["trellis", "trellis-service", "trellis-agent"];
 
 /// The host names its diagnostic codes through `codes::HostCode` (checked
 /// against the registry) or the owning crate's constants, never as a string

@@ -2,7 +2,7 @@
 //! the database between the agent's tool calls — start a job (its bundle and
 //! the pre-flight), tell whether what the job was built against still holds, and
 //! the final gate that commits a draft to the root or leaves the root untouched.
-//! The runner (`crate::lowering`) owns the queue, the agent's process and the
+//! The runner (`trellis-agent`) owns the queue, the agent's process and the
 //! caps; everything here runs under the daemon's service lock and is quick,
 //! except the gate, which runs the suite.
 

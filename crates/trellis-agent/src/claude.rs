@@ -26,11 +26,11 @@ use std::time::Duration;
 use serde_json::json;
 use trellis_diag::Diagnostic;
 
-use super::agent::{AgentCommand, Invocation};
-use super::jail;
-use super::job_socket::JobSocket;
-use super::prompt::{self, Task};
-use super::providers::{ClaudeCode, Provider};
+use crate::agent::{AgentCommand, Invocation};
+use crate::jail;
+use crate::job_socket::JobSocket;
+use crate::prompt::{self, Task};
+use crate::providers::{ClaudeCode, Provider};
 use trellis_service::codes::HostCode;
 
 /// The oldest Claude Code whose headless mode was measured with Trellis

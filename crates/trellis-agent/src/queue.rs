@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 use trellis_rpc::{ErrorCode, RpcError};
 
-use super::agent::{self, AgentProcess, Invocation};
-use super::providers::Provider;
+use crate::agent::{self, AgentProcess, Invocation};
+use crate::providers::Provider;
 use trellis_service::codes::HostCode;
 use trellis_service::flog;
 use trellis_service::order;
@@ -174,7 +174,7 @@ impl Lowering {
         })?;
         if provider.needs_jail() {
             // The sandbox is not best-effort (design §4.9.1).
-            super::jail::available().map_err(|d| RpcError::failed(&[d]))?;
+            crate::jail::available().map_err(|d| RpcError::failed(&[d]))?;
         }
         let named: Vec<String> = match &params["defs"] {
             Value::Null => Vec::new(),

@@ -283,7 +283,7 @@ pub fn run_with_timeout(
                 std::thread::sleep(Duration::from_millis(10));
             }
             Ok(None) => {
-                super::agent::kill_process_group(group);
+                crate::agent::kill_process_group(group);
                 let _ = child.wait();
                 return Err(format!("it did not finish within {}s", timeout.as_secs()));
             }
@@ -291,7 +291,7 @@ pub fn run_with_timeout(
         }
     };
     // A process left behind in the group holds the pipes open: end it too.
-    super::agent::kill_process_group(group);
+    crate::agent::kill_process_group(group);
     Ok(std::process::Output {
         status,
         stdout: out.join().unwrap_or_default(),
