@@ -18,14 +18,13 @@
     reason = "the host: it owns the file system, the environment and processes (design §2)"
 )]
 
-pub mod answer_cli;
 pub mod args;
 pub mod call;
 pub mod cli;
 pub mod client;
+pub mod client_env;
 pub mod daemon;
 pub mod lsp;
 pub mod mcp;
 pub mod render;
-pub mod repl;
 pub mod root;

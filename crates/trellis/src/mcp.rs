@@ -220,7 +220,7 @@ fn job(args: &[String]) -> ExitCode {
             let json_out = option(&options, "--json").is_some();
             (
                 "job.create",
-                json!({ "def": def, "budget": budget, "path": crate::cli::client_path() }),
+                json!({ "def": def, "budget": budget, "path": crate::client_env::client_path() }),
                 json_out,
             )
         }

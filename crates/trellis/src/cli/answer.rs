@@ -80,9 +80,9 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
     // The answered definition is lowered again with the user's provider, when
     // there is one (the daemon queues it; `trellis jobs` follows it).
     let mut params = Request::Answer(params).params();
-    if !no_daemon && let Ok(provider) = crate::cli::user_provider(None) {
+    if !no_daemon && let Ok(provider) = crate::client_env::user_provider(None) {
         params["lower"] =
-            json!({ "provider": provider.to_json(), "path": crate::cli::client_path() });
+            json!({ "provider": provider.to_json(), "path": crate::client_env::client_path() });
     }
     let answered = client::request(root, no_daemon, "answer", params, &mut |_| {})
         .and_then(|answer| decode_answer::<AnswerAnswer>(&answer).map_err(ClientError::Transport));

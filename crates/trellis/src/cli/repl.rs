@@ -5,9 +5,11 @@
 //! last successful call to an expect case of the definition's `test NAME` block,
 //! but only while the root's status says the definition is green: a case recorded
 //! against a stale or failing definition would pin a result nobody has vouched for.
+//! `trellis call` is here too: the one call a repl line makes, printed.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
+use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use trellis_diag::{Diagnostic, errors_document};
@@ -29,6 +31,13 @@ struct Kept {
     def: String,
     args: Vec<Value>,
     result: String,
+}
+
+/// `trellis call DEF JSON-ARGS`: one call, its document on stdout.
+pub fn call(root: &Path, def: &str, args: &str) -> ExitCode {
+    let (document, code) = crate::call::call(root, def, args);
+    println!("{document}");
+    ExitCode::from(code)
 }
 
 /// Runs the loop over `input` until `:quit` or end of input; returns the exit code.

@@ -1,0 +1,58 @@
+//! What a request carries from the client's own environment. The daemon runs
+//! with the environment it was spawned with, not the caller's, so the client
+//! reads these and sends them: its `PATH` (oracles and cram run under it), the
+//! user's agent provider (design §4.9), and paths resolved against its working
+//! directory.
+
+use trellis_agent::providers::{self, Provider};
+use trellis_service::codes::HostCode;
+
+/// This client's `PATH`, sent with the requests that run suites: oracles and
+/// cram run under the caller's `PATH`, not the one the daemon was spawned with.
+pub fn client_path() -> Option<String> {
+    std::env::var("PATH").ok()
+}
+
+/// `path` resolved against this process's working directory: the daemon's is
+/// not the caller's (impl plan §9.13).
+pub fn absolute(path: &str) -> String {
+    let path = std::path::Path::new(path);
+    match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path).display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The provider `name` (or the default) of the user's providers.toml, read by
+/// the client: the daemon's environment is not the user's (design §4.9).
+pub fn user_provider(name: Option<&str>) -> Result<Provider, trellis_diag::Diagnostic> {
+    let xdg = std::env::var("XDG_CONFIG_HOME").ok();
+    let home = std::env::var("HOME").ok();
+    let Some(file) = providers::config_path(xdg.as_deref(), home.as_deref()) else {
+        return Err(HostCode::ConfigProviders
+            .diagnostic("no providers.toml: neither XDG_CONFIG_HOME nor HOME is set"));
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        // The built-in provider needs no file.
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && name == Some(providers::CLAUDE_CODE) =>
+        {
+            String::new()
+        }
+        Err(error) => {
+            return Err(HostCode::ConfigProviders.diagnostic(
+                format!(
+                    "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
+                    file.display()
+                ),
+            )
+            .with_file(file.display().to_string()));
+        }
+    };
+    // The provider's `pass_env` values come from this environment, the user's,
+    // never the daemon's.
+    providers::select(&file, &text, name)
+        .map(|provider| provider.with_client_env(|name| std::env::var(name).ok()))
+}
