@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use crate::codes::ErrorCode;
 use crate::framing::{FrameError, FrameReader, encode_frame, write_encoded};
 use crate::jsonrpc::{Request, Response, RpcError, decode_request};
-use crate::server::ShutdownHandle;
+use crate::shutdown::ShutdownHandle;
 
 /// The handshake method the server answers itself (JSON-RPC reserves `rpc.`
 /// names for the protocol, so no handler method can collide with it).

@@ -126,6 +126,7 @@ mod credentials;
 mod framing;
 mod jsonrpc;
 mod server;
+mod shutdown;
 mod socket_file;
 
 pub use client::{
@@ -150,8 +151,8 @@ pub use jsonrpc::{
 };
 pub use server::{
     DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, Server, ServerConfig,
-    ShutdownHandle,
 };
+pub use shutdown::ShutdownHandle;
 pub use socket_file::{
     PathFacts, Probe, SocketError, check_private_dir, ensure_private_dir, path_facts,
     private_dir_violation, probe,

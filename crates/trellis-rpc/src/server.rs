@@ -18,8 +18,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -28,6 +27,7 @@ use crate::connection::{ConnectionContext, Handler, serve_connection};
 use crate::credentials::{PeerCredentials, SocketPeerCredentials, current_uid};
 use crate::framing::{DEFAULT_FRAME_LIMIT, write_frame};
 use crate::jsonrpc::{Response, RpcError};
+use crate::shutdown::{Event, ShutdownHandle};
 use crate::socket_file::{Probe, SocketError, ensure_private_dir, path_facts, probe};
 
 /// The default cap on simultaneous connections.
@@ -71,43 +71,6 @@ impl ServerConfig {
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
         }
-    }
-}
-
-enum Event {
-    Accepted(UnixStream),
-    Closed(u64),
-    Shutdown,
-}
-
-/// Requests a graceful shutdown: stop accepting, let in-flight requests finish,
-/// close every connection, remove the socket. Cheap to clone; a handler keeps one
-/// to implement its stop method.
-#[derive(Clone)]
-pub struct ShutdownHandle {
-    inner: Arc<ShutdownInner>,
-}
-
-struct ShutdownInner {
-    requested: AtomicBool,
-    events: Sender<Event>,
-    path: PathBuf,
-}
-
-impl ShutdownHandle {
-    pub fn shutdown(&self) {
-        if self.inner.requested.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let _ = self.inner.events.send(Event::Shutdown);
-        // The accept thread is blocked in accept(); a connection wakes it to see
-        // the flag. If the socket file is gone the thread stays parked, but
-        // `serve` no longer waits for it.
-        let _ = UnixStream::connect(&self.inner.path);
-    }
-
-    pub fn is_requested(&self) -> bool {
-        self.inner.requested.load(Ordering::SeqCst)
     }
 }
 
@@ -176,13 +139,7 @@ impl Server {
             .map(|facts| facts.file_id)
             .unwrap_or_default();
         let (sender, events) = channel();
-        let shutdown = ShutdownHandle {
-            inner: Arc::new(ShutdownInner {
-                requested: AtomicBool::new(false),
-                events: sender,
-                path: path.to_owned(),
-            }),
-        };
+        let shutdown = ShutdownHandle::new(sender, path);
         Ok(Server {
             listener: Some(listener),
             ownership,
@@ -302,7 +259,7 @@ impl Server {
             }
         };
         let context = Arc::clone(context);
-        let events = self.shutdown.inner.events.clone();
+        let events = self.shutdown.events().clone();
         let spawned = thread::Builder::new()
             .name(format!("trellis-rpc-conn-{id}"))
             .spawn(move || {
@@ -356,7 +313,7 @@ fn spawn_acceptor(listener: UnixListener, shutdown: ShutdownHandle) -> io::Resul
                 }
                 match accepted {
                     Ok((stream, _)) => {
-                        if shutdown.inner.events.send(Event::Accepted(stream)).is_err() {
+                        if shutdown.events().send(Event::Accepted(stream)).is_err() {
                             return;
                         }
                     }
