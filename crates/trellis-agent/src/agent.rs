@@ -4,7 +4,7 @@
 //! agent CLI's shape (`system`/`init`, `assistant`, `user`, `result`) into an
 //! [`AgentReport`] for `f.log`'s `agent_result` and the caps. The scripted
 //! provider's command is built here; the claude-code provider's, with its jail,
-//! in [`crate::claude`].
+//! in `claude`, which implements [`AgentLauncher`] for it.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -17,7 +17,7 @@ use trellis_service::service::Service;
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
-use crate::providers::{ClaudeCode, Provider, ProviderKind, Scripted};
+use crate::providers::{Provider, ProviderKind, Scripted};
 use trellis_service::codes::HostCode;
 
 /// What the agent's output said so far.
@@ -237,17 +237,6 @@ impl AgentLauncher for Scripted {
             command,
             keep: None,
         })
-    }
-}
-
-impl AgentLauncher for ClaudeCode {
-    fn agent_command(
-        &self,
-        provider: &Provider,
-        trellis: &Path,
-        invocation: &Invocation<'_>,
-    ) -> Result<AgentCommand, Diagnostic> {
-        crate::claude::command(self, provider, trellis, invocation)
     }
 }
 

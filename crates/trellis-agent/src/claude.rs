@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde_json::json;
 use trellis_diag::Diagnostic;
 
-use crate::agent::{AgentCommand, Invocation};
+use crate::agent::{AgentCommand, AgentLauncher, Invocation};
 use crate::jail;
 use crate::job_socket::JobSocket;
 use crate::prompt::{self, Task};
@@ -56,6 +56,17 @@ impl Drop for Scratch {
 
 fn provider_error(message: impl Into<String>) -> Diagnostic {
     HostCode::JobProviderError.diagnostic(message)
+}
+
+impl AgentLauncher for ClaudeCode {
+    fn agent_command(
+        &self,
+        provider: &Provider,
+        trellis: &Path,
+        invocation: &Invocation<'_>,
+    ) -> Result<AgentCommand, Diagnostic> {
+        command(self, provider, trellis, invocation)
+    }
 }
 
 /// The jailed Claude Code command for one job.

@@ -25,6 +25,7 @@ use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{Mode, RowResult};
 
+use super::question::JobFacts;
 use super::{Service, failed, invalid_params};
 use crate::codes::HostCode;
 
@@ -353,17 +354,6 @@ fn run_tool(
             Ok(ack)
         }
     }
-}
-
-/// What persisting a question needs to know of its job.
-pub struct JobFacts<'j> {
-    pub module: &'j str,
-    pub name: &'j str,
-    pub definition: &'j str,
-    pub spec_hashes: &'j Value,
-    pub bundle_hash: String,
-    /// The `.tr` text the bundle was packed from (its `spec.md`).
-    pub asked_text: Option<Arc<str>>,
 }
 
 fn job_facts(job: &Job) -> JobFacts<'_> {

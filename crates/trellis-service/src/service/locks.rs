@@ -386,7 +386,7 @@ pub fn rewrite_manifest(service: &mut Service) -> Result<(), Diagnostic> {
         .filter_map(|(name, file)| Some((name, read_lock_file(db, file).as_ref().ok()?.clone())))
         .collect();
     let manifest = trellis_lock::merge(locks, Default::default());
-    super::triage::remember_decision_texts(service);
+    super::decision_store::remember_decision_texts(service);
     let target = service.root().join(crate::walk::MANIFEST_FILE);
     let text = trellis_lock::write_soil_lock(&manifest);
     if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {

@@ -24,6 +24,7 @@ mod answer;
 mod bundle_dir;
 mod check;
 mod context;
+mod decision_store;
 pub mod jobs;
 mod locks;
 pub mod lowering;

@@ -14,6 +14,7 @@
 //! problem naming its path, never a question silently missing.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use trellis_db::{RootDatabase, SpecHashes, Workspace, root_index};
@@ -21,9 +22,20 @@ use trellis_diag::Diagnostic;
 use trellis_mcp::Ty;
 
 use super::Service;
-use super::jobs::JobFacts;
 use crate::codes::HostCode;
 use crate::walk::QUESTION_SUFFIX;
+
+/// What persisting a question needs to know of the job that asks it (the job
+/// records themselves are `jobs`' business).
+pub struct JobFacts<'j> {
+    pub module: &'j str,
+    pub name: &'j str,
+    pub definition: &'j str,
+    pub spec_hashes: &'j Value,
+    pub bundle_hash: String,
+    /// The `.tr` text the bundle was packed from (its `spec.md`).
+    pub asked_text: Option<Arc<str>>,
+}
 
 pub fn ask_human(
     job: JobFacts<'_>,

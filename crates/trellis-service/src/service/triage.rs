@@ -7,8 +7,7 @@
 //! say why.
 //!
 //! To show what an entry said when a lowering relied on it, every writer
-//! remembers the bytes of each decision entry by hash under
-//! `.trellis/decisions/` (content-addressed, never an input).
+//! remembers the bytes of each decision entry by hash (`decision_store`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -34,8 +33,6 @@ pub struct Flagged {
     pub relied_on: Digest,
 }
 
-/// Where the remembered entry texts live, root-relative.
-const DECISION_STORE: &str = ".trellis/decisions";
 /// Where non-conforming verdicts are kept, root-relative.
 const VERDICTS: &str = ".trellis/triage";
 
@@ -91,7 +88,7 @@ impl Service {
         let soil =
             std::fs::read_to_string(root.join(format!("{module}/{name}.soil"))).unwrap_or_default();
         let now = current_entry(self, module, flagged.scope, &flagged.label);
-        let then = remembered(&root, &flagged.relied_on);
+        let then = super::decision_store::remembered(&root, &flagged.relied_on);
         let scope = scope_name(flagged.scope);
         let manifest = json!({
             "kind": "triage",
@@ -241,45 +238,6 @@ fn current_entry(
     }
     .hash();
     Some((hash, entry.bytes))
-}
-
-fn store_path(root: &Path, hash: &Digest) -> std::path::PathBuf {
-    let text = hash.to_string();
-    let hex = text.strip_prefix("sha256:").unwrap_or(&text);
-    root.join(DECISION_STORE).join(format!("{hex}.md"))
-}
-
-fn remembered(root: &Path, hash: &Digest) -> Option<String> {
-    std::fs::read_to_string(store_path(root, hash)).ok()
-}
-
-/// Writes every decision entry of the root into the store (those not there yet).
-/// Called by every writer after it wrote its locks; best effort.
-pub(crate) fn remember_decision_texts(service: &Service) {
-    let root = service.root();
-    let db = service.database();
-    let index = root_index(db, Workspace::get(db));
-    let scopes = index
-        .project
-        .into_iter()
-        .chain(index.modules.values().filter_map(|files| files.spec));
-    for file in scopes {
-        for entry in decision_entries(db, file) {
-            let hash = trellis_spec::DecisionEntryPart {
-                label: entry.label.clone(),
-                bytes: entry.bytes.clone(),
-            }
-            .hash();
-            let path = store_path(root, &hash);
-            if path.exists() {
-                continue;
-            }
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = trellis_lock::write_atomic(&StdFs, &path, entry.bytes.as_bytes());
-        }
-    }
 }
 
 /// `decision.md`: the entry then and now, and their line diff.
