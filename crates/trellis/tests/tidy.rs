@@ -2,11 +2,17 @@
 //! opens with a paragraph that names each workspace crate it depends on, so the
 //! prose cannot drift from `Cargo.toml`; and every module file of every crate
 //! opens with its `//!` paragraph; and the host names its diagnostic codes
-//! through one enum.
+//! through one enum; and the named crates' modules import each other in no
+//! circle, and the binary stays small (design §2.2).
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
+mod module_graph;
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use module_graph::{ModuleGraph, ModulePath, display};
 
 fn crates_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -151,4 +157,148 @@ fn the_host_passes_no_raw_code_to_diagnostic_new() {
         }
     }
     assert!(raw.is_empty(), "raw diagnostic codes in {raw:?}");
+}
+
+/// The crates whose modules must not import each other round a circle
+/// (design §2.2); adding a crate to the check is adding its name here.
+const ACYCLIC_CRATES: &[&str] = &["trellis", "trellis-service", "trellis-agent", "trellis-rpc"];
+
+#[test]
+fn no_module_of_the_named_crates_imports_itself_round_a_circle() {
+    let mut problems = Vec::new();
+    for krate in ACYCLIC_CRATES {
+        let graph = ModuleGraph::of_crate(&crates_dir().join(krate).join("src"));
+        let edges: usize = graph.edges.values().map(BTreeSet::len).sum();
+        assert!(
+            graph.edges.len() > 4 && edges > 4,
+            "{krate}: the module graph found too little: {:?}",
+            graph.edges
+        );
+        for circle in graph.circles() {
+            problems.push(format!("{krate}: {circle}"));
+        }
+        for circle in graph.top_level().circles() {
+            problems.push(format!("{krate}, its top-level modules: {circle}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "modules that import each other round a circle:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The check itself: `crate::` and `super::` paths in `use` and in code are
+/// edges (to the module they name, not the item), an inline module is a
+/// module, and tests, comments, strings and `pub(crate)` are not paths; the
+/// top-level graph finds directories that import each other.
+#[test]
+fn the_module_graph_reads_crate_and_super_paths_and_nothing_else() {
+    let module = |path: &str| -> ModulePath {
+        path.split("::")
+            .filter(|part| !part.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let files = [
+        (
+            module(""),
+            "pub mod a;\npub mod b;\npub mod c;\npub mod s;\n",
+        ),
+        (
+            module("a"),
+            "use crate::b::{self, Thing as Other};\n\
+             // crate::c::x in a comment\n\
+             pub(crate) fn g() -> &'static str { let _c = '{'; \"crate::c::y\" }\n\
+             const RAW: &str = r#\"super::c\"#;\n",
+        ),
+        (
+            module("b"),
+            "pub fn h() { crate::a::g(); }\n\
+             #[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::c::Z;\n}\n",
+        ),
+        (
+            module("c"),
+            "#[cfg(unix)]\nmod sys {\n    use super::*;\n}\nuse super::a;\n",
+        ),
+        (module("s"), "mod x;\nmod y;\n"),
+        (
+            module("s::x"),
+            "use super::y::Z;\nfn f() { super::super::c::f() }\n",
+        ),
+        (module("s::y"), "pub struct Z;\n"),
+    ];
+    let graph = ModuleGraph::of_files(&files);
+    let edges: Vec<String> = graph
+        .edges
+        .iter()
+        .flat_map(|(from, targets)| {
+            targets
+                .iter()
+                .map(move |to| format!("{} -> {}", display(from), display(to)))
+        })
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            "a -> b",
+            "b -> a",
+            "c -> a",
+            "c::sys -> c",
+            "s::x -> c",
+            "s::x -> s::y"
+        ]
+    );
+    let circles: Vec<String> = graph.circles().iter().map(ToString::to_string).collect();
+    assert_eq!(circles, ["a -> b -> a"]);
+    // `s::x -> c` and `c -> a`, but nothing back into `s`: no circle of
+    // directories beyond the files' own.
+    let top: Vec<String> = graph
+        .top_level()
+        .circles()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(top, ["a -> b -> a"]);
+    let directories = ModuleGraph::of_files(&[
+        (module("p"), "mod x;\n"),
+        (module("p::x"), "use crate::q::y::f;\n"),
+        (module("q"), "mod y;\n"),
+        (module("q::y"), "pub fn f() {}\nfn g() { crate::p::h() }\n"),
+    ]);
+    assert!(directories.circles().is_empty(), "{:?}", directories.edges);
+    let top: Vec<String> = directories
+        .top_level()
+        .circles()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(top, ["p -> q -> p"], "two directories importing each other");
+}
+
+/// The binary keeps the command line, rendering, the client, the daemon's
+/// accept loop and the host glue; the service and the lowering loop live in
+/// the crates below it (design §2.2).
+const BINARY_LINE_BUDGET: usize = 8_000;
+
+#[test]
+fn the_binary_crate_stays_under_its_line_budget() {
+    let mut files = Vec::new();
+    rust_files(&crates_dir().join("trellis/src"), &mut files);
+    let lines: usize = files
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(file)
+                .expect("readable")
+                .lines()
+                .count()
+        })
+        .sum();
+    assert!(lines > 1_000, "the binary's sources: {lines} lines");
+    assert!(
+        lines < BINARY_LINE_BUDGET,
+        "crates/trellis/src has {lines} lines, the budget is {BINARY_LINE_BUDGET}: \
+         move what is not command line, rendering, client or accept loop into the crate \
+         that owns it"
+    );
 }
