@@ -3,7 +3,8 @@
 //! prose cannot drift from `Cargo.toml`; and every module file of every crate
 //! opens with its `//!` paragraph; and the host names its diagnostic codes
 //! through one enum; and the named crates' modules import each other in no
-//! circle, and the binary stays small (design §2.2).
+//! circle, the binary stays small, and the docs name exactly the workspace's
+//! crates (design §2.2).
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -301,4 +302,66 @@ fn the_binary_crate_stays_under_its_line_budget() {
          move what is not command line, rendering, client or accept loop into the crate \
          that owns it"
     );
+}
+
+/// The text of the part of `doc` from the heading `from` to the next heading
+/// that starts with `until`.
+fn section<'d>(doc: &'d str, from: &str, until: &str) -> &'d str {
+    let start = doc
+        .find(from)
+        .unwrap_or_else(|| panic!("no heading {from:?}"));
+    let rest = &doc[start + from.len()..];
+    &rest[..rest.find(until).unwrap_or(rest.len())]
+}
+
+/// Every backticked word of `text` that is opened by `open` and closed by `close`.
+fn quoted(text: &str, open: &str, close: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(open) {
+        rest = &rest[at + open.len()..];
+        if let Some(end) = rest.find(close) {
+            out.insert(rest[..end].to_owned());
+            rest = &rest[end + close.len()..];
+        }
+    }
+    out
+}
+
+#[test]
+fn the_design_code_map_the_layers_and_the_readme_name_exactly_the_workspace_crates() {
+    let members: BTreeSet<String> = crates().into_iter().map(|(name, _)| name).collect();
+    let repo = crates_dir().join("..");
+    let design = std::fs::read_to_string(repo.join("docs/design.md")).expect("design.md");
+    let readme = std::fs::read_to_string(repo.join("README.md")).expect("README.md");
+    let code_map = quoted(
+        section(&design, "\n### 2.2 Code map\n", "\n### "),
+        "\n**`",
+        "`**",
+    );
+    let layers: BTreeSet<String> = section(&design, "\n### 2.1 Layers\n", "\n### ")
+        .lines()
+        .filter(|line| line.starts_with("| ") && !line.starts_with("| layer"))
+        .flat_map(|line| {
+            let crates = line.split('|').nth(2).unwrap_or_default();
+            quoted(crates, "`", "`")
+        })
+        .collect();
+    let table = quoted(section(&readme, "\n## Crates\n", "\n## "), "\n| `", "` |");
+    let mut problems = Vec::new();
+    for (what, named) in [
+        ("design §2.2's code map", &code_map),
+        ("design §2.1's layer table", &layers),
+        ("README.md's crate table", &table),
+    ] {
+        for missing in members.difference(named) {
+            problems.push(format!("{what} does not name the crate {missing}"));
+        }
+        for extra in named.difference(&members) {
+            problems.push(format!(
+                "{what} names {extra}, which is no crate of the workspace"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -382,7 +382,7 @@ pub(crate) fn suite_path(path: Option<&str>) -> String {
     path.unwrap_or("/usr/bin:/bin").to_owned()
 }
 
-/// [`suite_path`] of an untyped request's `path` (the lowering methods').
+/// `suite_path` of an untyped request's `path` (the lowering methods').
 pub fn client_path_param(params: &Value) -> String {
     suite_path(params.get("path").and_then(Value::as_str))
 }
