@@ -160,6 +160,37 @@ fn the_host_passes_no_raw_code_to_diagnostic_new() {
     assert!(raw.is_empty(), "raw diagnostic codes in {raw:?}");
 }
 
+/// The host's three crates depend downwards (design §2.1): the binary on the
+/// lowering loop and the service, the lowering loop on the service, and the
+/// service on neither.
+#[test]
+fn the_host_crates_depend_downwards() {
+    let members: Vec<String> = crates().into_iter().map(|(name, _)| name).collect();
+    let dependencies = |krate: &str| {
+        let manifest = std::fs::read_to_string(crates_dir().join(krate).join("Cargo.toml"))
+            .expect("Cargo.toml");
+        workspace_dependencies(&manifest, &members)
+    };
+    let binary = dependencies("trellis");
+    let agent = dependencies("trellis-agent");
+    let service = dependencies("trellis-service");
+    assert!(
+        binary.iter().any(|d| d == "trellis-agent")
+            && binary.iter().any(|d| d == "trellis-service"),
+        "trellis: {binary:?}"
+    );
+    assert!(
+        agent.iter().any(|d| d == "trellis-service") && !agent.iter().any(|d| d == "trellis"),
+        "trellis-agent: {agent:?}"
+    );
+    assert!(
+        !service
+            .iter()
+            .any(|d| d == "trellis" || d == "trellis-agent"),
+        "trellis-service: {service:?}"
+    );
+}
+
 /// The crates whose modules must not import each other round a circle
 /// (design §2.2); adding a crate to the check is adding its name here.
 const ACYCLIC_CRATES: &[&str] = &["trellis", "trellis-service", "trellis-agent", "trellis-rpc"];
