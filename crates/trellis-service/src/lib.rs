@@ -6,7 +6,10 @@
 //! The wire types of those answers (`protocol`) and the host's diagnostic codes
 //! (`codes`) live here because the service is what produces them; `flog` and
 //! `order` live here because the service writes `f.log` events and picks
-//! lowering candidates itself, and the lowering loop above reads them from here.
+//! lowering candidates itself, and the lowering loop above reads them from here;
+//! `identity` (this build's version and identity) because the toolchain pin and
+//! the locks record it (the binary's handshake and the lowering loop read it
+//! from here too), and `line_diff` because a stale answer is refused with one.
 //! It owns the root's files and the writer lock; it starts processes only
 //! through `trellis-verify`'s process ports, and it has no command line,
 //! rendering, socket server or agent: it must not depend on `trellis-agent` or
