@@ -279,7 +279,7 @@ enum Named {
 }
 
 /// The module's only `unsafe` code: four libc calls whose results are checked.
-/// Shared with the bundle directories' watch (`service::bundle_dir`).
+/// Public for the daemon's loop, which waits on the feed's queue.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod sys {

@@ -756,7 +756,7 @@ mod tests {
                 "items": ["examples/m/g.tr", "examples/m/g.soil", "module.md"],
                 "reasons": [["over budget", 2], ["after over budget", 1]],
             },
-            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "watch" },
+            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "stats" },
             "answer_us": 3,
             "timings": { "refresh_us": 1 },
         })

@@ -266,10 +266,11 @@ fn an_unchanged_bundle_is_left_untouched_and_a_tampered_one_repaired() {
     );
 }
 
-/// After the racy window the watch alone vouches for the directory; an edit
-/// that keeps the file's size and modification time is still seen.
+/// After the racy window the stats alone vouch for the directory; an edit
+/// that keeps the file's size and modification time is still seen (its change
+/// time moved).
 #[test]
-fn the_watch_vouches_for_a_quiet_directory_and_sees_an_edit() {
+fn the_stats_vouch_for_a_quiet_directory_and_see_an_edit() {
     let root = Root::examples_with_daemon();
     let dir = root.path(".trellis/context/csvstats/mean");
     let first = context_over_socket(&root, "csvstats::mean", 4000);
@@ -279,9 +280,7 @@ fn the_watch_vouches_for_a_quiet_directory_and_sees_an_edit() {
     let renewed = context_over_socket(&root, "csvstats::mean", 4000);
     assert_eq!(renewed["write"]["vouched"], "stats", "{renewed}");
     let quiet = context_over_socket(&root, "csvstats::mean", 4000);
-    if cfg!(target_os = "linux") {
-        assert_eq!(quiet["write"]["vouched"], "watch", "{quiet}");
-    }
+    assert_eq!(quiet["write"]["vouched"], "stats", "{quiet}");
     assert_eq!(quiet["write"]["files"], 0, "{quiet}");
     assert_eq!(files_of(&dir), written);
 
@@ -328,17 +327,15 @@ fn an_edit_to_what_the_bundle_packs_rewrites_only_that() {
     assert_eq!(changed, ["bundle.json", "spec.md"], "{answer}");
     assert_eq!(answer["write"]["files"], 2, "{answer}");
 
-    // The next edit is vouched for by the watch alone (on Linux), and writes
-    // the same two files; an edit by hand after it is still seen.
+    // The next edit is vouched for by the stats too, and writes the same two
+    // files; an edit by hand after it is still seen.
     root.edit(
         "csvstats/median.tr",
         "A prose line added by the test.",
         "A prose line the test edited.",
     );
     let answer = context_over_socket(&root, "csvstats::median", 100000);
-    if cfg!(target_os = "linux") {
-        assert_eq!(answer["write"]["vouched"], "watch", "{answer}");
-    }
+    assert_eq!(answer["write"]["vouched"], "stats", "{answer}");
     assert_eq!(answer["write"]["files"], 2, "{answer}");
     assert_eq!(files_of(&dir)["tests.json"], before["tests.json"]);
     root.write(".trellis/context/csvstats/median/tests.json", "{}");
@@ -348,7 +345,7 @@ fn an_edit_to_what_the_bundle_packs_rewrites_only_that() {
 }
 
 /// With `TRELLIS_WATCH=off` (a root on a network filesystem) the stamp is
-/// vouched for by stats alone, and still sees an edit.
+/// vouched for by stats as with the feed, and still sees an edit.
 #[test]
 fn without_the_watch_the_stats_vouch_for_the_directory() {
     let root = Root::examples();

@@ -390,7 +390,8 @@ pub struct BundleWrite {
     pub us: u64,
     pub files: usize,
     pub removed: usize,
-    /// What vouched for the files left in place: `watch`, `stats` or `none`.
+    /// What vouched for the files left in place: `stats` (the stamp's listing)
+    /// or `swept` (every file's bytes compared).
     pub vouched: String,
 }
 

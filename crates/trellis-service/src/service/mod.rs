@@ -84,13 +84,10 @@ impl Service {
     pub fn watching(root: PathBuf, watch: bool) -> Self {
         WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
-        service.bundle_stamps = bundle_dir::Stamps::by_stats();
+        service.bundle_stamps = bundle_dir::Stamps::kept();
         if watch {
             match RootWatch::new(service.root()) {
-                Ok(watch) => {
-                    service.watch = Some(watch);
-                    service.bundle_stamps = bundle_dir::Stamps::watched();
-                }
+                Ok(watch) => service.watch = Some(watch),
                 Err(error) => eprintln!(
                     "trellis daemon: no change feed ({error}); every request stats every file"
                 ),
