@@ -15,6 +15,7 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::{DEFAULT_FRAME_LIMIT, ErrorCode, FrameError, FrameReader, RpcError, write_frame};
 
 use crate::port::JobPort;
+use crate::schema::excerpt;
 use crate::tools::{Tool, tool_list};
 
 /// The 2026 revision: `server/discover`, the version in each request's `_meta`.
@@ -177,7 +178,7 @@ impl<P: JobPort> McpServer<P> {
             return Ok(self.failure(vec![
                 Diagnostic::new(
                     "mcp-unknown-tool",
-                    format!("no tool named {name:?}; the tools are read_context, check_types, check_refinements, run_tests, write_soil, read_spec and ask_human"),
+                    format!("no tool named {}; the tools are read_context, check_types, check_refinements, run_tests, write_soil, read_spec and ask_human", excerpt(name)),
                 )
                 .to_json(),
             ]));
