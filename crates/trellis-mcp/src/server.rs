@@ -6,7 +6,9 @@
 //! server's identity rides in `_meta`); anything else is the `initialize`
 //! generation ([`LEGACY_PROTOCOL`]). Clients that probe `server/discover` and
 //! fall back on `-32601` therefore reach whichever path they prefer. Notifications
-//! (and stray responses) are never answered; unknown methods get `-32601`.
+//! (and stray responses) are never answered, nor are blank lines; unknown
+//! methods get `-32601`; an id that is not a string, a number or null is never
+//! echoed (`-32600` with id `null`).
 
 use std::io::{self, BufRead, Write};
 
@@ -56,8 +58,13 @@ impl<P: JobPort> McpServer<P> {
         self
     }
 
-    /// Answers one frame; `None` when nothing is to be sent back.
+    /// Answers one frame; `None` when nothing is to be sent back. A blank line
+    /// (clients may end a message with `\r\n` or send a lone newline) is no
+    /// message and gets no answer.
     pub fn handle_frame(&mut self, frame: &[u8]) -> Option<Value> {
+        if frame.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
         let message: Value = match serde_json::from_slice(frame) {
             Ok(message) => message,
             Err(error) => {
@@ -82,21 +89,34 @@ impl<P: JobPort> McpServer<P> {
             ));
         };
         let id = message.get("id").cloned();
+        let is_response = message.contains_key("result") || message.contains_key("error");
+        if let Some(bad) = id.as_ref().filter(|id| !valid_id(id)) {
+            // JSON-RPC ids are strings, numbers or null: anything else is not
+            // echoed (a stray response is not answered at all).
+            let found = match bad {
+                Value::Object(_) => "an object",
+                Value::Array(_) => "an array",
+                _ => "a boolean",
+            };
+            return (!is_response).then(|| {
+                error_response(
+                    Value::Null,
+                    RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        format!("a request id is a string, a number or null, not {found}"),
+                    ),
+                )
+            });
+        }
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             // A response to nothing we asked, or garbage without an id: a reply
             // to either could only confuse the client.
-            return id
-                .filter(|id| {
-                    !id.is_null()
-                        && !message.contains_key("result")
-                        && !message.contains_key("error")
-                })
-                .map(|id| {
-                    error_response(
-                        id,
-                        RpcError::new(ErrorCode::InvalidRequest, "a request needs a method"),
-                    )
-                });
+            return id.filter(|id| !id.is_null() && !is_response).map(|id| {
+                error_response(
+                    id,
+                    RpcError::new(ErrorCode::InvalidRequest, "a request needs a method"),
+                )
+            });
         };
         let id = id?; // a notification: never answered
         if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -224,6 +244,11 @@ impl<P: JobPort> McpServer<P> {
 }
 
 const INSTRUCTIONS: &str = "Trellis lowering job: read the bundle with read_context, write Soil with write_soil, check with check_types and run_tests, and ask_human when the spec does not decide. Every result is one JSON document.";
+
+/// Whether `id` may be a JSON-RPC id: a string, a number or null.
+fn valid_id(id: &Value) -> bool {
+    matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
+}
 
 fn error_response(id: Value, error: RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": error.to_json() })
