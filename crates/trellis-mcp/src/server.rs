@@ -41,6 +41,8 @@ pub struct McpServer<P> {
     version: String,
     /// In tokens (bytes/4).
     result_cap: usize,
+    /// The longest message [`serve`] reads, in bytes.
+    frame_limit: usize,
 }
 
 impl<P: JobPort> McpServer<P> {
@@ -50,11 +52,19 @@ impl<P: JobPort> McpServer<P> {
             port,
             version: version.to_owned(),
             result_cap: DEFAULT_RESULT_CAP,
+            frame_limit: DEFAULT_FRAME_LIMIT,
         }
     }
 
     pub fn with_result_cap(mut self, tokens: usize) -> Self {
         self.result_cap = tokens;
+        self
+    }
+
+    /// Reads messages of at most `bytes` (the daemon's 16 MiB by default; the
+    /// fuzzer lowers it so that oversized frames are cheap).
+    pub fn with_frame_limit(mut self, bytes: usize) -> Self {
+        self.frame_limit = bytes;
         self
     }
 
@@ -136,7 +146,7 @@ impl<P: JobPort> McpServer<P> {
         {
             let error = RpcError::new(
                 ErrorCode::InvalidParams,
-                format!("unsupported protocol version {version:?}; this server speaks {MODERN_PROTOCOL} and {LEGACY_PROTOCOL}"),
+                format!("unsupported protocol version {}; this server speaks {MODERN_PROTOCOL} and {LEGACY_PROTOCOL}", excerpt(version)),
             )
             .with_data_field("supported", json!([MODERN_PROTOCOL, LEGACY_PROTOCOL]));
             return Some(error_response(id, error));
@@ -172,7 +182,10 @@ impl<P: JobPort> McpServer<P> {
                 Ok(result)
             }
             "tools/call" => self.call(&params),
-            _ => Err(RpcError::method_not_found(method)),
+            _ => Err(RpcError::new(
+                ErrorCode::MethodNotFound,
+                format!("no method named {}", excerpt(method)),
+            )),
         };
         Some(match result {
             Ok(mut result) => {
@@ -262,7 +275,7 @@ pub fn serve<P: JobPort>(
     mut output: impl Write,
     server: &mut McpServer<P>,
 ) -> io::Result<()> {
-    let mut reader = FrameReader::new(input, DEFAULT_FRAME_LIMIT);
+    let mut reader = FrameReader::new(input, server.frame_limit);
     loop {
         let reply = match reader.read_frame() {
             Ok(None) => return Ok(()),
