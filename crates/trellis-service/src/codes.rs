@@ -30,6 +30,7 @@ macro_rules! host_codes {
 
 host_codes! {
     BundleOutNotEmpty => "bundle-out-not-empty",
+    BundlePath => "bundle-path",
     BundleWriteFailed => "bundle-write-failed",
     ConfigNoRoot => "config-no-root",
     ConfigProviders => "config-providers",
@@ -50,6 +51,7 @@ host_codes! {
     JobStaleQuestion => "job-stale-question",
     JsonTypeMismatch => "json-type-mismatch",
     LockBadValue => "lock-bad-value",
+    McpResultTooLarge => "mcp-result-too-large",
     McpUnknownTool => "mcp-unknown-tool",
     NoDraft => "no-draft",
     RootUnreadable => "root-unreadable",
@@ -58,6 +60,7 @@ host_codes! {
     UnfilledHole => "unfilled-hole",
     UnknownDecision => "unknown-decision",
     UnknownDefinition => "unknown-definition",
+    UnknownSpecRef => "unknown-spec-ref",
     UsageError => "usage-error",
 }
 

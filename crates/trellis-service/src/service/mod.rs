@@ -30,6 +30,7 @@ mod locks;
 pub mod lowering;
 mod question;
 mod test;
+pub mod tool_limits;
 mod toolchain;
 pub mod triage;
 mod verify;
