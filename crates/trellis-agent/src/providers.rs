@@ -24,6 +24,7 @@
 //! pass_env = ["ANTHROPIC_API_KEY"]   # from the client's environment into the jail
 //! env = { ANTHROPIC_BASE_URL = "https://api.anthropic.com" }  # fixed values
 //! read_only = []                 # more paths bound read-only (e.g. a node install)
+//! allow_hosts = []               # HOST:PORTs reachable beside the endpoint's
 //! ```
 //!
 //! `trellis lower --provider claude-code` works without a file, or with one that
@@ -36,6 +37,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 use trellis_service::codes::HostCode;
+
+use crate::forwarder::Target;
 
 /// One provider, resolved: what a `lower` request carries.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +82,8 @@ pub struct ClaudeCode {
     pub env: JailEnv,
     /// More paths bound read-only into the jail.
     pub read_only: Vec<PathBuf>,
+    /// What the jail's forwarder connects to beside the model endpoint.
+    pub allow_hosts: Vec<Target>,
 }
 
 /// Environment values for the jail. They may be keys: `Debug` shows the names only.
@@ -93,8 +98,20 @@ impl std::fmt::Debug for JailEnv {
 
 /// What a claude-code provider passes from the client's environment by default.
 pub const DEFAULT_PASS_ENV: &[&str] = &["ANTHROPIC_API_KEY"];
-/// Variables the jail sets itself; a provider may not name them.
-pub const JAIL_OWNED_ENV: &[&str] = &["HOME", "PATH", "TMPDIR"];
+/// Variables the jail sets itself (its proxy among them: the relay is the
+/// jail's only way out); a provider may not name them, nor their lower-case
+/// spellings.
+pub const JAIL_OWNED_ENV: &[&str] = &[
+    "HOME",
+    "PATH",
+    "TMPDIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
+/// Where Claude Code sends its model requests without `ANTHROPIC_BASE_URL`.
+pub const DEFAULT_ENDPOINT: &str = "https://api.anthropic.com";
 
 /// The limits the daemon enforces on one job, never trusting the agent to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,7 +203,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
         "cost_usd",
     ];
     const SCRIPTED_KEYS: &[&str] = &["playbooks"];
-    const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only"];
+    const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only", "allow_hosts"];
     let kind_keys = match entry.get("kind") {
         Some(toml::Value::String(kind)) if kind == "scripted" => SCRIPTED_KEYS,
         Some(toml::Value::String(kind)) if kind == CLAUDE_CODE => CLAUDE_CODE_KEYS,
@@ -325,7 +342,7 @@ fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCod
                 "`{variable}` is not an environment variable name"
             )));
         }
-        if JAIL_OWNED_ENV.contains(&variable.as_str()) {
+        if JAIL_OWNED_ENV.contains(&variable.to_ascii_uppercase().as_str()) {
             return Err(at(format!(
                 "`{variable}` is the jail's own (it sets {}); a provider cannot pass it",
                 JAIL_OWNED_ENV.join(", ")
@@ -346,12 +363,58 @@ fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCod
             relative.display()
         )));
     }
+    let allow_hosts = strings("allow_hosts")?
+        .unwrap_or_default()
+        .iter()
+        .map(|entry| {
+            Target::parse(entry).ok_or_else(|| {
+                at(format!(
+                    "`allow_hosts` entries are HOST:PORT (`[V6]:PORT` for an IPv6 address): {entry:?}"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(url) = env.get("ANTHROPIC_BASE_URL")
+        && Target::of_url(url).is_none()
+    {
+        return Err(at(format!(
+            "`env.ANTHROPIC_BASE_URL` must be an http:// or https:// URL: {url:?}"
+        )));
+    }
     Ok(ClaudeCode {
         command,
         pass_env,
         env: JailEnv(env),
         read_only,
+        allow_hosts,
     })
+}
+
+impl ClaudeCode {
+    /// The model endpoint the CLI will use: `ANTHROPIC_BASE_URL` as the jail
+    /// gets it, else the CLI's default.
+    pub fn endpoint(&self) -> &str {
+        self.env
+            .0
+            .get("ANTHROPIC_BASE_URL")
+            .map_or(DEFAULT_ENDPOINT, String::as_str)
+    }
+
+    /// What the jail's forwarder connects to: the endpoint's `HOST:PORT`, then
+    /// `allow_hosts`. `Err` names an endpoint that is not an http(s) URL.
+    pub fn allowed_targets(&self) -> Result<Vec<Target>, String> {
+        let endpoint = self.endpoint();
+        let own = Target::of_url(endpoint).ok_or_else(|| {
+            format!("ANTHROPIC_BASE_URL must be an http:// or https:// URL, not {endpoint:?}")
+        })?;
+        let mut targets = vec![own];
+        for extra in &self.allow_hosts {
+            if !targets.contains(extra) {
+                targets.push(extra.clone());
+            }
+        }
+        Ok(targets)
+    }
 }
 
 /// A relative path with a slash is relative to the file (as `playbooks` is); an
@@ -382,6 +445,7 @@ pub fn builtin_claude_code() -> Provider {
             pass_env: DEFAULT_PASS_ENV.iter().map(|n| (*n).to_owned()).collect(),
             env: JailEnv::default(),
             read_only: Vec::new(),
+            allow_hosts: Vec::new(),
         }),
         model: "default".to_owned(),
         budget: DEFAULT_BUDGET,
@@ -421,6 +485,7 @@ impl Provider {
                 "pass_env": claude.pass_env,
                 "env": claude.env.0,
                 "read_only": claude.read_only.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "allow_hosts": claude.allow_hosts.iter().map(Target::to_string).collect::<Vec<_>>(),
             }),
         };
         json!({
@@ -465,6 +530,10 @@ impl Provider {
                         .into_iter()
                         .map(PathBuf::from)
                         .collect(),
+                    allow_hosts: strings("allow_hosts")?
+                        .iter()
+                        .map(|entry| Target::parse(entry))
+                        .collect::<Option<_>>()?,
                 })
             }
             _ => return None,
@@ -536,7 +605,7 @@ mod tests {
                 "[providers.claude]\nkind = \"claude-code\"\ncommand = \"bin/claude\"\n",
                 "model = \"claude-sonnet-4-5\"\npass_env = [\"ANTHROPIC_API_KEY\", \"UNSET_HERE\"]\n",
                 "env = { ANTHROPIC_BASE_URL = \"http://127.0.0.1:9\" }\nread_only = [\"/opt/node\"]\n",
-                "turns = 12\n"
+                "turns = 12\nallow_hosts = [\"Proxy.example:8080\", \"127.0.0.1:9\"]\n"
             ),
             None,
         )
@@ -567,6 +636,17 @@ mod tests {
             !format!("{provider:?}").contains("sk-client"),
             "Debug never shows a value"
         );
+        let allowed: Vec<String> = claude
+            .allowed_targets()
+            .expect("an http endpoint")
+            .iter()
+            .map(Target::to_string)
+            .collect();
+        assert_eq!(
+            allowed,
+            ["127.0.0.1:9", "proxy.example:8080"],
+            "the endpoint's HOST:PORT first, then allow_hosts, once each"
+        );
         assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
     }
 
@@ -580,6 +660,13 @@ mod tests {
         };
         assert_eq!(claude.command, "claude");
         assert_eq!(claude.pass_env, ["ANTHROPIC_API_KEY"]);
+        assert_eq!(
+            claude.allowed_targets(),
+            Ok(vec![
+                Target::parse("api.anthropic.com:443").expect("a target")
+            ]),
+            "the default endpoint's host and port only"
+        );
         let named = pick(
             "[providers.claude-code]\nkind = \"claude-code\"\nmodel = \"opus\"\n",
             Some("claude-code"),
@@ -649,6 +736,18 @@ mod tests {
             (
                 "[providers.a]\nkind = \"claude-code\"\ncommand = \"\"\n",
                 "`command` must be a path or a program name",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { https_proxy = \"http://p:1\" }\n",
+                "`https_proxy` is the jail's own",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nallow_hosts = [\"example.com\"]\n",
+                "`allow_hosts` entries are HOST:PORT",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { ANTHROPIC_BASE_URL = \"api.anthropic.com\" }\n",
+                "must be an http:// or https:// URL",
             ),
         ];
         for (text, expected) in cases {

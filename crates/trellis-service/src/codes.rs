@@ -36,6 +36,7 @@ host_codes! {
     ConfigProviders => "config-providers",
     JobAnswerBreaksSpec => "job-answer-breaks-spec",
     JobBadScope => "job-bad-scope",
+    JobCancelled => "job-cancelled",
     JobCapExceeded => "job-cap-exceeded",
     JobEmptyAnswer => "job-empty-answer",
     JobEnded => "job-ended",

@@ -11,7 +11,10 @@
 //!   daemon and prints its id (with `--json`: the job record plus the root and
 //!   socket a shim needs); `trellis _job inspect ID` prints the record.
 //!
-//! Both are underscore commands: internal, for the job loop and for tests.
+//! - `trellis _script …` and `trellis _relay …`: the scripted provider's agent
+//!   and the jail's network relay (`trellis-agent`'s `script` and `relay`).
+//!
+//! All are underscore commands: internal, for the job loop and for tests.
 
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -32,6 +35,7 @@ pub fn run_internal(args: &[String]) -> Option<ExitCode> {
         Some("_mcp") => Some(mcp(&args[1..])),
         Some("_job") => Some(job(&args[1..])),
         Some("_script") => Some(trellis_agent::script::run(&args[1..])),
+        Some("_relay") => Some(trellis_agent::relay::run(&args[1..])),
         _ => None,
     }
 }

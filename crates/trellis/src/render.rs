@@ -611,8 +611,13 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
             event["job"].as_str().unwrap_or("?"),
             detail["provider"].as_str().unwrap_or("?")
         ),
-        "green" => format!(" → {}", detail["soil"].as_str().unwrap_or("?")),
-        "partial" => format!(" with holes {}", list(&detail["holes"])),
+        "green" => format!(
+            " → {}{}",
+            detail["soil"].as_str().unwrap_or("?"),
+            capped(detail)
+        ),
+        "partial" => format!(" with holes {}{}", list(&detail["holes"]), capped(detail)),
+        "cancelled" => format!(" — {}", detail["reason"].as_str().unwrap_or("?")),
         "question" => format!(" asked: see {}", detail["question"].as_str().unwrap_or("?")),
         "invalidated" => format!(" ({}), re-queued", detail["reason"].as_str().unwrap_or("?")),
         "conforms" => " — the edge is re-stamped".to_owned(),
@@ -623,7 +628,7 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
         _ => String::new(),
     };
     let _ = writeln!(out, "{def}: {state}{note}");
-    if state == "failed" {
+    if state == "failed" || state == "cancelled" {
         let errors: Vec<Diagnostic> = decode_answer(&detail["errors"]).unwrap_or_default();
         for error in errors {
             let _ = writeln!(out, "  error[{}]: {}", error.code, error.message);
@@ -637,6 +642,26 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
             );
         }
     }
+}
+
+/// What a cap that stopped the agent adds to a green or partial outcome: the
+/// draft passed its gate, but the agent did not finish on its own.
+fn capped(detail: &Value) -> String {
+    match detail["cap"].as_str() {
+        Some(cap) => format!(
+            " (the agent was stopped by its {cap} cap; its last draft passed the gate and was kept)"
+        ),
+        None => String::new(),
+    }
+}
+
+/// A lowering whose daemon went away before it had an outcome.
+pub fn lost_daemon(message: &str) {
+    eprintln!(
+        "trellis: {message}\ntrellis: the daemon went away before the lowering had an outcome; \
+         each module's f.log has what the job recorded, and the next daemon removes what the \
+         job left"
+    );
 }
 
 fn list(values: &Value) -> String {
@@ -684,10 +709,17 @@ pub fn lower_summary(out: &mut impl Write, result: &Value, json: bool) -> u8 {
     if outcomes.is_empty() {
         let _ = writeln!(out, "nothing to lower");
     } else {
-        let parts: Vec<String> = counts
+        let mut parts: Vec<String> = counts
             .iter()
             .map(|(state, n)| format!("{n} {state}"))
             .collect();
+        let stopped = outcomes
+            .iter()
+            .filter(|o| o["detail"]["cap"].is_string())
+            .count();
+        if stopped > 0 {
+            parts.push(format!("{stopped} stopped by a cap"));
+        }
         let _ = writeln!(out, "lowered {}: {}", outcomes.len(), parts.join(", "));
     }
     u8::from(not_green > 0)
@@ -724,9 +756,13 @@ fn jobs_report(out: &mut impl Write, result: &Value) -> u8 {
         let _ = writeln!(out, "finished:");
     }
     for job in &finished {
+        let cap = match job["cap"].as_str() {
+            Some(cap) => format!("  stopped by its {cap} cap"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  {:<28} {:<12} {:<11} {:.1} s",
+            "  {:<28} {:<12} {:<11} {:.1} s{cap}",
             job["def"].as_str().unwrap_or("?"),
             job["outcome"].as_str().unwrap_or("?"),
             job["job"].as_str().unwrap_or("-"),

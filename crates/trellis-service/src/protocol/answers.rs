@@ -194,6 +194,14 @@ pub struct AnswerAnswer {
     /// Whether the daemon queued that lowering (only when asked to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeued: Option<bool>,
+    /// The provider it was queued with: the one whose job asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued_with: Option<String>,
+    /// The daemon's event cursor to follow the lowering from (`jobs.follow`),
+    /// when one is queued or running; `None` when the daemon ran no job of the
+    /// definition that asked (it was restarted since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
