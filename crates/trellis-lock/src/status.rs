@@ -247,8 +247,9 @@ impl Status {
                             "the results predate results keys (lock format 1)".to_owned()
                         }
                         StaleCause::InputsChanged => "something the tests execute changed \
-                            (a definition the clauses or properties use, a type, the \
-                            toolchain), or the recorded rows were edited"
+                            (a definition the clauses or properties use, a type, a file \
+                            under a Python reference's directory, the toolchain), or the \
+                            recorded rows were edited"
                             .to_owned(),
                     })
                     .collect();

@@ -550,3 +550,205 @@ fn a_present_soil_that_does_not_parse_fails_its_check() {
     assert_eq!(status_of(&root, "csvstats::median"), "not-lowered");
     assert!(row_reason(&root, "csvstats::median").contains("no Soil"));
 }
+
+// Issue 40, lie 1: a new clause was judged by the sample drawn before it existed.
+
+/// The `bounded` clause of `csvstats/median.tr`, which the tests below extend.
+const BOUNDED: &str = "bounded: result >= minimum xs and result <= maximum xs";
+
+/// `csvstats::median` with one more ensures clause, adopted and tested; its lock.
+fn median_with_clause(root: &Root, clause: &str) -> String {
+    root.edit(
+        "csvstats/median.tr",
+        BOUNDED,
+        &format!("{BOUNDED}\n{clause}"),
+    );
+    t(root, &["adopt", "csvstats::median"]).ok();
+    t(root, &["test", "csvstats::median"]);
+    root.read("csvstats/median.lock")
+}
+
+fn row_result<'a>(lock: &'a str, row: &str) -> &'a str {
+    let at = lock
+        .find(&format!("{{\"name\":\"{row}\""))
+        .unwrap_or_else(|| panic!("no row {row} in {lock}"));
+    let rest = &lock[at..];
+    let result = rest.find("\"result\":\"").expect("a result") + 10;
+    &rest[result..result + rest[result..].find('"').expect("closed")]
+}
+
+/// `len xs != 11` is false of every 11-element list. The sample seeded by the
+/// test hash alone — drawn before the clause existed — holds no such list, so
+/// the clause was recorded `pass` and stayed green under `status --verify`.
+/// The seed now covers the formal hash too: the clause is judged on a sample
+/// drawn after it was written, which does hold one.
+#[test]
+fn a_new_ensures_clause_is_judged_on_a_sample_drawn_after_it() {
+    let root = Root::examples();
+    let lock = median_with_clause(&root, "not_eleven: len xs != 11 or result > 1.0e300");
+    assert_eq!(row_result(&lock, "derived:ensures:not_eleven"), "fail");
+    assert_eq!(status_of(&root, "csvstats::median"), "failing");
+    assert_verified(&root);
+}
+
+/// An expect case that fails on a clause's runtime guard while the clause's
+/// derived row passes was recorded green-and-red at once. The derived row now
+/// judges the spec's own examples first.
+#[test]
+fn an_expect_case_failing_on_a_clause_fails_its_derived_row() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.tr",
+        "median([5.0]) -> 5.0",
+        "median([5.0]) -> 5.0\nmedian([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]) -> 6.5",
+    );
+    let lock = median_with_clause(&root, "not_twelve: len xs != 12 or result > 1.0e300");
+    let twelve = lock
+        .lines()
+        .filter_map(|line| line.split("{\"name\":\"").nth(1))
+        .find(|rest| rest.starts_with("basics#") && rest.contains("\"fail\""))
+        .expect("the 12-element expect case fails on the guard");
+    assert!(twelve.contains("expect"), "{twelve}");
+    assert_eq!(row_result(&lock, "derived:ensures:not_twelve"), "fail");
+    let run = t(&root, &["test", "csvstats::median"]);
+    assert!(run.stdout.contains("ran 0 suites"), "recorded: {run:?}");
+    assert_verified(&root);
+}
+
+/// A property whose calls fail on the definition's own guard refutes the
+/// clause even where the derived row's sample never reaches it.
+#[test]
+fn a_property_failing_on_a_clause_fails_its_derived_row() {
+    let root = Root::examples();
+    let spec = root.read("csvstats/median.tr");
+    let property_end = spec.find("```property order_free").expect("order_free");
+    root.write(
+        "csvstats/median.tr",
+        &format!(
+            "{}```property dozen\nforall (x : F64). (finite x) implies median [x, x, x, x, x, x, x, x, x, x, x, x] == x\n```\n\n{}",
+            &spec[..property_end],
+            &spec[property_end..]
+        ),
+    );
+    let lock = median_with_clause(&root, "not_twelve: len xs != 12 or result > 1.0e300");
+    assert_eq!(row_result(&lock, "dozen"), "fail");
+    assert_eq!(row_result(&lock, "derived:ensures:not_twelve"), "fail");
+    assert_verified(&root);
+}
+
+/// What green promises for random rows is the recorded sample; `--reseed N`
+/// looks past it. `len xs != 12` holds on the sample its own seed draws (no
+/// 12-element list), and a fresh one falsifies it.
+#[test]
+fn status_verify_reseed_reports_the_rows_a_fresh_sample_flips() {
+    let root = Root::examples();
+    let lock = median_with_clause(&root, "notlen: len xs != 12 or result > 1.0e300");
+    assert_eq!(row_result(&lock, "derived:ensures:notlen"), "pass");
+    assert_eq!(status_of(&root, "csvstats::median"), "green");
+    assert_verified(&root);
+    let reseeded = t(&root, &["status", "--verify", "--reseed", "8"]);
+    assert_eq!(
+        reseeded.code,
+        Some(1),
+        "a flip fails the audit: {reseeded:?}"
+    );
+    assert!(
+        reseeded.stdout.contains(
+            "csvstats::median: `derived:ensures:notlen` is recorded pass, a fresh sample (seed 0x"
+        ) && reseeded.stdout.contains(
+            "makes it fail: falsified by [0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]"
+        ),
+        "{reseeded:?}"
+    );
+    let json = t(&root, &["status", "--verify", "--reseed", "8", "--json"]).json();
+    let flips = json["flips"].as_array().expect("flips");
+    assert!(
+        flips
+            .iter()
+            .any(|flip| flip["row"] == "derived:ensures:notlen" && flip["fresh"] == "fail"),
+        "{json}"
+    );
+    // The examples as they stand: nothing flips under fresh samples.
+    let clean = t(&Root::examples(), &["status", "--verify", "--reseed", "2"]);
+    assert_eq!(clean.code, Some(0), "{clean:?}");
+}
+
+// Issue 40, lie 2: a reference oracle read a file the key did not cover.
+
+/// Makes `reference/stats.py`'s median scale its answer by the number in
+/// `reference/scale.txt`, a data file it reads from beside itself.
+fn reference_reads_a_data_file(root: &Root, scale: &str) {
+    root.write("reference/scale.txt", scale);
+    let stats = root.read("reference/stats.py");
+    let stats = stats.replacen(
+        "import math\n",
+        "import math\nimport os\n\nwith open(os.path.join(os.path.dirname(__file__), \"scale.txt\")) as f:\n    SCALE = float(f.read())\n",
+        1,
+    );
+    let stats = stats.replacen(
+        "        return s[n // 2]\n",
+        "        return s[n // 2] * SCALE\n",
+        1,
+    );
+    let stats = stats.replacen(
+        "    return _halfway(s[n // 2 - 1], s[n // 2])\n",
+        "    return _halfway(s[n // 2 - 1], s[n // 2]) * SCALE\n",
+        1,
+    );
+    assert_eq!(stats.matches("SCALE").count(), 3, "{stats}");
+    root.write("reference/stats.py", &stats);
+}
+
+#[test]
+fn a_data_file_the_reference_reads_is_keyed() {
+    let root = Root::examples();
+    reference_reads_a_data_file(&root, "1.0\n");
+    t(&root, &["test", "csvstats::median"]).ok();
+    assert_eq!(status_of(&root, "csvstats::median"), "green");
+    root.write("reference/scale.txt", "2.0\n");
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    assert!(
+        row_reason(&root, "csvstats::median")
+            .contains("a file under a Python reference's directory"),
+        "{}",
+        row_reason(&root, "csvstats::median")
+    );
+    assert_verified(&root);
+    t(&root, &["test", "csvstats::median"]);
+    assert_eq!(
+        status_of(&root, "csvstats::median"),
+        "failing",
+        "the oracle now answers twice the median"
+    );
+    // Any file there counts, whatever its bytes: a binary table, one in a
+    // subdirectory; a hidden file (an editor's swap file) does not.
+    root.write("reference/scale.txt", "1.0\n");
+    t(&root, &["test", "csvstats::median"]).ok();
+    assert_eq!(status_of(&root, "csvstats::median"), "green");
+    root.write("reference/.scale.txt.swp", "swap");
+    assert_eq!(status_of(&root, "csvstats::median"), "green");
+    std::fs::create_dir_all(root.path("reference/tables")).expect("mkdir");
+    std::fs::write(root.path("reference/tables/t.bin"), [0xff, 0x00, 0xfe]).expect("write");
+    assert_eq!(status_of(&root, "csvstats::median"), "tests-stale");
+    let check = t(&root, &["check"]);
+    assert_eq!(check.code, Some(0), "binary data is no problem: {check:?}");
+    assert_verified(&root);
+}
+
+#[test]
+fn the_daemon_sees_a_data_file_the_reference_reads() {
+    let root = Root::examples();
+    reference_reads_a_data_file(&root, "1.0\n");
+    t(&root, &["test", "csvstats::median"]).ok();
+    let root = root.start_daemon();
+    assert_eq!(root.statuses(true)["csvstats::median"], "green");
+    root.write("reference/scale.txt", "3.0\n");
+    assert_eq!(root.statuses(true)["csvstats::median"], "tests-stale");
+    root.write("reference/scale.txt", "1.0\n");
+    assert_eq!(root.statuses(true)["csvstats::median"], "green");
+    std::fs::write(root.path("reference/new.csv"), "a,b\n").expect("write");
+    assert_eq!(root.statuses(true)["csvstats::median"], "tests-stale");
+    std::fs::remove_file(root.path("reference/new.csv")).expect("remove");
+    assert_eq!(root.statuses(true)["csvstats::median"], "green");
+    assert_eq!(root.statuses(true), root.statuses(false));
+}

@@ -209,6 +209,28 @@ pub struct VerifyAnswer {
     pub definitions: Vec<StatusRow>,
     pub disagreements: Vec<Disagreement>,
     pub suites_run: usize,
+    /// With `reseed`: the fresh seeds tried per suite, and every recorded row
+    /// one of them flips (a `pass` a fresh sample falsifies, or the reverse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reseeded: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flips: Vec<Flip>,
+}
+
+/// A recorded row that a fresh sample decides otherwise (`status --verify
+/// --reseed N`): green as recorded means the recorded sample passed, not that
+/// every sample would.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// `module::name`.
+    pub def: String,
+    pub row: String,
+    pub recorded: String,
+    pub fresh: String,
+    /// The fresh seed, as `0x` and 16 hex digits.
+    pub seed: String,
+    /// Why the fresh sample decided otherwise: the shrunk counterexample.
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
