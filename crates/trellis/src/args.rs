@@ -23,10 +23,12 @@ Commands:
                                   ensures rows under N fresh seeds and reports
                                   each recorded row a fresh sample flips
   refresh                         reload the root's files into the daemon
-  adopt [DEF] [--cite SCOPE:LABEL]...
+  adopt [DEF|TYPE|MODULE|project] [--cite SCOPE:LABEL]...
                                   record hand-written Soil as a human-verified
                                   lowering (all definitions, or one, citing the
-                                  decisions it applies: project:LABEL, module:LABEL)
+                                  decisions it applies: project:LABEL, module:LABEL),
+                                  or stamp one type's, module's or the project's
+                                  lock; says when it resets an acceptance
   review DEF                      accept a prose-only edit after reading it
   answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
                                   answer DEF's open question (status lists them):

@@ -102,7 +102,14 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             decoded(result, |answer: CheckAnswer| check_report(out, &answer))
         }
         Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
-            written_report(out, &answer.written, &answer.errors)
+            let code = written_report(out, &answer.written, &answer.errors);
+            for name in &answer.unaccepted {
+                let _ = writeln!(
+                    out,
+                    "{name}: `accepted` reset to false: what the acceptance stood on (the spec, the Soil or a callee) changed since it was given"
+                );
+            }
+            code
         }),
         Command::DecisionsEditorial { .. } => decoded(result, |answer: EditorialAnswer| {
             written_report(out, &answer.written, &answer.errors)

@@ -752,3 +752,232 @@ fn the_daemon_sees_a_data_file_the_reference_reads() {
     assert_eq!(root.statuses(true)["csvstats::median"], "green");
     assert_eq!(root.statuses(true), root.statuses(false));
 }
+
+// Issue 40 (and 43): prescriptions that always work, reasons that name what changed.
+
+fn row_fix(root: &Root, name: &str) -> String {
+    let status = root.status(false);
+    status["definitions"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|row| row["name"] == name)
+        .and_then(|row| row["fix"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Runs a prescribed `trellis …` command line (`a && b` runs both in turn).
+fn run_fix(root: &Root, fix: &str) -> Vec<Run> {
+    fix.split(" && ")
+        .map(|command| {
+            let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+            t(root, &args)
+        })
+        .collect()
+}
+
+/// A definition without a test block read `not-lowered → trellis adopt X`,
+/// and that adopt exited 1 with `tr-missing-test-block`: the spec error now
+/// outranks the missing lowering, with its diagnostic.
+#[test]
+fn a_spec_without_a_test_block_says_so_instead_of_prescribing_adopt() {
+    let root = Root::examples();
+    root.write(
+        "csvstats/reverse.tr",
+        "---\nname: reverse\ntags: [sorting]\n---\n\n# reverse\n\nDrops the first element.\n\n```soil-sig\nreverse : (xs : List F64) -> List F64\n```\n",
+    );
+    root.write("csvstats/reverse.soil", "reverse xs = drop 1 xs\n");
+    assert_eq!(status_of(&root, "csvstats::reverse"), "spec-invalid");
+    assert!(
+        row_reason(&root, "csvstats::reverse").contains("tr-missing-test-block"),
+        "{}",
+        row_reason(&root, "csvstats::reverse")
+    );
+    let fix = row_fix(&root, "csvstats::reverse");
+    assert!(fix.starts_with("fix the spec"), "{fix}");
+    // A hand-written `.soil` that does not check is not prescribed `adopt`.
+    let unchecked = Root::examples();
+    unchecked.write("csvstats/mean.soil", "mean xs = nonsense xs\n");
+    assert_eq!(status_of(&unchecked, "csvstats::mean"), "check-failing");
+    assert!(row_reason(&unchecked, "csvstats::mean").contains("unknown-name"));
+    assert_verified(&unchecked);
+}
+
+/// A private helper of a callee moved: the caller's reason names the helper
+/// and says the callee's own body is unchanged.
+#[test]
+fn a_callee_changed_reason_names_the_helper_that_moved_below_it() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/_private.soil",
+        "      runs\n",
+        "      runs ++ []\n",
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "callee-changed");
+    let reason = row_reason(&root, "csvstats::median");
+    assert!(
+        reason.contains(
+            "`sort`, whose own body is unchanged: below it, `_merge_sort`, a private helper whose body changed"
+        ),
+        "{reason}"
+    );
+    for run in run_fix(&root, &row_fix(&root, "csvstats::median")) {
+        assert_eq!(run.code, Some(0), "{run:?}");
+    }
+    assert_ne!(status_of(&root, "csvstats::median"), "callee-changed");
+    assert_verified(&root);
+}
+
+/// A builtin's name now a root definition's moves the hash of a `.soil`
+/// whose bytes are the same: the reason says so, not "the body changed".
+#[test]
+fn a_builtin_name_now_resolving_to_a_definition_is_named() {
+    let root = Root::examples();
+    root.write(
+        "csvstats/len.tr",
+        "---\nname: len\n---\n\n# len\n\nThe length.\n\n```soil-sig\nlen : (xs : List a) -> I64\n```\n\n```property counts\nforall (xs : List I64). len xs >= 0\n```\n",
+    );
+    root.write("csvstats/len.soil", "len xs = fold (\\n _ -> n + 1) 0 xs\n");
+    assert_eq!(status_of(&root, "csvstats::non_empty"), "tests-stale");
+    let reason = row_reason(&root, "csvstats::non_empty");
+    assert!(
+        reason.contains(
+            "the Soil body is unchanged, but `len` now names csvstats::len, not the builtin"
+        ),
+        "{reason}"
+    );
+    assert!(!reason.contains("the Soil body changed"), "{reason}");
+    let fix = row_fix(&root, "csvstats::non_empty");
+    for run in run_fix(&root, &fix) {
+        assert_eq!(run.code, Some(0), "{fix}: {run:?}");
+    }
+    assert_verified(&root);
+}
+
+/// A partial lowering whose holes are filled on disk read "holes are open".
+#[test]
+fn a_partial_row_filled_on_disk_says_the_soil_changed() {
+    let root = Root::examples();
+    root.edit(
+        "inventory/reorder_plan.soil",
+        "?cases_to_order",
+        "target - item.on_hand",
+    );
+    assert_eq!(status_of(&root, "inventory::reorder_plan"), "tests-stale");
+    let reason = row_reason(&root, "inventory::reorder_plan");
+    assert!(reason.contains("are filled on disk"), "{reason}");
+    let fix = row_fix(&root, "inventory::reorder_plan");
+    assert_eq!(
+        fix,
+        "trellis adopt inventory::reorder_plan && trellis test inventory::reorder_plan"
+    );
+    for run in run_fix(&root, &fix) {
+        assert!(!run.stderr.contains("holes are never tested"), "{run:?}");
+    }
+    // This filling is wrong (it orders units, not cases): the rows say so.
+    assert_eq!(status_of(&root, "inventory::reorder_plan"), "failing");
+    assert_verified(&root);
+}
+
+/// Type, module and project rows prescribe `trellis adopt NAME`, which stamps
+/// that lock alone; a bare `trellis adopt` would stamp the whole root.
+#[test]
+fn entry_rows_prescribe_adopt_by_name_and_it_stamps_that_lock_alone() {
+    let root = Root::examples();
+    let row_spec = root.read("csvstats/Row.tr");
+    root.write(
+        "csvstats/Row.tr",
+        &row_spec.replacen("cells : List F64", "cells : List F64,\n  note : Utf8", 1),
+    );
+    std::fs::remove_file(root.path("csvstats/_module.lock")).expect("remove");
+    // A hand-written body nobody adopted: a bare adopt would record it too.
+    root.edit(
+        "csvstats/median.soil",
+        "at s (n / 2)\n",
+        "at s (n / 2) + 0.0\n",
+    );
+    assert_eq!(
+        row_fix(&root, "csvstats::Row"),
+        "trellis adopt csvstats::Row"
+    );
+    assert_eq!(row_fix(&root, "csvstats"), "trellis adopt csvstats");
+    let median_lock = root.read("csvstats/median.lock");
+    for name in ["csvstats::Row", "csvstats"] {
+        let fix = row_fix(&root, name);
+        for run in run_fix(&root, &fix) {
+            assert_eq!(run.code, Some(0), "{fix}: {run:?}");
+        }
+    }
+    let after = statuses(&root);
+    assert_eq!(after["csvstats::Row"], "green");
+    assert_eq!(after["csvstats"], "green");
+    assert_eq!(
+        root.read("csvstats/median.lock"),
+        median_lock,
+        "adopting an entry by name leaves the lowerings alone"
+    );
+    let unknown = t(&root, &["adopt", "csvstats::Nope"]);
+    assert_eq!(unknown.code, Some(1), "{unknown:?}");
+}
+
+/// `adopt` says when it withdraws an acceptance.
+#[test]
+fn adopt_says_when_it_resets_accepted() {
+    let root = Root::examples();
+    root.edit(
+        "csvstats/median.lock",
+        "\"accepted\": false",
+        "\"accepted\": true",
+    );
+    assert_eq!(status_of(&root, "csvstats::median"), "accepted");
+    root.edit(
+        "csvstats/median.soil",
+        "at s (n / 2)\n",
+        "at s (n / 2) + 0.0\n",
+    );
+    let adopt = t(&root, &["adopt", "csvstats::median"]).ok();
+    assert!(
+        adopt
+            .stdout
+            .contains("csvstats::median: `accepted` reset to false"),
+        "{adopt:?}"
+    );
+    assert!(
+        root.read("csvstats/median.lock")
+            .contains("\"accepted\": false")
+    );
+}
+
+/// A flag on a label the lowering cites from its module prescribes the
+/// module: `decisions editorial` refuses a label several scopes could hold.
+#[test]
+fn a_module_decision_flag_prescribes_a_command_that_clears_it() {
+    let root = Root::examples();
+    t(
+        &root,
+        &[
+            "adopt",
+            "csvstats::parse_row",
+            "--cite",
+            "module:cell-errors",
+        ],
+    )
+    .ok();
+    root.edit(
+        "csvstats/_module.tr",
+        "BadCell carries the cell's index",
+        "BadCell carries the index",
+    );
+    assert_eq!(status_of(&root, "csvstats::parse_row"), "decision-flagged");
+    let fix = row_fix(&root, "csvstats::parse_row");
+    assert_eq!(
+        fix,
+        "trellis decisions editorial cell-errors --module csvstats"
+    );
+    for run in run_fix(&root, &fix) {
+        assert_eq!(run.code, Some(0), "{fix}: {run:?}");
+    }
+    assert_ne!(status_of(&root, "csvstats::parse_row"), "decision-flagged");
+    assert_verified(&root);
+}

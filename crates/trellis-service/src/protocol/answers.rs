@@ -328,6 +328,10 @@ pub enum TestEvent {
 pub struct AdoptAnswer {
     pub written: Vec<String>,
     pub errors: Vec<Diagnostic>,
+    /// Entries whose `accepted` this adopt reset to false (what the acceptance
+    /// stood on — the spec, the Soil, a callee — changed), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unaccepted: Vec<String>,
 }
 
 /// `decisions.editorial`: the entry, and the locks re-stamped.

@@ -157,7 +157,7 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
         Status::Partial { .. } => Err(Skip::NotRunnable(
             "the lowering has open holes; holes are never tested".to_owned(),
         )),
-        Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => Err(
+        Status::TestsStale { causes } if causes.iter().any(StaleCause::needs_adopt) => Err(
             Skip::NotRunnable("the Soil changed since it was adopted: adopt it again".to_owned()),
         ),
         Status::CalleeChanged { .. } => Err(Skip::NotRunnable(
