@@ -534,14 +534,54 @@ fn ladder<'db>(
 }
 
 /// The row of a function whose lock cannot be read: a fresh lock fixes it,
-/// adopted from the `.soil` there is, or lowered when there is none.
+/// adopted from the `.soil` there is, or lowered when there is none — once the
+/// spec and the Soil check, since `adopt` refuses them until then (the reason
+/// then says what does not check).
 pub fn unreadable_function_row(db: &dyn Db, item: Item<'_>, errors: &[Diagnostic]) -> StatusRow {
     let qualified = item.qualified(db);
-    let fix = match crate::soil::item_soil_file(db, item) {
-        Some(_) => format!("trellis adopt {qualified}"),
-        None => format!("trellis lower {qualified}"),
+    let live = Live::of(db, item);
+    let spec_problems = live.as_ref().map(Live::spec_problems).unwrap_or_default();
+    let soil = crate::soil::item_soil_file(db, item);
+    let check_problems = match (&live, soil, spec_problems.is_empty()) {
+        (Some(live), Some(_), true) if !live.has_equation() => {
+            let mut problems = live.check_problems();
+            problems.push("the .soil file holds no equation for this definition".to_owned());
+            problems
+        }
+        (Some(live), Some(_), true) => live.check_problems(),
+        _ => Vec::new(),
     };
-    StatusRow::unreadable(qualified, "function", errors, fix)
+    let (fix, also) = if !spec_problems.is_empty() {
+        (
+            format!(
+                "fix the spec (trellis check {qualified} shows where), then trellis adopt {qualified}"
+            ),
+            Some(format!(
+                "the spec does not check: {}",
+                spec_problems.join("; ")
+            )),
+        )
+    } else if !check_problems.is_empty() {
+        (
+            format!(
+                "fix the Soil (trellis check {qualified} shows where), then trellis adopt {qualified}"
+            ),
+            Some(format!(
+                "the Soil does not check: {}",
+                check_problems.join("; ")
+            )),
+        )
+    } else if soil.is_some() {
+        (format!("trellis adopt {qualified}"), None)
+    } else {
+        (format!("trellis lower {qualified}"), None)
+    };
+    let mut row = StatusRow::unreadable(qualified, "function", errors, fix);
+    if let (Some(reason), Some(also)) = (&mut row.reason, also) {
+        reason.push_str("; and ");
+        reason.push_str(&also);
+    }
+    row
 }
 
 /// The status of a decision scope (`_module.tr` or `_project.tr`) against its lock.

@@ -755,16 +755,22 @@ fn the_daemon_sees_a_data_file_the_reference_reads() {
 
 // Issue 40 (and 43): prescriptions that always work, reasons that name what changed.
 
-fn row_fix(root: &Root, name: &str) -> String {
-    let status = root.status(false);
+/// A row's field from `status --json`, whatever its exit code (a root with an
+/// unreadable lock has problems, and exits 1).
+fn row_field(root: &Root, name: &str, field: &str) -> String {
+    let status = t(root, &["status", "--json"]).json();
     status["definitions"]
         .as_array()
         .expect("rows")
         .iter()
         .find(|row| row["name"] == name)
-        .and_then(|row| row["fix"].as_str())
+        .and_then(|row| row[field].as_str())
         .unwrap_or_default()
         .to_owned()
+}
+
+fn row_fix(root: &Root, name: &str) -> String {
+    row_field(root, name, "fix")
 }
 
 /// Runs a prescribed `trellis …` command line (`a && b` runs both in turn).
@@ -980,4 +986,33 @@ fn a_module_decision_flag_prescribes_a_command_that_clears_it() {
     }
     assert_ne!(status_of(&root, "csvstats::parse_row"), "decision-flagged");
     assert_verified(&root);
+}
+
+/// An unreadable lock prescribed `trellis adopt DEF`, refused while the spec
+/// did not check (found by the prescriptions walk, seed 12).
+#[test]
+fn an_unreadable_lock_of_an_invalid_spec_prescribes_fixing_the_spec() {
+    let root = Root::examples();
+    let lock = root.read("inventory/stock_value.lock");
+    root.write(
+        "inventory/stock_value.lock",
+        &format!("{lock}}} hand-edited\n"),
+    );
+    assert_eq!(
+        row_fix(&root, "inventory::stock_value"),
+        "trellis adopt inventory::stock_value"
+    );
+    let item = root.read("inventory/Item.tr");
+    root.write(
+        "inventory/Item.tr",
+        &item.replacen("on_hand : I64", "on_hand : I64,\n  shelf : Utf8", 1),
+    );
+    assert_eq!(
+        row_field(&root, "inventory::stock_value", "status"),
+        "lock-unreadable"
+    );
+    let fix = row_fix(&root, "inventory::stock_value");
+    assert!(fix.starts_with("fix the spec"), "{fix}");
+    let reason = row_field(&root, "inventory::stock_value", "reason");
+    assert!(reason.contains("; and the spec does not check"), "{reason}");
 }
