@@ -220,7 +220,10 @@ pub fn tests_json<'db>(db: &'db dyn Db, item: Item<'db>) -> BundleFile {
         requires: &[],
         ensures: &[],
         blocks: test_blocks(db, spec),
-        test_hash: trellis_db::test_hash(db, spec),
+        seed: trellis_verify::property::seed_for(
+            &trellis_db::formal_hash(db, spec),
+            &trellis_db::test_hash(db, spec),
+        ),
         root: nowhere,
         references: &Default::default(),
         tool_dir: nowhere,

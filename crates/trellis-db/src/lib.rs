@@ -163,7 +163,7 @@ pub use spec::{
 pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{
     StatusRow, current_hashes, definition_status, lowering_edges, oracle_hashes, reference_texts,
-    scope_row_status,
+    scope_row_status, unreadable_function_row,
 };
 pub use status_rows::root_status;
 pub use tables::{DefinitionHashes, module_hashes, module_programs};

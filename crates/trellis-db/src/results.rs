@@ -19,9 +19,11 @@
 //!   joins the program and moves the key;
 //! - the type environment as a whole (a record field can be used without naming
 //!   its type, so no narrower set is sound without the checker's help);
-//! - each Python reference's directory: every `.py` file under it (the driver puts
-//!   that directory first on `sys.path`, so any local import resolves there), and
-//!   each CLI oracle's command text;
+//! - each Python reference's directory: every file under it but the locks (the
+//!   driver puts that directory first on `sys.path`, so any local import
+//!   resolves there, and an oracle reads its data files from beside itself; the
+//!   host's walk loads every file under a directory holding a `.py`, data as its
+//!   digest), and each CLI oracle's command text;
 //! - for cram transcripts, the programs of every `trellis call DEF` they run; a
 //!   transcript that runs any other `trellis` command depends on the whole root.
 
@@ -46,7 +48,10 @@ const TOOLCHAIN: &str = concat!("trellis ", env!("CARGO_PKG_VERSION"));
 /// The key over everything `item`'s suite executes.
 #[salsa::tracked(returns(copy))]
 pub fn suite_key<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
-    let mut hasher = Hasher::tagged("suite-key/2");
+    // `/3`: generated cases are seeded by the formal and the test hash
+    // (`trellis_verify::property::seed_for`) and a reference's directory is
+    // keyed whole; results recorded under `/2` drew another sample.
+    let mut hasher = Hasher::tagged("suite-key/3");
     hasher.part(TOOLCHAIN.as_bytes());
     let spec = spec_file(db, item);
     match spec {
@@ -146,8 +151,10 @@ fn program_entry(db: &dyn Db, hasher: &mut Hasher, item: Item<'_>) {
     };
 }
 
-/// A Python reference's directory (every `.py` under it, by path and content),
-/// or a CLI oracle's command.
+/// A Python reference's directory (every file under it by path and content —
+/// a data file's content is its digest, as the host loads it — but the locks,
+/// which `trellis test` writes: keying them would stale every run by its own
+/// record), or a CLI oracle's command.
 fn oracle_inputs(db: &dyn Db, hasher: &mut Hasher, reference: &Reference) {
     match reference {
         Reference::Python { path, .. } => {
@@ -156,10 +163,10 @@ fn oracle_inputs(db: &dyn Db, hasher: &mut Hasher, reference: &Reference) {
                 None => String::new(),
             };
             for file in crate::index::files_under(db, &dir) {
-                let file_path = file.path(db).as_str();
-                if file_path.ends_with(".py") {
+                let file_path = file.path(db);
+                if crate::files::FileKind::of(file_path) != crate::files::FileKind::Lock {
                     hasher
-                        .part(file_path.as_bytes())
+                        .part(file_path.as_str().as_bytes())
                         .part(Digest::of(file.text(db).as_bytes()).to_string().as_bytes());
                 }
             }

@@ -811,6 +811,9 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "module_spec(m)",
             "root_status()",
             "module_status(m)",
+            "definition_status(m::quad)",
+            "definition_status(n::user)",
+            "module_status(n)",
             "all_code_items()",
             "module_code_items(m)",
             "acyclic_soil_hash(m::quad)",
@@ -931,6 +934,9 @@ fn a_tag_declared_or_withdrawn_re_checks_only_the_specs_naming_it() {
             "tag_declared(stats)",
             "spec_diagnostics(m/double.tr)",
             "module_check(m)",
+            "definition_status(m::double)",
+            "module_status(m)",
+            "root_status()",
         ]
     "#]]
     .assert_debug_eq(&withdrawn);

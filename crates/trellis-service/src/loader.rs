@@ -29,6 +29,15 @@ struct Stamp {
     loaded: bool,
 }
 
+/// How a file enters the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    /// Its text (an input by its name).
+    Text,
+    /// Its digest, written (`sha256:…`), for reference data (crate::walk).
+    Digest,
+}
+
 pub struct RootLoader {
     root: PathBuf,
     /// Keyed by the root-relative path's text: hashing a string is much cheaper
@@ -86,13 +95,16 @@ impl RootLoader {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        let files = walked.files;
-        let stamps = on_two_threads(&files, |(_, path)| match std::fs::metadata(path) {
+        let files: Vec<(String, PathBuf, Load)> = (walked.files.into_iter())
+            .map(|(path, absolute)| (path, absolute, Load::Text))
+            .chain((walked.data.into_iter()).map(|(path, absolute)| (path, absolute, Load::Digest)))
+            .collect();
+        let stamps = on_two_threads(&files, |(_, path, _)| match std::fs::metadata(path) {
             Ok(metadata) => (metadata.modified().ok(), metadata.len()),
             Err(_) => (None, 0),
         });
         let mut moved = Vec::new();
-        for ((path, absolute), (modified, len)) in files.into_iter().zip(stamps) {
+        for ((path, absolute, load), (modified, len)) in files.into_iter().zip(stamps) {
             self.seen_in.insert(path.clone(), self.generation);
             let known = self.known.get(&path).copied();
             let unchanged = known.is_some_and(|stamp| {
@@ -100,11 +112,13 @@ impl RootLoader {
             });
             // An output of the writing commands, never an input (design §9.7).
             if !unchanged && path != MANIFEST_FILE {
-                moved.push((path, absolute, (modified, len)));
+                moved.push((path, absolute, (modified, len), load));
             }
         }
-        let fetched = on_two_threads(&moved, |(_, absolute, _)| Fetched::read(absolute));
-        for ((path, _, stamp), fetched) in moved.into_iter().zip(fetched) {
+        let fetched = on_two_threads(&moved, |(_, absolute, _, load)| {
+            Fetched::read(absolute, *load)
+        });
+        for ((path, _, stamp, _), fetched) in moved.into_iter().zip(fetched) {
             self.accept(path, stamp, fetched, &mut change);
         }
         let generation = self.generation;
@@ -145,13 +159,26 @@ impl RootLoader {
             let absolute = self.root.join(&path);
             // The walker's rule, for one path: its own type, no link followed.
             let metadata = std::fs::symlink_metadata(&absolute);
-            let name = path.rsplit('/').next().unwrap_or(&path);
-            match metadata.as_ref().map(|m| classify(name, m.file_type())) {
-                Ok(Entry::File) => {
+            let (dir, name) = match path.rsplit_once('/') {
+                Some((dir, name)) => (format!("{dir}/"), name),
+                None => (String::new(), path.as_str()),
+            };
+            // Only a name that is no input by itself asks where it lies.
+            let in_reference =
+                !crate::walk::loaded_file(name) && crate::walk::in_reference_dir(&self.root, &dir);
+            let classified = metadata
+                .as_ref()
+                .map(|m| classify(name, m.file_type(), in_reference));
+            match classified {
+                Ok(entry @ (Entry::File | Entry::Data)) => {
                     let metadata = metadata.as_ref().expect("matched Ok");
                     self.seen_in.insert(path.clone(), self.generation);
                     let stamp = (metadata.modified().ok(), metadata.len());
-                    self.load(path, &absolute, stamp, &mut change);
+                    let load = match entry {
+                        Entry::Data => Load::Digest,
+                        _ => Load::Text,
+                    };
+                    self.load(path, &absolute, stamp, load, &mut change);
                 }
                 Ok(Entry::NotAFile(what)) => {
                     self.problems
@@ -180,7 +207,7 @@ impl RootLoader {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        files.extend(walked.files.into_iter().map(|(path, _)| path));
+        files.extend((walked.files.into_iter().chain(walked.data)).map(|(path, _)| path));
         files.extend(
             (self.seen_in.keys())
                 .filter(|path| path.starts_with(prefix))
@@ -194,11 +221,12 @@ impl RootLoader {
         path: String,
         absolute: &Path,
         stamp: (Option<SystemTime>, u64),
+        load: Load,
         change: &mut Change,
     ) {
         // An output of the writing commands, never an input (design §9.7).
         if path != MANIFEST_FILE {
-            self.accept(path, stamp, Fetched::read(absolute), change);
+            self.accept(path, stamp, Fetched::read(absolute, load), change);
         }
     }
 
@@ -281,7 +309,18 @@ enum Fetched {
 }
 
 impl Fetched {
-    fn read(path: &Path) -> Fetched {
+    fn read(path: &Path, load: Load) -> Fetched {
+        if load == Load::Digest {
+            // Reference data: any bytes, any size, in bounded memory; the
+            // database holds the digest as the file's text.
+            return match std::fs::File::open(path).and_then(Digest::of_reader) {
+                Ok(digest) => Fetched::Read {
+                    digest,
+                    text: Ok(digest.to_string()),
+                },
+                Err(error) => Fetched::Failed(error),
+            };
+        }
         match std::fs::read(path) {
             Ok(bytes) => Fetched::Read {
                 digest: Digest::of(&bytes),
@@ -472,6 +511,50 @@ mod tests {
             .map(|d| d.file)
             .collect();
         assert_eq!(problems, [Some(MANIFEST_FILE.to_owned())]);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Reference data enters the database as its digest, binary or not, from
+    /// a full refresh and from the change feed alike; a directory that stops
+    /// holding a `.py` stops its data being inputs.
+    #[test]
+    fn reference_data_is_loaded_as_its_digest() {
+        let root = std::env::temp_dir().join(format!("trellis-data-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("ref")).expect("create root");
+        std::fs::write(root.join("ref/oracle.py"), "x = 1").expect("write");
+        let table = [0xff_u8, 0x00, 0xfe];
+        std::fs::write(root.join("ref/t.bin"), table).expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        let digest = Digest::of(&table).to_string();
+        assert_eq!(
+            refresh
+                .change
+                .files
+                .get("ref/t.bin")
+                .cloned()
+                .flatten()
+                .as_deref(),
+            Some(digest.as_str())
+        );
+        std::fs::write(root.join("ref/t.bin"), b"other bytes").expect("write");
+        let refresh = loader.refresh_paths(["ref/t.bin".to_owned()]);
+        assert_eq!(
+            refresh.change.files.get("ref/t.bin").cloned().flatten(),
+            Some(Digest::of(b"other bytes").to_string())
+        );
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_file(root.join("ref/oracle.py")).expect("remove");
+        let refresh = loader.refresh_paths(["ref/".to_owned()]);
+        let gone: Vec<(&str, bool)> = (refresh.change.files.iter())
+            .map(|(path, text)| (path.as_str(), text.is_some()))
+            .collect();
+        assert_eq!(gone, [("ref/oracle.py", false), ("ref/t.bin", false)]);
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

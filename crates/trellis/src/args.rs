@@ -12,18 +12,23 @@ Usage: trellis <command> [options]
 Commands:
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
-  status [--json] [--verify] [--all]
+  status [--json] [--verify [--reseed N]] [--all]
                                   what is green, what is stale, and why: the rows
                                   needing work, ten of each status, and a summary
                                   counting all (--all: every row); --verify
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
-                                  and reports each row where they disagree
+                                  and reports each row where they disagree;
+                                  --reseed N also re-runs properties and derived
+                                  ensures rows under N fresh seeds and reports
+                                  each recorded row a fresh sample flips
   refresh                         reload the root's files into the daemon
-  adopt [DEF] [--cite SCOPE:LABEL]...
+  adopt [DEF|TYPE|MODULE|project] [--cite SCOPE:LABEL]...
                                   record hand-written Soil as a human-verified
                                   lowering (all definitions, or one, citing the
-                                  decisions it applies: project:LABEL, module:LABEL)
+                                  decisions it applies: project:LABEL, module:LABEL),
+                                  or stamp one type's, module's or the project's
+                                  lock; says when it resets an acceptance
   review DEF                      accept a prose-only edit after reading it
   answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
                                   answer DEF's open question (status lists them):
@@ -96,6 +101,8 @@ pub enum Command {
         verify: bool,
         /// Every row in the human table, green ones too.
         all: bool,
+        /// With `verify`: fresh seeds to re-run the generated tiers under.
+        reseed: Option<u32>,
     },
     Refresh,
     Adopt {
@@ -223,6 +230,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
     let mut verify = false;
+    let mut reseed: Option<String> = None;
     let mut all = false;
     let mut hash = false;
     let mut module = None;
@@ -253,6 +261,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
             "--verify" => verify = true,
+            "--reseed" => match iter.next() {
+                Some(value) => reseed = Some(value.clone()),
+                None => return Err(UsageError("--reseed needs a number of seeds".into())),
+            },
             "--all" => all = true,
             "--hash" => hash = true,
             "--cite" => match iter.next() {
@@ -311,7 +323,26 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             def: Some((*def).to_owned()),
             json,
         },
-        ["status"] => Command::Status { json, verify, all },
+        ["status"] => Command::Status {
+            json,
+            verify,
+            all,
+            reseed: match reseed.take() {
+                None => None,
+                Some(_) if !verify => {
+                    return Err(UsageError(
+                        "--reseed only applies to `status --verify`".into(),
+                    ));
+                }
+                Some(count) => {
+                    Some(count.parse().ok().filter(|&n: &u32| n > 0).ok_or_else(|| {
+                        UsageError(format!(
+                            "--reseed needs a positive number of seeds, not `{count}`"
+                        ))
+                    })?)
+                }
+            },
+        },
         ["refresh"] => Command::Refresh,
         ["adopt"] => Command::Adopt {
             def: None,
@@ -396,6 +427,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if verify && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--verify only applies to `status`".into()));
     }
+    if reseed.is_some() {
+        return Err(UsageError(
+            "--reseed only applies to `status --verify`".into(),
+        ));
+    }
     if all && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--all only applies to `status`".into()));
     }
@@ -452,9 +488,27 @@ mod tests {
             Ok(Command::Status {
                 json: true,
                 verify: false,
-                all: false
+                all: false,
+                reseed: None,
             })
         );
+        assert_eq!(
+            parse_words("status --verify --reseed 16").map(|i| i.command),
+            Ok(Command::Status {
+                json: false,
+                verify: true,
+                all: false,
+                reseed: Some(16),
+            })
+        );
+        for refused in [
+            "status --reseed 4",
+            "status --verify --reseed 0",
+            "status --verify --reseed x",
+            "test --reseed 2",
+        ] {
+            assert!(parse_words(refused).is_err(), "{refused}");
+        }
         assert_eq!(
             parse_words("check --json").map(|i| i.command),
             Ok(Command::Check {

@@ -79,7 +79,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
                     .as_array()
                     .is_some_and(|items| !items.is_empty())
             };
-            u8::from(has("problems") || has("disagreements"))
+            u8::from(has("problems") || has("disagreements") || has("flips"))
         }
         Command::Status {
             json: false,
@@ -102,7 +102,14 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             decoded(result, |answer: CheckAnswer| check_report(out, &answer))
         }
         Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
-            written_report(out, &answer.written, &answer.errors)
+            let code = written_report(out, &answer.written, &answer.errors);
+            for name in &answer.unaccepted {
+                let _ = writeln!(
+                    out,
+                    "{name}: `accepted` reset to false: what the acceptance stood on (the spec, the Soil or a callee) changed since it was given"
+                );
+            }
+            code
         }),
         Command::DecisionsEditorial { .. } => decoded(result, |answer: EditorialAnswer| {
             written_report(out, &answer.written, &answer.errors)
@@ -498,6 +505,26 @@ fn verify_report(out: &mut impl Write, answer: &VerifyAnswer) -> u8 {
             row.reason.as_deref().unwrap_or("")
         );
     }
+    for flip in &answer.flips {
+        let _ = writeln!(
+            out,
+            "{}: `{}` is recorded {}, a fresh sample (seed {}) makes it {}: {}",
+            flip.def,
+            flip.row,
+            flip.recorded,
+            flip.seed,
+            flip.fresh,
+            flip.message.as_deref().unwrap_or("")
+        );
+    }
+    if let Some(seeds) = answer.reseeded {
+        let _ = writeln!(
+            out,
+            "reseeded: {} tried per confirmed suite; {} would flip",
+            counted(seeds as usize, "fresh seed"),
+            counted(answer.flips.len(), "recorded row")
+        );
+    }
     if answer.disagreements.is_empty() {
         let _ = writeln!(
             out,
@@ -505,7 +532,7 @@ fn verify_report(out: &mut impl Write, answer: &VerifyAnswer) -> u8 {
             counted(rows, "status row"),
             counted(answer.suites_run, "suite")
         );
-        0
+        u8::from(!answer.flips.is_empty())
     } else {
         let _ = writeln!(
             out,

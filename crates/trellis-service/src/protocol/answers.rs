@@ -217,6 +217,28 @@ pub struct VerifyAnswer {
     pub definitions: Vec<StatusRow>,
     pub disagreements: Vec<Disagreement>,
     pub suites_run: usize,
+    /// With `reseed`: the fresh seeds tried per suite, and every recorded row
+    /// one of them flips (a `pass` a fresh sample falsifies, or the reverse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reseeded: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flips: Vec<Flip>,
+}
+
+/// A recorded row that a fresh sample decides otherwise (`status --verify
+/// --reseed N`): green as recorded means the recorded sample passed, not that
+/// every sample would.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// `module::name`.
+    pub def: String,
+    pub row: String,
+    pub recorded: String,
+    pub fresh: String,
+    /// The fresh seed, as `0x` and 16 hex digits.
+    pub seed: String,
+    /// Why the fresh sample decided otherwise: the shrunk counterexample.
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -314,6 +336,10 @@ pub enum TestEvent {
 pub struct AdoptAnswer {
     pub written: Vec<String>,
     pub errors: Vec<Diagnostic>,
+    /// Entries whose `accepted` this adopt reset to false (what the acceptance
+    /// stood on — the spec, the Soil, a callee — changed), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unaccepted: Vec<String>,
 }
 
 /// `decisions.editorial`: the entry, and the locks re-stamped.

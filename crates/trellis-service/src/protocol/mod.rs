@@ -61,6 +61,11 @@ pub struct StatusParams {
     /// in `omitted`; every row when absent or `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<bool>,
+    /// With `verify`: also re-run every trusted suite's generated tiers
+    /// (properties and derived ensures rows) under this many fresh seeds and
+    /// report each row a fresh sample flips (lock-schema §5.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reseed: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -251,6 +256,7 @@ mod tests {
                 verify: Some(true),
                 path: Some("/bin".to_owned()),
                 summary: None,
+                reseed: Some(8),
             }),
             Request::Test(TestParams::default()),
             Request::Adopt(AdoptParams {

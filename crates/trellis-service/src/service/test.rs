@@ -157,7 +157,7 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
         Status::Partial { .. } => Err(Skip::NotRunnable(
             "the lowering has open holes; holes are never tested".to_owned(),
         )),
-        Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => Err(
+        Status::TestsStale { causes } if causes.iter().any(StaleCause::needs_adopt) => Err(
             Skip::NotRunnable("the Soil changed since it was adopted: adopt it again".to_owned()),
         ),
         Status::CalleeChanged { .. } => Err(Skip::NotRunnable(
@@ -231,7 +231,7 @@ pub(crate) fn preflight_one(
 
 /// Builds `item`'s [`SuiteInput`] from the database and hands it to `run`.
 #[allow(clippy::too_many_arguments)]
-fn with_suite_input<R>(
+pub(crate) fn with_suite_input<R>(
     service: &Service,
     item: Item<'_>,
     root: &std::path::Path,
@@ -273,7 +273,10 @@ fn with_suite_input<R>(
         requires: &def.requires,
         ensures: &def.ensures,
         blocks: &blocks,
-        test_hash: trellis_db::test_hash(db, spec),
+        seed: trellis_verify::property::seed_for(
+            &trellis_db::formal_hash(db, spec),
+            &trellis_db::test_hash(db, spec),
+        ),
         root,
         references: trellis_db::reference_texts(db, spec),
         tool_dir,

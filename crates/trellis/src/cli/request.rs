@@ -33,12 +33,18 @@ pub fn run(root: &Path, invocation: &Invocation) -> ExitCode {
 fn service_request(command: &Command) -> Option<Request> {
     Some(match command {
         Command::Check { def, .. } => Request::Check(CheckParams { def: def.clone() }),
-        Command::Status { verify, all, json } => Request::Status(StatusParams {
+        Command::Status {
+            verify,
+            all,
+            json,
+            reseed,
+        } => Request::Status(StatusParams {
             verify: Some(*verify),
             path: if *verify { client_path() } else { None },
             // The human table shows the rows that need work, a few of each
             // status, unless --all: the daemon sends those and counts the rest.
             summary: (!*json && !*all && !*verify).then_some(true),
+            reseed: *reseed,
         }),
         Command::Refresh => Request::Refresh,
         Command::Adopt { def, cite } => Request::Adopt(AdoptParams {

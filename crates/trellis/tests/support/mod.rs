@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod edits;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
