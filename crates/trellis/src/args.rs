@@ -10,6 +10,12 @@ trellis — spec-driven development with Soil
 Usage: trellis <command> [options]
 
 Commands:
+  init [DIR]                      start a root in DIR (default: here; created if
+                                  absent, refused if it holds one): soil.toml
+                                  pinned to this binary, _project.tr, the module
+                                  hello with one specified and lowered definition,
+                                  hello::greet, its locks and tests (green), and a
+                                  .gitignore for what must not be committed
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
   status [--json] [--verify] [--all]
@@ -47,7 +53,8 @@ Commands:
                                   ask an agent whether each lowering flagged by a
                                   changed decision (LABEL's, or any) still follows
                                   it: `conforms` re-stamps, else it stays flagged
-  toolchain update                pin soil.toml [toolchain] to this binary
+  toolchain update                pin soil.toml [toolchain] to this binary (adds
+                                  the table or a key it lacks)
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
@@ -87,6 +94,10 @@ sets how many (1: the caller's thread alone). Answers are the same either way.
 pub enum Command {
     Help,
     Version,
+    Init {
+        /// Where the root goes; `None` is the working directory.
+        dir: Option<String>,
+    },
     Check {
         def: Option<String>,
         json: bool,
@@ -306,6 +317,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
+        ["init"] => Command::Init { dir: None },
+        ["init", dir] => Command::Init {
+            dir: Some((*dir).to_owned()),
+        },
         ["check"] => Command::Check { def: None, json },
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
@@ -506,6 +521,16 @@ mod tests {
             parse_words("skill").map(|i| i.command),
             Ok(Command::Skill { hash: false })
         );
+        assert_eq!(
+            parse_words("init words").map(|i| i.command),
+            Ok(Command::Init {
+                dir: Some("words".into())
+            })
+        );
+        assert_eq!(
+            parse_words("init").map(|i| i.command),
+            Ok(Command::Init { dir: None })
+        );
     }
 
     #[test]
@@ -559,6 +584,8 @@ mod tests {
             "answer m::f --text a --interactive",
             "check --text a",
             "status --scope module",
+            "init a b",
+            "init --json",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

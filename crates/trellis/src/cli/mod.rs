@@ -18,6 +18,7 @@ use crate::root::discover_root;
 mod about;
 mod answer;
 mod daemon;
+mod init;
 mod lower;
 mod repl;
 mod request;
@@ -35,6 +36,10 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     if let Some(code) = about::run(&invocation.command) {
         return code;
+    }
+    // Makes the root the other commands find.
+    if let Command::Init { .. } = invocation.command {
+        return init::run(&invocation.command);
     }
     // Finds its root itself, from the editor's workspace folder too.
     if let Command::Lsp = invocation.command {

@@ -66,6 +66,7 @@ fn service_request(command: &Command) -> Option<Request> {
         }),
         Command::Jobs { .. } => Request::Jobs,
         Command::Help
+        | Command::Init { .. }
         | Command::Version
         | Command::Spec { .. }
         | Command::Skill { .. }
