@@ -25,12 +25,12 @@ Commands:
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
                                   and reports each row where they disagree
-  refresh                         reload the root's files into the daemon
-  adopt [DEF] [--cite SCOPE:LABEL]...
+  refresh [--json]                reload the root's files into the daemon
+  adopt [DEF] [--cite SCOPE:LABEL]... [--json]
                                   record hand-written Soil as a human-verified
                                   lowering (all definitions, or one, citing the
                                   decisions it applies: project:LABEL, module:LABEL)
-  review DEF                      accept a prose-only edit after reading it
+  review DEF [--json]             accept a prose-only edit after reading it
   answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
                                   answer DEF's open question (status lists them):
                                   the answer is written into the spec (a
@@ -41,19 +41,21 @@ Commands:
                                   was asked. Without --text it asks on the terminal
                                   (an option's number picks that option);
                                   --interactive asks on a stdin that is no terminal
-  test [DEF]                      run the test tiers and record results in the locks
-  call DEF JSON-ARGS              run a definition with real capabilities
-  repl                            call definitions line by line (`DEF JSON-ARGS`,
+  test [DEF] [--json]             run the test tiers and record results in the locks
+  call DEF JSON-ARGS [--json]     run a definition with real capabilities: its
+                                  result as canonical JSON, or the error
+  repl [--json]                   call definitions line by line (`DEF JSON-ARGS`,
                                   `:keep NAME` to save the last call as a test
-                                  case, `:help`, `:quit`); history in
+                                  case, `:json` to switch errors between human and
+                                  JSON, `:help`, `:quit`); history in
                                   .trellis/repl_history
-  decisions editorial LABEL [--module M]
+  decisions editorial LABEL [--module M] [--json]
                                   declare a decision edit meaning-preserving
   decisions triage [LABEL] [--provider NAME] [--json]
                                   ask an agent whether each lowering flagged by a
                                   changed decision (LABEL's, or any) still follows
                                   it: `conforms` re-stamps, else it stays flagged
-  toolchain update                pin soil.toml [toolchain] to this binary (adds
+  toolchain update [--json]       pin soil.toml [toolchain] to this binary (adds
                                   the table or a key it lacks)
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
@@ -78,6 +80,9 @@ Commands:
                                   root for the editor only)
 
 Options:
+  --json        where a command lists it: print its answer as one JSON document,
+                errors too (`{\"errors\":[...]}` on stdout); without it errors
+                are diagnostics for a person, on stderr
   --no-daemon   answer in this process instead of the root's daemon
   -h, --help    print this help
   -V, --version print the version
@@ -108,13 +113,17 @@ pub enum Command {
         /// Every row in the human table, green ones too.
         all: bool,
     },
-    Refresh,
+    Refresh {
+        json: bool,
+    },
     Adopt {
         def: Option<String>,
         cite: Vec<String>,
+        json: bool,
     },
     Review {
         def: String,
+        json: bool,
     },
     Answer {
         def: String,
@@ -127,17 +136,25 @@ pub enum Command {
     },
     Test {
         def: Option<String>,
+        json: bool,
     },
     Call {
         def: String,
         args: String,
+        json: bool,
     },
-    Repl,
+    Repl {
+        /// Start with `:json` on.
+        json: bool,
+    },
     DecisionsEditorial {
         label: String,
         module: Option<String>,
+        json: bool,
     },
-    ToolchainUpdate,
+    ToolchainUpdate {
+        json: bool,
+    },
     Context {
         def: String,
         budget: u64,
@@ -167,6 +184,37 @@ pub enum Command {
     },
     Daemon(DaemonCommand),
     Lsp,
+}
+
+impl Command {
+    /// Whether `--json` was given: the answer, or the errors, as the JSON
+    /// document instead of the human view.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Check { json, .. }
+            | Command::Status { json, .. }
+            | Command::Refresh { json }
+            | Command::Adopt { json, .. }
+            | Command::Review { json, .. }
+            | Command::Test { json, .. }
+            | Command::Call { json, .. }
+            | Command::Repl { json }
+            | Command::DecisionsEditorial { json, .. }
+            | Command::ToolchainUpdate { json }
+            | Command::Context { json, .. }
+            | Command::Lower { json, .. }
+            | Command::DecisionsTriage { json, .. }
+            | Command::Jobs { json } => *json,
+            Command::Help
+            | Command::Version
+            | Command::Init { .. }
+            | Command::Answer { .. }
+            | Command::Spec { .. }
+            | Command::Skill { .. }
+            | Command::Daemon(_)
+            | Command::Lsp => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -308,13 +356,6 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         }
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let refuse_json = |name: &str| {
-        if json {
-            Err(UsageError(format!("`{name}` does not take --json")))
-        } else {
-            Ok(())
-        }
-    };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
         ["init"] => Command::Init { dir: None },
@@ -327,17 +368,20 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             json,
         },
         ["status"] => Command::Status { json, verify, all },
-        ["refresh"] => Command::Refresh,
+        ["refresh"] => Command::Refresh { json },
         ["adopt"] => Command::Adopt {
             def: None,
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["adopt", def] => Command::Adopt {
             def: Some((*def).to_owned()),
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["review", def] => Command::Review {
             def: (*def).to_owned(),
+            json,
         },
         ["answer", def] => Command::Answer {
             def: (*def).to_owned(),
@@ -346,20 +390,23 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             label: label.take(),
             interactive: std::mem::take(&mut interactive),
         },
-        ["test"] => Command::Test { def: None },
+        ["test"] => Command::Test { def: None, json },
         ["test", def] => Command::Test {
             def: Some((*def).to_owned()),
+            json,
         },
-        ["repl"] => Command::Repl,
+        ["repl"] => Command::Repl { json },
         ["call", def, args] => Command::Call {
             def: (*def).to_owned(),
             args: (*args).to_owned(),
+            json,
         },
         ["decisions", "editorial", label] => Command::DecisionsEditorial {
             label: (*label).to_owned(),
             module: module.take(),
+            json,
         },
-        ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["toolchain", "update"] => Command::ToolchainUpdate { json },
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
             budget: parse_budget(budget.take())?,
@@ -397,16 +444,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(
-        command,
-        Command::Status { .. }
-            | Command::Check { .. }
-            | Command::Context { .. }
-            | Command::Lower { .. }
-            | Command::DecisionsTriage { .. }
-            | Command::Jobs { .. }
-    ) {
-        refuse_json(words[0])?;
+    if json && !command.json() {
+        return Err(UsageError(format!("`{}` does not take --json", words[0])));
     }
     if verify && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--verify only applies to `status`".into()));
@@ -491,7 +530,8 @@ mod tests {
             parse_words("decisions editorial cell-errors --module csvstats").map(|i| i.command),
             Ok(Command::DecisionsEditorial {
                 label: "cell-errors".into(),
-                module: Some("csvstats".into())
+                module: Some("csvstats".into()),
+                json: false,
             })
         );
     }
@@ -531,6 +571,25 @@ mod tests {
             parse_words("init").map(|i| i.command),
             Ok(Command::Init { dir: None })
         );
+        assert_eq!(
+            parse_words("call m::f [] --json").map(|i| i.command),
+            Ok(Command::Call {
+                def: "m::f".into(),
+                args: "[]".into(),
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("test --json").map(|i| i.command),
+            Ok(Command::Test {
+                def: None,
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("repl").map(|i| i.command),
+            Ok(Command::Repl { json: false })
+        );
     }
 
     #[test]
@@ -567,7 +626,7 @@ mod tests {
             "chek",
             "check a b",
             "status --bogus",
-            "test --json",
+            "spec x --json",
             "refresh --module m",
             "context csvstats::mean",
             "context csvstats::mean --budget lots",

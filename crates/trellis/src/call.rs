@@ -7,22 +7,18 @@ use trellis_db::{
     CheckOutcome, Item, Named, check_definition, env_json, program_json, program_order,
     report_diagnostics,
 };
-use trellis_diag::errors_document;
+use trellis_diag::Diagnostic;
 
 use trellis_service::service::Service;
 
-/// Runs the call and returns the document to print and the exit code.
-pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) {
+/// Runs the call: the result's canonical JSON, or why there is none (refused
+/// before running, or the run's panic). The caller renders either.
+pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> Result<String, Vec<Diagnostic>> {
     let mut service = Service::new(root.to_owned());
     service.refresh();
-    if let Err(error) = trellis_service::service::check_pin_of(&service) {
-        return (errors_document(&[error]), 1);
-    }
+    trellis_service::service::check_pin_of(&service).map_err(|error| vec![error])?;
     let db = service.database();
-    let item = match trellis_db::resolve_definition(db, def, Named::Function) {
-        Ok(item) => item,
-        Err(unknown) => return (errors_document(&[unknown]), 1),
-    };
+    let item = trellis_db::resolve_definition(db, def, Named::Function).map_err(|e| vec![e])?;
     // The database's check first: it knows where each equation sits in its file,
     // so its findings carry file positions, where soil0's are relative to the
     // equation text of program.json (soil0-cli §7.2).
@@ -34,7 +30,7 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
         }
     }
     if !errors.is_empty() {
-        return (errors_document(&errors), 1);
+        return Err(errors);
     }
     let env = env_json(db);
     let program = program_json(db, item);
@@ -46,6 +42,9 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> (String, u8) 
         json_args,
         &mut world,
     );
-    let output = outcome.output();
-    (output.document, output.exit)
+    match outcome {
+        soil0::run::RunOutcome::Value(json) => Ok(json),
+        soil0::run::RunOutcome::Refused(errors) => Err(errors),
+        soil0::run::RunOutcome::Panicked(panic) => Err(vec![panic]),
+    }
 }

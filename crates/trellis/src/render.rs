@@ -46,6 +46,16 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Diagnostic]) {
     }
 }
 
+/// A command's errors: the `{"errors":[…]}` document on `out` under `--json`,
+/// else [`diagnostics`] on stderr.
+pub fn errors(out: &mut impl Write, json: bool, errors: &[Diagnostic]) {
+    if json {
+        let _ = writeln!(out, "{}", trellis_diag::errors_document(errors));
+    } else {
+        diagnostics(&mut std::io::stderr(), errors);
+    }
+}
+
 /// `--json`: the daemon's document as it came, less what it says about the
 /// daemon's own work (`timings`: it depends on what it did before, not on the
 /// request).
@@ -101,6 +111,19 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Check { json: false, .. } => {
             decoded(result, |answer: CheckAnswer| check_report(out, &answer))
         }
+        // The document as it came, with the exit code the human view gives.
+        command if command.json() => {
+            let code = human(&mut std::io::sink(), command, result);
+            json_document(out, result);
+            code
+        }
+        command => human(out, command, result),
+    }
+}
+
+/// The human view of the answers whose `--json` is the document as it came.
+fn human(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
+    match command {
         Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
             written_report(out, &answer.written, &answer.errors)
         }),
@@ -108,7 +131,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             written_report(out, &answer.written, &answer.errors)
         }),
         Command::Test { .. } => decoded(result, |answer: TestAnswer| test_report(out, &answer)),
-        Command::Refresh => decoded(result, |answer: RefreshAnswer| {
+        Command::Refresh { .. } => decoded(result, |answer: RefreshAnswer| {
             let changed = decode_answer::<Timings>(&result["timings"])
                 .map_or(0, |timings| timings.files_changed);
             diagnostics(out, &answer.problems);
@@ -123,7 +146,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             );
             0
         }),
-        Command::ToolchainUpdate => decoded(result, |answer: ToolchainAnswer| {
+        Command::ToolchainUpdate { .. } => decoded(result, |answer: ToolchainAnswer| {
             let _ = writeln!(
                 out,
                 "soil.toml pins trellis {} / soil0 {} / skill {}{}",

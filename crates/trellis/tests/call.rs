@@ -44,7 +44,7 @@ fn a_helper_recursing_under_its_owners_grant_runs() {
         "csvstats/rank.tr",
         &format!("{}{}", &spec[..start], &spec[end..]),
     );
-    let call = root.run(&["call", "csvstats::rank", "[[1.0, 2.0, 3.0], 2.5]"]);
+    let call = root.run(&["call", "csvstats::rank", "[[1.0, 2.0, 3.0], 2.5]", "--json"]);
     assert_eq!(call.code, Some(1), "{call:?}");
     let error = &call.json()["errors"][0];
     assert_eq!(error["code"], "nonstructural-recursion", "{call:?}");
@@ -62,7 +62,7 @@ fn a_helper_recursing_under_its_owners_grant_runs() {
 fn call_refuses_a_mismatched_pin_with_the_repin_note() {
     let root = Root::examples();
     root.edit("soil.toml", "trellis = \"0.1.0\"", "trellis = \"0.0.9\"");
-    let run = root.run(&["call", "csvstats::median", "[[3.0, 1.0, 2.0]]"]);
+    let run = root.run(&["call", "csvstats::median", "[[3.0, 1.0, 2.0]]", "--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let document = run.json();
     let error = &document["errors"][0];
@@ -71,4 +71,38 @@ fn call_refuses_a_mismatched_pin_with_the_repin_note() {
         error.to_string().contains("trellis toolchain update"),
         "{document}"
     );
+}
+
+/// A call's errors are diagnostics for a person by default — on stderr,
+/// rendered as `check` renders them, with the failing place and the call
+/// chain — and the `{"errors":[…]}` document on stdout under `--json`.
+#[test]
+fn call_errors_are_human_by_default_and_json_on_request() {
+    let root = Root::examples();
+    let run = root.run(&["call", "csvstats::median", "[[]]"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(
+        run.stderr.starts_with("error[requires-violated]: "),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("\n  --> csvstats/median."), "{run:?}");
+    assert!(
+        run.stderr.contains("\n  = fix: fix-runtime (see "),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("{\"errors\""), "{run:?}");
+
+    let run = root.run(&["call", "csvstats::median", "[[]]", "--json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+    assert_eq!(run.json()["errors"][0]["code"], "requires-violated");
+
+    // A value is canonical JSON either way.
+    for json in [false, true] {
+        let mut args = vec!["call", "csvstats::median", "[[3.0, 1.0, 2.0]]"];
+        args.extend(json.then_some("--json"));
+        let run = root.run(&args).ok();
+        assert_eq!(run.stdout, "2.0\n", "{run:?}");
+    }
 }

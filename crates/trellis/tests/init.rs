@@ -44,6 +44,9 @@ fn init_makes_a_root_that_checks_tests_and_is_green() {
     assert!(check.stdout.contains("no problems"), "{check:?}");
     let test = root.run(&["test"]).ok();
     assert!(test.stdout.contains("1 already up to date"), "{test:?}");
+    let test = root.run(&["test", "--json"]).ok().json();
+    assert_eq!(test["ran"], serde_json::json!([]), "{test}");
+    assert_eq!(test["skipped"][0]["def"], "hello::greet", "{test}");
     let status = root.status(true);
     let rows = status["definitions"].as_array().expect("rows");
     assert!(!rows.is_empty(), "{status}");

@@ -127,8 +127,12 @@ pub fn run(command: &Command) -> ExitCode {
         Command::Adopt {
             def: None,
             cite: Vec::new(),
+            json: false,
         },
-        Command::Test { def: None },
+        Command::Test {
+            def: None,
+            json: false,
+        },
     ] {
         let (method, params) = match &command {
             Command::Adopt { .. } => ("adopt", json!({})),

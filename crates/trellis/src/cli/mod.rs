@@ -48,14 +48,19 @@ pub fn run(args: &[String]) -> ExitCode {
     let root = match find_root() {
         Ok(root) => root,
         Err(diagnostic) => {
-            render::diagnostics(&mut std::io::stderr(), std::slice::from_ref(&diagnostic));
+            let json = invocation.command.json();
+            render::errors(
+                &mut std::io::stdout(),
+                json,
+                std::slice::from_ref(&diagnostic),
+            );
             return ExitCode::FAILURE;
         }
     };
     match &invocation.command {
         Command::Daemon(command) => daemon::run(&root, *command),
-        Command::Call { def, args } => repl::call(&root, def, args),
-        Command::Repl => ExitCode::from(repl::run(&root, invocation.no_daemon)),
+        Command::Call { def, args, json } => repl::call(&root, def, args, *json),
+        Command::Repl { json } => ExitCode::from(repl::run(&root, invocation.no_daemon, *json)),
         Command::Lower { .. } | Command::DecisionsTriage { .. } => lower::run(&root, &invocation),
         Command::Answer { .. } => ExitCode::from(answer::run(&root, &invocation)),
         _ => request::run(&root, &invocation),
