@@ -96,6 +96,7 @@ fn integer_arithmetic_wraps_and_division_truncates() {
         "[-9223372036854775808, -1]",
         expect![["-9223372036854775808"]],
     );
+    check(NUMBERS, "rem", "[-9223372036854775808, -1]", expect![["0"]]);
     check(
         NUMBERS,
         "div",

@@ -106,3 +106,24 @@ fn call_errors_are_human_by_default_and_json_on_request() {
         assert_eq!(run.stdout, "2.0\n", "{run:?}");
     }
 }
+
+/// A definition that is specified but not lowered is not "unknown": the
+/// refusal says it has no Soil yet and both ways to give it some.
+#[test]
+fn calling_a_definition_not_lowered_yet_says_how_to_lower_it() {
+    let root = Root::examples();
+    let run = root.run(&["call", "csvstats::mean", "[[1.0]]"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.starts_with(
+            "error[unknown-definition]: `csvstats::mean` is specified but not lowered yet"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("  --> csvstats/mean.tr\n"), "{run:?}");
+    assert!(
+        run.stderr.contains("`trellis lower csvstats::mean`")
+            && run.stderr.contains("`trellis adopt csvstats::mean`"),
+        "{run:?}"
+    );
+}

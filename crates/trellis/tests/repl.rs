@@ -135,3 +135,28 @@ fn errors_are_human_until_json_is_switched_on() {
     assert_eq!(out[switched + 2], "errors as diagnostics", "{out:?}");
     assert_eq!(out[switched + 3], "2.0", "{out:?}");
 }
+
+/// `:keep` alone is a `:keep` without its name, not an unknown command.
+#[test]
+fn keep_without_a_name_asks_for_one() {
+    let root = Root::examples();
+    let out = session_with(
+        &root,
+        &["--no-daemon", "repl"],
+        "csvstats::median [[1.0]]\n:keep\n:keep bad!name\n",
+    );
+    assert_eq!(out[0], "1.0", "{out:?}");
+    assert!(
+        out[1].starts_with("error[usage-error]: `:keep` needs the name of the test block"),
+        "{out:?}"
+    );
+    assert!(
+        out.iter()
+            .any(|line| line.contains("`bad!name` is not a test block name")),
+        "{out:?}"
+    );
+    assert!(
+        !out.iter().any(|line| line.contains("unknown REPL command")),
+        "{out:?}"
+    );
+}

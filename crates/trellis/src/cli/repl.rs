@@ -86,6 +86,7 @@ pub fn run(root: &Path, no_daemon: bool, mut json: bool) -> u8 {
                     if json { "JSON" } else { "diagnostics" }
                 ))
             }
+            _ if line == ":keep" => keep(root, no_daemon, last.as_ref(), ""),
             Some((":keep", name)) => keep(root, no_daemon, last.as_ref(), name.trim()),
             _ if line.starts_with(':') => {
                 Err(vec![HostCode::UsageError.diagnostic(format!(
@@ -141,22 +142,29 @@ fn refusal(code: HostCode, message: String) -> Vec<Diagnostic> {
 }
 
 fn keep(root: &Path, no_daemon: bool, last: Option<&Kept>, name: &str) -> Reply {
+    if name.is_empty() {
+        return Err(refusal(
+            HostCode::UsageError,
+            "`:keep` needs the name of the test block to keep the last call in: \
+             `:keep NAME` (letters, digits, `_`, `-`)"
+                .to_owned(),
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(refusal(
+            HostCode::UsageError,
+            format!("`{name}` is not a test block name: use letters, digits, `_` and `-`"),
+        ));
+    }
     let Some(kept) = last else {
         return Err(refusal(
             HostCode::UsageError,
             "no successful call to keep: call a definition first".to_owned(),
         ));
     };
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
-        return Err(refusal(
-            HostCode::UsageError,
-            format!("`:keep {name}` needs a test block name"),
-        ));
-    }
     match status_of(root, no_daemon, &kept.def) {
         Ok(status) if status == "green" => {}
         Ok(status) => {
