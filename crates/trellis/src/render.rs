@@ -216,10 +216,24 @@ fn context_json(answer: &ContextAnswer<'_>) -> Value {
 /// by hand into one reused buffer (`{:<40}` pads a character at a time) and
 /// handed to the buffered `out`, never gathered into one large string.
 fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
+    // The manifest lists what was packed, so it is counted after the packing,
+    // outside the budget (trellis-daemon §5): say so, or the estimate reads as
+    // a budget overrun.
+    let manifest = answer
+        .packed()
+        .find(|(path, _)| *path == "bundle.json")
+        .map_or(0, |(_, bytes)| trellis_context::tokens(bytes as usize));
     let _ = writeln!(
         out,
-        "context bundle for {} in {}: estimate {} tokens of a {} token budget",
-        answer.definition.0, answer.dir.0, answer.estimate, answer.budget
+        "context bundle for {} in {}: about {} tokens — files of {} tokens packed within \
+         the {}-token budget, plus {} for bundle.json, the manifest, which lists the \
+         packing and so is not counted against it",
+        answer.definition.0,
+        answer.dir.0,
+        answer.estimate,
+        answer.estimate.saturating_sub(manifest),
+        answer.budget,
+        manifest
     );
     let pad = |line: &mut String, width: usize, used: usize| {
         const SPACES: &str = "                                        ";
@@ -269,6 +283,14 @@ fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
         line.push_str(reason);
         line.push('\n');
         let _ = out.write_all(line.as_bytes());
+    }
+    let dropped = answer.dropped().count();
+    if dropped > 0 {
+        let _ = writeln!(
+            out,
+            "{} did not fit the budget, lowest priority last (a larger --budget packs more)",
+            counted(dropped, "file")
+        );
     }
     0
 }
@@ -796,7 +818,9 @@ mod tests {
             &trellis_rpc::ResultFrame::of(&context_answer()),
         );
         let mut expected =
-            "context bundle for m/f in /r/.trellis/context/m/f: estimate 120 tokens of a 100 token budget\n"
+            "context bundle for m/f in /r/.trellis/context/m/f: about 120 tokens — files of 19 \
+             tokens packed within the 100-token budget, plus 101 for bundle.json, the manifest, \
+             which lists the packing and so is not counted against it\n"
                 .to_owned();
         for (path, bytes) in [
             ("bundle.json", 401usize),
@@ -820,6 +844,9 @@ mod tests {
         ] {
             expected.push_str(&format!("  dropped  {item:<40} {reason}\n"));
         }
+        expected.push_str(
+            "3 files did not fit the budget, lowest priority last (a larger --budget packs more)\n",
+        );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
