@@ -19,7 +19,9 @@ pub struct Loaded {
     /// The interpreter's file key of each embedded text → the file diagnostics
     /// name (§3) and the text's JSON path in program.json.
     texts: HashMap<String, (String, String)>,
-    program_file: String,
+    /// program.json's name, for the note naming an embedded text's JSON path;
+    /// `None` for a program read from `.soil` files, whose texts are the files.
+    program_file: Option<String>,
 }
 
 /// Decodes both documents, checks the whole program and compiles it. Any
@@ -36,21 +38,39 @@ pub fn load(env: Source<'_>, program: Source<'_>) -> Result<Loaded, Vec<Diagnost
             return Err(errors);
         }
     };
-    soil_types::check_program(&checked_env, &checked_program).into_result()?;
+    load_checked(&checked_env, checked_program, Some(program.name))
+}
+
+/// Checks a decoded program against its environment and compiles it: the rest
+/// of [`load`], shared with programs read from `.soil` files (`program_file`
+/// `None`, [`crate::sources`]).
+pub(crate) fn load_checked(
+    checked_env: &soil_types::Env,
+    checked_program: soil_types::Program,
+    program_file: Option<&str>,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    soil_types::check_program(checked_env, &checked_program).into_result()?;
     let types = type_env_from_decls(checked_env.types.iter().map(|t| &t.node))?;
     let mut texts = HashMap::new();
     let definitions: Vec<Definition> = checked_program
         .definitions
         .iter()
         .enumerate()
-        .map(|(index, definition)| eval_definition(index, definition, program.name, &mut texts))
+        .map(|(index, definition)| {
+            eval_definition(
+                index,
+                definition,
+                program_file.unwrap_or_default(),
+                &mut texts,
+            )
+        })
         .collect();
     let compiled = Program::compile(types, definitions)?;
     Ok(Loaded {
         program: compiled,
         definitions: checked_program.definitions,
         texts,
-        program_file: program.name.to_owned(),
+        program_file: program_file.map(str::to_owned),
     })
 }
 
@@ -189,7 +209,9 @@ impl Loaded {
     pub(crate) fn present(&self, mut diagnostic: Diagnostic) -> Diagnostic {
         if let Some((file, path)) = diagnostic.file.as_ref().and_then(|key| self.texts.get(key)) {
             diagnostic.file = Some(file.clone());
-            diagnostic = diagnostic.with_note(format!("in {} at {path}", self.program_file));
+            if let Some(program_file) = &self.program_file {
+                diagnostic = diagnostic.with_note(format!("in {program_file} at {path}"));
+            }
         }
         self.qualify_chain(diagnostic)
     }
