@@ -20,7 +20,7 @@ pub mod run;
 pub mod sources;
 
 pub use bundle::test;
-pub use load::{Loaded, load};
+pub use load::{Loaded, load, load_program};
 pub use run::{RunOutcome, run, run_with_world};
 
 use trellis_diag::{Diagnostic, errors_document};

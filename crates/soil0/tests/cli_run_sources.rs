@@ -72,7 +72,7 @@ fn failures_point_into_the_file() {
     check(
         &[CALC, "later", "[1]"],
         expect![[r##"
-            exit 1 {"errors":[{"code":"unfilled-hole","message":"`later` cannot run: `later` contains the unfilled hole ?todo","file":{"tag":"Some","value":"test-data/soil0/sources/calc.soil"},"span":{"tag":"Some","value":{"start":{"line":29,"column":11,"offset":710},"end":{"line":29,"column":16,"offset":715}}},"notes":[],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
+            exit 1 {"errors":[{"code":"unfilled-hole","message":"reached the unfilled hole ?todo in calc::later, whose goal is `I64`","file":{"tag":"Some","value":"test-data/soil0/sources/calc.soil"},"span":{"tag":"Some","value":{"start":{"line":29,"column":11,"offset":710},"end":{"line":29,"column":16,"offset":715}}},"notes":[{"message":"#0 in calc::later","span":{"tag":"None"}},{"message":"in scope: x : I64","span":{"tag":"None"}}],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
         "##]],
     );
 }

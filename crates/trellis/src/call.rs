@@ -1,10 +1,13 @@
 //! `trellis call DEF JSON-ARGS`: run a definition with real capabilities, in this
 //! process rather than the daemon, so the real `Fs` resolves relative paths against
 //! the caller's working directory (a cram transcript's temporary directory, say).
-//! The run itself is soil0's §8.6 implementation, shared with `soil0 run`.
+//! The run itself is soil0's §8.6 implementation, shared with `soil0 run`, over
+//! the program the database's checker sees, so its diagnostics point into the
+//! root's files as `check`'s do; a definition with typed holes runs until it
+//! reaches one (`unfilled-hole`, soil-syntax-spec §10).
 
 use trellis_db::{
-    CheckOutcome, Item, Named, check_definition, env_json, program_json, program_order,
+    CheckOutcome, Item, Named, check_definition, checker_definition, checker_env, program_order,
     report_diagnostics,
 };
 use trellis_diag::Diagnostic;
@@ -34,20 +37,27 @@ pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> Result<String
     if !errors.is_empty() {
         return Err(errors);
     }
-    let env = env_json(db);
-    let program = program_json(db, item);
-    let mut world = soil0::run::command_line_world();
-    let outcome = soil0::run::run_with_world(
-        soil0::Source::new("env.json", env),
-        soil0::Source::new("program.json", program),
-        &item.qualified(db),
-        json_args,
-        &mut world,
-    );
+    // The program as the checker sees it: each equation with its whole `.soil`
+    // file as its source and each clause with its spec block, so what the run
+    // reports points where `check` points. (program.json embeds each equation
+    // as its canonical print, and a span into that text named the wrong line
+    // of any file not already in canonical form.)
+    let definitions = program_order(db, item).iter().filter_map(|(module, name)| {
+        checker_definition(db, Item::new(db, module.clone(), name.clone())).clone()
+    });
+    let outcome = match soil0::load_program(checker_env(db), definitions) {
+        Ok(loaded) => soil0::run::run_loaded(
+            &loaded,
+            &item.qualified(db),
+            json_args,
+            &mut soil0::run::command_line_world(),
+        ),
+        Err(errors) => soil0::run::RunOutcome::Refused(errors),
+    };
     match outcome {
         soil0::run::RunOutcome::Value(json) => Ok(json),
-        soil0::run::RunOutcome::Refused(errors) => Err(errors),
-        soil0::run::RunOutcome::Panicked(panic) => Err(vec![panic]),
+        soil0::run::RunOutcome::Refused(errors) => Err(report_diagnostics(db, &errors)),
+        soil0::run::RunOutcome::Panicked(panic) => Err(report_diagnostics(db, &[panic])),
     }
 }
 

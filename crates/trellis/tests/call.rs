@@ -127,3 +127,69 @@ fn calling_a_definition_not_lowered_yet_says_how_to_lower_it() {
         "{run:?}"
     );
 }
+
+/// A partial lowering runs on the inputs it covers: `reorder_plan` reaches its
+/// hole only for an item that is short, so an empty stock gives a plan, and a
+/// short item is refused at the hole with its name, goal, place and scope —
+/// the place `check` gives, even when the file is not in canonical form (the
+/// run used to refuse any call up front, at a span into the equation's
+/// canonical print).
+#[test]
+fn call_runs_a_partial_definition_until_it_reaches_the_hole() {
+    let root = Root::examples();
+    let empty = root
+        .run(&["call", "inventory::reorder_plan", "[10, 6, []]"])
+        .ok();
+    assert_eq!(empty.stdout, "[]\n", "{empty:?}");
+
+    let short =
+        r#"[10, 6, [["A1", {"sku": "A1", "name": "Apples", "unit_price": 50, "on_hand": 1}]]]"#;
+    let run = root.run(&["call", "inventory::reorder_plan", short]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.starts_with(
+            "error[unfilled-hole]: reached the unfilled hole ?cases_to_order in \
+             inventory::reorder_plan, whose goal is `I64`\n  --> inventory/reorder_plan.soil:3:28\n"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("= note: in scope: target : I64, case_size : I64, stock : Map Utf8 Item"),
+        "{run:?}"
+    );
+
+    // The same body laid out by hand, with comments: the run's place is the
+    // check's, lines and columns of the file as written.
+    root.write(
+        "inventory/reorder_plan.soil",
+        "-- What to order: one row per short item.\n\
+         -- The quantity is still open.\n\
+         reorder_plan target case_size stock =\n\
+         \n\
+         \x20 let short =\n\
+         \x20     filter (\\item -> item.on_hand < target) (map_values stock)\n\
+         \x20 in\n\
+         \x20 map (\\item -> (item.sku,\n\
+         \x20                 ?cases_to_order)) short\n",
+    );
+    let check = root
+        .run(&["--no-daemon", "check", "inventory::reorder_plan"])
+        .ok();
+    let place = check
+        .stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("--> inventory/reorder_plan.soil:"))
+        .expect("check shows the hole's place")
+        .to_owned();
+    assert_eq!(place, "9:19", "{check:?}");
+    let run = root.run(&["call", "inventory::reorder_plan", short, "--json"]);
+    let error = &run.json()["errors"][0];
+    assert_eq!(error["code"], "unfilled-hole", "{run:?}");
+    let start = &error["span"]["value"]["start"];
+    assert_eq!(
+        format!("{}:{}", start["line"], start["column"]),
+        place,
+        "{run:?}"
+    );
+}

@@ -21,10 +21,12 @@ order (§7.1 canonical JSON). Example:
     soil0 run --env env.json --program program.json csvstats::median '[[3.0,1.0,2.0]]'
 
 Writes the result's canonical JSON and exits 0. A refused run (check errors,
-`unknown-definition`, `unfilled-hole`, `bad-arguments`, `json-*` naming the
-argument's JSON path such as $[0][2]) or a failed one (`runtime-panic`,
-`requires-violated`, `ensures-violated`, `depth-limit`, with the failing span and
-the call chain as notes) writes {\"errors\":[...]} and exits 1.
+`unknown-definition`, `bad-arguments`, `json-*` naming the argument's JSON path
+such as $[0][2]) or a failed one (`runtime-panic`, `requires-violated`,
+`ensures-violated`, `depth-limit`, or `unfilled-hole` when evaluation reaches a
+typed hole, naming its goal type; with the failing span and the call chain as
+notes) writes {\"errors\":[...]} and exits 1. A definition with holes runs on
+inputs that never reach one (§13.9).
 
 The second form reads the program from Soil source files instead (soil0-cli
 §13.8): each FILE is one module, named after its stem (calc.soil is the module
