@@ -57,6 +57,12 @@ pub fn parse_config(text: &str) -> Result<Config, Diagnostic> {
             let range = TextRange::new(range.start as u32, range.end as u32);
             diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, range));
         }
+        if lacks_pin(text) {
+            diagnostic = diagnostic.with_note(
+                "the [toolchain] pin is missing or incomplete: `trellis toolchain update` \
+                 writes it for the running toolchain",
+            );
+        }
         diagnostic
     })?;
     for tag in raw.tags.keys() {
@@ -77,6 +83,18 @@ pub fn parse_config(text: &str) -> Result<Config, Diagnostic> {
         tags: raw.tags,
         entrypoint: raw.entrypoint,
     })
+}
+
+/// Whether a `soil.toml` that is valid TOML lacks the `[toolchain]` table or
+/// one of its required keys: the case `trellis toolchain update` repairs.
+fn lacks_pin(text: &str) -> bool {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return false;
+    };
+    match table.get("toolchain").and_then(toml::Value::as_table) {
+        Some(pin) => !(pin.contains_key("trellis") && pin.contains_key("soil0_cli")),
+        None => true,
+    }
 }
 
 fn is_tag_name(tag: &str) -> bool {
@@ -156,5 +174,18 @@ mod tests {
         assert_eq!(error.code, "config-invalid");
         let span = error.span.expect("span");
         assert_eq!((span.start.line, span.start.column), (4, 1));
+        assert!(error.notes.is_empty(), "{error:?}");
+    }
+
+    #[test]
+    fn a_missing_pin_names_the_command_that_writes_it() {
+        for text in ["[tags]\n", "[toolchain]\ntrellis = \"0.1.0\"\n"] {
+            let error = parse_config(text).expect_err("no pin");
+            assert_eq!(error.code, "config-invalid");
+            assert!(
+                error.notes[0].message.contains("trellis toolchain update"),
+                "{error:?}"
+            );
+        }
     }
 }

@@ -34,6 +34,7 @@ host_codes! {
     BundleWriteFailed => "bundle-write-failed",
     ConfigNoRoot => "config-no-root",
     ConfigProviders => "config-providers",
+    ConfigRootExists => "config-root-exists",
     JobAnswerBreaksSpec => "job-answer-breaks-spec",
     JobBadScope => "job-bad-scope",
     JobCancelled => "job-cancelled",

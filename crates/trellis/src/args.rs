@@ -10,6 +10,12 @@ trellis — spec-driven development with Soil
 Usage: trellis <command> [options]
 
 Commands:
+  init [DIR]                      start a root in DIR (default: here; created if
+                                  absent, refused if it holds one): soil.toml
+                                  pinned to this binary, _project.tr, the module
+                                  hello with one specified and lowered definition,
+                                  hello::greet, its locks and tests (green), and a
+                                  .gitignore for what must not be committed
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
   status [--json] [--verify [--reseed N]] [--all]
@@ -22,14 +28,14 @@ Commands:
                                   --reseed N also re-runs properties and derived
                                   ensures rows under N fresh seeds and reports
                                   each recorded row a fresh sample flips
-  refresh                         reload the root's files into the daemon
-  adopt [DEF|TYPE|MODULE|project] [--cite SCOPE:LABEL]...
+  refresh [--json]                reload the root's files into the daemon
+  adopt [DEF|TYPE|MODULE|project] [--cite SCOPE:LABEL]... [--json]
                                   record hand-written Soil as a human-verified
                                   lowering (all definitions, or one, citing the
                                   decisions it applies: project:LABEL, module:LABEL),
                                   or stamp one type's, module's or the project's
                                   lock; says when it resets an acceptance
-  review DEF                      accept a prose-only edit after reading it
+  review DEF [--json]             accept a prose-only edit after reading it
   answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
                                   answer DEF's open question (status lists them):
                                   the answer is written into the spec (a
@@ -40,19 +46,22 @@ Commands:
                                   was asked. Without --text it asks on the terminal
                                   (an option's number picks that option);
                                   --interactive asks on a stdin that is no terminal
-  test [DEF]                      run the test tiers and record results in the locks
-  call DEF JSON-ARGS              run a definition with real capabilities
-  repl                            call definitions line by line (`DEF JSON-ARGS`,
+  test [DEF] [--json]             run the test tiers and record results in the locks
+  call DEF JSON-ARGS [--json]     run a definition with real capabilities: its
+                                  result as canonical JSON, or the error
+  repl [--json]                   call definitions line by line (`DEF JSON-ARGS`,
                                   `:keep NAME` to save the last call as a test
-                                  case, `:help`, `:quit`); history in
+                                  case, `:json` to switch errors between human and
+                                  JSON, `:help`, `:quit`); history in
                                   .trellis/repl_history
-  decisions editorial LABEL [--module M]
+  decisions editorial LABEL [--module M] [--json]
                                   declare a decision edit meaning-preserving
   decisions triage [LABEL] [--provider NAME] [--json]
                                   ask an agent whether each lowering flagged by a
                                   changed decision (LABEL's, or any) still follows
                                   it: `conforms` re-stamps, else it stays flagged
-  toolchain update                pin soil.toml [toolchain] to this binary
+  toolchain update [--json]       pin soil.toml [toolchain] to this binary (adds
+                                  the table or a key it lacks)
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
@@ -76,6 +85,9 @@ Commands:
                                   root for the editor only)
 
 Options:
+  --json        where a command lists it: print its answer as one JSON document,
+                errors too (`{\"errors\":[...]}` on stdout); without it errors
+                are diagnostics for a person, on stderr
   --no-daemon   answer in this process instead of the root's daemon
   -h, --help    print this help
   -V, --version print the version
@@ -92,6 +104,10 @@ sets how many (1: the caller's thread alone). Answers are the same either way.
 pub enum Command {
     Help,
     Version,
+    Init {
+        /// Where the root goes; `None` is the working directory.
+        dir: Option<String>,
+    },
     Check {
         def: Option<String>,
         json: bool,
@@ -104,13 +120,17 @@ pub enum Command {
         /// With `verify`: fresh seeds to re-run the generated tiers under.
         reseed: Option<u32>,
     },
-    Refresh,
+    Refresh {
+        json: bool,
+    },
     Adopt {
         def: Option<String>,
         cite: Vec<String>,
+        json: bool,
     },
     Review {
         def: String,
+        json: bool,
     },
     Answer {
         def: String,
@@ -123,17 +143,25 @@ pub enum Command {
     },
     Test {
         def: Option<String>,
+        json: bool,
     },
     Call {
         def: String,
         args: String,
+        json: bool,
     },
-    Repl,
+    Repl {
+        /// Start with `:json` on.
+        json: bool,
+    },
     DecisionsEditorial {
         label: String,
         module: Option<String>,
+        json: bool,
     },
-    ToolchainUpdate,
+    ToolchainUpdate {
+        json: bool,
+    },
     Context {
         def: String,
         budget: u64,
@@ -163,6 +191,37 @@ pub enum Command {
     },
     Daemon(DaemonCommand),
     Lsp,
+}
+
+impl Command {
+    /// Whether `--json` was given: the answer, or the errors, as the JSON
+    /// document instead of the human view.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Check { json, .. }
+            | Command::Status { json, .. }
+            | Command::Refresh { json }
+            | Command::Adopt { json, .. }
+            | Command::Review { json, .. }
+            | Command::Test { json, .. }
+            | Command::Call { json, .. }
+            | Command::Repl { json }
+            | Command::DecisionsEditorial { json, .. }
+            | Command::ToolchainUpdate { json }
+            | Command::Context { json, .. }
+            | Command::Lower { json, .. }
+            | Command::DecisionsTriage { json, .. }
+            | Command::Jobs { json } => *json,
+            Command::Help
+            | Command::Version
+            | Command::Init { .. }
+            | Command::Answer { .. }
+            | Command::Spec { .. }
+            | Command::Skill { .. }
+            | Command::Daemon(_)
+            | Command::Lsp => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,15 +368,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         }
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let refuse_json = |name: &str| {
-        if json {
-            Err(UsageError(format!("`{name}` does not take --json")))
-        } else {
-            Ok(())
-        }
-    };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
+        ["init"] => Command::Init { dir: None },
+        ["init", dir] => Command::Init {
+            dir: Some((*dir).to_owned()),
+        },
         ["check"] => Command::Check { def: None, json },
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
@@ -343,17 +399,20 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
                 }
             },
         },
-        ["refresh"] => Command::Refresh,
+        ["refresh"] => Command::Refresh { json },
         ["adopt"] => Command::Adopt {
             def: None,
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["adopt", def] => Command::Adopt {
             def: Some((*def).to_owned()),
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["review", def] => Command::Review {
             def: (*def).to_owned(),
+            json,
         },
         ["answer", def] => Command::Answer {
             def: (*def).to_owned(),
@@ -362,20 +421,23 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             label: label.take(),
             interactive: std::mem::take(&mut interactive),
         },
-        ["test"] => Command::Test { def: None },
+        ["test"] => Command::Test { def: None, json },
         ["test", def] => Command::Test {
             def: Some((*def).to_owned()),
+            json,
         },
-        ["repl"] => Command::Repl,
+        ["repl"] => Command::Repl { json },
         ["call", def, args] => Command::Call {
             def: (*def).to_owned(),
             args: (*args).to_owned(),
+            json,
         },
         ["decisions", "editorial", label] => Command::DecisionsEditorial {
             label: (*label).to_owned(),
             module: module.take(),
+            json,
         },
-        ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["toolchain", "update"] => Command::ToolchainUpdate { json },
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
             budget: parse_budget(budget.take())?,
@@ -413,16 +475,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(
-        command,
-        Command::Status { .. }
-            | Command::Check { .. }
-            | Command::Context { .. }
-            | Command::Lower { .. }
-            | Command::DecisionsTriage { .. }
-            | Command::Jobs { .. }
-    ) {
-        refuse_json(words[0])?;
+    if json && !command.json() {
+        return Err(UsageError(format!("`{}` does not take --json", words[0])));
     }
     if verify && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--verify only applies to `status`".into()));
@@ -530,7 +584,8 @@ mod tests {
             parse_words("decisions editorial cell-errors --module csvstats").map(|i| i.command),
             Ok(Command::DecisionsEditorial {
                 label: "cell-errors".into(),
-                module: Some("csvstats".into())
+                module: Some("csvstats".into()),
+                json: false,
             })
         );
     }
@@ -559,6 +614,35 @@ mod tests {
         assert_eq!(
             parse_words("skill").map(|i| i.command),
             Ok(Command::Skill { hash: false })
+        );
+        assert_eq!(
+            parse_words("init words").map(|i| i.command),
+            Ok(Command::Init {
+                dir: Some("words".into())
+            })
+        );
+        assert_eq!(
+            parse_words("init").map(|i| i.command),
+            Ok(Command::Init { dir: None })
+        );
+        assert_eq!(
+            parse_words("call m::f [] --json").map(|i| i.command),
+            Ok(Command::Call {
+                def: "m::f".into(),
+                args: "[]".into(),
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("test --json").map(|i| i.command),
+            Ok(Command::Test {
+                def: None,
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("repl").map(|i| i.command),
+            Ok(Command::Repl { json: false })
         );
     }
 
@@ -596,7 +680,7 @@ mod tests {
             "chek",
             "check a b",
             "status --bogus",
-            "test --json",
+            "spec x --json",
             "refresh --module m",
             "context csvstats::mean",
             "context csvstats::mean --budget lots",
@@ -613,6 +697,8 @@ mod tests {
             "answer m::f --text a --interactive",
             "check --text a",
             "status --scope module",
+            "init a b",
+            "init --json",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

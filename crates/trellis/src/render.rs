@@ -46,6 +46,16 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Diagnostic]) {
     }
 }
 
+/// A command's errors: the `{"errors":[…]}` document on `out` under `--json`,
+/// else [`diagnostics`] on stderr.
+pub fn errors(out: &mut impl Write, json: bool, errors: &[Diagnostic]) {
+    if json {
+        let _ = writeln!(out, "{}", trellis_diag::errors_document(errors));
+    } else {
+        diagnostics(&mut std::io::stderr(), errors);
+    }
+}
+
 /// `--json`: the daemon's document as it came, less what it says about the
 /// daemon's own work (`timings`: it depends on what it did before, not on the
 /// request).
@@ -101,6 +111,19 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Check { json: false, .. } => {
             decoded(result, |answer: CheckAnswer| check_report(out, &answer))
         }
+        // The document as it came, with the exit code the human view gives.
+        command if command.json() => {
+            let code = human(&mut std::io::sink(), command, result);
+            json_document(out, result);
+            code
+        }
+        command => human(out, command, result),
+    }
+}
+
+/// The human view of the answers whose `--json` is the document as it came.
+fn human(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
+    match command {
         Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
             let code = written_report(out, &answer.written, &answer.errors);
             for name in &answer.unaccepted {
@@ -115,7 +138,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             written_report(out, &answer.written, &answer.errors)
         }),
         Command::Test { .. } => decoded(result, |answer: TestAnswer| test_report(out, &answer)),
-        Command::Refresh => decoded(result, |answer: RefreshAnswer| {
+        Command::Refresh { .. } => decoded(result, |answer: RefreshAnswer| {
             let changed = decode_answer::<Timings>(&result["timings"])
                 .map_or(0, |timings| timings.files_changed);
             diagnostics(out, &answer.problems);
@@ -130,7 +153,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             );
             0
         }),
-        Command::ToolchainUpdate => decoded(result, |answer: ToolchainAnswer| {
+        Command::ToolchainUpdate { .. } => decoded(result, |answer: ToolchainAnswer| {
             let _ = writeln!(
                 out,
                 "soil.toml pins trellis {} / soil0 {} / skill {}{}",
@@ -200,10 +223,24 @@ fn context_json(answer: &ContextAnswer<'_>) -> Value {
 /// by hand into one reused buffer (`{:<40}` pads a character at a time) and
 /// handed to the buffered `out`, never gathered into one large string.
 fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
+    // The manifest lists what was packed, so it is counted after the packing,
+    // outside the budget (trellis-daemon §5): say so, or the estimate reads as
+    // a budget overrun.
+    let manifest = answer
+        .packed()
+        .find(|(path, _)| *path == "bundle.json")
+        .map_or(0, |(_, bytes)| trellis_context::tokens(bytes as usize));
     let _ = writeln!(
         out,
-        "context bundle for {} in {}: estimate {} tokens of a {} token budget",
-        answer.definition.0, answer.dir.0, answer.estimate, answer.budget
+        "context bundle for {} in {}: about {} tokens — files of {} tokens packed within \
+         the {}-token budget, plus {} for bundle.json, the manifest, which lists the \
+         packing and so is not counted against it",
+        answer.definition.0,
+        answer.dir.0,
+        answer.estimate,
+        answer.estimate.saturating_sub(manifest),
+        answer.budget,
+        manifest
     );
     let pad = |line: &mut String, width: usize, used: usize| {
         const SPACES: &str = "                                        ";
@@ -253,6 +290,14 @@ fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
         line.push_str(reason);
         line.push('\n');
         let _ = out.write_all(line.as_bytes());
+    }
+    let dropped = answer.dropped().count();
+    if dropped > 0 {
+        let _ = writeln!(
+            out,
+            "{} did not fit the budget, lowest priority last (a larger --budget packs more)",
+            counted(dropped, "file")
+        );
     }
     0
 }
@@ -836,7 +881,9 @@ mod tests {
             &trellis_rpc::ResultFrame::of(&context_answer()),
         );
         let mut expected =
-            "context bundle for m/f in /r/.trellis/context/m/f: estimate 120 tokens of a 100 token budget\n"
+            "context bundle for m/f in /r/.trellis/context/m/f: about 120 tokens — files of 19 \
+             tokens packed within the 100-token budget, plus 101 for bundle.json, the manifest, \
+             which lists the packing and so is not counted against it\n"
                 .to_owned();
         for (path, bytes) in [
             ("bundle.json", 401usize),
@@ -860,6 +907,9 @@ mod tests {
         ] {
             expected.push_str(&format!("  dropped  {item:<40} {reason}\n"));
         }
+        expected.push_str(
+            "3 files did not fit the budget, lowest priority last (a larger --budget packs more)\n",
+        );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 

@@ -49,7 +49,37 @@ fn context_writes_the_bundle_through_the_daemon_and_wipes_it_each_time() {
         serde_json::from_str(&root.read(".trellis/context/csvstats/median/bundle.json")).unwrap();
     assert_eq!(manifest["definition"], "csvstats/median");
     assert_eq!(manifest["budget"], 1100);
-    assert_eq!(manifest["dropped"], answer["dropped"]);
+    // The answer lists every dropped file; the manifest the same, but the
+    // callable surface and the corpus as one entry each, counted.
+    let dropped = answer["dropped"].as_array().expect("dropped");
+    let in_dir = |dir: &str| {
+        dropped
+            .iter()
+            .filter(|d| d["item"].as_str().is_some_and(|item| item.starts_with(dir)))
+            .count()
+    };
+    let mut expected: Vec<serde_json::Value> = dropped
+        .iter()
+        .filter(|d| {
+            let item = d["item"].as_str().unwrap_or_default();
+            !item.starts_with("callable/") && !item.starts_with("examples/")
+        })
+        .cloned()
+        .collect();
+    let module_md = expected.pop().expect("module.md drops last");
+    expected.push(serde_json::json!({
+        "item": "callable/",
+        "reason": format!("after over budget: {} files from callable/contains.md", in_dir("callable/")),
+    }));
+    expected.push(serde_json::json!({
+        "item": "examples/",
+        "reason": format!(
+            "after over budget: {} files from examples/csvstats/all_finite.tr",
+            in_dir("examples/")
+        ),
+    }));
+    expected.push(module_md);
+    assert_eq!(manifest["dropped"], serde_json::Value::Array(expected));
 }
 
 #[test]
@@ -115,6 +145,45 @@ fn bad_context_requests_are_clear_errors() {
     ]);
     assert_eq!(small.code, Some(1), "{small:?}");
     assert_eq!(small.json()["errors"][0]["code"], "budget-too-small");
+    // The error and its note agree on what is never dropped and what is
+    // counted: the three files count, the manifest does not.
+    let small = root.run(&[
+        "--no-daemon",
+        "context",
+        "csvstats::median",
+        "--budget",
+        "300",
+    ]);
+    assert_eq!(small.code, Some(1), "{small:?}");
+    let needed: u64 = small
+        .stderr
+        .split("need about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the tokens needed");
+    assert!(
+        small.stderr.starts_with(&format!(
+            "error[budget-too-small]: a budget of 300 tokens cannot hold the files that are never \
+             dropped: spec.md, decisions.md and tests.json need about {needed} tokens\n"
+        )),
+        "{small:?}"
+    );
+    assert!(
+        small.stderr.contains(&format!(
+            "= note: bundle.json, the manifest, is never dropped either but is not counted \
+             against the budget, since it lists what was packed: --budget {needed} or more"
+        )),
+        "{small:?}"
+    );
+    root.run(&[
+        "--no-daemon",
+        "context",
+        "csvstats::median",
+        "--budget",
+        &needed.to_string(),
+    ])
+    .ok();
     let words = root.run(&["context", "csvstats::median", "--budget", "lots"]);
     assert_eq!(words.code, Some(2), "{words:?}");
     assert!(words.stderr.contains("whole number"), "{words:?}");

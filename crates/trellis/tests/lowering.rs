@@ -549,7 +549,7 @@ fn a_callee_edit_mid_flight_invalidates_the_job() {
     assert!(
         invalidated["detail"]["reason"]
             .as_str()
-            .is_some_and(|r| r.contains("callees/sort.md")),
+            .is_some_and(|r| r.contains("callable/sort.md")),
         "{invalidated}"
     );
     assert_eq!(

@@ -385,6 +385,12 @@ pub fn client_path_param(params: &Value) -> String {
     suite_path(params.get("path").and_then(Value::as_str))
 }
 
+/// `soil.toml`'s text pinned to this toolchain (`toolchain update`'s rewrite;
+/// `trellis init` writes its first `soil.toml` with it).
+pub fn repin(text: &str) -> String {
+    toolchain::repin(text)
+}
+
 /// The toolchain pin check, for commands that run outside the daemon.
 pub fn check_pin_of(service: &Service) -> Result<(), Diagnostic> {
     toolchain::check_pin(service)

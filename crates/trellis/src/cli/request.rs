@@ -46,23 +46,23 @@ fn service_request(command: &Command) -> Option<Request> {
             summary: (!*json && !*all && !*verify).then_some(true),
             reseed: *reseed,
         }),
-        Command::Refresh => Request::Refresh,
-        Command::Adopt { def, cite } => Request::Adopt(AdoptParams {
+        Command::Refresh { .. } => Request::Refresh,
+        Command::Adopt { def, cite, .. } => Request::Adopt(AdoptParams {
             def: def.clone(),
             cite: Some(cite.clone()),
         }),
-        Command::Review { def } => Request::Review(ReviewParams { def: def.clone() }),
-        Command::Test { def } => Request::Test(TestParams {
+        Command::Review { def, .. } => Request::Review(ReviewParams { def: def.clone() }),
+        Command::Test { def, .. } => Request::Test(TestParams {
             def: def.clone(),
             path: client_path(),
         }),
-        Command::DecisionsEditorial { label, module } => {
+        Command::DecisionsEditorial { label, module, .. } => {
             Request::DecisionsEditorial(EditorialParams {
                 label: label.clone(),
                 module: module.clone(),
             })
         }
-        Command::ToolchainUpdate => Request::ToolchainUpdate,
+        Command::ToolchainUpdate { .. } => Request::ToolchainUpdate,
         Command::Context {
             def, budget, out, ..
         } => Request::Context(ContextParams {
@@ -72,13 +72,14 @@ fn service_request(command: &Command) -> Option<Request> {
         }),
         Command::Jobs { .. } => Request::Jobs,
         Command::Help
+        | Command::Init { .. }
         | Command::Version
         | Command::Spec { .. }
         | Command::Skill { .. }
         | Command::Lsp
         | Command::Daemon(_)
         | Command::Call { .. }
-        | Command::Repl
+        | Command::Repl { .. }
         | Command::Lower { .. }
         | Command::DecisionsTriage { .. }
         | Command::Answer { .. } => return None,
@@ -107,14 +108,7 @@ fn ask(root: &Path, invocation: &Invocation, request: &Request) -> ExitCode {
             _ => 1,
         },
         Err(ClientError::Failed(errors)) => {
-            if matches!(
-                invocation.command,
-                Command::Status { json: true, .. } | Command::Context { json: true, .. }
-            ) {
-                let _ = writeln!(stdout, "{}", trellis_diag::errors_document(&errors));
-            } else {
-                render::diagnostics(&mut std::io::stderr(), &errors);
-            }
+            render::errors(stdout, invocation.command.json(), &errors);
             1
         }
         Err(ClientError::Transport(message)) => {

@@ -149,9 +149,10 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
                 actual: Some(counterexample.shrunk_message.clone()),
                 shrunk: Some(counterexample.shrunk.clone()),
                 message: format!(
-                    "falsified by {} (shrunk in {} steps from {}{}): {}",
+                    "falsified by {} (shrunk in {} step{} from {}{}): {}",
                     counterexample.shrunk.join(" "),
                     counterexample.shrink_steps,
+                    if counterexample.shrink_steps == 1 { "" } else { "s" },
                     match &counterexample.case {
                         CaseOrigin::Example(_) => format!("{}, ", counterexample.case),
                         CaseOrigin::Drawn(_) => String::new(),
@@ -187,5 +188,35 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
         } else {
             detail
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::property::Counterexample;
+
+    fn failed_after(steps: usize) -> String {
+        let counterexample = Counterexample {
+            case: 3,
+            original: vec!["[5,7]".into()],
+            original_message: "the predicate is false".into(),
+            shrunk: vec!["[0]".into()],
+            shrunk_message: "the predicate is false".into(),
+            shrink_steps: steps,
+            shrink_evaluations: 9,
+        };
+        let row = property_result_row(
+            "p".into(),
+            PropertyResult::Failed(Box::new(counterexample)),
+            false,
+        );
+        row.detail.expect("a failure").message
+    }
+
+    #[test]
+    fn the_shrink_count_agrees_with_its_noun() {
+        assert!(failed_after(1).contains("(shrunk in 1 step from [5,7])"));
+        assert!(failed_after(2).contains("(shrunk in 2 steps from [5,7])"));
     }
 }
