@@ -54,8 +54,8 @@ Commands:
                                   callee-first, one job at a time in the daemon; a
                                   line per job state change (--json: one event per
                                   line). Providers: ~/.config/trellis/providers.toml;
-                                  --provider claude-code (Claude Code in a bubblewrap
-                                  jail) needs no file
+                                  without it, the `claude` on PATH (Claude Code in a
+                                  bubblewrap jail, also --provider claude-code)
   jobs [--json]                   the lowering queue, the running job and the
                                   finished ones with their outcomes
   context DEF --budget N [--out DIR] [--json]

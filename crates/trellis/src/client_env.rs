@@ -34,21 +34,25 @@ pub fn user_provider(name: Option<&str>) -> Result<Provider, trellis_diag::Diagn
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
-        // The built-in provider needs no file.
-        Err(error)
-            if error.kind() == std::io::ErrorKind::NotFound
-                && name == Some(providers::CLAUDE_CODE) =>
-        {
-            String::new()
+        // No file: the built-in claude-code provider when asked for, or when a
+        // `claude` is on this client's PATH (where the daemon will look for it).
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let path = client_path();
+            let on_path = trellis_agent::jail::find_on_path(
+                providers::CLAUDE_CODE_COMMAND.as_ref(),
+                path.as_deref().map(std::ffi::OsStr::new),
+            )
+            .is_some();
+            return providers::without_file(&file, name, on_path)
+                .map(|provider| provider.with_client_env(|name| std::env::var(name).ok()));
         }
         Err(error) => {
-            return Err(HostCode::ConfigProviders.diagnostic(
-                format!(
+            return Err(HostCode::ConfigProviders
+                .diagnostic(format!(
                     "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
                     file.display()
-                ),
-            )
-            .with_file(file.display().to_string()));
+                ))
+                .with_file(file.display().to_string()));
         }
     };
     // The provider's `pass_env` values come from this environment, the user's,
