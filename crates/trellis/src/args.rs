@@ -48,6 +48,9 @@ Commands:
                                   changed decision (LABEL's, or any) still follows
                                   it: `conforms` re-stamps, else it stays flagged
   toolchain update                pin soil.toml [toolchain] to this binary
+  cache keygen                    a new signing key for the shared result cache:
+                                  the secret for CI (TRELLIS_CACHE_SIGNING_KEY),
+                                  the public key for soil.toml [cache] trusted_keys
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
@@ -127,6 +130,7 @@ pub enum Command {
         module: Option<String>,
     },
     ToolchainUpdate,
+    CacheKeygen,
     Context {
         def: String,
         budget: u64,
@@ -345,6 +349,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             module: module.take(),
         },
         ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["cache", "keygen"] => Command::CacheKeygen,
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
             budget: parse_budget(budget.take())?,

@@ -13,6 +13,24 @@ pub fn client_path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 
+/// The shared result cache as this caller's environment sets it (design
+/// §12.5): `TRELLIS_CACHE_URL`, `TRELLIS_CACHE_WRITE`,
+/// `TRELLIS_CACHE_SIGNING_KEY`, and whether `CI` is true.
+pub fn cache_env() -> trellis_service::protocol::CacheEnv {
+    let var = |name: &str| std::env::var(name).ok();
+    trellis_service::protocol::CacheEnv {
+        url: var("TRELLIS_CACHE_URL").map(|url| url.trim().to_owned()),
+        write: var("TRELLIS_CACHE_WRITE").map(|word| word.trim().to_ascii_lowercase()),
+        signing_key: var("TRELLIS_CACHE_SIGNING_KEY").filter(|key| !key.trim().is_empty()),
+        ci: var("CI").is_some_and(|ci| {
+            matches!(
+                ci.trim().to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes"
+            )
+        }),
+    }
+}
+
 /// `path` resolved against this process's working directory: the daemon's is
 /// not the caller's (impl plan §9.13).
 pub fn absolute(path: &str) -> String {
