@@ -29,7 +29,9 @@
 //!
 //! `trellis lower --provider claude-code` works without a file, or with one that
 //! has no provider of that name: the built-in claude-code provider is the table
-//! above with every key at its default.
+//! above with every key at its default. Without a file and without
+//! `--provider`, `trellis lower` takes the built-in provider when a `claude` is
+//! on the client's PATH, and otherwise says what it needs ([`without_file`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,6 +69,8 @@ pub struct Scripted {
 
 /// The built-in provider's name, usable without a providers.toml.
 pub const CLAUDE_CODE: &str = "claude-code";
+/// The program a claude-code provider runs unless its `command` says otherwise.
+pub const CLAUDE_CODE_COMMAND: &str = "claude";
 
 /// A claude-code provider: which CLI, and what of the user's environment enters
 /// its jail.
@@ -303,7 +307,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
 fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCode, Diagnostic> {
     let at = |message: String| problem(file, format!("[providers.{name}] {message}"));
     let command = match entry.get("command") {
-        None => "claude".to_owned(),
+        None => CLAUDE_CODE_COMMAND.to_owned(),
         Some(toml::Value::String(command)) if !command.trim().is_empty() => {
             relative_to_file(command, file)
         }
@@ -435,13 +439,45 @@ fn is_variable_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The provider when the user has no providers.toml at `file`: the built-in
+/// claude-code provider when it was asked for by name, or when none was named
+/// and `claude_on_path` (the client found a `claude` on its PATH); otherwise a
+/// `config-providers` error saying what would do.
+pub fn without_file(
+    file: &Path,
+    wanted: Option<&str>,
+    claude_on_path: bool,
+) -> Result<Provider, Diagnostic> {
+    match wanted {
+        Some(CLAUDE_CODE) => Ok(builtin_claude_code()),
+        None if claude_on_path => Ok(builtin_claude_code()),
+        None => Err(problem(
+            file,
+            format!(
+                "no agent provider: {} does not exist and no `claude` is on PATH; install \
+                 Claude Code (npm install -g @anthropic-ai/claude-code) so `claude` is on PATH \
+                 and `trellis lower` uses it, or write providers.toml (docs/design.md §4.9)",
+                file.display()
+            ),
+        )),
+        Some(name) => Err(problem(
+            file,
+            format!(
+                "no provider `{name}`: {} does not exist (without it only the built-in \
+                 `{CLAUDE_CODE}` is known; see docs/design.md §4.9)",
+                file.display()
+            ),
+        )),
+    }
+}
+
 /// The built-in claude-code provider: `claude` on the client's PATH, the CLI's
 /// default model, `ANTHROPIC_API_KEY` passed, the default caps.
 pub fn builtin_claude_code() -> Provider {
     Provider {
         name: CLAUDE_CODE.to_owned(),
         kind: ProviderKind::ClaudeCode(ClaudeCode {
-            command: "claude".to_owned(),
+            command: CLAUDE_CODE_COMMAND.to_owned(),
             pass_env: DEFAULT_PASS_ENV.iter().map(|n| (*n).to_owned()).collect(),
             env: JailEnv::default(),
             read_only: Vec::new(),
@@ -684,6 +720,33 @@ mod tests {
                 .expect("parses")
                 .needs_jail()
         );
+    }
+
+    #[test]
+    fn without_a_file_claude_on_path_is_the_default_and_its_absence_says_what_to_do() {
+        let file = Path::new("/home/u/.config/trellis/providers.toml");
+        let message = |result: Result<Provider, Diagnostic>| {
+            let error = result.expect_err("no provider");
+            assert_eq!(error.code, "config-providers");
+            error.message
+        };
+        assert_eq!(
+            without_file(file, None, true).expect("the built-in one"),
+            builtin_claude_code()
+        );
+        assert_eq!(
+            without_file(file, Some(CLAUDE_CODE), false).expect("named, found when it runs"),
+            builtin_claude_code()
+        );
+        let missing = message(without_file(file, None, false));
+        assert!(
+            missing.contains("/home/u/.config/trellis/providers.toml does not exist")
+                && missing.contains("no `claude` is on PATH")
+                && missing.contains("npm install -g @anthropic-ai/claude-code"),
+            "{missing}"
+        );
+        let other = message(without_file(file, Some("fixture"), true));
+        assert!(other.contains("no provider `fixture`"), "{other}");
     }
 
     #[test]

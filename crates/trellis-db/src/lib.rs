@@ -122,7 +122,8 @@ pub use check::{
 };
 pub use check_report::{CheckReport, OpenHole, check_root};
 pub use config::{
-    CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,
+    CACHE_TIMEOUT_MS, CONFIG_FILE, CacheConfig, CacheWrite, Config, TagName, Toolchain,
+    declared_tags, parse_config, root_config, tag_declared,
 };
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{

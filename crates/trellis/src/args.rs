@@ -62,14 +62,17 @@ Commands:
                                   it: `conforms` re-stamps, else it stays flagged
   toolchain update [--json]       pin soil.toml [toolchain] to this binary (adds
                                   the table or a key it lacks)
+  cache keygen                    a new signing key for the shared result cache:
+                                  the secret for CI (TRELLIS_CACHE_SIGNING_KEY),
+                                  the public key for soil.toml [cache] trusted_keys
   lower [DEF]... [--provider NAME] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
                                   callee-first, one job at a time in the daemon; a
                                   line per job state change (--json: one event per
                                   line). Providers: ~/.config/trellis/providers.toml;
-                                  --provider claude-code (Claude Code in a bubblewrap
-                                  jail) needs no file
+                                  without it, the `claude` on PATH (Claude Code in a
+                                  bubblewrap jail, also --provider claude-code)
   jobs [--json]                   the lowering queue, the running job and the
                                   finished ones with their outcomes
   context DEF --budget N [--out DIR] [--json]
@@ -162,6 +165,7 @@ pub enum Command {
     ToolchainUpdate {
         json: bool,
     },
+    CacheKeygen,
     Context {
         def: String,
         budget: u64,
@@ -215,6 +219,7 @@ impl Command {
             Command::Help
             | Command::Version
             | Command::Init { .. }
+            | Command::CacheKeygen
             | Command::Answer { .. }
             | Command::Spec { .. }
             | Command::Skill { .. }
@@ -438,6 +443,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             json,
         },
         ["toolchain", "update"] => Command::ToolchainUpdate { json },
+        ["cache", "keygen"] => Command::CacheKeygen,
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
             budget: parse_budget(budget.take())?,

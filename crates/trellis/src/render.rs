@@ -625,7 +625,12 @@ fn test_report(out: &mut impl Write, answer: &TestAnswer) -> u8 {
             continue;
         }
         if entry.green {
-            let _ = writeln!(out, "{def}: {} rows, all green", entry.rows.len());
+            let reused = answer
+                .cache
+                .as_ref()
+                .is_some_and(|cache| cache.reused.contains(def));
+            let origin = if reused { " (from the cache)" } else { "" };
+            let _ = writeln!(out, "{def}: {} rows, all green{origin}", entry.rows.len());
             for note in &entry.not_derived {
                 let _ = writeln!(out, "  note: {note}");
             }
@@ -660,9 +665,34 @@ fn test_report(out: &mut impl Write, answer: &TestAnswer) -> u8 {
         .iter()
         .filter(|skip| skip.reason == UP_TO_DATE)
         .count();
+    let mut from_cache = String::new();
+    if let Some(cache) = &answer.cache {
+        for rejected in &cache.rejected {
+            let _ = writeln!(
+                out,
+                "cache: refused the entry for {} ({}); ran it here",
+                rejected.def, rejected.reason
+            );
+        }
+        for note in &cache.notes {
+            let _ = writeln!(out, "cache: {note}");
+        }
+        if let Some(down) = &cache.down {
+            let _ = writeln!(
+                out,
+                "cache: {} stopped answering ({down}); the rest ran here",
+                cache.url
+            );
+        }
+        from_cache = format!(
+            "; {} from the cache; {} stored",
+            cache.reused.len(),
+            cache.stored
+        );
+    }
     let _ = writeln!(
         out,
-        "ran {} ({failing} failing); {up_to_date} already up to date",
+        "ran {} ({failing} failing); {up_to_date} already up to date{from_cache}",
         counted(answer.ran.len(), "suite")
     );
     u8::from(failing > 0 || !answer.errors.is_empty())

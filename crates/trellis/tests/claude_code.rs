@@ -1150,6 +1150,78 @@ fn without_a_jail_a_real_provider_is_refused_naming_what_is_missing() {
     }
 }
 
+#[test]
+fn without_a_providers_file_lower_runs_the_claude_on_path_or_says_what_it_needs() {
+    xtask::clients::require("bubblewrap");
+    let harness = Harness::new(Root::examples(), "");
+    std::fs::remove_file(harness.config.path().join("trellis/providers.toml"))
+        .expect("remove providers.toml");
+    // A stand-in `claude` that reports the arguments it was given and the key
+    // it sees; it writes no draft, so the job fails after it ran.
+    let fake = harness.script(
+        "on-path",
+        r#"if [ "$1" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi
+first="$1"
+while [ $# -gt 0 ]; do [ "$1" = --model ] && model="$2"; shift; done
+echo '{"type":"system","subtype":"init","session_id":"fake","model":"fake-default","mcp_servers":[{"name":"trellis","status":"connected"}],"tools":[]}'
+printf '{"type":"result","subtype":"success","is_error":false,"num_turns":0,"result":"first=%s;model=%s;key=%s"}\n' "$first" "$model" "$ANTHROPIC_API_KEY"
+"#,
+    );
+    let bin = fake.parent().expect("the fake's directory");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = finish(
+        harness
+            .command(&["lower", "--json", "csvstats::mean"])
+            .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", "sk-users-own")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(run.code, Some(1), "the stand-in writes no draft: {run:?}");
+    let started = harness.last_event("csvstats", "job_started");
+    assert_eq!(started["provider"], "claude-code", "{started}");
+    assert_eq!(
+        started["model"], "default",
+        "the CLI's own model: {started}"
+    );
+    let result = harness.last_event("csvstats", "agent_result");
+    let seen = findings(result["result"].as_str().expect("the stand-in's report"));
+    assert_eq!(
+        (seen["first"].as_str(), seen["model"].as_str()),
+        ("-p", "default"),
+        "the built-in provider ran the CLI found on PATH, at its own model: {seen:?}"
+    );
+    assert_eq!(seen["key"], "sk-users-own", "the user's own key: {seen:?}");
+    // No `claude` on PATH and no file: the command says what it needs, and
+    // queues nothing.
+    let run = finish(
+        harness
+            .command(&["lower", "csvstats::mean"])
+            .env("PATH", "/usr/bin:/bin")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains("error[config-providers]")
+            && run.stderr.contains("no `claude` is on PATH")
+            && run
+                .stderr
+                .contains("npm install -g @anthropic-ai/claude-code"),
+        "{run:?}"
+    );
+    let finished = harness.run(&["jobs", "--json"]).ok().json()["finished"].clone();
+    assert_eq!(
+        finished.as_array().map(Vec::len),
+        Some(1),
+        "nothing more ran: {finished}"
+    );
+}
+
 /// `TRELLIS_LIVE=1`: one lowering of `csvstats::mean` against the real service,
 /// with the key in `ANTHROPIC_API_KEY`, the CLI from `TRELLIS_LIVE_CLAUDE` (else
 /// the pinned one) and the model from `TRELLIS_LIVE_MODEL` (else

@@ -256,6 +256,24 @@ pub struct TestAnswer {
     pub skipped: Vec<Skipped>,
     pub results: Vec<SuiteResult>,
     pub errors: Vec<Diagnostic>,
+    /// The shared result cache's part, when the root or the caller names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheReport>,
+}
+
+/// What the shared result cache did for one `test` (design §12): the suites
+/// whose verified results it supplied (not in `ran`: nothing was executed),
+/// the entries it refused and why (those suites ran), how many results this run
+/// stored, and why it stopped answering, if it did. Never an error: a cache
+/// that is down costs time, not correctness.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheReport {
+    pub url: String,
+    pub reused: Vec<String>,
+    pub rejected: Vec<Skipped>,
+    pub stored: usize,
+    pub down: Option<String>,
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -412,6 +412,7 @@ impl Service {
         let params = TestParams {
             def: Some(definition.to_owned()),
             path: Some(path.to_owned()),
+            cache: None,
         };
         let mut answer =
             super::test::test(self, &params, progress).map_err(|error| Gate::Failed {

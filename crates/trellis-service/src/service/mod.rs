@@ -29,6 +29,7 @@ pub mod jobs;
 mod locks;
 pub mod lowering;
 mod question;
+mod shared_cache;
 mod test;
 pub mod tool_limits;
 mod toolchain;

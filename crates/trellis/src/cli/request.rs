@@ -16,7 +16,7 @@ use trellis_service::protocol::{
 
 use crate::args::{Command, Invocation};
 use crate::client::{self, ClientError};
-use crate::client_env::{absolute, client_path};
+use crate::client_env::{absolute, cache_env, client_path};
 use crate::render;
 
 /// Runs the command's request; a command that is not one is a usage error.
@@ -55,6 +55,7 @@ fn service_request(command: &Command) -> Option<Request> {
         Command::Test { def, .. } => Request::Test(TestParams {
             def: def.clone(),
             path: client_path(),
+            cache: Some(cache_env()),
         }),
         Command::DecisionsEditorial { label, module, .. } => {
             Request::DecisionsEditorial(EditorialParams {
@@ -73,6 +74,7 @@ fn service_request(command: &Command) -> Option<Request> {
         Command::Jobs { .. } => Request::Jobs,
         Command::Help
         | Command::Init { .. }
+        | Command::CacheKeygen
         | Command::Version
         | Command::Spec { .. }
         | Command::Skill { .. }

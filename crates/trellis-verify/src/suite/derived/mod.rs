@@ -152,7 +152,11 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
                     "falsified by {} (shrunk in {} step{} from {}{}): {}",
                     counterexample.shrunk.join(" "),
                     counterexample.shrink_steps,
-                    if counterexample.shrink_steps == 1 { "" } else { "s" },
+                    if counterexample.shrink_steps == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
                     match &counterexample.case {
                         CaseOrigin::Example(_) => format!("{}, ", counterexample.case),
                         CaseOrigin::Drawn(_) => String::new(),
@@ -198,7 +202,7 @@ mod tests {
 
     fn failed_after(steps: usize) -> String {
         let counterexample = Counterexample {
-            case: 3,
+            case: crate::property::CaseOrigin::Drawn(3),
             original: vec!["[5,7]".into()],
             original_message: "the predicate is false".into(),
             shrunk: vec!["[0]".into()],
