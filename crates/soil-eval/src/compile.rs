@@ -606,11 +606,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             Some(Target::Builtin(builtin))
                 if builtins::BUILTINS[builtin as usize].arity as usize == args.len() =>
             {
-                Expr::CallBuiltin {
-                    builtin,
-                    args: self.exprs(args),
-                    span,
-                }
+                fused_call(builtin, self.exprs(args), span)
             }
             Some(target) => {
                 let func = Box::new(self.target_value(target));
@@ -828,5 +824,41 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                 Pat::List { elements, rest }
             }
         }
+    }
+}
+
+/// A saturated call of `builtin`, or the fused builtin that computes it with
+/// its first argument, a call of another builtin, in one step
+/// ([`builtins::fuse`]). The arguments keep their order (the inner call's,
+/// then the outer call's others), so they are evaluated, moved and released
+/// exactly as in the nest.
+fn fused_call(builtin: BuiltinId, args: Box<[Expr]>, span: TextRange) -> Expr {
+    let fused = match args.first() {
+        Some(Expr::CallBuiltin {
+            builtin: inner,
+            args: inner_args,
+            ..
+        }) => builtins::fuse(builtin, *inner).filter(|fused| {
+            builtins::BUILTINS[*fused as usize].arity as usize == inner_args.len() + args.len() - 1
+        }),
+        _ => None,
+    };
+    let Some(fused) = fused else {
+        return Expr::CallBuiltin {
+            builtin,
+            args,
+            span,
+        };
+    };
+    let mut args = args.into_vec().into_iter();
+    let mut all = match args.next() {
+        Some(Expr::CallBuiltin { args: inner, .. }) => inner.into_vec(),
+        _ => Vec::new(),
+    };
+    all.extend(args);
+    Expr::CallBuiltin {
+        builtin: fused,
+        args: all.into_boxed_slice(),
+        span,
     }
 }

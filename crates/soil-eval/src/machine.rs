@@ -53,6 +53,14 @@ impl Function for Callable {
     }
 }
 
+/// A function value resolved once by [`Machine::prepare`]: a closure that
+/// takes exactly the arguments it will be given is entered without
+/// inspecting the value again on every call.
+pub(crate) struct Prepared<'f> {
+    f: &'f Value,
+    closure: Option<(CodeId, &'f [Value])>,
+}
+
 pub(crate) fn func_value(callable: Callable) -> Value {
     Value::Func(Rc::new(callable))
 }
@@ -192,14 +200,30 @@ impl<'a> Machine<'a> {
         self.enter(code_id)?;
         let result = self.run(code_id, base);
         self.chain.pop();
-        self.stack.truncate(base);
+        self.release_frame(base);
         result
+    }
+
+    /// Truncates the stack to `base`, releasing what the slots above hold.
+    /// Most slots of a finished frame hold scalars or were moved out, and
+    /// are forgotten here without a call to the general drop glue.
+    #[inline(always)]
+    fn release_frame(&mut self, base: usize) {
+        while self.stack.len() > base {
+            match self.stack.pop() {
+                Some(value) if !value.is_scalar() => drop(value),
+                other => std::mem::forget(other),
+            }
+        }
     }
 
     #[inline]
     fn setup_frame(&mut self, code: &Code, base: usize, closure: Option<(&[Value], &Value)>) {
-        self.stack
-            .resize_with(base + code.frame_size as usize, || Value::Unit);
+        let end = base + code.frame_size as usize;
+        // A frame of only parameters (a small lambda) is complete already.
+        if self.stack.len() != end {
+            self.stack.resize_with(end, || Value::Unit);
+        }
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
                 self.set(base + *slot as usize, value.clone());
@@ -333,8 +357,23 @@ impl<'a> Machine<'a> {
 
     fn push_args(&mut self, args: &[Expr], base: usize) -> Res<()> {
         for arg in args {
-            let v = self.operand(arg, base)?;
-            self.stack.push(v);
+            // A local is copied or moved straight from its slot to the top:
+            // through `operand`'s `Result` it would be written in pieces and
+            // read back whole, which stalls store forwarding on every push.
+            match arg {
+                Expr::LocalMove(slot) => {
+                    let v = std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit);
+                    self.stack.push(v);
+                }
+                Expr::Local(slot) => {
+                    let v = self.stack[base + *slot as usize].clone();
+                    self.stack.push(v);
+                }
+                _ => {
+                    let v = self.operand(arg, base)?;
+                    self.stack.push(v);
+                }
+            }
         }
         Ok(())
     }
@@ -531,8 +570,43 @@ impl<'a> Machine<'a> {
 
     fn call_builtin(&mut self, builtin: BuiltinId, base: usize) -> Res<Value> {
         let result = (BUILTINS[builtin as usize].run)(self, base);
-        self.stack.truncate(base);
+        self.release_frame(base);
         result
+    }
+
+    /// Resolves `f` once for a builtin that calls it with `nargs` arguments
+    /// on every element (`map`, `filter`, `fold`, ...).
+    pub(crate) fn prepare<'f>(&self, f: &'f Value, nargs: usize) -> Prepared<'f> {
+        let closure = match f {
+            Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                Some(Callable::Closure { code, captures })
+                    if self.program.codes[*code as usize].arity as usize == nargs =>
+                {
+                    Some((*code, &captures[..]))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Prepared { f, closure }
+    }
+
+    /// Calls `f` on the arguments at `stack[base..]`, as [`Self::call_value`]
+    /// does, entering a prepared closure directly.
+    #[inline]
+    pub(crate) fn call_prepared(&mut self, f: &Prepared<'_>, base: usize) -> Res<Value> {
+        match f.closure {
+            Some((code, captures)) => self.invoke(code, base, Some((captures, f.f))),
+            None => self.call_value(f.f, base),
+        }
+    }
+
+    /// [`Self::call_prepared`] on the one argument `arg`, moved in.
+    #[inline]
+    pub(crate) fn apply_prepared(&mut self, f: &Prepared<'_>, arg: Value) -> Res<Value> {
+        let base = self.stack.len();
+        self.stack.push(arg);
+        self.call_prepared(f, base)
     }
 
     /// Applies a function value to `args` (used by higher-order builtins).
@@ -649,6 +723,7 @@ impl<'a> Machine<'a> {
             )),
             Expr::I64(n) => Ok(Value::I64(*n)),
             Expr::F64(x) => Ok(Value::F64(*x)),
+            Expr::Const(i) => Ok(self.consts[*i as usize].clone()),
             Expr::LocalOpI64 {
                 op,
                 slot,

@@ -2,9 +2,8 @@
 //! and conditions decided without building intermediate `Bool` values.
 
 use std::cmp::Ordering;
-use std::rc::Rc;
 
-use soil_rt::{Value, compare, f64_total_cmp};
+use soil_rt::{Value, compare, equal, f64_total_cmp};
 use trellis_diag::TextRange;
 
 use crate::codes::EvalCode;
@@ -124,6 +123,9 @@ impl Machine<'_> {
                 let order = match (&a, &b) {
                     (Value::I64(x), Value::I64(y)) => x.cmp(y),
                     (Value::F64(x), Value::F64(y)) => f64_total_cmp(*x, *y),
+                    _ if matches!(op, Op::Eq | Op::Ne) => {
+                        return Ok(equal(&a, &b) == (*op == Op::Eq));
+                    }
                     _ => compare(&a, &b),
                 };
                 Ok(op.holds(order))
@@ -170,6 +172,8 @@ impl Machine<'_> {
             (Op::Le, Value::F64(x), Value::F64(y)) => {
                 return Ok(Value::Bool(f64_total_cmp(*x, *y).is_le()));
             }
+            (Op::Eq, Value::Str(x), Value::Str(y)) => return Ok(Value::Bool(x == y)),
+            (Op::Ne, Value::Str(x), Value::Str(y)) => return Ok(Value::Bool(x != y)),
             _ => {}
         }
         self.binary(op, a, b).map_err(|e| self.locate(e, span))
@@ -212,12 +216,9 @@ impl Machine<'_> {
         if op == Op::Concat {
             return match (a, b) {
                 (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(y))),
-                (Value::Str(x), Value::Str(y)) => {
-                    let mut s = String::with_capacity(x.len() + y.len());
-                    s.push_str(&x);
-                    s.push_str(&y);
-                    Ok(Value::Str(Rc::from(s)))
-                }
+                // The left side grows in place when nothing else holds it.
+                (Value::Str(x), Value::Str(y)) if x.is_empty() => Ok(Value::Str(y)),
+                (Value::Str(x), Value::Str(y)) => Ok(Value::Str(x.concat(&y))),
                 (a, b) => Err(self.type_error(format!(
                     "`++` does not apply to {} and {}",
                     a.kind(),
@@ -252,8 +253,8 @@ impl Machine<'_> {
             (Op::Ge, I64(x), I64(y)) => Value::Bool(x >= y),
             (Op::Eq, I64(x), I64(y)) => Value::Bool(x == y),
             (Op::Ne, I64(x), I64(y)) => Value::Bool(x != y),
-            (Op::Eq, _, _) => Value::Bool(compare(&a, &b) == Ordering::Equal),
-            (Op::Ne, _, _) => Value::Bool(compare(&a, &b) != Ordering::Equal),
+            (Op::Eq, _, _) => Value::Bool(equal(&a, &b)),
+            (Op::Ne, _, _) => Value::Bool(!equal(&a, &b)),
             (Op::Lt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Less),
             (Op::Le, _, _) => Value::Bool(compare(&a, &b) != Ordering::Greater),
             (Op::Gt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Greater),

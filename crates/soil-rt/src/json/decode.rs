@@ -4,13 +4,14 @@
 // boxing it here would only move the allocation.
 #![allow(clippy::result_large_err)]
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use super::parse::{Kind, Member, Node, parse};
 use crate::codes::JsonCode;
+use crate::map::MapValue;
+use crate::text::Str;
 use crate::types::{Payload, RtType, ShapeId, TypeBody, TypeEnv};
 use crate::value::{Key, List, Value};
 
@@ -177,7 +178,7 @@ impl<'a> Decoder<'a> {
                     format!("expected F64, found the string {s:?} (only \"NaN\", \"Infinity\", \"-Infinity\" stand for numbers)"),
                 )),
             },
-            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Rc::from(s.as_str()))),
+            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Str::from(s.clone()))),
             (RtType::List(elem), Kind::Array(items)) => {
                 let mut values = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
@@ -206,7 +207,7 @@ impl<'a> Decoder<'a> {
                 Ok(Value::Tuple(Rc::from(values)))
             }
             (RtType::Map(k, v), Kind::Array(entries)) => {
-                let mut map = BTreeMap::new();
+                let mut map = MapValue::new();
                 for (i, entry) in entries.iter().enumerate() {
                     self.path.push(Segment::Index(i));
                     let pair = match &entry.kind {
