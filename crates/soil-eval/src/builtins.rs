@@ -4,7 +4,8 @@
 use std::rc::Rc;
 
 use soil_rt::{
-    Key, List, MapValue, Payload, Str, Value, compare, encode, map_for_update, prelude as ids,
+    Key, List, MapValue, Payload, Str, Value, compare, compare_quick, encode, map_for_update,
+    prelude as ids,
 };
 
 use crate::codes::EvalCode;
@@ -94,7 +95,10 @@ builtins! {
         // lists and their concatenation are not all held at once.
         for xs in xss.into_values() {
             match xs {
-                Value::List(xs) => out.extend(xs.into_values()),
+                Value::List(xs) => match xs.into_unique_vec() {
+                    Ok(mut items) => out.append(&mut items),
+                    Err(shared) => out.extend_from_slice(shared.as_slice()),
+                },
                 other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
             }
         }
@@ -131,11 +135,11 @@ builtins! {
     "zip" / 2 => |m, b| {
         let xs = m.arg_list(b, 0)?;
         let ys = m.arg_list(b, 1)?;
-        Ok(Value::list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::tuple(vec![x.clone(), y.clone()])).collect()))
+        Ok(Value::list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::pair(x.clone(), y.clone())).collect()))
     },
     "enumerate" / 1 => |m, b| {
         let xs = m.arg_list(b, 0)?;
-        Ok(Value::list(xs.iter().enumerate().map(|(i, x)| Value::tuple(vec![Value::I64(i as i64), x.clone()])).collect()))
+        Ok(Value::list(xs.iter().enumerate().map(|(i, x)| Value::pair(Value::I64(i as i64), x.clone())).collect()))
     },
     // `map`, `filter` and `fold` hand each element to the function by value
     // (moved out of a list nothing else holds), and `map` and `filter` build
@@ -237,7 +241,7 @@ builtins! {
     },
     "sort_list" / 1 => |m, b| {
         let mut items = m.arg_list(b, 0)?.into_vec();
-        items.sort_by(compare);
+        items.sort_by(compare_quick);
         Ok(Value::list(items))
     },
     "sort_list_by" / 2 => |m, b| {
@@ -250,7 +254,7 @@ builtins! {
             keyed.push((k, x));
         }
         // `sort_by` is stable: elements with equal keys keep their order.
-        keyed.sort_by(|a, b| compare(&a.0, &b.0));
+        keyed.sort_by(|a, b| compare_quick(&a.0, &b.0));
         Ok(Value::list(keyed.into_iter().map(|(_, x)| x).collect()))
     },
     // Strings (lengths and slices count Unicode scalar values)
@@ -393,7 +397,7 @@ builtins! {
     "map_values" / 1 => |m, b| Ok(Value::list(m.arg_map(b, 0)?.values().cloned().collect())),
     "map_to_list" / 1 => |m, b| {
         let map = m.arg_map(b, 0)?;
-        Ok(Value::list(map.iter().map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()])).collect()))
+        Ok(Value::list(map.iter().map(|(k, v)| Value::pair(k.0.clone(), v.clone())).collect()))
     },
     "map_from_list" / 1 => |m, b| {
         let entries = m.arg_list(b, 0)?;
@@ -486,6 +490,11 @@ builtins! {
 /// (unwrap_or (map_get w counts) 0 + 1) counts` does it once per word).
 const FUSED_MAP_GET_OR: &str = "unwrap_or (map_get key m) default";
 
+/// The id of the fused `unwrap_or (map_get key m) default`.
+pub(crate) fn fused_map_get_or() -> BuiltinId {
+    lookup(FUSED_MAP_GET_OR).unwrap_or(BuiltinId::MAX)
+}
+
 /// The fused builtin that computes `outer (inner a..) b..` (the arguments of
 /// the inner call first, then the outer call's others) when the compiler may
 /// put it in place of that nest.
@@ -513,21 +522,48 @@ pub(crate) fn lookup(name: &str) -> Option<BuiltinId> {
 }
 
 /// `split s sep` for a one-byte (ASCII) separator, the common case (a space,
-/// a comma, a tab): a plain byte scan, quicker than a general substring
-/// search when the parts are short words.
+/// a comma, a tab): the separators are found eight bytes at a time, counted
+/// first so the list is sized once.
 fn split_at_byte(s: &Str, sep: u8) -> Vec<Value> {
-    let text = s.as_str();
-    let mut parts = Vec::new();
+    let bytes = s.as_bytes();
+    let mut count = 0;
+    for_each_byte(bytes, sep, |_| count += 1);
+    let mut parts = Vec::with_capacity(count + 1);
     let mut start = 0;
-    for (at, byte) in text.bytes().enumerate() {
-        if byte == sep {
-            // An ASCII separator sits between characters.
-            parts.push(Value::Str(s.piece(&text[start..at])));
-            start = at + 1;
+    // An ASCII separator sits between characters.
+    for_each_byte(bytes, sep, |at| {
+        parts.push(Value::Str(s.piece_at(start, at)));
+        start = at + 1;
+    });
+    parts.push(Value::Str(s.piece_at(start, bytes.len())));
+    parts
+}
+
+/// Calls `found` with each position of `byte` in `bytes`, in order. Each
+/// eight bytes are tested as one word: a byte equal to `byte` becomes zero
+/// under the exclusive or, and the arithmetic below sets the top bit of
+/// exactly the zero bytes.
+fn for_each_byte(bytes: &[u8], byte: u8, mut found: impl FnMut(usize)) {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let pattern = u64::from_le_bytes([byte; 8]);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ pattern;
+        let mut zeros = !((((x & LOW) + LOW) | x) | LOW);
+        while zeros != 0 {
+            found(at + (zeros.trailing_zeros() / 8) as usize);
+            zeros &= zeros - 1;
+        }
+        at += 8;
+    }
+    for (i, &b) in chunks.remainder().iter().enumerate() {
+        if b == byte {
+            found(at + i);
         }
     }
-    parts.push(Value::Str(s.piece(&text[start..])));
-    parts
 }
 
 fn option(value: Option<Value>) -> Value {
@@ -654,6 +690,27 @@ impl Machine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_search_finds_exactly_the_naive_positions() {
+        let texts: [&[u8]; 5] = [
+            b"",
+            b"a b  c",
+            b"one two three four five six seven eight nine",
+            "déjà  vu \u{7f}\u{80} é ".as_bytes(),
+            &[
+                b' ', 0x80, 0xa0, b' ', 0xff, 0x20, 0x21, 0x1f, b' ', b' ', b' ', b' ', b' ',
+            ],
+        ];
+        for text in texts {
+            for byte in [b' ', b',', 0x7f, 0x21] {
+                let mut found = Vec::new();
+                for_each_byte(text, byte, |at| found.push(at));
+                let naive: Vec<usize> = (0..text.len()).filter(|&i| text[i] == byte).collect();
+                assert_eq!(found, naive, "{text:?} {byte}");
+            }
+        }
+    }
 
     /// The name set itself is cross-checked against the checker's prelude in
     /// `tests/prelude.rs`; here, that no name is implemented twice.

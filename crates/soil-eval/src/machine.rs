@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::rc::Rc;
 
-use soil_rt::{Function, List, Value};
+use soil_rt::{Function, Key, List, Value, map_for_update};
 use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
@@ -59,6 +59,8 @@ impl Function for Callable {
 pub(crate) struct Prepared<'f> {
     f: &'f Value,
     closure: Option<(CodeId, &'f [Value])>,
+    /// The closure's frame is exactly its arguments: nothing to set up.
+    bare: bool,
 }
 
 pub(crate) fn func_value(callable: Callable) -> Value {
@@ -77,6 +79,10 @@ pub(crate) struct Machine<'a> {
     max_depth: u32,
     /// The `push` builtin, evaluated inline (the accumulator of most loops).
     push_builtin: BuiltinId,
+    /// The map lookup and update of a counting loop, evaluated straight from
+    /// their argument expressions ([`Self::eval_builtin`]).
+    map_get_or_builtin: BuiltinId,
+    map_insert_builtin: BuiltinId,
     /// Evaluation stops when the native stack pointer goes below this address.
     stack_floor: usize,
 }
@@ -106,6 +112,8 @@ impl<'a> Machine<'a> {
             chain: Vec::new(),
             max_depth: program.max_depth,
             push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
+            map_get_or_builtin: crate::builtins::fused_map_get_or(),
+            map_insert_builtin: crate::builtins::lookup("map_insert").unwrap_or(BuiltinId::MAX),
             stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
@@ -205,13 +213,14 @@ impl<'a> Machine<'a> {
     }
 
     /// Truncates the stack to `base`, releasing what the slots above hold.
-    /// Most slots of a finished frame hold scalars or were moved out, and
-    /// are forgotten here without a call to the general drop glue.
+    /// Most slots of a finished frame hold scalars or short strings or were
+    /// moved out, and are forgotten here without a call to the general drop
+    /// glue.
     #[inline(always)]
     fn release_frame(&mut self, base: usize) {
         while self.stack.len() > base {
             match self.stack.pop() {
-                Some(value) if !value.is_scalar() => drop(value),
+                Some(value) if !value.holds_no_count() => drop(value),
                 other => std::mem::forget(other),
             }
         }
@@ -437,7 +446,7 @@ impl<'a> Machine<'a> {
         // parameters, its locals follow that.
         if let Some(locals) = self.stack.get_mut(base + self_slot as usize + 1..top) {
             for slot in locals {
-                if !slot.is_scalar() {
+                if !slot.holds_no_count() {
                     *slot = Value::Unit;
                 }
             }
@@ -588,7 +597,16 @@ impl<'a> Machine<'a> {
             },
             _ => None,
         };
-        Prepared { f, closure }
+        // A lambda whose frame is just its parameters (nothing captured, no
+        // self, no locals, no clauses) runs on the arguments as pushed.
+        let bare = closure.is_some_and(|(code, _)| {
+            let code = &self.program.codes[code as usize];
+            code.frame_size as usize == nargs
+                && code.capture_slots.is_empty()
+                && code.self_slot.is_none()
+                && code.clauses.is_none()
+        });
+        Prepared { f, closure, bare }
     }
 
     /// Calls `f` on the arguments at `stack[base..]`, as [`Self::call_value`]
@@ -596,6 +614,7 @@ impl<'a> Machine<'a> {
     #[inline]
     pub(crate) fn call_prepared(&mut self, f: &Prepared<'_>, base: usize) -> Res<Value> {
         match f.closure {
+            Some((code, _)) if f.bare => self.run_frame(code, base),
             Some((code, captures)) => self.invoke(code, base, Some((captures, f.f))),
             None => self.call_value(f.f, base),
         }
@@ -741,8 +760,101 @@ impl<'a> Machine<'a> {
             } if *builtin == self.push_builtin && args.len() == 2 => {
                 self.eval_push(&args[0], &args[1], *span, base)
             }
+            Expr::CallBuiltin {
+                builtin,
+                args,
+                span,
+            } => self.eval_builtin(*builtin, args, *span, base),
             _ => self.eval(expr, base),
         }
+    }
+
+    /// A saturated builtin call, out of the large frame of [`Self::eval`]
+    /// (a builtin call per step is the common loop body: a lookup, an insert).
+    #[inline(never)]
+    fn eval_builtin(
+        &mut self,
+        builtin: BuiltinId,
+        args: &[Expr],
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        if let [key, map, default] = args
+            && builtin == self.map_get_or_builtin
+        {
+            return self.eval_map_get_or(key, map, default, span, base);
+        }
+        if let [key, value, map] = args
+            && builtin == self.map_insert_builtin
+        {
+            return self.eval_map_insert(key, value, map, span, base);
+        }
+        let new_base = self.stack.len();
+        self.push_args(args, base)?;
+        self.call_builtin(builtin, new_base)
+            .map_err(|e| self.locate(e, span))
+    }
+
+    /// `unwrap_or (map_get key map) default` (the fused builtin) without the
+    /// trip through the stack: the arguments are evaluated in order, as for
+    /// any call, and the value found is cloned out of the map.
+    #[inline(never)]
+    fn eval_map_get_or(
+        &mut self,
+        key: &Expr,
+        map: &Expr,
+        default: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let key = self.operand(key, base)?;
+        let map = self.operand(map, base)?;
+        let default = self.operand(default, base)?;
+        if let Value::Map(entries) = &map {
+            let key = Key(key);
+            return Ok(match entries.get(&key) {
+                Some(value) => value.clone(),
+                None => default,
+            });
+        }
+        self.call_builtin_on(self.map_get_or_builtin, [key, map, default], span)
+    }
+
+    /// `map_insert key value map` without the trip through the stack: a map
+    /// moved out of its last read is updated in place, as the builtin does.
+    #[inline(never)]
+    fn eval_map_insert(
+        &mut self,
+        key: &Expr,
+        value: &Expr,
+        map: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let key = self.operand(key, base)?;
+        let value = self.operand(value, base)?;
+        match self.operand(map, base)? {
+            Value::Map(mut entries) => {
+                map_for_update(&mut entries).insert(Key(key), value);
+                Ok(Value::Map(entries))
+            }
+            other => self.call_builtin_on(self.map_insert_builtin, [key, value, other], span),
+        }
+    }
+
+    /// Calls `builtin` on `args` already evaluated (the general path of the
+    /// builtins evaluated inline, which reports what does not fit).
+    #[cold]
+    fn call_builtin_on<const N: usize>(
+        &mut self,
+        builtin: BuiltinId,
+        args: [Value; N],
+        span: TextRange,
+    ) -> Res<Value> {
+        let new_base = self.stack.len();
+        self.stack.extend(args);
+        self.call_builtin(builtin, new_base)
+            .map_err(|e| self.locate(e, span))
     }
 
     /// `push xs x` without a trip through the stack, the builtin table or
@@ -821,10 +933,7 @@ impl<'a> Machine<'a> {
                 {
                     return self.eval_push(list, item, *span, base);
                 }
-                let new_base = self.stack.len();
-                self.push_args(args, base)?;
-                self.call_builtin(*builtin, new_base)
-                    .map_err(|e| self.locate(e, *span))
+                self.eval_builtin(*builtin, args, *span, base)
             }
             Expr::Call {
                 func, args, span, ..

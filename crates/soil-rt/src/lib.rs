@@ -25,7 +25,7 @@ mod value;
 pub use codes::{ALL_CODES, JsonCode};
 pub use json::{decode, decode_args, encode, encode_into, format_f64, write_string};
 pub use map::MapValue;
-pub use order::{compare, equal, f64_total_cmp, hash_value};
+pub use order::{compare, compare_quick, equal, f64_total_cmp, hash_value};
 pub use text::Str;
 pub use types::{
     FieldDecl, Payload, PayloadDecl, RtType, Shape, ShapeId, TypeBody, TypeDecl, TypeEnv, TypeId,

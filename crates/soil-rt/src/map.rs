@@ -20,7 +20,7 @@ use std::hash::BuildHasherDefault;
 
 use rustc_hash::FxHasher;
 
-use crate::order::compare;
+use crate::order::compare_quick;
 use crate::value::{Key, Value};
 
 /// Deterministic and fast on short keys; no program can see its order.
@@ -83,7 +83,7 @@ impl MapValue {
         self.order.get_or_init(|| {
             let mut keys: Vec<Key> = self.entries.keys().cloned().collect();
             // Keys are distinct, so an unstable sort is deterministic.
-            keys.sort_unstable_by(|a, b| compare(&a.0, &b.0));
+            keys.sort_unstable_by(|a, b| compare_quick(&a.0, &b.0));
             keys.into_boxed_slice()
         })
     }

@@ -85,6 +85,24 @@ impl Str {
         }
     }
 
+    /// The order of the bytes (which is the order of the code points): two
+    /// inline strings as one big-endian word each, since their unused bytes
+    /// are zero and the length, last, settles a prefix.
+    #[inline]
+    pub fn cmp_bytes(&self, other: &Str) -> std::cmp::Ordering {
+        match (&self.buf, &other.buf) {
+            (None, None) => u64::from_be_bytes(self.data).cmp(&u64::from_be_bytes(other.data)),
+            _ => self.as_bytes().cmp(other.as_bytes()),
+        }
+    }
+
+    /// Whether the bytes are held in the value itself (at most seven), so
+    /// the string owns no buffer.
+    #[inline]
+    pub fn is_inline(&self) -> bool {
+        self.buf.is_none()
+    }
+
     /// The length in bytes.
     #[inline]
     pub fn len(&self) -> usize {
@@ -97,6 +115,35 @@ impl Str {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The bytes `[from, to)` of this string, which must fall on character
+    /// boundaries (`split` at an ASCII separator cuts there), as [`Self::piece`]
+    /// would return them. A short piece is read as one word where the text
+    /// has eight bytes from `from` on, the bytes past `to` masked off.
+    #[inline]
+    pub fn piece_at(&self, from: usize, to: usize) -> Str {
+        let len = to.saturating_sub(from);
+        let bytes = self.as_bytes();
+        if len <= INLINE {
+            if let Some(word) = bytes.get(from..from + 8) {
+                let mut data = [0u8; 8];
+                data.copy_from_slice(word);
+                let kept = u64::from_le_bytes(data) & ((1u64 << (8 * len)) - 1);
+                let mut data = kept.to_le_bytes();
+                data[INLINE] = len as u8;
+                return Str { buf: None, data };
+            }
+            return Str::inline(bytes.get(from..to).unwrap_or_default());
+        }
+        match &self.buf {
+            Some(buf) => Str::at(
+                Rc::clone(buf),
+                view_range(&self.data, buf).start + from,
+                len,
+            ),
+            None => Str::inline(bytes.get(from..to).unwrap_or_default()),
+        }
     }
 
     /// `part`, a sub-slice of `self.as_str()` (what `split`, `lines` and
@@ -229,10 +276,19 @@ impl PartialEq for Str {
 impl Eq for Str {}
 
 impl Hash for Str {
-    /// As `str` hashes: the bytes, then a terminator.
+    /// An inline string as its one word (unused bytes are zero and the
+    /// length is in the word), a longer one as its length and bytes: equal
+    /// strings are held alike, so they hash alike.
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write(self.as_bytes());
-        state.write_u8(0xff);
+        match &self.buf {
+            None => state.write_u64(u64::from_le_bytes(self.data)),
+            Some(_) => {
+                let bytes = self.as_bytes();
+                state.write_usize(bytes.len());
+                state.write(bytes);
+            }
+        }
     }
 }
 
@@ -271,6 +327,41 @@ mod tests {
         // A part that is not a slice of the string is copied.
         let elsewhere = String::from("not from the text");
         assert_eq!(text.piece(&elsewhere).as_str(), "not from the text");
+    }
+
+    #[test]
+    fn inline_strings_order_as_their_bytes() {
+        let words = [
+            "", "\0", "\0\0", "a", "a\0", "a\0b", "ab", "abcdefg", "abcdeff", "b", "é", "\u{7f}",
+        ];
+        for a in words {
+            for b in words {
+                let (x, y) = (Str::new(a), Str::new(b));
+                assert_eq!(
+                    x.cmp_bytes(&y),
+                    a.as_bytes().cmp(b.as_bytes()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        let long = Str::new("abcdefgh");
+        assert!(Str::new("abcdefg").cmp_bytes(&long).is_lt());
+    }
+
+    #[test]
+    fn pieces_by_offset_agree_with_pieces_by_slice() {
+        let text = Str::new("déjà vu, a longish word; end");
+        let n = text.len();
+        let cuts: Vec<usize> = (0..=n).filter(|&i| text.is_char_boundary(i)).collect();
+        for &from in &cuts {
+            for &to in cuts.iter().filter(|&&to| to >= from) {
+                let by_offset = text.piece_at(from, to);
+                let by_slice = text.piece(&text[from..to]);
+                assert_eq!(by_offset, by_slice, "{from}..{to}");
+                assert_eq!(by_offset.as_str(), &text[from..to]);
+                assert_eq!(by_offset.is_inline(), to - from <= INLINE);
+            }
+        }
     }
 
     #[test]

@@ -67,6 +67,11 @@ impl Value {
         Value::Tuple(Rc::from(items))
     }
 
+    /// The tuple `(a, b)`, built in one allocation.
+    pub fn pair(a: Value, b: Value) -> Value {
+        Value::Tuple(Rc::from([a, b]))
+    }
+
     pub fn variant(ty: TypeId, tag: u32, payload: Option<Value>) -> Value {
         Value::Variant {
             ty,
@@ -75,22 +80,24 @@ impl Value {
         }
     }
 
-    /// Whether this value holds no reference count (a scalar), so dropping
-    /// it does nothing.
+    /// Whether this value holds no reference count (a number, a `Bool`,
+    /// `Unit`, or a string short enough to be held inline), so dropping it
+    /// does nothing.
     #[inline(always)]
-    pub fn is_scalar(&self) -> bool {
-        matches!(
-            self,
-            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
-        )
+    pub fn holds_no_count(&self) -> bool {
+        match self {
+            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_) => true,
+            Value::Str(s) => s.is_inline(),
+            _ => false,
+        }
     }
 
-    /// Stores `value` in `slot`. What the slot held is dropped, but a scalar
-    /// (the common case in an interpreter's frame) without a call to the
-    /// general drop glue.
+    /// Stores `value` in `slot`. What the slot held is dropped, but a value
+    /// that holds no count (the common case in an interpreter's frame)
+    /// without a call to the general drop glue.
     #[inline(always)]
     pub fn store(slot: &mut Value, value: Value) {
-        if slot.is_scalar() {
+        if slot.holds_no_count() {
             std::mem::forget(std::mem::replace(slot, value));
         } else if let Value::List(old) = std::mem::replace(slot, value) {
             // A list view that is not the last one on its storage (a `rest`
@@ -421,15 +428,9 @@ impl List {
 
     /// The elements as an owned vector: moved out when this view is the only
     /// owner of its storage, cloned otherwise.
-    pub fn into_vec(mut self) -> Vec<Value> {
-        match Rc::get_mut(&mut self.items) {
-            Some(items) => {
-                items.truncate(self.end as usize);
-                items.drain(..self.start as usize);
-                std::mem::take(items)
-            }
-            None => self.to_vec(),
-        }
+    pub fn into_vec(self) -> Vec<Value> {
+        self.into_unique_vec()
+            .unwrap_or_else(|shared| shared.to_vec())
     }
 
     /// The elements one by one, by value: moved out when this view is the only
@@ -448,6 +449,19 @@ impl List {
                 Values::Owned(owned)
             }
             None => Values::Shared(self, 0),
+        }
+    }
+
+    /// The elements as an owned vector when this view is the only owner of
+    /// its storage (moved, no copy); otherwise the view back.
+    pub fn into_unique_vec(mut self) -> Result<Vec<Value>, List> {
+        match Rc::get_mut(&mut self.items) {
+            Some(items) => {
+                items.truncate(self.end as usize);
+                items.drain(..self.start as usize);
+                Ok(std::mem::take(items))
+            }
+            None => Err(self),
         }
     }
 

@@ -432,6 +432,24 @@ proptest! {
         prop_assert_eq!(hash_of(&decoded), hash_of(&value));
     }
 
+    /// The quick comparison, equality and hashing agree with the structural
+    /// order on any two values of one type (small types collide often).
+    #[test]
+    fn quick_comparison_equality_and_hash_agree_with_the_order(
+        (a, b) in type_strategy(&test_env()).prop_flat_map(|ty| {
+            let env = Rc::new(test_env());
+            (value_strategy(&ty, &env), value_strategy(&ty, &env))
+        })
+    ) {
+        use crate::order::{compare, compare_quick, equal};
+        let order = compare(&a, &b);
+        prop_assert_eq!(compare_quick(&a, &b), order);
+        prop_assert_eq!(equal(&a, &b), order == std::cmp::Ordering::Equal);
+        if order == std::cmp::Ordering::Equal {
+            prop_assert_eq!(hash_of(&a), hash_of(&b));
+        }
+    }
+
     #[test]
     fn float_text_round_trips_bit_exactly(x in awkward_f64()) {
         let text = format_f64(x);
