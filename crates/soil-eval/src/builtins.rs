@@ -475,6 +475,24 @@ builtins! {
     // Fused forms: the compiler puts one in place of a nest of prelude calls
     // that it computes without the intermediate value ([`fuse`]). Their names
     // are not identifiers, so no program can name them.
+    FUSED_TAKE_SORTED / 2 => |m, b| {
+        let n = clamp_index(m.arg_i64(b, 0)?);
+        let items = m.arg_list(b, 1)?.into_vec();
+        let keyed = items.into_iter().map(|x| (x, Value::Unit)).collect();
+        Ok(Value::list(first_sorted(keyed, n).into_iter().map(|(x, _)| x).collect()))
+    },
+    FUSED_TAKE_SORTED_BY / 3 => |m, b| {
+        let n = clamp_index(m.arg_i64(b, 0)?);
+        let key = m.take(b, 1);
+        let key = m.prepare(&key, 1);
+        let xs = m.arg_list(b, 2)?;
+        let mut keyed = Vec::with_capacity(xs.len());
+        for x in xs.into_vec() {
+            let k = m.apply_prepared(&key, x.clone())?;
+            keyed.push((k, x));
+        }
+        Ok(Value::list(first_sorted(keyed, n).into_iter().map(|(_, x)| x).collect()))
+    },
     FUSED_MAP_GET_OR / 3 => |m, b| {
         let key = Key(m.take(b, 0));
         let map = m.arg_map(b, 1)?;
@@ -495,14 +513,45 @@ pub(crate) fn fused_map_get_or() -> BuiltinId {
     lookup(FUSED_MAP_GET_OR).unwrap_or(BuiltinId::MAX)
 }
 
-/// The fused builtin that computes `outer (inner a..) b..` (the arguments of
-/// the inner call first, then the outer call's others) when the compiler may
-/// put it in place of that nest.
-pub(crate) fn fuse(outer: BuiltinId, inner: BuiltinId) -> Option<BuiltinId> {
-    match (BUILTINS[outer as usize].name, BUILTINS[inner as usize].name) {
-        ("unwrap_or", "map_get") => lookup(FUSED_MAP_GET_OR),
-        _ => None,
+/// `take n (sort_list xs)` and `take n (sort_list_by key xs)`: the first `n`
+/// of the sorted list, selected without sorting the rest.
+const FUSED_TAKE_SORTED: &str = "take n (sort_list xs)";
+const FUSED_TAKE_SORTED_BY: &str = "take n (sort_list_by key xs)";
+
+/// The fused builtin that computes `outer .. (inner a..) ..` when the compiler
+/// may put it in place of that nest, and the position of the inner call
+/// among the outer call's arguments. The fused builtin takes the outer
+/// call's arguments with the inner call's in its place.
+pub(crate) fn fuse(outer: BuiltinId, inner: BuiltinId) -> Option<(BuiltinId, usize)> {
+    let (fused, position) = match (BUILTINS[outer as usize].name, BUILTINS[inner as usize].name) {
+        ("unwrap_or", "map_get") => (FUSED_MAP_GET_OR, 0),
+        ("take", "sort_list") => (FUSED_TAKE_SORTED, 1),
+        ("take", "sort_list_by") => (FUSED_TAKE_SORTED_BY, 1),
+        _ => return None,
+    };
+    lookup(fused).map(|id| (id, position))
+}
+
+/// The first `n` of `keyed` in ascending order of key, equal keys in their
+/// order in `keyed` (what a stable sort puts first), found by selection when
+/// `n` is a small part of the list: O(len) comparisons, then O(n log n).
+fn first_sorted(keyed: Vec<(Value, Value)>, n: usize) -> Vec<(Value, Value)> {
+    let mut keyed: Vec<(Value, usize, Value)> = keyed
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, x))| (k, i, x))
+        .collect();
+    // The position breaks ties, so the order is total and selection agrees
+    // with the stable sort.
+    let order = |a: &(Value, usize, Value), b: &(Value, usize, Value)| {
+        compare_quick(&a.0, &b.0).then(a.1.cmp(&b.1))
+    };
+    if n < keyed.len() {
+        keyed.select_nth_unstable_by(n, order);
+        keyed.truncate(n);
     }
+    keyed.sort_unstable_by(order);
+    keyed.into_iter().map(|(k, _, x)| (k, x)).collect()
 }
 
 /// The names of every prelude value, in table order (the fused forms are

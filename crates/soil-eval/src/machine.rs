@@ -61,6 +61,8 @@ pub(crate) struct Prepared<'f> {
     closure: Option<(CodeId, &'f [Value])>,
     /// The closure's frame is exactly its arguments: nothing to set up.
     bare: bool,
+    /// The body of a bare closure that is one plain expression.
+    leaf: Option<&'f Expr>,
 }
 
 pub(crate) fn func_value(callable: Callable) -> Value {
@@ -585,7 +587,10 @@ impl<'a> Machine<'a> {
 
     /// Resolves `f` once for a builtin that calls it with `nargs` arguments
     /// on every element (`map`, `filter`, `fold`, ...).
-    pub(crate) fn prepare<'f>(&self, f: &'f Value, nargs: usize) -> Prepared<'f> {
+    pub(crate) fn prepare<'f>(&self, f: &'f Value, nargs: usize) -> Prepared<'f>
+    where
+        'a: 'f,
+    {
         let closure = match f {
             Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
                 Some(Callable::Closure { code, captures })
@@ -598,15 +603,41 @@ impl<'a> Machine<'a> {
             _ => None,
         };
         // A lambda whose frame is just its parameters (nothing captured, no
-        // self, no locals, no clauses) runs on the arguments as pushed.
+        // self, no locals, no clauses) runs on the arguments as pushed; if
+        // its body is one expression with no control flow and no call in
+        // tail position (`w != ""`, `map_insert w (...) acc`), that
+        // expression is evaluated without the tail-call loop of `run`.
+        let program: &'a Program = self.program;
         let bare = closure.is_some_and(|(code, _)| {
-            let code = &self.program.codes[code as usize];
+            let code = &program.codes[code as usize];
             code.frame_size as usize == nargs
                 && code.capture_slots.is_empty()
                 && code.self_slot.is_none()
                 && code.clauses.is_none()
         });
-        Prepared { f, closure, bare }
+        let leaf = match closure {
+            Some((code, _)) if bare => {
+                let body = &program.codes[code as usize].body;
+                (!matches!(
+                    body,
+                    Expr::If { .. }
+                        | Expr::Let { .. }
+                        | Expr::LetPattern { .. }
+                        | Expr::Match { .. }
+                        | Expr::Release { .. }
+                        | Expr::CallGlobal { .. }
+                        | Expr::Call { .. }
+                ))
+                .then_some(body)
+            }
+            _ => None,
+        };
+        Prepared {
+            f,
+            closure,
+            bare,
+            leaf,
+        }
     }
 
     /// Calls `f` on the arguments at `stack[base..]`, as [`Self::call_value`]
@@ -614,6 +645,13 @@ impl<'a> Machine<'a> {
     #[inline]
     pub(crate) fn call_prepared(&mut self, f: &Prepared<'_>, base: usize) -> Res<Value> {
         match f.closure {
+            Some((code, _)) if let Some(body) = f.leaf => {
+                self.enter(code)?;
+                let result = self.operand(body, base);
+                self.chain.pop();
+                self.release_frame(base);
+                result
+            }
             Some((code, _)) if f.bare => self.run_frame(code, base),
             Some((code, captures)) => self.invoke(code, base, Some((captures, f.f))),
             None => self.call_value(f.f, base),
@@ -812,10 +850,16 @@ impl<'a> Machine<'a> {
         let default = self.operand(default, base)?;
         if let Value::Map(entries) = &map {
             let key = Key(key);
-            return Ok(match entries.get(&key) {
-                Some(value) => value.clone(),
+            let found = match entries.get(&key) {
+                Some(value) => {
+                    default.release();
+                    value.clone()
+                }
                 None => default,
-            });
+            };
+            key.0.release();
+            drop(map);
+            return Ok(found);
         }
         self.call_builtin_on(self.map_get_or_builtin, [key, map, default], span)
     }
@@ -835,7 +879,9 @@ impl<'a> Machine<'a> {
         let value = self.operand(value, base)?;
         match self.operand(map, base)? {
             Value::Map(mut entries) => {
-                map_for_update(&mut entries).insert(Key(key), value);
+                if let Some(old) = map_for_update(&mut entries).insert(Key(key), value) {
+                    old.release();
+                }
                 Ok(Value::Map(entries))
             }
             other => self.call_builtin_on(self.map_insert_builtin, [key, value, other], span),

@@ -157,26 +157,25 @@ impl Machine<'_> {
     ) -> Res<Value> {
         let a = self.operand(lhs, base)?;
         let b = self.operand(rhs, base)?;
-        match (op, &a, &b) {
-            (Op::Add, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_add(*y))),
-            (Op::Sub, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_sub(*y))),
-            (Op::Mul, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_mul(*y))),
-            (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
-            (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
-            (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
-            (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
-            (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
-            (Op::Lt, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_lt()));
-            }
-            (Op::Le, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_le()));
-            }
-            (Op::Eq, Value::Str(x), Value::Str(y)) => return Ok(Value::Bool(x == y)),
-            (Op::Ne, Value::Str(x), Value::Str(y)) => return Ok(Value::Bool(x != y)),
-            _ => {}
-        }
-        self.binary(op, a, b).map_err(|e| self.locate(e, span))
+        let quick = match (op, &a, &b) {
+            (Op::Add, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_add(*y)),
+            (Op::Sub, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_sub(*y)),
+            (Op::Mul, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_mul(*y)),
+            (Op::Lt, Value::I64(x), Value::I64(y)) => Value::Bool(x < y),
+            (Op::Le, Value::I64(x), Value::I64(y)) => Value::Bool(x <= y),
+            (Op::Add, Value::F64(x), Value::F64(y)) => Value::F64(x + y),
+            (Op::Sub, Value::F64(x), Value::F64(y)) => Value::F64(x - y),
+            (Op::Mul, Value::F64(x), Value::F64(y)) => Value::F64(x * y),
+            (Op::Lt, Value::F64(x), Value::F64(y)) => Value::Bool(f64_total_cmp(*x, *y).is_lt()),
+            (Op::Le, Value::F64(x), Value::F64(y)) => Value::Bool(f64_total_cmp(*x, *y).is_le()),
+            (Op::Eq, Value::Str(x), Value::Str(y)) => Value::Bool(x == y),
+            (Op::Ne, Value::Str(x), Value::Str(y)) => Value::Bool(x != y),
+            _ => return self.binary(op, a, b).map_err(|e| self.locate(e, span)),
+        };
+        // Numbers and short strings are let go without the drop glue.
+        a.release();
+        b.release();
+        Ok(quick)
     }
 
     /// [`Expr::LocalOpI64`] as a value. Out of line: inlined into

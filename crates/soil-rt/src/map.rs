@@ -61,6 +61,8 @@ impl MapValue {
     /// an equal key is the same value); a new key drops the cached order.
     pub fn insert(&mut self, key: Key, value: Value) -> Option<Value> {
         if let Some(slot) = self.entries.get_mut(&key) {
+            // The key given is equal to the one kept, and let go here.
+            key.0.release();
             return Some(std::mem::replace(slot, value));
         }
         self.order.take();

@@ -92,6 +92,17 @@ impl Value {
         }
     }
 
+    /// Lets this value go: a value that holds no count is forgotten (its drop
+    /// would do nothing, but through a call to the general drop glue).
+    #[inline(always)]
+    pub fn release(self) {
+        if self.holds_no_count() {
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
+    }
+
     /// Stores `value` in `slot`. What the slot held is dropped, but a value
     /// that holds no count (the common case in an interpreter's frame)
     /// without a call to the general drop glue.

@@ -334,7 +334,9 @@ tuple or record accumulator taken apart by a pattern) update it in place (§14).
 Both sorts are stable (equal elements keep their order) and use the total
 structural order of §3, so they sort any list whose elements have no function
 inside. To sort descending, sort and `reverse`, or sort by a key that reverses
-the order (`\\x -> 0 - x`).",
+the order (`\\x -> 0 - x`). `take k (sort_list xs)` and `take k (sort_list_by
+key xs)` select the first `k` without sorting the rest: O(n) comparisons (and
+`n` calls of `key`), then O(k log k).",
         builtins: &[
             value(
                 "sort_list",

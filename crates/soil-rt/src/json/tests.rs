@@ -450,6 +450,14 @@ proptest! {
         }
     }
 
+    /// The word-wise scan of string text stops exactly where a byte-wise
+    /// one would.
+    #[test]
+    fn word_scan_flags_exactly_the_bytes_that_end_a_run(bytes in any::<[u8; 8]>()) {
+        let expected = bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        prop_assert_eq!(crate::json::parse::may_end_a_run(u64::from_le_bytes(bytes)), expected);
+    }
+
     #[test]
     fn float_text_round_trips_bit_exactly(x in awkward_f64()) {
         let text = format_f64(x);
