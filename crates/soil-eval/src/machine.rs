@@ -65,6 +65,16 @@ pub(crate) struct Prepared<'f> {
     leaf: Option<&'f Expr>,
 }
 
+/// A clone of `value`, numbers without the general clone.
+#[inline(always)]
+fn quick_clone(value: &Value) -> Value {
+    match value {
+        Value::I64(n) => Value::I64(*n),
+        Value::F64(x) => Value::F64(*x),
+        other => other.clone(),
+    }
+}
+
 pub(crate) fn func_value(callable: Callable) -> Value {
     Value::Func(Rc::new(callable))
 }
@@ -73,7 +83,7 @@ pub(crate) struct Machine<'a> {
     pub(crate) program: &'a Program,
     pub(crate) world: &'a mut World,
     pub(crate) stack: Vec<Value>,
-    consts: Vec<Value>,
+    pub(crate) consts: Vec<Value>,
     /// Per code, its closure value once built, if it captures nothing.
     closures: Vec<Option<Value>>,
     /// The codes being evaluated, innermost last (tail calls replace the top).
@@ -827,6 +837,20 @@ impl<'a> Machine<'a> {
         {
             return self.eval_map_insert(key, value, map, span, base);
         }
+        self.eval_builtin_on_stack(builtin, args, span, base)
+    }
+
+    /// [`Self::eval_builtin`] for every other builtin: the arguments pushed,
+    /// the builtin called on them. Apart, so the dispatch above stays small
+    /// enough to hand its result straight through.
+    #[inline(never)]
+    fn eval_builtin_on_stack(
+        &mut self,
+        builtin: BuiltinId,
+        args: &[Expr],
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
         let new_base = self.stack.len();
         self.push_args(args, base)?;
         self.call_builtin(builtin, new_base)
@@ -846,6 +870,21 @@ impl<'a> Machine<'a> {
         base: usize,
     ) -> Res<Value> {
         let key = self.operand(key, base)?;
+        // A map in a local, with a default that reads no local (a literal or
+        // a constant), is looked into where it is: no count taken and given
+        // back.
+        if let (Expr::Local(slot), Expr::I64(_) | Expr::F64(_) | Expr::Const(_) | Expr::Unit) =
+            (map, default)
+            && let Value::Map(entries) = &self.stack[base + *slot as usize]
+        {
+            let key = Key(key);
+            let found = entries.get(&key).map(quick_clone);
+            key.0.release();
+            return match found {
+                Some(value) => Ok(value),
+                None => self.operand(default, base),
+            };
+        }
         let map = self.operand(map, base)?;
         let default = self.operand(default, base)?;
         if let Value::Map(entries) = &map {

@@ -104,6 +104,33 @@ impl Machine<'_> {
         }
     }
 
+    /// The value a local or constant operand holds, read where it is.
+    #[inline(always)]
+    fn peek_value(&self, operand: &Expr, base: usize) -> Option<&Value> {
+        match operand {
+            Expr::Local(slot) | Expr::LocalMove(slot) => Some(&self.stack[base + *slot as usize]),
+            Expr::Const(i) => self.consts.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    /// `==` or `!=` of two locals or constants (`w != ""`), decided on the
+    /// values where they are: nothing is cloned, and a local whose read was
+    /// its last is released as the move would have released it.
+    #[inline(always)]
+    fn peek_equality(&mut self, op: Op, lhs: &Expr, rhs: &Expr, base: usize) -> Option<bool> {
+        if !matches!(op, Op::Eq | Op::Ne) {
+            return None;
+        }
+        let same = equal(self.peek_value(lhs, base)?, self.peek_value(rhs, base)?);
+        for operand in [lhs, rhs] {
+            if let Expr::LocalMove(slot) = operand {
+                self.set(base + *slot as usize, Value::Unit);
+            }
+        }
+        Some(same == (op == Op::Eq))
+    }
+
     /// A Bool-valued expression: comparisons of integers and floats, `and`,
     /// `or`, `not` decided without building intermediate values.
     pub(crate) fn condition(&mut self, expr: &Expr, base: usize) -> Res<bool> {
@@ -118,6 +145,9 @@ impl Machine<'_> {
                 Ok(op.holds(order))
             }
             Expr::Binary { op, lhs, rhs, .. } if op.is_comparison() => {
+                if let Some(holds) = self.peek_equality(*op, lhs, rhs, base) {
+                    return Ok(holds);
+                }
                 let a = self.operand(lhs, base)?;
                 let b = self.operand(rhs, base)?;
                 let order = match (&a, &b) {
@@ -155,6 +185,9 @@ impl Machine<'_> {
         span: TextRange,
         base: usize,
     ) -> Res<Value> {
+        if let Some(holds) = self.peek_equality(op, lhs, rhs, base) {
+            return Ok(Value::Bool(holds));
+        }
         let a = self.operand(lhs, base)?;
         let b = self.operand(rhs, base)?;
         let quick = match (op, &a, &b) {
