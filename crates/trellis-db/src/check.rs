@@ -17,8 +17,8 @@ use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::{Module, module_type_specs, root_index};
-use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
+use crate::index::{Item, ItemKind, Module, module_type_specs, root_index};
+use crate::soil::{helper_signature, item_equation, item_soil_file};
 use crate::spec::{formal_blocks, parse_spec};
 
 /// Separates a spec path from a block's class and index in a diagnostic's `file`
@@ -109,7 +109,7 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 .collect();
         }
         ItemKind::Function => {
-            let Some(spec) = crate::status::spec_file(db, item) else {
+            let Some(spec) = crate::index::spec_file(db, item) else {
                 return Some(definition);
             };
             let path = spec.path(db).to_string();

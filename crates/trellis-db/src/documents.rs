@@ -11,7 +11,8 @@ use soil_syntax::ast::{self, TypeDeclBody, VariantPayload};
 use crate::assembly::{helper_grants, program_def, program_order};
 use crate::check::checker_env;
 use crate::db::Db;
-use crate::soil::{Item, ItemKind, item_soil_file};
+use crate::index::{Item, ItemKind};
+use crate::soil::item_soil_file;
 
 fn soil_option(value: Option<Value>) -> Value {
     match value {

@@ -10,7 +10,7 @@ use soil_types::NameType;
 
 use crate::check::{checker_definition, declared_env, definition_program};
 use crate::db::Db;
-use crate::soil::Item;
+use crate::index::Item;
 
 /// Every name of `item`'s equation with its type there, in source order of the
 /// check (empty when the item has no body). Spans are in the item's `.soil` file.

@@ -19,18 +19,18 @@ use trellis_diag::Diagnostic;
 
 use crate::ahead::{AskAhead, Coming, Shelf};
 use crate::change::Change;
+use crate::check_report::{
+    CheckReport, check_module_head, check_module_helpers, check_spec_entry, join_check,
+};
 use crate::db::RootDatabase;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
-use crate::mentions::Owner;
-use crate::mentions::{Mentions, Reached};
-use crate::pipeline::{
-    CheckReport, HeldRow, StatusRow, check_module_head, check_module_helpers, check_spec_entry,
-    join_check, project_status_row, scope_status_row, spec_status_entry,
-};
+use crate::locks::read_lock_file;
+use crate::mentions::{Mentions, Owner, Reached};
 use crate::sealed::{self, BodyEdit, BodyFace};
 use crate::spread;
-use crate::status::read_lock_file;
+use crate::status::StatusRow;
+use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
 
 /// What an edit may have moved of an entry it reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -446,7 +446,7 @@ impl RootJoins {
         });
         debug_assert_eq!(
             joined,
-            crate::check_root(db, None),
+            crate::check_report::check_root(db, None),
             "the joined check differs from the database's"
         );
         joined
@@ -537,7 +537,7 @@ impl RootJoins {
             (groups.iter())
                 .flat_map(|group| group.rows)
                 .map(|row| &**row)
-                .eq(crate::root_status(db).iter()),
+                .eq(crate::status_rows::root_status(db).iter()),
             "the joined status differs from the database's"
         );
         groups

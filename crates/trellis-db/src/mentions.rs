@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::db::RootDatabase;
 use crate::files::FileKind;
-use crate::soil::ItemKind;
+use crate::index::ItemKind;
 
 /// A definition, a module's own file (`_module`, `_private`) or a type, by the
 /// module and file stem its files share.

@@ -19,9 +19,9 @@ use crate::assembly::{program_cycle, program_refs};
 use crate::check::checker_declaration;
 use crate::db::Db;
 use crate::files::FileKind;
+use crate::index::{Item, ItemKind};
 use crate::mentions::{Owner, Reached};
 use crate::resolve::Target;
-use crate::soil::{Item, ItemKind};
 
 /// What every entry but a function's own reads of its body.
 #[derive(Debug, PartialEq, Eq)]

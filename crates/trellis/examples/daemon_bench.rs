@@ -290,7 +290,7 @@ fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(),
             .map(|_| bench.time(&["--version"]))
             .collect::<Result<Vec<_>, _>>()?,
     );
-    let mut loader = trellis::loader::RootLoader::new(bench.root.clone());
+    let mut loader = trellis_service::loader::RootLoader::new(bench.root.clone());
     loader.refresh();
     let walk = median(
         (0..REPETITIONS)
@@ -306,15 +306,16 @@ fn breakdown(bench: &Bench, prose: &mut Toggle, leaf: &mut Toggle) -> Result<(),
             .collect(),
     );
     // As the daemon runs it: refreshing what the change feed names.
-    let mut service = trellis::service::Service::watching(bench.root.clone(), true);
-    let check = |service: &mut trellis::service::Service| -> Result<(Duration, Duration), String> {
-        let answer = service
-            .handle("check", &json!({ "def": null }), &mut |_| {})
-            .map_err(|e| format!("check: {e}"))?;
-        let micros =
-            |field: &str| Duration::from_micros(answer["timings"][field].as_u64().unwrap_or(0));
-        Ok((micros("refresh_us"), micros("queries_us")))
-    };
+    let mut service = trellis_service::service::Service::watching(bench.root.clone(), true);
+    let check =
+        |service: &mut trellis_service::service::Service| -> Result<(Duration, Duration), String> {
+            let answer = service
+                .handle("check", &json!({ "def": null }), &mut |_| {})
+                .map_err(|e| format!("check: {e}"))?;
+            let micros =
+                |field: &str| Duration::from_micros(answer["timings"][field].as_u64().unwrap_or(0));
+            Ok((micros("refresh_us"), micros("queries_us")))
+        };
     let (cold_refresh, cold_queries) = check(&mut service)?;
     println!("\nbreakdown (medians, ms):");
     println!(

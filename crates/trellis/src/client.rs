@@ -9,7 +9,7 @@ use serde_json::Value;
 use trellis_diag::Diagnostic;
 use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
 
-use crate::identity::binary_identity;
+use trellis_service::identity::binary_identity;
 
 const SPAWN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -230,7 +230,7 @@ fn in_process(
     params: &Value,
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, ClientError> {
-    let mut service = crate::service::Service::new(root.to_owned());
+    let mut service = trellis_service::service::Service::new(root.to_owned());
     trellis_rpc::catching(method, || service.handle(method, params, progress))
         .map_err(ClientError::from_rpc)
 }

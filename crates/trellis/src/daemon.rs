@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use crate::identity::binary_identity;
-use crate::lowering::Lowering;
-use crate::protocol::{DaemonStatus, DaemonStopped, encode_answer};
-use crate::service::Service;
+use trellis_agent::{Lowering, Requeue};
+use trellis_service::identity::binary_identity;
+use trellis_service::protocol::{DaemonStatus, DaemonStopped, encode_answer};
+use trellis_service::service::Service;
 
 struct DaemonHandler {
     service: Arc<Mutex<Service>>,
@@ -37,7 +37,10 @@ impl Handler for DaemonHandler {
         };
         match method {
             "daemon.stop" => {
-                self.lowering.shutdown();
+                // The jobs end first, each with its outcome, so every client
+                // following one is answered before the connections close.
+                self.lowering
+                    .shutdown("the daemon was stopped (trellis daemon stop)");
                 self.shutdown.shutdown();
                 Ok(encode_answer(&DaemonStopped {
                     stopped: true,
@@ -50,19 +53,28 @@ impl Handler for DaemonHandler {
                 uptime_ms: self.started.elapsed().as_millis() as u64,
             })),
             "jobs" => Ok(self.lowering.jobs()),
+            "jobs.follow" => self.lowering.follow_request(&params, &mut progress),
             "lower" => self.lowering.lower(&params, &mut progress),
             "decisions.triage" => self.lowering.triage(&params, &mut progress),
             "answer" => {
-                // The re-queue rides beside the answer's own params.
+                // A request to re-run the asking job rides beside the answer's
+                // own params; it re-runs as the job that asked ran.
                 let mut params = params;
                 let lower = params
                     .as_object_mut()
                     .and_then(|fields| fields.remove("lower"));
                 let mut answer = self.service_call(method, &params, &mut progress)?;
-                if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
-                    let path = crate::service::client_path_param(&lower);
-                    let queued = self.lowering.requeue(def, &lower["provider"], path)?;
-                    answer["requeued"] = Value::Bool(queued);
+                if let (Some(_), Some(def)) = (lower, answer["requeue"].as_str()) {
+                    let (requeued, provider, follow) = match self.lowering.requeue_asked(def) {
+                        Requeue::Queued { provider, cursor } => {
+                            (true, Some(provider), Some(cursor))
+                        }
+                        Requeue::Busy { cursor } => (false, None, Some(cursor)),
+                        Requeue::Unknown => (false, None, None),
+                    };
+                    answer["requeued"] = Value::Bool(requeued);
+                    answer["requeued_with"] = serde_json::json!(provider);
+                    answer["follow"] = serde_json::json!(follow);
                 }
                 Ok(answer)
             }
@@ -96,7 +108,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     // this found missing, and a `lower` arriving first waits for the probe
     // (design §4.9.1).
     std::thread::spawn(|| {
-        if let Err(problem) = crate::lowering::jail::probe_once() {
+        if let Err(problem) = trellis_agent::jail::probe_once() {
             eprintln!(
                 "trellis daemon: {} (real agent providers are refused)",
                 problem.message
@@ -113,10 +125,22 @@ pub fn run(root: &Path) -> Result<(), String> {
         std::thread::spawn(move || ask_ahead_of_requests(&service, &queue));
     }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
+    let shutdown = server.shutdown_handle();
+    // A stop that does not come through `daemon.stop` (`rpc.shutdown`, from a
+    // client of another build) ends the jobs the same way.
+    {
+        let (lowering, shutdown) = (Arc::clone(&lowering), shutdown.clone());
+        std::thread::spawn(move || {
+            while !shutdown.is_requested() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            lowering.shutdown("the daemon was stopped");
+        });
+    }
     let handler = DaemonHandler {
         service,
-        lowering,
-        shutdown: server.shutdown_handle(),
+        lowering: Arc::clone(&lowering),
+        shutdown,
         started: std::time::Instant::now(),
     };
     eprintln!(
@@ -125,7 +149,9 @@ pub fn run(root: &Path) -> Result<(), String> {
         socket.display()
     );
     let served = server.serve(handler);
-    crate::service::stop_warm_oracles();
+    // However serving ended, no job outlives it without its outcome.
+    lowering.shutdown("the daemon stopped");
+    trellis_service::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
 }
 
@@ -148,10 +174,10 @@ const QUIET: Duration = Duration::from_micros(300);
 /// here, off the service's lock, so a request that arrives meanwhile is never
 /// held up by it. A request that changes the root first cancels the work.
 fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
-    use crate::service::AheadOfRequests;
+    use trellis_service::service::AheadOfRequests;
     let mut patience = None;
     loop {
-        let news = crate::watch::sys::wait_for_events(queue, patience);
+        let news = trellis_service::watch::sys::wait_for_events(queue, patience);
         if news && lock(service).change_may_continue() {
             std::thread::sleep(QUIET);
         }
@@ -169,7 +195,10 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
                     // What no request took yet is kept, unless the feed
                     // already has the next change.
                     Ok(true)
-                        if !crate::watch::sys::wait_for_events(queue, Some(Duration::ZERO)) =>
+                        if !trellis_service::watch::sys::wait_for_events(
+                            queue,
+                            Some(Duration::ZERO),
+                        ) =>
                     {
                         lock(service).absorb_answered_ahead();
                     }
