@@ -6,6 +6,7 @@
 )]
 
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 use xtask::{clients, provision};
 
@@ -52,7 +53,12 @@ fn main() -> ExitCode {
 
 /// Provisions every client, then runs the workspace's tests with `args`.
 fn test(args: &[String]) -> Result<(), String> {
+    let started = Instant::now();
     provision::provision(&clients::load()?)?;
+    eprintln!(
+        "xtask: clients ready after {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .args(["test", "--workspace"])
@@ -60,10 +66,14 @@ fn test(args: &[String]) -> Result<(), String> {
         .current_dir(clients::workspace())
         .status()
         .map_err(|error| format!("cannot run cargo test: {error}"))?;
+    let elapsed = started.elapsed().as_secs_f64();
     if status.success() {
+        eprintln!("xtask: the suite passed; {elapsed:.0} s in all (build included)");
         Ok(())
     } else {
-        Err(format!("cargo test --workspace failed ({status})"))
+        Err(format!(
+            "cargo test --workspace failed ({status}) after {elapsed:.0} s"
+        ))
     }
 }
 
