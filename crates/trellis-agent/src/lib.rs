@@ -35,6 +35,7 @@ pub mod prompt;
 pub mod providers;
 pub mod queue;
 pub mod relay;
+pub mod schedule;
 pub mod script;
 
 pub use queue::{Lowering, Requeue};
