@@ -32,6 +32,7 @@ bench:
     cargo run -q --release -p trellis --example context_bench
     cargo run -q --release -p trellis --example mcp_bench
     cargo run -q --release -p trellis --example lower_bench
+    cargo run -q --release -p trellis --example jobs_bench -- 200 8
     cargo run -q --release -p trellis --example lsp_bench
 
 # Every fuzz target, five minutes each in release (the suite runs a few cases

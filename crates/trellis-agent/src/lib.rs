@@ -1,11 +1,13 @@
 //! `trellis-agent` is the lowering loop (design §4.9, trellis-daemon §2):
-//! `trellis lower` queues definitions, and one job-runner thread in the daemon
-//! lowers them one at a time, callee-first. A job is: the pre-flight → the
+//! `trellis lower` queues definitions, and the daemon lowers up to `--jobs N`
+//! of them at once, callee-first: a scheduler thread starts each on a worker
+//! thread of its own once its callees have landed (`schedule` holds the rules,
+//! `queue` the state and the threads). A job is: the pre-flight → the
 //! bundle → the provider's agent, talking to the job only through `trellis _mcp`
 //! → the outcome (green, partial, failed, question, invalidated). The runner
 //! holds the service lock only for the quick steps between the agent's calls,
 //! never while the agent thinks, so no client's request waits on a running job.
-//! It owns the queue (`queue`), the providers and their configuration
+//! It owns the queue (`queue`, `schedule`), the providers and their configuration
 //! (`providers`), the agents' processes (`agent`, `claude`), the jail (`jail`),
 //! a jailed agent's job socket (`job_socket`) and its one way out to the network
 //! (`forwarder` outside the jail, `relay` inside), the scripted provider's
@@ -35,6 +37,7 @@ pub mod prompt;
 pub mod providers;
 pub mod queue;
 pub mod relay;
+pub mod schedule;
 pub mod script;
 
 pub use queue::{Lowering, Requeue};

@@ -16,6 +16,9 @@
 //! turns = 30                     # caps, enforced by the daemon
 //! wall_clock_s = 600
 //! cost_usd = 5.0
+//! total_turns = 300              # caps over one `lower` request's jobs together
+//! total_wall_clock_s = 3600      #   (each optional: no total cap without it)
+//! total_cost_usd = 20.0
 //!
 //! [providers.claude]
 //! kind = "claude-code"           # Claude Code in headless mode, in the jail (§4.9.1)
@@ -117,19 +120,35 @@ pub const JAIL_OWNED_ENV: &[&str] = &[
 /// Where Claude Code sends its model requests without `ANTHROPIC_BASE_URL`.
 pub const DEFAULT_ENDPOINT: &str = "https://api.anthropic.com";
 
-/// The limits the daemon enforces on one job, never trusting the agent to.
+/// The limits the daemon enforces on one job, never trusting the agent to,
+/// and on all the jobs of one `lower` request together (`total`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Caps {
     /// Tool calls the job may make.
     pub turns: u32,
     pub wall_clock_s: u64,
     pub cost_usd: f64,
+    pub total: Totals,
+}
+
+/// The caps over a request's jobs together (design §4.9, several jobs at once):
+/// `None` is no total cap, the default.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    pub turns: Option<u64>,
+    pub wall_clock_s: Option<u64>,
+    pub cost_usd: Option<f64>,
 }
 
 pub const DEFAULT_CAPS: Caps = Caps {
     turns: 30,
     wall_clock_s: 600,
     cost_usd: 5.0,
+    total: Totals {
+        turns: None,
+        wall_clock_s: None,
+        cost_usd: None,
+    },
 };
 pub const DEFAULT_BUDGET: u64 = 16_000;
 pub const DEFAULT_BYTES_PER_TOKEN: u64 = 4;
@@ -205,6 +224,9 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
         "turns",
         "wall_clock_s",
         "cost_usd",
+        "total_turns",
+        "total_wall_clock_s",
+        "total_cost_usd",
     ];
     const SCRIPTED_KEYS: &[&str] = &["playbooks"];
     const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only", "allow_hosts"];
@@ -249,16 +271,28 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
             )),
         }
     };
-    let cost = match entry.get("cost_usd") {
-        None => DEFAULT_CAPS.cost_usd,
-        Some(toml::Value::Float(value)) if *value >= 0.0 => *value,
-        Some(toml::Value::Integer(value)) if *value >= 0 => *value as f64,
-        Some(_) => {
-            return Err(problem(
+    let dollars = |key: &str| -> Result<Option<f64>, Diagnostic> {
+        match entry.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Float(value)) if *value >= 0.0 => Ok(Some(*value)),
+            Some(toml::Value::Integer(value)) if *value >= 0 => Ok(Some(*value as f64)),
+            Some(_) => Err(problem(
                 file,
-                format!("[providers.{name}] `cost_usd` must be a non-negative number"),
-            ));
+                format!("[providers.{name}] `{key}` must be a non-negative number"),
+            )),
         }
+    };
+    let cost = dollars("cost_usd")?.unwrap_or(DEFAULT_CAPS.cost_usd);
+    let optional_whole = |key: &str| -> Result<Option<u64>, Diagnostic> {
+        match entry.get(key) {
+            None => Ok(None),
+            Some(_) => whole(key, 0).map(Some),
+        }
+    };
+    let total = Totals {
+        turns: optional_whole("total_turns")?,
+        wall_clock_s: optional_whole("total_wall_clock_s")?,
+        cost_usd: dollars("total_cost_usd")?,
     };
     let kind = match text("kind")? {
         Some("scripted") => {
@@ -299,6 +333,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
                 .unwrap_or(u32::MAX),
             wall_clock_s: whole("wall_clock_s", DEFAULT_CAPS.wall_clock_s)?,
             cost_usd: cost,
+            total,
         },
     })
 }
@@ -534,6 +569,11 @@ impl Provider {
                 "turns": self.caps.turns,
                 "wall_clock_s": self.caps.wall_clock_s,
                 "cost_usd": self.caps.cost_usd,
+                "total": {
+                    "turns": self.caps.total.turns,
+                    "wall_clock_s": self.caps.total.wall_clock_s,
+                    "cost_usd": self.caps.total.cost_usd,
+                },
             },
         })
     }
@@ -585,6 +625,12 @@ impl Provider {
                 turns: u32::try_from(caps["turns"].as_u64()?).ok()?,
                 wall_clock_s: caps["wall_clock_s"].as_u64()?,
                 cost_usd: caps["cost_usd"].as_f64()?,
+                // Absent from an older client's request: no total caps.
+                total: Totals {
+                    turns: caps["total"]["turns"].as_u64(),
+                    wall_clock_s: caps["total"]["wall_clock_s"].as_u64(),
+                    cost_usd: caps["total"]["cost_usd"].as_f64(),
+                },
             },
         })
     }
@@ -632,6 +678,41 @@ mod tests {
             })
         );
         assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
+    }
+
+    #[test]
+    fn total_caps_are_optional_and_survive_the_wire() {
+        let provider = pick(
+            concat!(
+                "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\n",
+                "total_turns = 40\ntotal_wall_clock_s = 90\ntotal_cost_usd = 2\n"
+            ),
+            None,
+        )
+        .expect("parses");
+        assert_eq!(
+            provider.caps.total,
+            Totals {
+                turns: Some(40),
+                wall_clock_s: Some(90),
+                cost_usd: Some(2.0)
+            }
+        );
+        assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
+        // An older client's request has no totals: none apply.
+        let mut wire = builtin_claude_code().to_json();
+        wire["caps"].as_object_mut().expect("caps").remove("total");
+        assert_eq!(
+            Provider::from_json(&wire).map(|p| p.caps.total),
+            Some(Totals::default())
+        );
+        let bad = pick(
+            "[providers.a]\nkind = \"scripted\"\nplaybooks = \"p\"\ntotal_turns = 0\n",
+            None,
+        );
+        assert!(bad.is_err_and(|message| {
+            message.contains("`total_turns` must be a positive whole number")
+        }),);
     }
 
     #[test]

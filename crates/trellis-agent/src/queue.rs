@@ -1,8 +1,12 @@
-//! The job queue and its runner thread (impl plan §8.2): `lower` requests append
-//! definitions in callee-first order, one dedicated thread runs them one at a
-//! time, and every state change is an event the requesting clients follow.
-//! Queue state is its own mutex, never the service's: a client asking `jobs` or
-//! waiting on its lowerings holds nothing the runner or other requests need.
+//! The job queue and its runner (impl plan §8.2, design §4.9): `lower` requests
+//! append definitions in callee-first order, each with the callees it waits on;
+//! a scheduler thread starts each entry once what it waits on has landed and its
+//! request's `--jobs` has a free slot, on a worker thread of its own; and every
+//! state change is an event the requesting clients follow. A callee that does
+//! not land holds its callers (`held`, with the reason). The rules are
+//! `schedule`'s; the state, the threads and the events are here. Queue state is
+//! its own mutex, never the service's: a client asking `jobs` or waiting on its
+//! lowerings holds nothing the runner or other requests need.
 //!
 //! Every job that starts ends with an outcome, in its events and in f.log —
 //! whatever ends it: the gate, a cap, the agent's failure, the daemon stopping
@@ -10,7 +14,7 @@
 //! as it is dropped). A stopping daemon cancels its queue too, so no client
 //! following a lowering is left without an outcome.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -21,6 +25,7 @@ use trellis_rpc::{ErrorCode, RpcError};
 
 use crate::agent::{self, AgentProcess, Invocation};
 use crate::providers::Provider;
+use crate::schedule::{self, Active, Batch, Queued};
 use trellis_service::codes::HostCode;
 use trellis_service::flog;
 use trellis_service::order;
@@ -37,7 +42,10 @@ const STALENESS_POLL: Duration = Duration::from_millis(100);
 const MAX_ATTEMPTS: u32 = 5;
 /// Finished jobs kept for `trellis jobs`.
 const FINISHED_KEPT: usize = 200;
-/// How long a stopping daemon waits for its running job to record its ending
+/// How often the scheduler looks again with nothing to wake it (a total
+/// wall-clock cap running out on a queued entry).
+const SCHEDULER_POLL: Duration = Duration::from_millis(250);
+/// How long a stopping daemon waits for its running jobs to record their endings
 /// (the agent is ended within a staleness poll; a gate already under way
 /// finishes first).
 const STOP_WAIT: Duration = Duration::from_secs(20);
@@ -52,8 +60,12 @@ pub struct Lowering {
 
 #[derive(Default)]
 struct QueueState {
+    /// In queue order (`Entry::seq`).
     pending: VecDeque<Entry>,
-    running: Option<Running>,
+    /// In the order they started.
+    running: Vec<Running>,
+    /// The next entry's place in the queue.
+    next_seq: u64,
     finished: VecDeque<Finished>,
     events: Vec<Event>,
     /// Why the daemon is stopping, once it is: nothing more starts.
@@ -79,6 +91,28 @@ struct Entry {
     run: u32,
     /// A triage of one flagged reliance instead of a lowering.
     triage: Option<Flagged>,
+    /// Its place in the queue: jobs start in this order as they can, and the
+    /// drafts of one module that add private helpers land in it.
+    seq: u64,
+    /// Its request's `--jobs`: it starts only while fewer jobs hold a slot.
+    limit: usize,
+    /// Queue keys that must land (end green or partial) before it starts.
+    waits_on: BTreeSet<String>,
+    /// Its request's jobs together, for the total caps.
+    batch: Arc<Batch>,
+}
+
+impl Entry {
+    /// The definition it works on (a triage's key names an entry besides).
+    fn subject(&self) -> &str {
+        self.triage
+            .as_ref()
+            .map_or(&self.def, |flagged| &flagged.def)
+    }
+
+    fn module(&self) -> &str {
+        self.subject().split("::").next().unwrap_or_default()
+    }
 }
 
 struct Running {
@@ -87,6 +121,8 @@ struct Running {
     started: Instant,
     /// The agent's process group, so a shutdown can kill it.
     group: Option<i32>,
+    /// False while its agent is done and it waits for its turn to land.
+    holds_slot: bool,
 }
 
 #[derive(Clone)]
@@ -116,6 +152,7 @@ const TERMINAL: &[&str] = &[
     "cancelled",
     "conforms",
     "nonconforming",
+    "held",
 ];
 
 /// Which lowering an answer re-ran, for the `answer` request's reply.
@@ -157,7 +194,7 @@ impl Lowering {
     }
 
     /// Stops the runner (the daemon is shutting down, `why`): nothing more
-    /// starts, every queued entry is cancelled, and the running job is ended —
+    /// starts, every queued entry is cancelled, and each running job is ended —
     /// its agent's group killed — and records its outcome (`cancelled`) before
     /// this returns, waiting at most [`STOP_WAIT`]. Later calls wait the same way.
     pub fn shutdown(&self, why: &str) {
@@ -172,14 +209,14 @@ impl Lowering {
         }
         self.changed.notify_all();
         let deadline = Instant::now() + STOP_WAIT;
-        while state.running.is_some() && Instant::now() < deadline {
+        while !state.running.is_empty() && Instant::now() < deadline {
             state = self
                 .changed
                 .wait_timeout(state, Duration::from_millis(100))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        if let Some(running) = &state.running {
+        for running in &state.running {
             // The runner is stuck in a step that does not watch for the stop:
             // end the agent at least; its job is left to the next start's sweep.
             if let Some(group) = running.group {
@@ -194,26 +231,46 @@ impl Lowering {
         state.stopped = true;
         self.changed.notify_all();
     }
-    /// `jobs`: the queue, the running job and the finished ones.
+    /// `jobs`: the queue (each entry with what it waits on: the callees that
+    /// must land first, none when it waits for a slot), the running set (in the
+    /// order they started; `running` is its first, for older clients) and the
+    /// finished ones.
     pub fn jobs(&self) -> Value {
         let state = self.state();
         let pending: Vec<Value> = state
             .pending
             .iter()
-            .map(|entry| json!({ "def": entry.def, "attempt": entry.attempt, "provider": entry.provider.name }))
-            .collect();
-        let running = state.running.as_ref().map(|running| {
-            json!({
-                "def": running.entry.def,
-                "job": running.job,
-                "attempt": running.entry.attempt,
-                "provider": running.entry.provider.name,
-                "seconds": running.started.elapsed().as_secs_f64(),
-                "group": running.group,
+            .map(|entry| {
+                json!({
+                    "def": entry.def, "attempt": entry.attempt, "provider": entry.provider.name,
+                    "waits_on": entry.waits_on, "jobs": entry.limit,
+                })
             })
-        });
+            .collect();
+        let running: Vec<Value> = state
+            .running
+            .iter()
+            .map(|running| {
+                json!({
+                    "def": running.entry.def,
+                    "job": running.job,
+                    "attempt": running.entry.attempt,
+                    "provider": running.entry.provider.name,
+                    "seconds": running.started.elapsed().as_secs_f64(),
+                    "group": running.group,
+                    // `landing`: its agent is done; it waits for an earlier job
+                    // of its module to land first.
+                    "phase": if running.holds_slot { "running" } else { "landing" },
+                })
+            })
+            .collect();
         let finished: Vec<Value> = state.finished.iter().map(Finished::to_json).collect();
-        json!({ "pending": pending, "running": running, "finished": finished })
+        json!({
+            "pending": pending,
+            "running": running.first().cloned().unwrap_or(Value::Null),
+            "running_set": running,
+            "finished": finished,
+        })
     }
 
     fn refuse_when_stopping(&self) -> Result<(), RpcError> {
@@ -244,6 +301,7 @@ impl Lowering {
             // The sandbox is not best-effort (design §4.9.1).
             crate::jail::available().map_err(|d| RpcError::failed(&[d]))?;
         }
+        let limit = jobs_param(params, "lower", schedule::default_jobs())?;
         self.refuse_when_stopping()?;
         let named: Vec<String> = match &params["defs"] {
             Value::Null => Vec::new(),
@@ -262,7 +320,7 @@ impl Lowering {
             }
         };
         let path = trellis_service::service::client_path_param(params);
-        let (batch, skipped) = {
+        let (batch, may_call, skipped) = {
             let mut service = self.service();
             service.refresh();
             trellis_service::service::check_pin_of(&service).map_err(|d| RpcError::failed(&[d]))?;
@@ -271,9 +329,14 @@ impl Lowering {
                 .map_err(|errors| RpcError::failed(&errors))?;
             let db = service.database();
             let functions: BTreeSet<String> = order::functions(db).into_iter().collect();
-            let ordered =
-                order::callee_first(&candidates, |def| order::may_call(db, def, &functions));
-            (ordered, skipped)
+            let may_call: BTreeMap<String, BTreeSet<String>> = candidates
+                .iter()
+                .map(|def| (def.clone(), order::may_call(db, def, &functions)))
+                .collect();
+            let ordered = order::callee_first(&candidates, |def| {
+                may_call.get(def).cloned().unwrap_or_default()
+            });
+            (ordered, may_call, skipped)
         };
         let cursor;
         let mut queued = Vec::new();
@@ -281,22 +344,29 @@ impl Lowering {
         {
             let mut state = self.state();
             cursor = state.events.len();
-            for def in &batch {
-                let busy = state.pending.iter().any(|entry| &entry.def == def)
-                    || state.running.as_ref().is_some_and(|r| &r.entry.def == def);
-                if busy {
+            let in_queue: BTreeSet<String> = state.keys().map(str::to_owned).collect();
+            let waits = schedule::batch_waits(&batch, &may_call, &in_queue);
+            let shared = Arc::new(Batch::new(provider.caps.total));
+            for (def, waits_on) in batch.iter().zip(waits) {
+                if state.is_busy(def) {
                     already.push(def.clone());
                     continue;
                 }
-                state.pending.push_back(Entry {
+                let entry = Entry {
                     def: def.clone(),
                     provider: provider.clone(),
                     path: path.clone(),
                     attempt: 1,
                     run: 0,
                     triage: None,
-                });
-                push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
+                    seq: 0,
+                    limit,
+                    waits_on,
+                    batch: Arc::clone(&shared),
+                };
+                let detail = json!({ "attempt": 1, "waits_on": entry.waits_on });
+                state.enqueue(entry);
+                push_event(&mut state, def, "queued", None, detail);
                 queued.push(def.clone());
             }
             self.changed.notify_all();
@@ -318,9 +388,7 @@ impl Lowering {
     pub fn requeue_asked(&self, def: &str) -> Requeue {
         let mut state = self.state();
         let cursor = state.events.len();
-        let busy = state.pending.iter().any(|entry| entry.def == def)
-            || state.running.as_ref().is_some_and(|r| r.entry.def == def);
-        if busy {
+        if state.is_busy(def) {
             return Requeue::Busy { cursor };
         }
         if state.stopping.is_some() {
@@ -330,9 +398,14 @@ impl Lowering {
             return Requeue::Unknown;
         };
         let provider = asked.provider.name.clone();
-        state.pending.push_back(Entry {
+        // A fresh request of its own: its callees had landed when it asked,
+        // and the asking request's totals are not this one's.
+        let batch = Arc::new(Batch::new(asked.provider.caps.total));
+        state.enqueue(Entry {
             attempt: 1,
             run: 0,
+            waits_on: BTreeSet::new(),
+            batch,
             ..asked
         });
         push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
@@ -372,8 +445,7 @@ impl Lowering {
             // Only a job that is there to follow: a name with nothing queued,
             // running or reported since the cursor would be waited on for ever.
             for def in &defs {
-                let known = state.pending.iter().any(|entry| &entry.def == def)
-                    || state.running.as_ref().is_some_and(|r| &r.entry.def == def)
+                let known = state.is_busy(def)
                     || state.events[cursor..].iter().any(|event| &event.def == def);
                 if !known {
                     return Err(RpcError::failed(&[HostCode::JobNotFound.diagnostic(
@@ -402,6 +474,9 @@ impl Lowering {
         })?;
         let label = params["label"].as_str();
         let path = trellis_service::service::client_path_param(params);
+        // Triage ran one job at a time before `--jobs` existed, and still does
+        // unless the request says otherwise.
+        let limit = jobs_param(params, "decisions.triage", 1)?;
         self.refuse_when_stopping()?;
         let flagged = {
             let mut service = self.service();
@@ -413,15 +488,20 @@ impl Lowering {
         let cursor = {
             let mut state = self.state();
             let cursor = state.events.len();
+            let shared = Arc::new(Batch::new(provider.caps.total));
             for item in &flagged {
                 let key = format!("{} ({}:{})", item.def, scope_word(item.scope), item.label);
-                state.pending.push_back(Entry {
+                state.enqueue(Entry {
                     def: key.clone(),
                     provider: provider.clone(),
                     path: path.clone(),
                     attempt: 1,
                     run: 0,
                     triage: Some(item.clone()),
+                    seq: 0,
+                    limit,
+                    waits_on: BTreeSet::new(),
+                    batch: Arc::clone(&shared),
                 });
                 push_event(
                     &mut state,
@@ -494,107 +574,243 @@ impl Lowering {
         outcomes
     }
 
-    /// The runner thread: one job at a time, for the daemon's life.
+    /// The scheduler thread, for the daemon's life: starts each queued entry,
+    /// in queue order, once `schedule::next_to_start` lets it, on a worker
+    /// thread of its own; an entry whose request's total caps are spent ends
+    /// `failed` without starting.
     fn run(self: Arc<Self>) {
+        let mut state = self.state();
         loop {
-            let entry = {
-                let mut state = self.state();
-                loop {
-                    if state.stopping.is_some() {
-                        return;
-                    }
-                    if let Some(mut entry) = state.pending.pop_front() {
-                        let runs = state.runs.entry(entry.def.clone()).or_default();
-                        *runs += 1;
-                        entry.run = *runs;
-                        state.running = Some(Running {
-                            entry: entry.clone(),
-                            job: None,
-                            started: Instant::now(),
-                            group: None,
-                        });
-                        push_event(
-                            &mut state,
-                            &entry.def,
-                            "started",
-                            None,
-                            json!({ "attempt": entry.attempt }),
-                        );
-                        self.changed.notify_all();
-                        break entry;
-                    }
-                    state = self
-                        .changed
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
+            if state.stopping.is_some() {
+                return;
+            }
+            self.fail_spent(&mut state);
+            let next = {
+                let queue: Vec<Queued<'_>> = state
+                    .pending
+                    .iter()
+                    .map(|entry| Queued {
+                        key: &entry.def,
+                        subject: entry.subject(),
+                        waits_on: &entry.waits_on,
+                        limit: entry.limit,
+                    })
+                    .collect();
+                let running: Vec<Active<'_>> = state
+                    .running
+                    .iter()
+                    .map(|running| Active {
+                        subject: running.entry.subject(),
+                        holds_slot: running.holds_slot,
+                    })
+                    .collect();
+                schedule::next_to_start(&queue, &running)
             };
-            let started = Instant::now();
-            // A bug in a job must not take the queue with it: the job ends
-            // failed (its JobLog has written the f.log outcome) and the runner
-            // goes on.
-            let ran =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_job(&entry)));
-            let (mut outcome, job, detail) = ran.unwrap_or_else(|_| {
-                let job = self.state().running.as_ref().and_then(|r| r.job.clone());
-                ("failed", job, internal_failure())
+            let Some(index) = next else {
+                state = self
+                    .changed
+                    .wait_timeout(state, SCHEDULER_POLL)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                continue;
+            };
+            let Some(mut entry) = state.pending.remove(index) else {
+                continue;
+            };
+            let runs = state.runs.entry(entry.def.clone()).or_default();
+            *runs += 1;
+            entry.run = *runs;
+            state.running.push(Running {
+                entry: entry.clone(),
+                job: None,
+                started: Instant::now(),
+                group: None,
+                holds_slot: true,
             });
-            let mut state = self.state();
-            state.running = None;
-            let mut detail = detail;
-            if outcome == "invalidated"
-                && let Some(why) = state.stopping.clone()
-            {
-                outcome = "cancelled";
-                detail = cancelled_detail("agent", &why);
-            }
-            if outcome == "question" && entry.triage.is_none() {
-                state.asked.insert(entry.def.clone(), entry.clone());
-            }
-            push_event(&mut state, &entry.def, outcome, job.clone(), detail.clone());
-            state.finished.push_back(Finished {
-                def: entry.def.clone(),
-                job,
-                outcome,
-                detail,
-                attempt: entry.attempt,
-                seconds: started.elapsed().as_secs_f64(),
-            });
-            while state.finished.len() > FINISHED_KEPT {
-                state.finished.pop_front();
-            }
-            if outcome == "invalidated" {
-                let mut again = entry.clone();
-                again.attempt += 1;
-                if again.attempt > MAX_ATTEMPTS {
-                    let detail = json!({ "errors": [HostCode::JobInvalidated.diagnostic(
-                        format!("{} was invalidated {MAX_ATTEMPTS} times in a row; not re-queued", entry.def),
+            push_event(
+                &mut state,
+                &entry.def,
+                "started",
+                None,
+                json!({ "attempt": entry.attempt }),
+            );
+            self.changed.notify_all();
+            let worker = Arc::clone(&self);
+            let seq = entry.seq;
+            let spawned = std::thread::Builder::new()
+                .name("trellis-job".to_owned())
+                .spawn(move || worker.work(entry));
+            if let Err(error) = spawned {
+                let entry = state.take_running(seq).map(|running| running.entry);
+                if let Some(entry) = entry {
+                    let detail = json!({ "stage": "start", "errors": [Diagnostic::new(
+                        trellis_rpc::diag::INTERNAL_ERROR,
+                        format!("the daemon could not start a thread for the job: {error}"),
                     ).to_json()] });
-                    push_event(&mut state, &entry.def, "failed", None, detail);
-                } else {
-                    push_event(
-                        &mut state,
-                        &again.def,
-                        "queued",
-                        None,
-                        json!({ "attempt": again.attempt }),
-                    );
-                    state.pending.push_front(again);
+                    self.record(&mut state, &entry, "failed", None, detail, Duration::ZERO);
                 }
             }
-            self.changed.notify_all();
         }
     }
 
-    fn note_phase(&self, def: &str, phase: &'static str, job: Option<&str>, detail: Value) {
+    /// Ends, `failed` before they start, the queued entries whose request has
+    /// spent a total cap (and holds their callers).
+    fn fail_spent(&self, state: &mut QueueState) {
+        let now = Instant::now();
+        while let Some(index) = state
+            .pending
+            .iter()
+            .position(|entry| entry.batch.spent_out(now).is_some())
+        {
+            let Some(entry) = state.pending.remove(index) else {
+                break;
+            };
+            let cap = entry.batch.spent_out(now).unwrap_or_default();
+            let detail = json!({
+                "stage": "queue",
+                "cap": cap,
+                "errors": [HostCode::JobCapExceeded.diagnostic(format!(
+                    "the request's {cap} cap was spent before {} started", entry.def
+                )).to_json()],
+            });
+            self.record(state, &entry, "failed", None, detail, Duration::ZERO);
+        }
+    }
+
+    /// A worker thread: one job, start to outcome.
+    fn work(self: Arc<Self>, entry: Entry) {
+        let started = Instant::now();
+        // A bug in a job must not take the queue with it: the job ends
+        // failed (its JobLog has written the f.log outcome) and the others go on.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_job(&entry)));
         let mut state = self.state();
-        if let Some(running) = state.running.as_mut()
+        let running = state.take_running(entry.seq);
+        let (outcome, job, detail) = ran.unwrap_or_else(|_| {
+            let job = running.and_then(|running| running.job);
+            ("failed", job, internal_failure())
+        });
+        self.record(&mut state, &entry, outcome, job, detail, started.elapsed());
+    }
+
+    /// An entry's outcome: its event, its place in the finished list, and what
+    /// it means for the queue — an invalidated job is queued again in its
+    /// place; one that landed (green, partial) releases the entries waiting on
+    /// it; one that did not (failed, question, cancelled, held) holds them.
+    fn record(
+        &self,
+        state: &mut QueueState,
+        entry: &Entry,
+        mut outcome: &'static str,
+        job: Option<String>,
+        mut detail: Value,
+        took: Duration,
+    ) {
+        if outcome == "invalidated"
+            && let Some(why) = state.stopping.clone()
+        {
+            outcome = "cancelled";
+            detail = cancelled_detail("agent", &why);
+        }
+        if outcome == "question" && entry.triage.is_none() {
+            state.asked.insert(entry.def.clone(), entry.clone());
+        }
+        push_event(state, &entry.def, outcome, job.clone(), detail.clone());
+        state.remember(Finished {
+            def: entry.def.clone(),
+            job,
+            outcome,
+            detail,
+            attempt: entry.attempt,
+            seconds: took.as_secs_f64(),
+        });
+        match outcome {
+            "invalidated" if entry.attempt < MAX_ATTEMPTS => {
+                let mut again = entry.clone();
+                again.attempt += 1;
+                push_event(
+                    state,
+                    &again.def,
+                    "queued",
+                    None,
+                    json!({ "attempt": again.attempt }),
+                );
+                state.requeue(again);
+            }
+            "invalidated" => {
+                let detail = json!({ "errors": [HostCode::JobInvalidated.diagnostic(
+                    format!("{} was invalidated {MAX_ATTEMPTS} times in a row; not re-queued", entry.def),
+                ).to_json()] });
+                push_event(state, &entry.def, "failed", None, detail);
+                hold_callers(state, &entry.def, "failed");
+            }
+            "green" | "partial" => {
+                for waiting in &mut state.pending {
+                    waiting.waits_on.remove(&entry.def);
+                }
+            }
+            _ => hold_callers(state, &entry.def, outcome),
+        }
+        self.changed.notify_all();
+    }
+
+    fn note_phase(&self, entry: &Entry, phase: &'static str, job: Option<&str>, detail: Value) {
+        let mut state = self.state();
+        if let Some(running) = state.running_mut(entry.seq)
             && job.is_some()
         {
             running.job = job.map(str::to_owned);
         }
-        push_event(&mut state, def, phase, job.map(str::to_owned), detail);
+        push_event(
+            &mut state,
+            &entry.def,
+            phase,
+            job.map(str::to_owned),
+            detail,
+        );
         self.changed.notify_all();
+    }
+
+    /// Waits until no entry queued before `entry` in its module is still
+    /// queued or running: a draft that adds private helpers appends them to
+    /// the module's `_private.soil`, so those land in queue order, as one job
+    /// at a time would land them. A job waiting here holds no slot. `Err` when
+    /// the daemon stops meanwhile; `Ok(true)` when it waited.
+    fn wait_for_landing_turn(&self, entry: &Entry) -> Result<bool, String> {
+        let mut state = self.state();
+        let mut waited = false;
+        loop {
+            if let Some(why) = state.stopping.clone() {
+                return Err(why);
+            }
+            let earlier = state
+                .pending
+                .iter()
+                .chain(state.running.iter().map(|running| &running.entry))
+                .any(|other| {
+                    other.seq < entry.seq
+                        && other.triage.is_none()
+                        && other.module() == entry.module()
+                });
+            if !earlier {
+                break;
+            }
+            if !waited {
+                waited = true;
+                if let Some(running) = state.running_mut(entry.seq) {
+                    running.holds_slot = false;
+                }
+                self.changed.notify_all();
+            }
+            state = self
+                .changed
+                .wait_timeout(state, SCHEDULER_POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        if let Some(running) = state.running_mut(entry.seq) {
+            running.holds_slot = true;
+        }
+        Ok(waited)
     }
 
     /// One job, start to outcome: `(outcome, job id, detail)`.
@@ -606,7 +822,8 @@ impl Lowering {
         let agent = Agent {
             provider: provider.name.clone(),
             model: provider.model.clone(),
-            max_tool_calls: provider.caps.turns,
+            // Its own turn cap, or what its request's total leaves if less.
+            max_tool_calls: entry.batch.turns_for_next(provider.caps.turns),
         };
         let (module, name) = match trellis_db::split_definition_name(&entry.def) {
             Some((module, name)) => (module.to_owned(), name.to_owned()),
@@ -630,7 +847,7 @@ impl Lowering {
             Err(errors) => return failed(None, errors),
         };
         let job = started.job.clone();
-        self.note_job(&job);
+        self.note_job(entry, &job);
         let mut timings = Timings {
             bundle: started.bundle_time,
             preflight: started.preflight_time,
@@ -644,7 +861,10 @@ impl Lowering {
                 "spec_hashes": started.manifest["spec_hashes"],
                 "provider": provider.name, "kind": provider.kind_name(), "model": provider.model,
                 "budget": provider.budget, "attempt": entry.attempt,
-                "caps": { "turns": provider.caps.turns, "wall_clock_s": provider.caps.wall_clock_s, "cost_usd": provider.caps.cost_usd },
+                "caps": {
+                    "turns": provider.caps.turns, "wall_clock_s": provider.caps.wall_clock_s, "cost_usd": provider.caps.cost_usd,
+                    "total": { "turns": provider.caps.total.turns, "wall_clock_s": provider.caps.total.wall_clock_s, "cost_usd": provider.caps.total.cost_usd },
+                },
             }),
         );
         let findings: Vec<Value> = started.preflight.iter().map(Diagnostic::to_json).collect();
@@ -656,7 +876,7 @@ impl Lowering {
         }
         log.event("bundle_packed", json!({ "manifest": started.manifest }));
         self.note_phase(
-            &entry.def,
+            entry,
             "agent",
             Some(&job),
             json!({ "provider": provider.name }),
@@ -680,15 +900,16 @@ impl Lowering {
                 return log.outcome("failed", detail);
             }
         };
-        self.note_group(Some(process.group()));
+        self.note_group(entry, Some(process.group()));
         let agent_clock = Instant::now();
-        let mut stop = self.watch(&job, provider, &mut process);
+        let mut stop = self.watch(&job, entry, &mut process);
         if stop.is_none() {
             // The agent ended on its own, perhaps right after the daemon ended its
             // job (its last call was refused at the turn cap, or it asked).
-            stop = match self.service().lowering_state(&job).1.as_deref() {
+            let (calls, ended) = self.service().lowering_state(&job);
+            stop = match ended.as_deref() {
                 Some("ask_human") => Some(Stop::Asked),
-                Some("the turn cap") => Some(Stop::Cap("turn".to_owned())),
+                Some("the turn cap") => Some(Stop::Cap(turn_cap(provider, calls))),
                 // An agent that stopped itself at its budget (Claude Code's
                 // --max-budget-usd) reports the cost on its last line only.
                 _ if process.report().cost_usd > provider.caps.cost_usd => {
@@ -700,7 +921,9 @@ impl Lowering {
         let (report, status) = process.finish();
         timings.agent = agent_clock.elapsed();
         timings.tool_calls = self.service().lowering_tool_time(&job);
-        self.note_group(None);
+        let calls = self.service().lowering_state(&job).0;
+        entry.batch.end(&job, calls, report.cost_usd);
+        self.note_group(entry, None);
         log.event("agent_result", report.to_json());
         if let Some(Stop::Invalidated(why)) = &stop {
             let detail = json!({ "stage": "agent", "reason": why });
@@ -723,7 +946,29 @@ impl Lowering {
             model: report.model.clone().unwrap_or(agent.model),
             ..agent
         };
-        self.note_phase(&entry.def, "gate", Some(&job), json!({}));
+        if self.service().lowering_adds_helpers(&job) {
+            match self.wait_for_landing_turn(entry) {
+                Err(why) => {
+                    self.service().end_lowering(&job, "the daemon stopped");
+                    return log.outcome("cancelled", cancelled_detail("agent", &why));
+                }
+                Ok(true) => {
+                    // It waited: what it was built against may have moved.
+                    let current = {
+                        let mut service = self.service();
+                        service.refresh();
+                        service.lowering_is_current(&job)
+                    };
+                    if let Err(why) = current {
+                        self.service().end_lowering(&job, "invalidated");
+                        let detail = json!({ "stage": "landing", "reason": why });
+                        return log.outcome("invalidated", detail);
+                    }
+                }
+                Ok(false) => {}
+            }
+        }
+        self.note_phase(entry, "gate", Some(&job), json!({}));
         let gate_clock = Instant::now();
         let gate = {
             let mut service = self.service();
@@ -770,22 +1015,23 @@ impl Lowering {
 
     /// Records the running job's id, for a runner that must report it even
     /// when the job unwinds.
-    fn note_job(&self, job: &str) {
-        if let Some(running) = self.state().running.as_mut() {
+    fn note_job(&self, entry: &Entry, job: &str) {
+        if let Some(running) = self.state().running_mut(entry.seq) {
             running.job = Some(job.to_owned());
         }
     }
 
-    fn note_group(&self, group: Option<i32>) {
-        if let Some(running) = self.state().running.as_mut() {
+    fn note_group(&self, entry: &Entry, group: Option<i32>) {
+        if let Some(running) = self.state().running_mut(entry.seq) {
             running.group = group;
         }
     }
 
-    /// Waits for the agent to end, enforcing the caps and watching for
-    /// invalidation and the daemon's stop; kills the agent's group when it
-    /// stops it.
-    fn watch(&self, job: &str, provider: &Provider, process: &mut AgentProcess) -> Option<Stop> {
+    /// Waits for the agent to end, enforcing the caps — the job's own and its
+    /// request's totals — and watching for invalidation and the daemon's stop;
+    /// kills the agent's group when it stops it.
+    fn watch(&self, job: &str, entry: &Entry, process: &mut AgentProcess) -> Option<Stop> {
+        let provider = &entry.provider;
         let deadline = Instant::now() + Duration::from_secs(provider.caps.wall_clock_s);
         let mut checked = Instant::now();
         loop {
@@ -808,16 +1054,26 @@ impl Lowering {
                 Some(Stop::Broken)
             } else {
                 checked = Instant::now();
-                let mut service = self.service();
-                service.refresh();
-                match service.lowering_is_current(job) {
+                let (current, (calls, ended)) = {
+                    let mut service = self.service();
+                    service.refresh();
+                    (
+                        service.lowering_is_current(job),
+                        service.lowering_state(job),
+                    )
+                };
+                entry.batch.note(job, calls, process.report().cost_usd);
+                match current {
                     Err(why) => Some(Stop::Invalidated(why)),
-                    Ok(()) => match service.lowering_state(job).1.as_deref() {
+                    Ok(()) => match ended.as_deref() {
                         // The agent CLI keeps going after its MCP server is done
                         // with it: end it here.
                         Some("ask_human") => Some(Stop::Asked),
-                        Some("the turn cap") => Some(Stop::Cap("turn".to_owned())),
-                        _ => None,
+                        Some("the turn cap") => Some(Stop::Cap(turn_cap(provider, calls))),
+                        _ => entry
+                            .batch
+                            .reached(Instant::now())
+                            .map(|cap| Stop::Cap(cap.to_owned())),
                     },
                 }
             };
@@ -854,13 +1110,14 @@ impl Lowering {
         let started = {
             let mut service = self.service();
             service.refresh();
-            service.start_triage(flagged, &entry.path, provider.caps.turns)
+            let turns = entry.batch.turns_for_next(provider.caps.turns);
+            service.start_triage(flagged, &entry.path, turns)
         };
         let job = match started {
             Ok(job) => job,
             Err(errors) => return failed(None, errors),
         };
-        self.note_job(&job);
+        self.note_job(entry, &job);
         let root = self.service().root().to_owned();
         let log = JobLog::new(&root, &module, &job, &flagged.def);
         let decision = json!({ "scope": scope_word(flagged.scope), "label": flagged.label, "relied_on": flagged.relied_on.to_string() });
@@ -869,7 +1126,7 @@ impl Lowering {
             json!({ "kind": "triage", "decision": decision, "provider": provider.name, "model": provider.model }),
         );
         self.note_phase(
-            &entry.def,
+            entry,
             "agent",
             Some(&job),
             json!({ "provider": provider.name }),
@@ -893,10 +1150,12 @@ impl Lowering {
                 return log.outcome("failed", detail);
             }
         };
-        self.note_group(Some(process.group()));
-        let stop = self.watch(&job, provider, &mut process);
+        self.note_group(entry, Some(process.group()));
+        let stop = self.watch(&job, entry, &mut process);
         let (report, status) = process.finish();
-        self.note_group(None);
+        let calls = self.service().lowering_state(&job).0;
+        entry.batch.end(&job, calls, report.cost_usd);
+        self.note_group(entry, None);
         self.service().end_lowering(&job, "the agent finished");
         log.event("agent_result", report.to_json());
         let answer = report
@@ -940,6 +1199,134 @@ impl Lowering {
             json!({ "entry": decision, "verdict": outcome, "answer": answer }),
         );
         log.outcome(outcome, detail)
+    }
+}
+
+impl QueueState {
+    /// The keys queued or running.
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        self.pending.iter().map(|entry| entry.def.as_str()).chain(
+            self.running
+                .iter()
+                .map(|running| running.entry.def.as_str()),
+        )
+    }
+
+    fn is_busy(&self, key: &str) -> bool {
+        self.keys().any(|queued| queued == key)
+    }
+
+    /// Appends `entry` at the end of the queue.
+    fn enqueue(&mut self, mut entry: Entry) {
+        self.next_seq += 1;
+        entry.seq = self.next_seq;
+        self.pending.push_back(entry);
+    }
+
+    /// Puts `entry` back in its own place (an invalidated job goes first among
+    /// those queued after it).
+    fn requeue(&mut self, entry: Entry) {
+        let at = self
+            .pending
+            .iter()
+            .position(|queued| queued.seq > entry.seq)
+            .unwrap_or(self.pending.len());
+        self.pending.insert(at, entry);
+    }
+
+    fn running_mut(&mut self, seq: u64) -> Option<&mut Running> {
+        self.running
+            .iter_mut()
+            .find(|running| running.entry.seq == seq)
+    }
+
+    fn take_running(&mut self, seq: u64) -> Option<Running> {
+        let index = self
+            .running
+            .iter()
+            .position(|running| running.entry.seq == seq)?;
+        Some(self.running.remove(index))
+    }
+
+    fn remember(&mut self, finished: Finished) {
+        self.finished.push_back(finished);
+        while self.finished.len() > FINISHED_KEPT {
+            self.finished.pop_front();
+        }
+    }
+}
+
+/// Ends, `held`, every queued entry that waits on `ended` (which ended
+/// `outcome` without landing), directly or through another held entry: none
+/// of them could be lowered against the callee it needs.
+fn hold_callers(state: &mut QueueState, ended: &str, outcome: &str) {
+    let held = {
+        let queue: Vec<(&str, &BTreeSet<String>)> = state
+            .pending
+            .iter()
+            .map(|entry| (entry.def.as_str(), &entry.waits_on))
+            .collect();
+        schedule::held_by(&queue, ended)
+    };
+    let mut taken: Vec<(Entry, String)> = Vec::new();
+    for (index, via) in held.into_iter().rev() {
+        if let Some(entry) = state.pending.remove(index) {
+            taken.push((entry, via));
+        }
+    }
+    taken.reverse();
+    let ending = match outcome {
+        "question" => "asked a question".to_owned(),
+        other => format!("ended {other}"),
+    };
+    for (entry, via) in taken {
+        let reason = if via == ended {
+            format!("its callee {ended} {ending}")
+        } else {
+            format!("its callee {via} is held ({ended} {ending})")
+        };
+        let detail =
+            json!({ "reason": reason, "callee": via, "cause": ended, "cause_outcome": outcome });
+        push_event(state, &entry.def, "held", None, detail.clone());
+        state.remember(Finished {
+            def: entry.def.clone(),
+            job: None,
+            outcome: "held",
+            detail,
+            attempt: entry.attempt,
+            seconds: 0.0,
+        });
+    }
+}
+
+/// Which turn cap a job that used `calls` tool calls hit: its own, or its
+/// request's total (which started it with fewer calls than its own cap).
+fn turn_cap(provider: &Provider, calls: u32) -> String {
+    if calls < provider.caps.turns {
+        "total turn".to_owned()
+    } else {
+        "turn".to_owned()
+    }
+}
+
+/// A request's `jobs` (`--jobs`): how many of its jobs may run at once,
+/// `default` when it does not say.
+fn jobs_param(params: &Value, method: &str, default: usize) -> Result<usize, RpcError> {
+    match &params["jobs"] {
+        Value::Null => Ok(default),
+        value => value
+            .as_u64()
+            .and_then(|jobs| usize::try_from(jobs).ok())
+            .filter(|jobs| (1..=schedule::MAX_JOBS).contains(jobs))
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorCode::InvalidParams,
+                    format!(
+                        "{method}: `jobs` must be a whole number from 1 to {}",
+                        schedule::MAX_JOBS
+                    ),
+                )
+            }),
     }
 }
 

@@ -65,16 +65,23 @@ Commands:
   cache keygen                    a new signing key for the shared result cache:
                                   the secret for CI (TRELLIS_CACHE_SIGNING_KEY),
                                   the public key for soil.toml [cache] trusted_keys
-  lower [DEF]... [--provider NAME] [--json]
+  lower [DEF]... [--provider NAME] [--jobs N] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
-                                  callee-first, one job at a time in the daemon; a
-                                  line per job state change (--json: one event per
-                                  line). Providers: ~/.config/trellis/providers.toml;
-                                  without it, the `claude` on PATH (Claude Code in a
-                                  bubblewrap jail, also --provider claude-code)
-  jobs [--json]                   the lowering queue, the running job and the
-                                  finished ones with their outcomes
+                                  callee-first: up to N jobs at once in the daemon
+                                  (default: one per core, at most 4; at most 64), a
+                                  definition starting once the callees it may call
+                                  have landed, and held (not lowered) when one fails
+                                  or asks; drafts that add private helpers land in
+                                  queue order, so the root ends byte for byte as with
+                                  --jobs 1. A line per job state change (--json: one
+                                  event per line). Providers:
+                                  ~/.config/trellis/providers.toml; without it, the
+                                  `claude` on PATH (Claude Code in a bubblewrap jail,
+                                  also --provider claude-code)
+  jobs [--json]                   the lowering queue (what each entry waits on), the
+                                  running jobs and the finished ones with their
+                                  outcomes
   context DEF --budget N [--out DIR] [--json]
                                   write DEF's context bundle (to .trellis/context/,
                                   or an empty DIR) and list what was packed and dropped
@@ -179,6 +186,8 @@ pub enum Command {
     Lower {
         defs: Vec<String>,
         provider: Option<String>,
+        /// `--jobs N`; `None` leaves the daemon's default.
+        jobs: Option<usize>,
         json: bool,
     },
     DecisionsTriage {
@@ -290,6 +299,20 @@ fn parse_budget(budget: Option<String>) -> Result<u64, UsageError> {
     })
 }
 
+/// `--jobs N`: from 1 to the daemon's most (`schedule::MAX_JOBS`).
+fn parse_jobs(count: &str) -> Result<usize, UsageError> {
+    let most = trellis_agent::schedule::MAX_JOBS;
+    count
+        .parse()
+        .ok()
+        .filter(|jobs| (1..=most).contains(jobs))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--jobs needs a whole number from 1 to {most}, not `{count}`"
+            ))
+        })
+}
+
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
@@ -302,6 +325,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut budget = None;
     let mut out = None;
     let mut provider: Option<String> = None;
+    let mut jobs: Option<String> = None;
     let mut text = None;
     let mut scope = None;
     let mut label = None;
@@ -346,6 +370,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--provider" => match iter.next() {
                 Some(value) => provider = Some(value.clone()),
                 None => return Err(UsageError("--provider needs a provider name".into())),
+            },
+            "--jobs" => match iter.next() {
+                Some(value) => jobs = Some(value.clone()),
+                None => return Err(UsageError("--jobs needs a number of jobs".into())),
             },
             "--out" => match iter.next() {
                 Some(value) => out = Some(value.clone()),
@@ -456,6 +484,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["lower", defs @ ..] => Command::Lower {
             defs: defs.iter().map(|def| (*def).to_owned()).collect(),
             provider: provider.take(),
+            jobs: match jobs.take() {
+                None => None,
+                Some(count) => Some(parse_jobs(&count)?),
+            },
             json,
         },
         ["jobs"] => Command::Jobs { json },
@@ -508,6 +540,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if provider.is_some() {
         return Err(UsageError("--provider only applies to `lower`".into()));
+    }
+    if jobs.is_some() {
+        return Err(UsageError("--jobs only applies to `lower`".into()));
     }
     if budget.is_some() || out.is_some() {
         return Err(UsageError(
@@ -680,6 +715,33 @@ mod tests {
     }
 
     #[test]
+    fn lower_takes_a_number_of_jobs() {
+        assert_eq!(
+            parse_words("lower m::f m::g --jobs 8 --json").map(|i| i.command),
+            Ok(Command::Lower {
+                defs: vec!["m::f".into(), "m::g".into()],
+                provider: None,
+                jobs: Some(8),
+                json: true,
+            })
+        );
+        assert_eq!(
+            parse_words("lower").map(|i| i.command),
+            Ok(Command::Lower {
+                defs: Vec::new(),
+                provider: None,
+                jobs: None,
+                json: false,
+            })
+        );
+        let error = parse_words("lower --jobs 0").expect_err("zero jobs");
+        assert_eq!(
+            error.to_string(),
+            "--jobs needs a whole number from 1 to 64, not `0`"
+        );
+    }
+
+    #[test]
     fn mistakes_are_usage_errors() {
         for line in [
             "",
@@ -705,6 +767,12 @@ mod tests {
             "status --scope module",
             "init a b",
             "init --json",
+            "lower --jobs",
+            "lower --jobs 0",
+            "lower --jobs 65",
+            "lower --jobs many",
+            "status --jobs 2",
+            "decisions triage --jobs 2",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

@@ -704,10 +704,18 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
     let state = event["state"].as_str().unwrap_or("?");
     let detail = &event["detail"];
     let note = match state {
-        "queued" | "started" => match detail["attempt"].as_u64() {
-            Some(attempt) if attempt > 1 => format!(" (attempt {attempt})"),
-            _ => String::new(),
-        },
+        "queued" | "started" => {
+            let attempt = match detail["attempt"].as_u64() {
+                Some(attempt) if attempt > 1 => format!(" (attempt {attempt})"),
+                _ => String::new(),
+            };
+            let waits = list(&detail["waits_on"]);
+            if waits.is_empty() {
+                attempt
+            } else {
+                format!("{attempt} after {waits}")
+            }
+        }
         "agent" => format!(
             " {} ({})",
             event["job"].as_str().unwrap_or("?"),
@@ -719,7 +727,7 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
             capped(detail)
         ),
         "partial" => format!(" with holes {}{}", list(&detail["holes"]), capped(detail)),
-        "cancelled" => format!(" — {}", detail["reason"].as_str().unwrap_or("?")),
+        "cancelled" | "held" => format!(" — {}", detail["reason"].as_str().unwrap_or("?")),
         "question" => format!(" asked: see {}", detail["question"].as_str().unwrap_or("?")),
         "invalidated" => format!(" ({}), re-queued", detail["reason"].as_str().unwrap_or("?")),
         "conforms" => " — the edge is re-stamped".to_owned(),
@@ -827,32 +835,53 @@ pub fn lower_summary(out: &mut impl Write, result: &Value, json: bool) -> u8 {
     u8::from(not_green > 0)
 }
 
-/// `trellis jobs`: the queue, the running job, the finished ones.
+/// `trellis jobs`: the running set, the queue with what each entry waits on,
+/// the finished ones.
 fn jobs_report(out: &mut impl Write, result: &Value) -> u8 {
-    let running = &result["running"];
-    if running.is_null() {
+    // `running_set` is every running job; a daemon before it had `running` alone.
+    let running = match result["running_set"].as_array() {
+        Some(set) => set.clone(),
+        None => [&result["running"]]
+            .into_iter()
+            .filter(|running| !running.is_null())
+            .cloned()
+            .collect(),
+    };
+    if running.is_empty() {
         let _ = writeln!(out, "running: nothing");
-    } else {
+    }
+    for job in &running {
+        let landing = if job["phase"] == "landing" {
+            ", its agent done, waiting to land after an earlier job of its module"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "running: {} {} (attempt {}, {:.1} s)",
-            running["def"].as_str().unwrap_or("?"),
-            running["job"].as_str().unwrap_or("-"),
-            running["attempt"],
-            running["seconds"].as_f64().unwrap_or(0.0)
+            "running: {} {} (attempt {}, {:.1} s{landing})",
+            job["def"].as_str().unwrap_or("?"),
+            job["job"].as_str().unwrap_or("-"),
+            job["attempt"],
+            job["seconds"].as_f64().unwrap_or(0.0)
         );
     }
     let pending = result["pending"].as_array().cloned().unwrap_or_default();
-    let names: Vec<&str> = pending.iter().filter_map(|p| p["def"].as_str()).collect();
-    let _ = writeln!(
-        out,
-        "queued: {}",
-        if names.is_empty() {
-            "nothing".to_owned()
-        } else {
-            names.join(", ")
-        }
-    );
+    if pending.is_empty() {
+        let _ = writeln!(out, "queued: nothing");
+    }
+    for entry in &pending {
+        let waits = list(&entry["waits_on"]);
+        let _ = writeln!(
+            out,
+            "queued: {}{}",
+            entry["def"].as_str().unwrap_or("?"),
+            if waits.is_empty() {
+                " (ready: waits for a free slot)".to_owned()
+            } else {
+                format!(" (waits on {waits})")
+            }
+        );
+    }
     let finished = result["finished"].as_array().cloned().unwrap_or_default();
     if !finished.is_empty() {
         let _ = writeln!(out, "finished:");

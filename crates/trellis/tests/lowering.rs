@@ -618,7 +618,8 @@ fn a_stop_cancels_the_queued_jobs_too_and_no_follower_is_left_waiting() {
         "median.jsonl",
         concat!(r#"{"sleep_ms": 60000}"#, "\n"),
     );
-    let child = lowering.spawn_lower(&["csvstats::mean", "csvstats::median"]);
+    // One at a time, so one is queued when the stop comes.
+    let child = lowering.spawn_lower(&["csvstats::mean", "csvstats::median", "--jobs", "1"]);
     support::wait_until("a job runs", || {
         !lowering.run(&["jobs", "--json"]).json()["running"].is_null()
     });

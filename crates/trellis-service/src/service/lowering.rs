@@ -141,15 +141,37 @@ impl Service {
         if then == now {
             return Ok(());
         }
+        // A definition that joined the callable surface is no change to what
+        // the job stands on: it could not have relied on it. That is what a job
+        // running beside it sees as the other lands (design §4.9, several jobs
+        // at once). One that changed or went is.
+        let joined = |path: &str| {
+            path.starts_with(trellis_context::pieces::CALLABLE_DIR)
+                && !then.iter().any(|(was, _)| was == path)
+        };
         let changed: Vec<String> = then
             .iter()
             .filter(|entry| !now.contains(entry))
             .chain(now.iter().filter(|entry| !then.contains(entry)))
             .map(|(path, _)| path.clone())
+            .filter(|path| !joined(path))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
         Err(format!("changed while it ran: {}", changed.join(", ")))
+    }
+
+    /// Whether the job's draft adds private helpers to its module's
+    /// `_private.soil` (appended as it lands, so such drafts of one module
+    /// land in queue order).
+    pub fn lowering_adds_helpers(&self, id: &str) -> bool {
+        self.jobs
+            .get(id)
+            .and_then(|job| job.draft.as_ref())
+            .is_some_and(|draft| !jobs::split_helpers(&draft.canonical).1.is_empty())
     }
 
     /// What `trellis lower` queues: the named definitions (each must exist), or

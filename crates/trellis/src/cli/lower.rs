@@ -21,8 +21,15 @@ pub fn run(root: &Path, invocation: &Invocation) -> ExitCode {
         Command::Lower {
             defs,
             provider,
+            jobs,
             json,
-        } => ("lower", json!({ "defs": defs }), provider, json),
+        } => {
+            let mut params = json!({ "defs": defs });
+            if let Some(jobs) = jobs {
+                params["jobs"] = json!(jobs);
+            }
+            ("lower", params, provider, json)
+        }
         Command::DecisionsTriage {
             label,
             provider,
