@@ -51,8 +51,9 @@
 //!    status`, the locks Trellis would write. *Invariant:* decides and proposes,
 //!    never writes: the host writes every lock.
 //! 9. **Host-facing** — `change`, `mentions`, `sealed`, `spread`, `ahead`,
-//!    `joins`, `synthetic`: the one way edits enter, and what a host keeps
-//!    beside the database (the joins, the mention index, answers asked ahead).
+//!    `joins`, `synthetic`, `shaped`: the one way edits enter, what a host
+//!    keeps beside the database (the joins, the mention index, answers asked
+//!    ahead), and the generated roots benchmarks and scale tests load.
 //!    *Invariant:* nothing below knows of it; the only layer that holds a
 //!    [`RootDatabase`] — every query below takes `&dyn Db`.
 
@@ -107,6 +108,7 @@ mod change;
 mod joins;
 mod mentions;
 mod sealed;
+pub mod shaped;
 mod spread;
 pub mod synthetic;
 
