@@ -33,6 +33,11 @@ bench:
     cargo run -q --release -p trellis --example lower_bench
     cargo run -q --release -p trellis --example lsp_bench
 
+# An edit's work at 2,000 and at 20,000 definitions, counted (design §7.14):
+# the scale test alone, in release.
+scale:
+    cargo test -q --release -p trellis-db --test scale -- --nocapture
+
 fmt:
     cargo fmt --all
 

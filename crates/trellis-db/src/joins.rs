@@ -23,11 +23,12 @@ use crate::check_report::{
     CheckReport, check_module_head, check_module_helpers, check_spec_entry, join_check,
 };
 use crate::db::RootDatabase;
+use crate::files::FileKind;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
 use crate::locks::read_lock_file;
-use crate::mentions::{Mentions, Owner, Reached};
-use crate::sealed::{self, BodyEdit, BodyFace};
+use crate::mentions::{Mentions, Owner, Reached, Said};
+use crate::sealed::{self, BodyEdit, BodyFace, SpecEdit};
 use crate::spread;
 use crate::status::StatusRow;
 use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
@@ -379,8 +380,21 @@ impl RootJoins {
             // A tag declared or withdrawn moves the specs that name it alone.
             words.extend(before.tags.symmetric_difference(&after.tags).cloned());
         }
+        // Edits whose face is kept: their owners' own entries move alone.
+        let mut sealed_files: Vec<(Owner, &str)> = Vec::new();
         for (path, text) in &change.files {
-            match self.mentions.update(path, text.as_deref()) {
+            let kind = FileKind::of(camino::Utf8Path::new(path));
+            let spec = match (kind, text) {
+                (FileKind::Spec, Some(text)) => Some(trellis_spec::parse_tr(text, stem_of(path)).0),
+                _ => None,
+            };
+            let edit = spec.as_ref().map(|spec| sealed::spec_edit(db, path, spec));
+            let said = match (&spec, text) {
+                (Some(spec), _) => Some(Said::Spec(spec)),
+                (None, Some(text)) => Some(Said::Text(text)),
+                (None, None) => None,
+            };
+            match self.mentions.update(path, said) {
                 Some((owner, module_came_or_went)) => {
                     // Whoever names the module may resolve differently now.
                     if module_came_or_went {
@@ -389,14 +403,36 @@ impl RootJoins {
                     } else if text.is_some() && sealed::is_body_file(path, &owner) {
                         bodies.push(owner);
                         continue;
+                    } else if kind == FileKind::Lock || edit == Some(SpecEdit::Sealed) {
+                        sealed_files.push((owner, path));
+                        continue;
+                    } else if owner.1 == "_module"
+                        && edit == Some(SpecEdit::Moved { exports: false })
+                    {
+                        // Its decisions or grants moved: its module's entries
+                        // read them, and nobody else does.
+                        self.parts.remove(&owner.0);
+                        continue;
                     }
                     seeds.push(owner);
                 }
+                // The project's spec speaks for every module, unless its
+                // face was kept: its own row and findings are asked anew by
+                // every answer.
+                None if edit == Some(SpecEdit::Sealed) => {}
                 None => self.parts.clear(),
             }
         }
         if self.parts.is_empty() {
             return;
+        }
+        for (owner, path) in sealed_files {
+            if let Some(parts) = self.parts.get_mut(&owner.0) {
+                parts.reach([&owner.1], Moved::Everything);
+            }
+            if FileKind::of(camino::Utf8Path::new(path)) == FileKind::Spec {
+                self.reach_citing(path);
+            }
         }
         match self.mentions.reach(seeds, &words) {
             Some(reached) => self.mark(db, reached, Moved::Everything),
@@ -419,6 +455,45 @@ impl RootJoins {
                 }),
                 None => self.mark(db, reached, Moved::Everything),
             }
+        }
+    }
+
+    /// Marks every held entry whose findings cite the spec at `path`: a
+    /// finding is located in its spec's text when answered, so an edit that
+    /// moves the lines of a spec moves what cites it, though nothing it
+    /// reads of the spec moved (design §7.14). A module none of whose
+    /// findings and unsettled rows cite it is passed over in one look.
+    fn reach_citing(&mut self, path: &str) {
+        let cites = |diagnostics: &[Diagnostic]| {
+            (diagnostics.iter()).any(|diagnostic| diagnostic.file.as_deref() == Some(path))
+        };
+        let row_cites = |row: &StatusRow| row.reason.as_deref().is_some_and(|r| r.contains(path));
+        #[expect(
+            clippy::iter_over_hash_type,
+            reason = "each module is marked on its own: the order moves nothing"
+        )]
+        for (module, parts) in &mut self.parts {
+            let mut citing: Vec<String> = Vec::new();
+            if cites(&parts.check_joined.diagnostics)
+                && let Some(((head, helpers), by_stem)) = &parts.check.entries
+            {
+                if cites(&head.diagnostics) || cites(&helpers.diagnostics) {
+                    citing.push("_module".to_owned());
+                }
+                (by_stem.iter())
+                    .filter(|(_, report)| cites(&report.diagnostics))
+                    .for_each(|(stem, _)| citing.push(stem.clone()));
+            }
+            if parts.status_joined.iter().any(|row| row_cites(row)) {
+                for row in parts.status_joined.iter().filter(|row| row_cites(row)) {
+                    match row.name.split_once("::") {
+                        Some((_, stem)) => citing.push(stem.to_owned()),
+                        None if row.name == *module => citing.push("_module".to_owned()),
+                        None => {}
+                    }
+                }
+            }
+            parts.reach(&citing, Moved::Everything);
         }
     }
 
@@ -774,6 +849,12 @@ fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
         }
     }
     counts
+}
+
+/// The file stem of a root-relative path: `f` for `m/f.tr`.
+fn stem_of(path: &str) -> &str {
+    let file = path.rsplit_once('/').map_or(path, |(_, file)| file);
+    file.rsplit_once('.').map_or(file, |(stem, _)| stem)
 }
 
 /// The problems of one lock file of a module, by its stem.
