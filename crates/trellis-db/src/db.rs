@@ -140,6 +140,15 @@ impl RootDatabase {
         &self.log
     }
 
+    /// Frees the parse trees no memo of this revision still needs (salsa's
+    /// LRU keeps the last few hundred, design §7.15). Salsa does it when the
+    /// next change starts a revision; a host whose first answer read every
+    /// file calls it once that answer is out, so an idle daemon does not hold
+    /// a parse of every file. Waits for every other handle, like a write.
+    pub fn drop_spare_parses(&mut self) {
+        salsa::Database::trigger_lru_eviction(self);
+    }
+
     /// How many changes have been applied to this database.
     pub fn changes_applied(&self) -> u64 {
         self.changes_applied

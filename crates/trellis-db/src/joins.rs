@@ -361,10 +361,10 @@ impl RootJoins {
     /// while `db` still holds the texts the change replaces.
     pub fn invalidate(&mut self, db: &RootDatabase, change: &Change) {
         self.shelf.clear();
-        self.sync(db);
+        self.prepare_for_edits(db);
         self.synced = db.changes_applied() + 1;
         if self.parts.is_empty() {
-            // Nothing held: the index is built afresh when next asked for.
+            // Nothing held: the index is built afresh when next needed.
             self.mentions = Mentions::default();
             return;
         }
@@ -456,6 +456,24 @@ impl RootJoins {
                 None => self.mark(db, reached, Moved::Everything),
             }
         }
+    }
+
+    /// Builds the mention index the next edit's reach is read from, if parts
+    /// are held and it is not built yet (design §7.15): one pass over the
+    /// words of every spec's blocks and every Soil file, read from the parses
+    /// the first answer made. A first answer does not wait for it; a host
+    /// calls this once that answer is out (the daemon does, off the
+    /// request), or the first edit builds it, from the texts as they were.
+    pub fn prepare_for_edits(&mut self, db: &RootDatabase) {
+        self.sync(db);
+        if !self.mentions.built && !self.parts.is_empty() {
+            self.mentions.build(db);
+        }
+    }
+
+    /// Whether [`RootJoins::prepare_for_edits`] has work to do.
+    pub fn unprepared_for_edits(&self) -> bool {
+        !self.mentions.built && !self.parts.is_empty()
     }
 
     /// Marks every held entry whose findings cite the spec at `path`: a
@@ -778,8 +796,7 @@ impl RootJoins {
     }
 
     /// Makes the parts answer for `db` as it is: everything is dropped if a
-    /// change reached it without [`RootJoins::invalidate`], and the mention index
-    /// is built before the first part is kept.
+    /// change reached it without [`RootJoins::invalidate`].
     /// Body edits applied since are marked by what they moved.
     fn sync(&mut self, db: &RootDatabase) {
         if self.synced != db.changes_applied() {
@@ -787,9 +804,6 @@ impl RootJoins {
             self.mentions = Mentions::default();
             self.body_edits.clear();
             self.synced = db.changes_applied();
-        }
-        if !self.mentions.built {
-            self.mentions.build(db);
         }
         for edit in std::mem::take(&mut self.body_edits) {
             let moved = match edit.is_sealed(db) {

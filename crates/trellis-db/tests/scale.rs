@@ -60,6 +60,8 @@ impl Host {
         host.files = files;
         host.apply(change);
         host.answer();
+        // As the daemon does once its first answer is out.
+        host.joins.prepare_for_edits(&host.db);
         host
     }
 

@@ -79,7 +79,14 @@ impl DaemonHandler {
         params: &Value,
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
-        lock(&self.service).handle(method, params, progress)
+        let mut service = lock(&self.service);
+        let answer = service.handle(method, params, progress);
+        // What can wait until the answer is out waits, on a thread of its own.
+        if service.untidy() {
+            let service = Arc::clone(&self.service);
+            std::thread::spawn(move || lock(&service).tidy());
+        }
+        answer
     }
 }
 

@@ -45,6 +45,13 @@ pub struct Service {
     watch: Option<RootWatch>,
     /// Whether a full load has happened (the feed only reports what came after).
     loaded: bool,
+    /// Set by a change of many files (a first load, a batch of locks): the
+    /// answers that follow parse each of them, and once one is out the parse
+    /// trees no memo needs are freed (design §7.15).
+    spare_parses: bool,
+    /// A daemon's service, which outlives its answers; a one-shot command's
+    /// ends with its answer and frees nothing on the way.
+    long_lived: bool,
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
@@ -70,6 +77,8 @@ impl Service {
             load_problems: Vec::new(),
             watch: None,
             loaded: false,
+            spare_parses: false,
+            long_lived: false,
             unreported_changes: 0,
             reported_taken_ahead: 0,
             ahead_clock: ahead_time::AheadClock::default(),
@@ -84,6 +93,7 @@ impl Service {
     pub fn watching(root: PathBuf, watch: bool) -> Self {
         WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
+        service.long_lived = true;
         service.bundle_stamps = bundle_dir::Stamps::by_stats();
         if watch {
             match RootWatch::new(service.root()) {
@@ -207,6 +217,7 @@ impl Service {
         self.load_problems = refresh.problems;
         let changed =
             refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
+        self.spare_parses |= self.long_lived && changed >= MANY_FILES;
         self.apply(refresh.change);
         changed
     }
@@ -275,6 +286,24 @@ impl Service {
         Ok(result)
     }
 
+    /// Whether [`Service::tidy`] has work to do: a long-lived service whose
+    /// last answer read every file.
+    pub fn untidy(&self) -> bool {
+        self.spare_parses || (self.long_lived && self.joins.unprepared_for_edits())
+    }
+
+    /// What a daemon does once an answer is out rather than before it
+    /// (design §7.15): builds the mention index the next edit reads its
+    /// reach from, then frees the parse trees no memo needs any more. Holds
+    /// the service a tenth of a second after a first answer at 20,000
+    /// definitions; nothing otherwise.
+    pub fn tidy(&mut self) {
+        self.joins.prepare_for_edits(&self.db);
+        if std::mem::take(&mut self.spare_parses) {
+            self.db.drop_spare_parses();
+        }
+    }
+
     pub fn load_problems(&self) -> &[Diagnostic] {
         &self.load_problems
     }
@@ -285,6 +314,10 @@ impl Service {
         self.joins.lock_problems(&self.db)
     }
 }
+
+/// A change of at least this many files leaves a parse of each behind once
+/// answered; fewer stay within what salsa's LRU keeps anyway.
+const MANY_FILES: usize = 256;
 
 /// What [`Service::ask_ahead`] found.
 pub enum AheadOfRequests {
