@@ -781,6 +781,12 @@ impl RootJoins {
             .count()
     }
 
+    /// Whether a check and a status were ever asked of these joins: what a
+    /// host can store of their answers without asking for more.
+    pub fn answered(&self) -> (bool, bool) {
+        (self.asked_check, self.asked_status)
+    }
+
     /// How many entries the answers so far took as they were answered ahead
     /// ([`RootJoins::ask_ahead`]; for tests and benchmarks).
     pub fn taken_ahead(&self) -> usize {
@@ -852,7 +858,9 @@ pub struct RowGroup<'a> {
 /// A status, a kind of row, and how many rows have both.
 pub type StatusCount = (String, &'static str, usize);
 
-fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
+/// How many of `rows` have each status and kind, in order of first
+/// appearance: a [`RowGroup`]'s counts.
+pub fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for row in rows {
         match (counts.iter_mut())

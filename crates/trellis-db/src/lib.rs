@@ -143,7 +143,7 @@ pub use index::{
     Item, ItemKind, Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under,
     root_index, spec_file,
 };
-pub use joins::{RootJoins, RowGroup, StatusCount};
+pub use joins::{RootJoins, RowGroup, StatusCount, count_statuses};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock, oracle_rows,
     reviewed_lock, spec_lock, spec_record,

@@ -15,7 +15,9 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
-use crate::walk::{Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk, walk_tree};
+use crate::walk::{
+    Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk_stamped, walk_tree,
+};
 
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +29,10 @@ struct Stamp {
     /// read again on every refresh, so its problem is reported every time and
     /// not only by the refresh that first met it.
     loaded: bool,
+    /// A time no later than the read of these bytes: a file modified close
+    /// before it may have been written again in the same clock tick after
+    /// it (design §7.16).
+    read_since: SystemTime,
 }
 
 pub struct RootLoader {
@@ -42,6 +48,8 @@ pub struct RootLoader {
     problems: BTreeMap<String, Diagnostic>,
     /// The text of every open question file, by root-relative path.
     questions: BTreeMap<String, String>,
+    /// When the refresh under way started reading.
+    reading_since: SystemTime,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -60,6 +68,7 @@ impl RootLoader {
             seen_in: FxHashMap::default(),
             problems: BTreeMap::new(),
             questions: BTreeMap::new(),
+            reading_since: SystemTime::UNIX_EPOCH,
         }
     }
 
@@ -73,33 +82,26 @@ impl RootLoader {
         &self.questions
     }
 
-    /// Stats every file it knows and reads and hashes those whose stamp moved;
-    /// a file it does not know is read at once. The stats (one syscall per
-    /// file, the bulk of a no-op refresh) and the reads (every file on a
-    /// daemon's first load, a fifth of a cold `check`) run on two threads.
+    /// Stats every file and reads and hashes those whose stamp moved and
+    /// those it never read. The stats (one syscall per file, the bulk of a
+    /// no-op refresh) are made by the walk, through each directory; the reads
+    /// (every file on a daemon's first load, a fifth of a cold `check`) run
+    /// on two threads.
     pub fn refresh(&mut self) -> Refresh {
         self.generation += 1;
+        self.reading_since = SystemTime::now();
         self.problems.clear();
         let mut change = Change::default();
-        let walked = walk(&self.root);
+        // Each file is stat-ed through its directory as the walk lists it; one
+        // the loader never read is read whatever its stamp, which then comes
+        // from the opened file (design §7.15, §7.16).
+        let walked = walk_stamped(&self.root);
         for problem in walked.problems {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        let files = walked.files;
-        // A file the loader never read is read without a stat first: its stamp
-        // comes from the opened file (design §7.15).
-        let known = &self.known;
-        let stamps = on_two_threads(&files, |(path, absolute)| {
-            known
-                .contains_key(path)
-                .then(|| match std::fs::metadata(absolute) {
-                    Ok(metadata) => (metadata.modified().ok(), metadata.len()),
-                    Err(_) => (None, 0),
-                })
-        });
         let mut moved = Vec::new();
-        for ((path, absolute), stamp) in files.into_iter().zip(stamps) {
+        for ((path, absolute), stamp) in walked.files.into_iter().zip(walked.stamps) {
             self.seen_in.insert(path.clone(), self.generation);
             let unchanged = stamp.is_some_and(|(modified, len)| {
                 self.known.get(&path).is_some_and(|stamp| {
@@ -131,6 +133,42 @@ impl RootLoader {
         self.outcome(change)
     }
 
+    /// Every input file's stamp as a walk and a stat find it now, without
+    /// reading one (design §7.16); `None` when the walk met a problem or the
+    /// root holds an open question (answers stored without the loader's
+    /// reads cannot speak for either).
+    pub fn stamps_now(&self) -> Option<Vec<crate::answer_cache::FileStamp>> {
+        let walked = walk_stamped(&self.root);
+        if !walked.complete || !walked.problems.is_empty() {
+            return None;
+        }
+        (walked.files.into_iter().zip(walked.stamps))
+            .filter(|((path, _), _)| path != MANIFEST_FILE)
+            .map(|((path, _), stamp)| {
+                let (modified, len) = stamp?;
+                (!question_file(&path)).then_some(())?;
+                Some((path, crate::answer_cache::nanos(modified), len))
+            })
+            .collect()
+    }
+
+    /// Every input file as this loader last read it, the fingerprint of what
+    /// the database holds; `None` when a file could not be read or the root
+    /// holds an open question.
+    pub fn known_stamps(&self) -> Option<Vec<crate::answer_cache::KnownFile>> {
+        use crate::answer_cache::{KnownFile, nanos};
+        (self.known.iter())
+            .map(|(path, stamp)| {
+                let stored = stamp.loaded && !question_file(path);
+                stored.then(|| KnownFile {
+                    stamp: (path.clone(), nanos(stamp.modified), stamp.len),
+                    digest: stamp.digest,
+                    read_since: nanos(Some(stamp.read_since)),
+                })
+            })
+            .collect()
+    }
+
     /// Refreshes only `paths` (root-relative), as a change feed reported them:
     /// each is stat-ed, and read and hashed (whatever its stamp says: the feed saw
     /// a write, which an unchanged mtime can hide). A path that no longer exists is
@@ -138,6 +176,7 @@ impl RootLoader {
     /// every file it holds now and every file it held. Requires a full
     /// [`RootLoader::refresh`] first.
     pub fn refresh_paths(&mut self, paths: impl IntoIterator<Item = String>) -> Refresh {
+        self.reading_since = SystemTime::now();
         let mut change = Change::default();
         let mut files = BTreeSet::new();
         for path in paths {
@@ -234,6 +273,7 @@ impl RootLoader {
                 len,
                 digest,
                 loaded: text.is_ok(),
+                read_since: self.reading_since,
             },
         );
         match text {

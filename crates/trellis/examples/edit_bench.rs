@@ -19,7 +19,9 @@
 //! that spawns the daemon, taken last, once every size's rows are done: in
 //! rounds that take one sample of each size in turn, so a slow stretch of a
 //! noisy machine lands on every size alike; the table gives each size's median,
-//! and the ratio is the median of the rounds' own ratios.
+//! and the ratio is the median of the rounds' own ratios. Each round also
+//! stops that daemon (it stores its answers, design §7.16) and times the first
+//! `status` of a restarted one; the cold `check` removes the store first.
 //!
 //! A second table takes a root of another shape (`shaped::Shape::mixed`:
 //! modules of twenty, record types, prose naming callees, types and
@@ -486,6 +488,8 @@ struct Size {
     definitions: usize,
     /// Cold starts, one per round.
     colds: Vec<Duration>,
+    /// A restarted daemon's first `status`, one per round.
+    restarts: Vec<Duration>,
     /// Green rows after the adopt and test, out of all.
     green: (usize, usize),
     /// Status rows one hub edit moved.
@@ -558,10 +562,16 @@ fn run() -> Result<(), String> {
 }
 
 /// Cold starts in rounds, one of each size per round (see the module doc).
+/// Each round, per size: a cold `check` (the stored answers removed first,
+/// design §7.16), then, the daemon stopped (it stores its answers), the first
+/// `status` of a restarted daemon.
 fn measure_cold(benches: &[Bench], results: &mut [Size]) -> Result<(), String> {
     for _ in 0..COLD_ROUNDS {
         for (bench, size) in benches.iter().zip(results.iter_mut()) {
+            let _ = std::fs::remove_file(bench.root.join(trellis_service::answer_cache::STORE));
             size.colds.push(bench.time(&["check"])?);
+            bench.stop_daemon()?;
+            size.restarts.push(bench.time(&["status"])?);
             bench.stop_daemon()?;
         }
     }
@@ -625,6 +635,7 @@ fn measure(bench: &mut Bench) -> Result<Size, String> {
     Ok(Size {
         definitions: bench.definitions,
         colds: Vec::new(),
+        restarts: Vec::new(),
         green,
         hub_moved,
         rows,
@@ -668,6 +679,18 @@ fn report(sizes: &[Size]) {
     print!("{:<34}", "cold check (spawn + load)");
     for size in sizes {
         print!(" | {:>28.1}", ms(median(&size.colds)));
+    }
+    println!();
+    print!("{:<34}", "restarted daemon's first status");
+    for size in sizes {
+        print!(
+            " | {:>28}",
+            format!(
+                "{:.1} ({:.0}% of cold)",
+                ms(median(&size.restarts)),
+                100.0 * ms(median(&size.restarts)) / ms(median(&size.colds))
+            )
+        );
     }
     println!();
     print!("{:<34}", "green after adopt + test");

@@ -29,6 +29,7 @@ pub mod jobs;
 mod locks;
 pub mod lowering;
 mod question;
+mod stored;
 mod test;
 mod toolchain;
 pub mod triage;
@@ -52,6 +53,10 @@ pub struct Service {
     /// A daemon's service, which outlives its answers; a one-shot command's
     /// ends with its answer and frees nothing on the way.
     long_lived: bool,
+    /// Answers read from the store while nothing is loaded (design §7.16).
+    stored: Option<crate::answer_cache::Answers>,
+    /// Whether a thread is loading the root behind the stored answers.
+    warming: bool,
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
@@ -79,6 +84,8 @@ impl Service {
             loaded: false,
             spare_parses: false,
             long_lived: false,
+            stored: None,
+            warming: false,
             unreported_changes: 0,
             reported_taken_ahead: 0,
             ahead_clock: ahead_time::AheadClock::default(),
@@ -167,6 +174,12 @@ impl Service {
     /// (design §7.10): after this change, or after one a request applied
     /// first without asking for everything.
     pub fn ask_ahead(&mut self, patience_over: bool) -> AheadOfRequests {
+        if !self.loaded && self.stored.is_some() && self.change_may_have_come() {
+            // The root moved under the stored answers: load it now, as the
+            // next request would (design §7.16).
+            self.stored = None;
+            self.refresh();
+        }
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
         };
@@ -190,6 +203,13 @@ impl Service {
                 AheadOfRequests::Nothing
             }
         }
+    }
+
+    /// Whether the change feed has anything queued since the last take.
+    fn change_may_have_come(&mut self) -> bool {
+        self.watch
+            .as_mut()
+            .is_some_and(|watch| watch.settled() != Settled::Quiet)
     }
 
     /// Whether the change the feed reported may be the first half of a save
@@ -233,17 +253,36 @@ impl Service {
 
     /// The whole root's check (every definition), joined per module.
     pub fn root_check(&mut self) -> trellis_db::CheckReport {
+        if let Some(check) = self
+            .stored
+            .as_ref()
+            .and_then(|stored| stored.check.as_ref())
+        {
+            return check.clone();
+        }
         self.joins.check(&self.db)
     }
 
     /// Every row of the root's status, joined per module.
     pub fn root_status(&mut self) -> Vec<&trellis_db::StatusRow> {
-        self.joins.status(&self.db)
+        (self.root_status_groups().into_iter())
+            .flat_map(|group| group.rows)
+            .map(|row| &**row)
+            .collect()
     }
 
     /// The same rows in groups (the project's, then each module's), each with
     /// its counts by status.
     pub fn root_status_groups(&mut self) -> Vec<trellis_db::RowGroup<'_>> {
+        if let Some(groups) = self
+            .stored
+            .as_ref()
+            .and_then(|stored| stored.status.as_ref())
+        {
+            return (groups.iter())
+                .map(|(rows, counts)| trellis_db::RowGroup { rows, counts })
+                .collect();
+        }
         self.joins.status_groups(&self.db)
     }
 
@@ -264,7 +303,11 @@ impl Service {
         } else {
             None
         };
-        let changed = self.refresh() + std::mem::take(&mut self.unreported_changes);
+        let from_store = self.answer_from_store(request.as_ref());
+        let changed = match from_store {
+            true => 0,
+            false => self.refresh(),
+        } + std::mem::take(&mut self.unreported_changes);
         let refreshed = started.elapsed();
         let mut result = match &request {
             Some(request) => dispatch(self, request, progress)?,
@@ -279,6 +322,7 @@ impl Service {
                 files_changed: changed,
                 answered_ahead: self.joins.taken_ahead() - self.reported_taken_ahead,
                 ahead_us: ahead.as_micros() as u64,
+                from_store,
             };
             fields.insert("timings".to_owned(), encode_answer(&timings));
             self.reported_taken_ahead = self.joins.taken_ahead();
@@ -294,13 +338,17 @@ impl Service {
 
     /// What a daemon does once an answer is out rather than before it
     /// (design §7.15): builds the mention index the next edit reads its
-    /// reach from, then frees the parse trees no memo needs any more. Holds
+    /// reach from, then frees the parse trees no memo needs any more and
+    /// stores the answers for the next start (§7.16). Holds
     /// the service a tenth of a second after a first answer at 20,000
     /// definitions; nothing otherwise.
     pub fn tidy(&mut self) {
         self.joins.prepare_for_edits(&self.db);
         if std::mem::take(&mut self.spare_parses) {
             self.db.drop_spare_parses();
+            // A first answer, or one after a batch: what the next daemon
+            // starts from (design §7.16).
+            self.store_answers(false);
         }
     }
 
@@ -311,6 +359,11 @@ impl Service {
     /// Every lock of the root that cannot be read, each diagnostic naming its file
     /// (an empty or garbage lock must not pass for an absent one).
     pub fn unreadable_locks(&mut self) -> Vec<Diagnostic> {
+        if let Some(problems) =
+            (self.stored.as_ref()).and_then(|stored| stored.lock_problems.as_ref())
+        {
+            return problems.clone();
+        }
         self.joins.lock_problems(&self.db)
     }
 }
