@@ -38,6 +38,14 @@ bench:
 scale:
     cargo test -q --release -p trellis-db --test scale -- --nocapture
 
+# Every fuzz target, five minutes each in release (the suite runs a few cases
+# of each from a fixed seed). A failure prints its seed and case; replay it
+# with the target's _SEED and _CASES variables (see each target's doc).
+fuzz:
+    TRELLIS_LSP_FUZZ_SECONDS=300 cargo test -p trellis-lsp --release --test fuzz -- --nocapture
+    TRELLIS_MCP_FUZZ_SECONDS=300 cargo test -p trellis-mcp --release --test fuzz -- --nocapture
+    TRELLIS_RPC_FUZZ_SECONDS=300 cargo test -p trellis-rpc --release --test fuzz -- --nocapture
+
 fmt:
     cargo fmt --all
 

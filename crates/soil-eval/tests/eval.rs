@@ -96,6 +96,7 @@ fn integer_arithmetic_wraps_and_division_truncates() {
         "[-9223372036854775808, -1]",
         expect![["-9223372036854775808"]],
     );
+    check(NUMBERS, "rem", "[-9223372036854775808, -1]", expect![["0"]]);
     check(
         NUMBERS,
         "div",
@@ -426,18 +427,24 @@ fn deep_recursion_ends_in_a_depth_limit_panic() {
     );
 }
 
+/// A hole refuses the run where evaluation reaches it, with the call chain;
+/// inputs whose path does not reach it run (soil-syntax-spec §10). The
+/// up-front list of holes a definition reaches is still there for callers that
+/// must not run partial code at all.
 #[test]
-fn holes_refuse_the_run() {
-    let text = "helper : (x : I64) -> I64\nhelper x = ?todo + x\nmain : (x : I64) -> I64\nmain x = helper x\nother : (x : I64) -> I64\nother x = x\n";
+fn holes_refuse_the_run_where_they_are_reached() {
+    let text = "helper : (x : I64) -> I64\nhelper x = if x > 0 then ?todo + x else x\nmain : (x : I64) -> I64\nmain x = helper x\nother : (x : I64) -> I64\nother x = x\n";
     check(
         text,
         "main",
         "[1]",
-        expect![[
-            "refused: unfilled-hole @2:12 `main` cannot run: `helper` contains the unfilled hole ?todo"
-        ]],
+        expect!["panic: unfilled-hole @2:26 reached the unfilled hole ?todo [#0 in helper]"],
     );
+    check(text, "main", "[-1]", expect![["-1"]]);
     check(text, "other", "[1]", expect![["1"]]);
+    let program = program_from_source(text, Some("test.soil")).expect("compiles");
+    expect![["unfilled-hole @2:26 `main` cannot run: `helper` contains the unfilled hole ?todo"]]
+        .assert_eq(&codes(&program.holes_reached_by("main")));
 }
 
 #[test]

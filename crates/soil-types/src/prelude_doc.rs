@@ -619,10 +619,10 @@ Operators are not prelude values but their meaning and cost belong here.
 
 | Operator | Operands | Meaning | Cost |
 | --- | --- | --- | --- |
-| `+ - *` | two `I64`, two `U64` or two `F64` | arithmetic; integers wrap on overflow | O(1) |
-| `/` | likewise | integers: the quotient rounded toward zero (`-7 / 2 == -3`), panics on division by zero; `F64`: IEEE division (`1.0 / 0.0` is `infinity`) | O(1) |
-| `%` | likewise | integers: the remainder with the sign of the dividend (`-7 % 2 == -1`), panics on zero; `F64`: IEEE remainder | O(1) |
-| unary `-` | `I64` or `F64` | negation (wrapping) | O(1) |
+| `+ - *` | two `I64`, two `U64` or two `F64` | arithmetic; integers wrap on overflow, two's complement, never panicking (the largest `I64` plus 1 is the least, -2^63; `0 - 1` on `U64` is 2^64 - 1) | O(1) |
+| `/` | likewise | integers: the quotient rounded toward zero (`-7 / 2 == -3`), panics on division by zero; the one quotient that overflows, the least `I64` (-2^63) divided by `-1`, wraps to the least `I64` itself; `F64`: IEEE division (`1.0 / 0.0` is `infinity`) | O(1) |
+| `%` | likewise | integers: the remainder with the sign of the dividend (`-7 % 2 == -1`), panics on zero; the least `I64` `% -1` is `0`; `F64`: IEEE remainder | O(1) |
+| unary `-` | `I64` or `F64` | negation, wrapping: the negation of the least `I64` is itself | O(1) |
 | `++` | two `List a` | concatenation: see `append` in §4 (`[x] ++ acc` prepends in amortized O(1) when `acc` is uniquely held) | as `append` |
 | `++` | two `Utf8` | concatenation | O(n + k) |
 | `== != < <= > >=` | two values of one type without functions | the total structural order of §3 | O(size of the operands) |

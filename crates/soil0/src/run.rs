@@ -56,6 +56,20 @@ pub fn run_with_world(
     }
 }
 
+/// §8.6 on a program read from `.soil` files (§13.8): the files are loaded by
+/// [`crate::sources::load_sources`], then run as any loaded program is.
+pub fn run_sources_with_world(
+    files: &[Source<'_>],
+    definition: &str,
+    json_args: &str,
+    world: &mut World,
+) -> RunOutcome {
+    match crate::sources::load_sources(files) {
+        Ok(loaded) => run_loaded(&loaded, definition, json_args, world),
+        Err(diagnostics) => RunOutcome::Refused(diagnostics),
+    }
+}
+
 /// The `file` of a diagnostic whose span points into the JSON-ARGS text.
 pub const ARGUMENTS_FILE: &str = "JSON-ARGS";
 

@@ -17,6 +17,7 @@ use trellis_service::service::Service;
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 
+use crate::forwarder::{NetworkReport, Reporter};
 use crate::providers::{Provider, ProviderKind, Scripted};
 use trellis_service::codes::HostCode;
 
@@ -39,6 +40,8 @@ pub struct AgentReport {
     pub malformed: Option<String>,
     /// The last few KiB of stderr, for the failure message.
     pub stderr_tail: String,
+    /// What the jail's forwarder did (a jailed agent only), once it ended.
+    pub network: Option<NetworkReport>,
 }
 
 impl AgentReport {
@@ -52,6 +55,7 @@ impl AgentReport {
             "model": self.model,
             "is_error": self.result.as_ref().map(|(is_error, _)| *is_error),
             "result": self.result.as_ref().map(|(_, text)| text.clone()),
+            "network": self.network.as_ref().map(NetworkReport::to_json),
         })
     }
 
@@ -159,10 +163,12 @@ pub struct Invocation<'a> {
 }
 
 /// An agent's command, and what must live as long as the agent (a jailed
-/// agent's scratch directory and job socket).
+/// agent's scratch directory, job socket and forwarder).
 pub struct AgentCommand {
     pub command: Command,
     pub keep: Option<Box<dyn std::any::Any + Send>>,
+    /// The jail's forwarder's account, for the report.
+    pub network: Option<Reporter>,
 }
 
 /// How long the output readers may take to see end-of-file once the agent's
@@ -176,7 +182,11 @@ pub struct AgentProcess {
     report: Arc<Mutex<AgentReport>>,
     readers: Vec<std::thread::JoinHandle<()>>,
     /// Dropped after the agent: see [`AgentCommand::keep`].
-    _keep: Option<Box<dyn std::any::Any + Send>>,
+    keep: Option<Box<dyn std::any::Any + Send>>,
+    network: Option<Reporter>,
+    /// Whether the agent was waited for: a process dropped before then is
+    /// killed, group and all, so no ending leaves it running.
+    reaped: bool,
 }
 
 /// What every provider kind provides: the command that runs its agent for one
@@ -236,6 +246,7 @@ impl AgentLauncher for Scripted {
         Ok(AgentCommand {
             command,
             keep: None,
+            network: None,
         })
     }
 }
@@ -264,7 +275,11 @@ fn playbook_for(playbooks: &Path, invocation: &Invocation<'_>) -> Result<PathBuf
 impl AgentProcess {
     /// Spawns `command` in a new process group, reading its output as it comes.
     pub fn spawn(agent: AgentCommand) -> Result<AgentProcess, Diagnostic> {
-        let AgentCommand { mut command, keep } = agent;
+        let AgentCommand {
+            mut command,
+            keep,
+            network,
+        } = agent;
         command
             .process_group(0)
             .stdin(Stdio::null())
@@ -313,7 +328,9 @@ impl AgentProcess {
             group,
             report,
             readers,
-            _keep: keep,
+            keep,
+            network,
+            reaped: false,
         })
     }
 
@@ -342,6 +359,7 @@ impl AgentProcess {
     /// Waits for the output readers (after the agent ended) and returns the report.
     pub fn finish(mut self) -> (AgentReport, Option<std::process::ExitStatus>) {
         let status = self.child.wait().ok();
+        self.reaped = true;
         // A grandchild may hold the pipes open; the group is killed so the
         // readers see end-of-file. One that left the group (`setsid`) would hold
         // them for ever: after a grace period its readers are left behind, so
@@ -358,7 +376,19 @@ impl AgentProcess {
                 let _ = reader.join();
             }
         }
-        (lock(&self.report).clone(), status)
+        // The scratch directory, the job's socket and the forwarder go now.
+        drop(self.keep.take());
+        let mut report = lock(&self.report).clone();
+        report.network = self.network.as_ref().map(Reporter::report);
+        (report, status)
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill_group();
+        }
     }
 }
 

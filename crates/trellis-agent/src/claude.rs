@@ -3,9 +3,10 @@
 //!
 //! For one job this module finds the CLI (a path, or a name on the client's
 //! `PATH`), makes the job's scratch directory (private, under the daemon's socket
-//! directory) with the job's own socket in it, checks the CLI's version inside
-//! the jail, writes the MCP configuration and the system prompt there, and
-//! returns the jailed command:
+//! directory) with the job's own socket and the network forwarder's socket in
+//! it, checks the CLI's version inside the jail, writes the MCP configuration
+//! and the system prompt there, and returns the jailed command, the relay in
+//! front of it (`trellis _relay … -- claude …`):
 //!
 //! ```text
 //! claude -p TASK --bare --tools "" --append-system-prompt-file SCRATCH/system.md
@@ -27,6 +28,7 @@ use serde_json::json;
 use trellis_diag::Diagnostic;
 
 use crate::agent::{AgentCommand, AgentLauncher, Invocation};
+use crate::forwarder::{self, Forwarder};
 use crate::jail;
 use crate::job_socket::JobSocket;
 use crate::prompt::{self, Task};
@@ -40,19 +42,26 @@ pub const MIN_VERSION: [u64; 3] = [2, 1, 328];
 /// How long `claude --version` may take in the jail.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A job's scratch directory and socket, removed when the agent is done.
-struct Scratch {
+/// A job's scratch directory, its socket and its forwarder, removed when the
+/// agent is done.
+pub struct Scratch {
     dir: PathBuf,
     socket: Option<JobSocket>,
+    forwarder: Option<Forwarder>,
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        // The socket first: its server stops before its directory goes.
+        // The servers first: they stop before their directory goes.
+        drop(self.forwarder.take());
         drop(self.socket.take());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// The file in a scratch directory naming the daemon socket whose daemon made
+/// it, so that daemon's successor can sweep what a crash left.
+const OWNER_FILE: &str = "owner";
 
 fn provider_error(message: impl Into<String>) -> Diagnostic {
     HostCode::JobProviderError.diagnostic(message)
@@ -79,6 +88,7 @@ pub fn command(
     let jail = jail::available()?;
     let cli = installed_cli(&claude.command, invocation.client_path)?;
     let exe = exe.canonicalize().unwrap_or_else(|_| exe.to_owned());
+    let allowed = claude.allowed_targets().map_err(provider_error)?;
     let mut read_only = vec![exe.clone(), installation_of(&cli)];
     read_only.extend(claude.read_only.iter().cloned());
     let mut scratch = make_scratch(invocation)?;
@@ -105,12 +115,27 @@ pub fn command(
         env.retain(|(existing, _)| existing != name);
         env.push((name.clone(), value.clone()));
     }
-    let spec = jail::Spec {
+    let mut spec = jail::Spec {
         read_only,
         scratch: &dir,
         env,
+        relay: None,
     };
     check_version(jail, &spec, &cli)?;
+    let net_socket = dir.join("net.sock");
+    let forwarder =
+        Forwarder::start(&net_socket, allowed, forwarder::DEFAULT_LIMITS).map_err(|e| {
+            provider_error(format!(
+                "cannot start the jail's forwarder on {}: {e}",
+                net_socket.display()
+            ))
+        })?;
+    let network = forwarder.reporter();
+    scratch.forwarder = Some(forwarder);
+    spec.relay = Some(jail::Relay {
+        trellis: &exe,
+        socket: &net_socket,
+    });
     let socket = JobSocket::start(
         invocation.service.clone(),
         invocation.job,
@@ -143,6 +168,7 @@ pub fn command(
     Ok(AgentCommand {
         command,
         keep: Some(Box::new(scratch)),
+        network: Some(network),
     })
 }
 
@@ -241,37 +267,53 @@ fn make_scratch(invocation: &Invocation<'_>) -> Result<Scratch, Diagnostic> {
         .join("jobs");
     let dir = jobs.join(invocation.job);
     let _ = std::fs::remove_dir_all(&dir);
-    remove_dead_daemons_scratch(&jobs);
-    std::fs::DirBuilder::new()
+    let made = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir.join("tmp"))
-        .map_err(|e| {
-            provider_error(format!(
-                "cannot make the job's scratch directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-    Ok(Scratch { dir, socket: None })
+        .create(dir.join("tmp"));
+    // From here on the directory is removed however the job ends.
+    let scratch = Scratch {
+        dir: dir.clone(),
+        socket: None,
+        forwarder: None,
+    };
+    made.and_then(|()| {
+        std::fs::write(
+            dir.join(OWNER_FILE),
+            invocation.socket.as_os_str().as_encoded_bytes(),
+        )
+    })
+    .map_err(|e| {
+        provider_error(format!(
+            "cannot make the job's scratch directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(scratch)
 }
 
-/// Removes the scratch directories a daemon that died mid-job left behind
-/// (`job-<pid>-<n>` of a pid that no longer runs).
-fn remove_dead_daemons_scratch(jobs: &Path) {
-    let Ok(entries) = std::fs::read_dir(jobs) else {
+/// Removes the scratch directories a daemon of this root left behind (it
+/// was killed mid-job: nothing ran its ending), and those of any daemon that
+/// no longer runs (`job-<pid>-<n>` of a dead pid). A daemon calls this as it
+/// starts, before its first job; `socket` is its own.
+pub fn sweep_scratch(socket: &Path) {
+    let jobs = socket.parent().unwrap_or(Path::new("/tmp")).join("jobs");
+    let Ok(entries) = std::fs::read_dir(&jobs) else {
         return;
     };
     for entry in entries.flatten() {
+        let owner = std::fs::read(entry.path().join(OWNER_FILE)).ok();
+        let ours = owner.as_deref() == Some(socket.as_os_str().as_encoded_bytes());
         let name = entry.file_name();
         let pid = name
             .to_str()
             .and_then(|name| name.strip_prefix("job-"))
             .and_then(|rest| rest.split('-').next())
             .and_then(|pid| pid.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && pid != std::process::id()
-            && !Path::new(&format!("/proc/{pid}")).exists()
-        {
+        let dead = pid.is_some_and(|pid| {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if ours || dead {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

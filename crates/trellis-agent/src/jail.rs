@@ -2,10 +2,19 @@
 //! bubblewrap, with a fresh tmpfs `HOME`, the job's scratch directory as the only
 //! host directory it may write, the system (`/usr`, the loader's top-level
 //! links, CA certificates and resolver files) and the paths its provider names
-//! (the trellis binary, the CLI's installation) read-only, the network shared,
-//! and an environment made of exactly the variables it is given. Nothing else of
-//! the host is mounted: the project tree is not there, and the agent reaches its
-//! job only through the per-job socket in its scratch directory.
+//! (the trellis binary, the CLI's installation) read-only, a network namespace
+//! of its own, and an environment made of exactly the variables it is given.
+//! Nothing else of the host is mounted: the project tree is not there, and the
+//! agent reaches its job only through the per-job socket in its scratch
+//! directory.
+//!
+//! The jail's network is its loopback alone (`--unshare-net`): no host port, no
+//! abstract Unix socket of the host, no outside address. A job that may reach
+//! its model gets a [`Relay`]: `trellis _relay` runs first in the jail,
+//! listening on [`PROXY_ADDRESS`] (which `HTTPS_PROXY` and `HTTP_PROXY` name),
+//! and passes each connection over a Unix socket in the scratch directory to the
+//! daemon's forwarder outside, which connects only to the provider's allowed
+//! hosts (`forwarder`).
 //!
 //! The jail is not best-effort: the daemon probes it once at start (a real
 //! bubblewrap run of this binary), and a provider that needs it is refused with
@@ -31,6 +40,8 @@ use trellis_service::codes::HostCode;
 pub const HOME: &str = "/home/agent";
 /// The jail's `PATH`.
 pub const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Where the relay listens in the jail's own loopback: the agent's HTTP proxy.
+pub const PROXY_ADDRESS: &str = "127.0.0.1:3128";
 /// The size cap of the `HOME` tmpfs.
 const HOME_BYTES: u64 = 256 << 20;
 /// How long the start-up probe may take.
@@ -67,8 +78,19 @@ pub struct Spec<'a> {
     pub read_only: Vec<PathBuf>,
     /// Bound read-write at its own path; the working directory.
     pub scratch: &'a Path,
-    /// The whole environment, beside `HOME` and `PATH`.
+    /// The whole environment, beside `HOME` and `PATH` (and the proxy
+    /// variables a relay sets).
     pub env: Vec<(String, String)>,
+    /// The way out to the daemon's forwarder, for an agent that reaches its model.
+    pub relay: Option<Relay<'a>>,
+}
+
+/// What runs the relay in front of the jailed program.
+pub struct Relay<'a> {
+    /// The trellis binary, bound read-only in the jail.
+    pub trellis: &'a Path,
+    /// The forwarder's socket, in the scratch directory.
+    pub socket: &'a Path,
 }
 
 static PROBED: OnceLock<Result<Jail, Diagnostic>> = OnceLock::new();
@@ -123,6 +145,7 @@ fn probe(bwrap: PathBuf, exe: &Path) -> Result<Jail, Diagnostic> {
         read_only: vec![exe.to_owned()],
         scratch: &scratch,
         env: Vec::new(),
+        relay: None,
     };
     let mut command = jail.command(&spec, exe, &[OsString::from("--version")]);
     command
@@ -154,6 +177,7 @@ impl Jail {
         let mut command = Command::new(&self.bwrap);
         command.args([
             "--unshare-pid",
+            "--unshare-net",
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
@@ -197,7 +221,21 @@ impl Jail {
         for (name, value) in &spec.env {
             command.arg("--setenv").arg(name).arg(value);
         }
-        command.arg("--").arg(program).args(args);
+        if spec.relay.is_some() {
+            let proxy = format!("http://{PROXY_ADDRESS}");
+            for name in ["HTTPS_PROXY", "HTTP_PROXY"] {
+                command.arg("--setenv").arg(name).arg(&proxy);
+            }
+        }
+        command.arg("--");
+        if let Some(relay) = &spec.relay {
+            command
+                .arg(relay.trellis)
+                .args(["_relay", "--listen", PROXY_ADDRESS, "--socket"])
+                .arg(relay.socket)
+                .arg("--");
+        }
+        command.arg(program).args(args);
         command
     }
 }

@@ -7,8 +7,9 @@
 //! never while the agent thinks, so no client's request waits on a running job.
 //! It owns the queue (`queue`), the providers and their configuration
 //! (`providers`), the agents' processes (`agent`, `claude`), the jail (`jail`),
-//! a jailed agent's job socket (`job_socket`), the scripted provider's playbook
-//! runner (`script`) and the task prompt (`prompt`); what a job's tools answer,
+//! a jailed agent's job socket (`job_socket`) and its one way out to the network
+//! (`forwarder` outside the jail, `relay` inside), the scripted provider's
+//! playbook runner (`script`) and the task prompt (`prompt`); what a job's tools answer,
 //! and the job records themselves, are the service's. It must not depend on the
 //! `trellis` binary: the binary's command line, rendering and accept loop sit
 //! above it.
@@ -27,11 +28,13 @@
 
 pub mod agent;
 pub mod claude;
+pub mod forwarder;
 pub mod jail;
 pub mod job_socket;
 pub mod prompt;
 pub mod providers;
 pub mod queue;
+pub mod relay;
 pub mod script;
 
-pub use queue::Lowering;
+pub use queue::{Lowering, Requeue};

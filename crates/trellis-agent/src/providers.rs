@@ -24,11 +24,14 @@
 //! pass_env = ["ANTHROPIC_API_KEY"]   # from the client's environment into the jail
 //! env = { ANTHROPIC_BASE_URL = "https://api.anthropic.com" }  # fixed values
 //! read_only = []                 # more paths bound read-only (e.g. a node install)
+//! allow_hosts = []               # HOST:PORTs reachable beside the endpoint's
 //! ```
 //!
 //! `trellis lower --provider claude-code` works without a file, or with one that
 //! has no provider of that name: the built-in claude-code provider is the table
-//! above with every key at its default.
+//! above with every key at its default. Without a file and without
+//! `--provider`, `trellis lower` takes the built-in provider when a `claude` is
+//! on the client's PATH, and otherwise says what it needs ([`without_file`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use trellis_diag::Diagnostic;
 use trellis_service::codes::HostCode;
+
+use crate::forwarder::Target;
 
 /// One provider, resolved: what a `lower` request carries.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +69,8 @@ pub struct Scripted {
 
 /// The built-in provider's name, usable without a providers.toml.
 pub const CLAUDE_CODE: &str = "claude-code";
+/// The program a claude-code provider runs unless its `command` says otherwise.
+pub const CLAUDE_CODE_COMMAND: &str = "claude";
 
 /// A claude-code provider: which CLI, and what of the user's environment enters
 /// its jail.
@@ -79,6 +86,8 @@ pub struct ClaudeCode {
     pub env: JailEnv,
     /// More paths bound read-only into the jail.
     pub read_only: Vec<PathBuf>,
+    /// What the jail's forwarder connects to beside the model endpoint.
+    pub allow_hosts: Vec<Target>,
 }
 
 /// Environment values for the jail. They may be keys: `Debug` shows the names only.
@@ -93,8 +102,20 @@ impl std::fmt::Debug for JailEnv {
 
 /// What a claude-code provider passes from the client's environment by default.
 pub const DEFAULT_PASS_ENV: &[&str] = &["ANTHROPIC_API_KEY"];
-/// Variables the jail sets itself; a provider may not name them.
-pub const JAIL_OWNED_ENV: &[&str] = &["HOME", "PATH", "TMPDIR"];
+/// Variables the jail sets itself (its proxy among them: the relay is the
+/// jail's only way out); a provider may not name them, nor their lower-case
+/// spellings.
+pub const JAIL_OWNED_ENV: &[&str] = &[
+    "HOME",
+    "PATH",
+    "TMPDIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
+/// Where Claude Code sends its model requests without `ANTHROPIC_BASE_URL`.
+pub const DEFAULT_ENDPOINT: &str = "https://api.anthropic.com";
 
 /// The limits the daemon enforces on one job, never trusting the agent to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,7 +207,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
         "cost_usd",
     ];
     const SCRIPTED_KEYS: &[&str] = &["playbooks"];
-    const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only"];
+    const CLAUDE_CODE_KEYS: &[&str] = &["command", "pass_env", "env", "read_only", "allow_hosts"];
     let kind_keys = match entry.get("kind") {
         Some(toml::Value::String(kind)) if kind == "scripted" => SCRIPTED_KEYS,
         Some(toml::Value::String(kind)) if kind == CLAUDE_CODE => CLAUDE_CODE_KEYS,
@@ -286,7 +307,7 @@ fn provider(file: &Path, name: &str, entry: &toml::Table) -> Result<Provider, Di
 fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCode, Diagnostic> {
     let at = |message: String| problem(file, format!("[providers.{name}] {message}"));
     let command = match entry.get("command") {
-        None => "claude".to_owned(),
+        None => CLAUDE_CODE_COMMAND.to_owned(),
         Some(toml::Value::String(command)) if !command.trim().is_empty() => {
             relative_to_file(command, file)
         }
@@ -325,7 +346,7 @@ fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCod
                 "`{variable}` is not an environment variable name"
             )));
         }
-        if JAIL_OWNED_ENV.contains(&variable.as_str()) {
+        if JAIL_OWNED_ENV.contains(&variable.to_ascii_uppercase().as_str()) {
             return Err(at(format!(
                 "`{variable}` is the jail's own (it sets {}); a provider cannot pass it",
                 JAIL_OWNED_ENV.join(", ")
@@ -346,12 +367,58 @@ fn claude_code(file: &Path, name: &str, entry: &toml::Table) -> Result<ClaudeCod
             relative.display()
         )));
     }
+    let allow_hosts = strings("allow_hosts")?
+        .unwrap_or_default()
+        .iter()
+        .map(|entry| {
+            Target::parse(entry).ok_or_else(|| {
+                at(format!(
+                    "`allow_hosts` entries are HOST:PORT (`[V6]:PORT` for an IPv6 address): {entry:?}"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(url) = env.get("ANTHROPIC_BASE_URL")
+        && Target::of_url(url).is_none()
+    {
+        return Err(at(format!(
+            "`env.ANTHROPIC_BASE_URL` must be an http:// or https:// URL: {url:?}"
+        )));
+    }
     Ok(ClaudeCode {
         command,
         pass_env,
         env: JailEnv(env),
         read_only,
+        allow_hosts,
     })
+}
+
+impl ClaudeCode {
+    /// The model endpoint the CLI will use: `ANTHROPIC_BASE_URL` as the jail
+    /// gets it, else the CLI's default.
+    pub fn endpoint(&self) -> &str {
+        self.env
+            .0
+            .get("ANTHROPIC_BASE_URL")
+            .map_or(DEFAULT_ENDPOINT, String::as_str)
+    }
+
+    /// What the jail's forwarder connects to: the endpoint's `HOST:PORT`, then
+    /// `allow_hosts`. `Err` names an endpoint that is not an http(s) URL.
+    pub fn allowed_targets(&self) -> Result<Vec<Target>, String> {
+        let endpoint = self.endpoint();
+        let own = Target::of_url(endpoint).ok_or_else(|| {
+            format!("ANTHROPIC_BASE_URL must be an http:// or https:// URL, not {endpoint:?}")
+        })?;
+        let mut targets = vec![own];
+        for extra in &self.allow_hosts {
+            if !targets.contains(extra) {
+                targets.push(extra.clone());
+            }
+        }
+        Ok(targets)
+    }
 }
 
 /// A relative path with a slash is relative to the file (as `playbooks` is); an
@@ -372,16 +439,49 @@ fn is_variable_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The provider when the user has no providers.toml at `file`: the built-in
+/// claude-code provider when it was asked for by name, or when none was named
+/// and `claude_on_path` (the client found a `claude` on its PATH); otherwise a
+/// `config-providers` error saying what would do.
+pub fn without_file(
+    file: &Path,
+    wanted: Option<&str>,
+    claude_on_path: bool,
+) -> Result<Provider, Diagnostic> {
+    match wanted {
+        Some(CLAUDE_CODE) => Ok(builtin_claude_code()),
+        None if claude_on_path => Ok(builtin_claude_code()),
+        None => Err(problem(
+            file,
+            format!(
+                "no agent provider: {} does not exist and no `claude` is on PATH; install \
+                 Claude Code (npm install -g @anthropic-ai/claude-code) so `claude` is on PATH \
+                 and `trellis lower` uses it, or write providers.toml (docs/design.md §4.9)",
+                file.display()
+            ),
+        )),
+        Some(name) => Err(problem(
+            file,
+            format!(
+                "no provider `{name}`: {} does not exist (without it only the built-in \
+                 `{CLAUDE_CODE}` is known; see docs/design.md §4.9)",
+                file.display()
+            ),
+        )),
+    }
+}
+
 /// The built-in claude-code provider: `claude` on the client's PATH, the CLI's
 /// default model, `ANTHROPIC_API_KEY` passed, the default caps.
 pub fn builtin_claude_code() -> Provider {
     Provider {
         name: CLAUDE_CODE.to_owned(),
         kind: ProviderKind::ClaudeCode(ClaudeCode {
-            command: "claude".to_owned(),
+            command: CLAUDE_CODE_COMMAND.to_owned(),
             pass_env: DEFAULT_PASS_ENV.iter().map(|n| (*n).to_owned()).collect(),
             env: JailEnv::default(),
             read_only: Vec::new(),
+            allow_hosts: Vec::new(),
         }),
         model: "default".to_owned(),
         budget: DEFAULT_BUDGET,
@@ -421,6 +521,7 @@ impl Provider {
                 "pass_env": claude.pass_env,
                 "env": claude.env.0,
                 "read_only": claude.read_only.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "allow_hosts": claude.allow_hosts.iter().map(Target::to_string).collect::<Vec<_>>(),
             }),
         };
         json!({
@@ -465,6 +566,10 @@ impl Provider {
                         .into_iter()
                         .map(PathBuf::from)
                         .collect(),
+                    allow_hosts: strings("allow_hosts")?
+                        .iter()
+                        .map(|entry| Target::parse(entry))
+                        .collect::<Option<_>>()?,
                 })
             }
             _ => return None,
@@ -536,7 +641,7 @@ mod tests {
                 "[providers.claude]\nkind = \"claude-code\"\ncommand = \"bin/claude\"\n",
                 "model = \"claude-sonnet-4-5\"\npass_env = [\"ANTHROPIC_API_KEY\", \"UNSET_HERE\"]\n",
                 "env = { ANTHROPIC_BASE_URL = \"http://127.0.0.1:9\" }\nread_only = [\"/opt/node\"]\n",
-                "turns = 12\n"
+                "turns = 12\nallow_hosts = [\"Proxy.example:8080\", \"127.0.0.1:9\"]\n"
             ),
             None,
         )
@@ -567,6 +672,17 @@ mod tests {
             !format!("{provider:?}").contains("sk-client"),
             "Debug never shows a value"
         );
+        let allowed: Vec<String> = claude
+            .allowed_targets()
+            .expect("an http endpoint")
+            .iter()
+            .map(Target::to_string)
+            .collect();
+        assert_eq!(
+            allowed,
+            ["127.0.0.1:9", "proxy.example:8080"],
+            "the endpoint's HOST:PORT first, then allow_hosts, once each"
+        );
         assert_eq!(Provider::from_json(&provider.to_json()), Some(provider));
     }
 
@@ -580,6 +696,13 @@ mod tests {
         };
         assert_eq!(claude.command, "claude");
         assert_eq!(claude.pass_env, ["ANTHROPIC_API_KEY"]);
+        assert_eq!(
+            claude.allowed_targets(),
+            Ok(vec![
+                Target::parse("api.anthropic.com:443").expect("a target")
+            ]),
+            "the default endpoint's host and port only"
+        );
         let named = pick(
             "[providers.claude-code]\nkind = \"claude-code\"\nmodel = \"opus\"\n",
             Some("claude-code"),
@@ -597,6 +720,33 @@ mod tests {
                 .expect("parses")
                 .needs_jail()
         );
+    }
+
+    #[test]
+    fn without_a_file_claude_on_path_is_the_default_and_its_absence_says_what_to_do() {
+        let file = Path::new("/home/u/.config/trellis/providers.toml");
+        let message = |result: Result<Provider, Diagnostic>| {
+            let error = result.expect_err("no provider");
+            assert_eq!(error.code, "config-providers");
+            error.message
+        };
+        assert_eq!(
+            without_file(file, None, true).expect("the built-in one"),
+            builtin_claude_code()
+        );
+        assert_eq!(
+            without_file(file, Some(CLAUDE_CODE), false).expect("named, found when it runs"),
+            builtin_claude_code()
+        );
+        let missing = message(without_file(file, None, false));
+        assert!(
+            missing.contains("/home/u/.config/trellis/providers.toml does not exist")
+                && missing.contains("no `claude` is on PATH")
+                && missing.contains("npm install -g @anthropic-ai/claude-code"),
+            "{missing}"
+        );
+        let other = message(without_file(file, Some("fixture"), true));
+        assert!(other.contains("no provider `fixture`"), "{other}");
     }
 
     #[test]
@@ -649,6 +799,18 @@ mod tests {
             (
                 "[providers.a]\nkind = \"claude-code\"\ncommand = \"\"\n",
                 "`command` must be a path or a program name",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { https_proxy = \"http://p:1\" }\n",
+                "`https_proxy` is the jail's own",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nallow_hosts = [\"example.com\"]\n",
+                "`allow_hosts` entries are HOST:PORT",
+            ),
+            (
+                "[providers.a]\nkind = \"claude-code\"\nenv = { ANTHROPIC_BASE_URL = \"api.anthropic.com\" }\n",
+                "must be an http:// or https:// URL",
             ),
         ];
         for (text, expected) in cases {

@@ -3,6 +3,12 @@
 //! time, and every state change is an event the requesting clients follow.
 //! Queue state is its own mutex, never the service's: a client asking `jobs` or
 //! waiting on its lowerings holds nothing the runner or other requests need.
+//!
+//! Every job that starts ends with an outcome, in its events and in f.log —
+//! whatever ends it: the gate, a cap, the agent's failure, the daemon stopping
+//! (`cancelled`), even a bug in the runner (its [`JobLog`] writes the outcome
+//! as it is dropped). A stopping daemon cancels its queue too, so no client
+//! following a lowering is left without an outcome.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -31,6 +37,10 @@ const STALENESS_POLL: Duration = Duration::from_millis(100);
 const MAX_ATTEMPTS: u32 = 5;
 /// Finished jobs kept for `trellis jobs`.
 const FINISHED_KEPT: usize = 200;
+/// How long a stopping daemon waits for its running job to record its ending
+/// (the agent is ended within a staleness poll; a gate already under way
+/// finishes first).
+const STOP_WAIT: Duration = Duration::from_secs(20);
 
 /// The daemon's lowering queue and runner.
 pub struct Lowering {
@@ -46,9 +56,16 @@ struct QueueState {
     running: Option<Running>,
     finished: VecDeque<Finished>,
     events: Vec<Event>,
-    stopping: bool,
+    /// Why the daemon is stopping, once it is: nothing more starts.
+    stopping: Option<String>,
+    /// The runner is done and every queued entry was cancelled: no event
+    /// follows.
+    stopped: bool,
     /// How many jobs each queue key has started in this daemon's life.
     runs: std::collections::HashMap<String, u32>,
+    /// The entry of each definition whose last job asked a question: its
+    /// answer re-runs the job as it ran (provider, environment, PATH).
+    asked: std::collections::HashMap<String, Entry>,
 }
 
 #[derive(Clone)]
@@ -96,13 +113,27 @@ const TERMINAL: &[&str] = &[
     "partial",
     "failed",
     "question",
+    "cancelled",
     "conforms",
     "nonconforming",
 ];
 
+/// Which lowering an answer re-ran, for the `answer` request's reply.
+pub enum Requeue {
+    /// Queued afresh with the asking job's provider.
+    Queued { provider: String, cursor: usize },
+    /// Already queued or running; its outcome is followed from `cursor`.
+    Busy { cursor: usize },
+    /// This daemon ran no job of the definition that asked (it was restarted
+    /// since): nothing is guessed.
+    Unknown,
+}
+
 impl Lowering {
     /// Starts the runner thread over the daemon's service.
     pub fn start(service: Arc<Mutex<Service>>, socket: PathBuf) -> Arc<Lowering> {
+        // What a killed predecessor left: nothing ran those jobs' endings.
+        crate::claude::sweep_scratch(&socket);
         let lowering = Arc::new(Lowering {
             state: Mutex::new(QueueState::default()),
             changed: Condvar::new(),
@@ -125,17 +156,44 @@ impl Lowering {
         self.service.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stops the runner: the running agent's process group is killed and nothing
-    /// more starts (the daemon is shutting down).
-    pub fn shutdown(&self) {
+    /// Stops the runner (the daemon is shutting down, `why`): nothing more
+    /// starts, every queued entry is cancelled, and the running job is ended —
+    /// its agent's group killed — and records its outcome (`cancelled`) before
+    /// this returns, waiting at most [`STOP_WAIT`]. Later calls wait the same way.
+    pub fn shutdown(&self, why: &str) {
         let mut state = self.state();
-        state.stopping = true;
-        if let Some(group) = state.running.as_ref().and_then(|running| running.group) {
-            agent::kill_process_group(group);
+        if state.stopping.is_none() {
+            state.stopping = Some(why.to_owned());
+            let pending: Vec<Entry> = state.pending.drain(..).collect();
+            for entry in pending {
+                let detail = cancelled_detail("queue", why);
+                push_event(&mut state, &entry.def, "cancelled", None, detail);
+            }
         }
         self.changed.notify_all();
+        let deadline = Instant::now() + STOP_WAIT;
+        while state.running.is_some() && Instant::now() < deadline {
+            state = self
+                .changed
+                .wait_timeout(state, Duration::from_millis(100))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        if let Some(running) = &state.running {
+            // The runner is stuck in a step that does not watch for the stop:
+            // end the agent at least; its job is left to the next start's sweep.
+            if let Some(group) = running.group {
+                agent::kill_process_group(group);
+            }
+            eprintln!(
+                "trellis daemon: {} did not end within {} s of the stop",
+                running.entry.def,
+                STOP_WAIT.as_secs()
+            );
+        }
+        state.stopped = true;
+        self.changed.notify_all();
     }
-
     /// `jobs`: the queue, the running job and the finished ones.
     pub fn jobs(&self) -> Value {
         let state = self.state();
@@ -158,6 +216,16 @@ impl Lowering {
         json!({ "pending": pending, "running": running, "finished": finished })
     }
 
+    fn refuse_when_stopping(&self) -> Result<(), RpcError> {
+        match &self.state().stopping {
+            Some(why) => Err(RpcError::new(
+                ErrorCode::ShuttingDown,
+                format!("the daemon is stopping ({why}): nothing more is queued"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// `lower {defs, provider, path}`: queues the definitions (all that need a
     /// lowering when none is named), then follows them, sending each job state
     /// change to `progress`, until each has an outcome.
@@ -176,6 +244,7 @@ impl Lowering {
             // The sandbox is not best-effort (design §4.9.1).
             crate::jail::available().map_err(|d| RpcError::failed(&[d]))?;
         }
+        self.refuse_when_stopping()?;
         let named: Vec<String> = match &params["defs"] {
             Value::Null => Vec::new(),
             Value::Array(defs) => defs
@@ -241,32 +310,81 @@ impl Lowering {
         }))
     }
 
-    /// Queues `def` fresh (an answered question re-runs its job, trellis-daemon
-    /// §8) unless it is queued or running already; does not wait for it.
-    pub fn requeue(&self, def: &str, provider: &Value, path: String) -> Result<bool, RpcError> {
-        let provider = Provider::from_json(provider).ok_or_else(|| {
-            RpcError::new(
-                ErrorCode::InvalidParams,
-                "`provider` must be a provider record",
-            )
-        })?;
+    /// Queues `def` fresh as the job that asked its question ran — the same
+    /// provider, with the environment and `PATH` its `lower` brought — unless
+    /// it is queued or running already (an answered question re-runs its job,
+    /// trellis-daemon §8). Does not wait: the reply's cursor lets the client
+    /// follow it ([`Lowering::follow_request`]).
+    pub fn requeue_asked(&self, def: &str) -> Requeue {
         let mut state = self.state();
+        let cursor = state.events.len();
         let busy = state.pending.iter().any(|entry| entry.def == def)
             || state.running.as_ref().is_some_and(|r| r.entry.def == def);
         if busy {
-            return Ok(false);
+            return Requeue::Busy { cursor };
         }
+        if state.stopping.is_some() {
+            return Requeue::Unknown;
+        }
+        let Some(asked) = state.asked.remove(def) else {
+            return Requeue::Unknown;
+        };
+        let provider = asked.provider.name.clone();
         state.pending.push_back(Entry {
-            def: def.to_owned(),
-            provider,
-            path,
             attempt: 1,
             run: 0,
-            triage: None,
+            ..asked
         });
         push_event(&mut state, def, "queued", None, json!({ "attempt": 1 }));
         self.changed.notify_all();
-        Ok(true)
+        Requeue::Queued { provider, cursor }
+    }
+
+    /// `jobs.follow {defs, cursor}`: follows the named definitions' jobs from
+    /// an event cursor (an `answer` reply's) as `lower` does, until each has an
+    /// outcome.
+    pub fn follow_request(
+        &self,
+        params: &Value,
+        progress: &mut dyn FnMut(Value),
+    ) -> Result<Value, RpcError> {
+        let defs: Vec<String> = params["defs"]
+            .as_array()
+            .and_then(|defs| defs.iter().map(|d| d.as_str().map(str::to_owned)).collect())
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorCode::InvalidParams,
+                    "jobs.follow: `defs` must be names",
+                )
+            })?;
+        let cursor = params["cursor"]
+            .as_u64()
+            .and_then(|cursor| usize::try_from(cursor).ok())
+            .ok_or_else(|| {
+                RpcError::new(
+                    ErrorCode::InvalidParams,
+                    "jobs.follow: `cursor` must be an event cursor",
+                )
+            })?;
+        let cursor = {
+            let state = self.state();
+            let cursor = cursor.min(state.events.len());
+            // Only a job that is there to follow: a name with nothing queued,
+            // running or reported since the cursor would be waited on for ever.
+            for def in &defs {
+                let known = state.pending.iter().any(|entry| &entry.def == def)
+                    || state.running.as_ref().is_some_and(|r| &r.entry.def == def)
+                    || state.events[cursor..].iter().any(|event| &event.def == def);
+                if !known {
+                    return Err(RpcError::failed(&[HostCode::JobNotFound.diagnostic(
+                        format!("no lowering of {def} to follow: nothing is queued or running"),
+                    )]));
+                }
+            }
+            cursor
+        };
+        let outcomes = self.follow(cursor, &defs, progress);
+        Ok(json!({ "queued": [], "already_queued": [], "skipped": [], "outcomes": outcomes }))
     }
 
     /// `decisions.triage {label, provider, path}`: one triage job per flagged
@@ -284,6 +402,7 @@ impl Lowering {
         })?;
         let label = params["label"].as_str();
         let path = trellis_service::service::client_path_param(params);
+        self.refuse_when_stopping()?;
         let flagged = {
             let mut service = self.service();
             service.refresh();
@@ -346,7 +465,24 @@ impl Lowering {
                     outcomes.push(event.to_json());
                 }
             }
-            if open.is_empty() || state.stopping {
+            if open.is_empty() {
+                break;
+            }
+            if state.stopped {
+                // The stop cancelled the queue and waited for the running job;
+                // a key still open was queued after the stop, or its job did
+                // not end in time: either way no outcome will come.
+                let why = state.stopping.clone().unwrap_or_default();
+                for def in std::mem::take(&mut open) {
+                    let event = Event {
+                        def,
+                        state: "cancelled",
+                        job: None,
+                        detail: cancelled_detail("stop", &why),
+                    };
+                    progress(event.to_json());
+                    outcomes.push(event.to_json());
+                }
                 break;
             }
             state = self
@@ -364,7 +500,7 @@ impl Lowering {
             let entry = {
                 let mut state = self.state();
                 loop {
-                    if state.stopping {
+                    if state.stopping.is_some() {
                         return;
                     }
                     if let Some(mut entry) = state.pending.pop_front() {
@@ -394,9 +530,27 @@ impl Lowering {
                 }
             };
             let started = Instant::now();
-            let (outcome, job, detail) = self.run_job(&entry);
+            // A bug in a job must not take the queue with it: the job ends
+            // failed (its JobLog has written the f.log outcome) and the runner
+            // goes on.
+            let ran =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_job(&entry)));
+            let (mut outcome, job, detail) = ran.unwrap_or_else(|_| {
+                let job = self.state().running.as_ref().and_then(|r| r.job.clone());
+                ("failed", job, internal_failure())
+            });
             let mut state = self.state();
             state.running = None;
+            let mut detail = detail;
+            if outcome == "invalidated"
+                && let Some(why) = state.stopping.clone()
+            {
+                outcome = "cancelled";
+                detail = cancelled_detail("agent", &why);
+            }
+            if outcome == "question" && entry.triage.is_none() {
+                state.asked.insert(entry.def.clone(), entry.clone());
+            }
             push_event(&mut state, &entry.def, outcome, job.clone(), detail.clone());
             state.finished.push_back(Finished {
                 def: entry.def.clone(),
@@ -409,7 +563,7 @@ impl Lowering {
             while state.finished.len() > FINISHED_KEPT {
                 state.finished.pop_front();
             }
-            if outcome == "invalidated" && !state.stopping {
+            if outcome == "invalidated" {
                 let mut again = entry.clone();
                 again.attempt += 1;
                 if again.attempt > MAX_ATTEMPTS {
@@ -476,16 +630,15 @@ impl Lowering {
             Err(errors) => return failed(None, errors),
         };
         let job = started.job.clone();
+        self.note_job(&job);
         let mut timings = Timings {
             bundle: started.bundle_time,
             preflight: started.preflight_time,
             ..Timings::default()
         };
         let root = self.service().root().to_owned();
-        let log = |event: &str, fields: Value| {
-            flog::append(&root, &module, &job, &entry.def, event, fields)
-        };
-        log(
+        let log = JobLog::new(&root, &module, &job, &entry.def);
+        log.event(
             "job_started",
             json!({
                 "spec_hashes": started.manifest["spec_hashes"],
@@ -495,14 +648,13 @@ impl Lowering {
             }),
         );
         let findings: Vec<Value> = started.preflight.iter().map(Diagnostic::to_json).collect();
-        log("preflight", json!({ "findings": findings }));
+        log.event("preflight", json!({ "findings": findings }));
         if !started.preflight.is_empty() {
             self.service().end_lowering(&job, "the pre-flight");
             let detail = json!({ "stage": "preflight", "errors": findings });
-            log("outcome", json!({ "outcome": "failed", "detail": detail }));
-            return ("failed", Some(job), detail);
+            return log.outcome("failed", detail);
         }
-        log("bundle_packed", json!({ "manifest": started.manifest }));
+        log.event("bundle_packed", json!({ "manifest": started.manifest }));
         self.note_phase(
             &entry.def,
             "agent",
@@ -525,13 +677,10 @@ impl Lowering {
             Err(error) => {
                 self.service().end_lowering(&job, "the agent did not start");
                 let detail = json!({ "stage": "agent", "errors": [error.to_json()] });
-                log("outcome", json!({ "outcome": "failed", "detail": detail }));
-                return ("failed", Some(job), detail);
+                return log.outcome("failed", detail);
             }
         };
-        if let Some(running) = self.state().running.as_mut() {
-            running.group = Some(process.group());
-        }
+        self.note_group(Some(process.group()));
         let agent_clock = Instant::now();
         let mut stop = self.watch(&job, provider, &mut process);
         if stop.is_none() {
@@ -551,22 +700,14 @@ impl Lowering {
         let (report, status) = process.finish();
         timings.agent = agent_clock.elapsed();
         timings.tool_calls = self.service().lowering_tool_time(&job);
-        if let Some(running) = self.state().running.as_mut() {
-            running.group = None;
-        }
-        log("agent_result", report.to_json());
+        self.note_group(None);
+        log.event("agent_result", report.to_json());
         if let Some(Stop::Invalidated(why)) = &stop {
             let detail = json!({ "stage": "agent", "reason": why });
-            log(
-                "outcome",
-                json!({ "outcome": "invalidated", "detail": detail }),
-            );
-            return ("invalidated", Some(job), detail);
+            return log.outcome("invalidated", detail);
         }
-        if let Some(Stop::Shutdown) = stop {
-            let detail = json!({ "stage": "agent", "reason": "the daemon stopped" });
-            log("outcome", json!({ "outcome": "failed", "detail": detail }));
-            return ("failed", Some(job), detail);
+        if let Some(Stop::Shutdown(why)) = &stop {
+            return log.outcome("cancelled", cancelled_detail("agent", why));
         }
         let agent_problem = match stop {
             None | Some(Stop::Broken) => agent_failure(&report, status),
@@ -575,8 +716,7 @@ impl Lowering {
         if let Some(problem) = agent_problem {
             self.service().end_lowering(&job, "the agent failed");
             let detail = json!({ "stage": "agent", "errors": [problem.to_json()] });
-            log("outcome", json!({ "outcome": "failed", "detail": detail }));
-            return ("failed", Some(job), detail);
+            return log.outcome("failed", detail);
         }
         // The lock records the model the agent said it ran, when it said.
         let agent = Agent {
@@ -595,13 +735,16 @@ impl Lowering {
             _ => None,
         };
         let (outcome, mut detail) = match gate {
+            // A green draft is committed even when a cap stopped the agent: it
+            // passed every gate a finished agent's would (design §4.9); the cap
+            // is reported beside it.
             Gate::Green { soil } => ("green", json!({ "soil": soil, "cap": cap })),
             Gate::Partial { holes } => ("partial", json!({ "holes": holes, "cap": cap })),
             Gate::Question { question } => {
                 let asked = std::fs::read_to_string(root.join(&question))
                     .ok()
                     .and_then(|text| serde_json::from_str::<Value>(&text).ok());
-                log("question", json!({ "file": question, "question": asked }));
+                log.event("question", json!({ "file": question, "question": asked }));
                 ("question", json!({ "question": question }))
             }
             Gate::Failed {
@@ -617,31 +760,44 @@ impl Lowering {
                 let errors: Vec<Value> = errors.iter().map(Diagnostic::to_json).collect();
                 (
                     "failed",
-                    json!({ "stage": "gate", "errors": errors, "failures": failures }),
+                    json!({ "stage": "gate", "errors": errors, "failures": failures, "cap": cap }),
                 )
             }
         };
         detail["timings"] = timings.to_json();
-        log("outcome", json!({ "outcome": outcome, "detail": detail }));
-        (outcome, Some(job), detail)
+        log.outcome(outcome, detail)
+    }
+
+    /// Records the running job's id, for a runner that must report it even
+    /// when the job unwinds.
+    fn note_job(&self, job: &str) {
+        if let Some(running) = self.state().running.as_mut() {
+            running.job = Some(job.to_owned());
+        }
+    }
+
+    fn note_group(&self, group: Option<i32>) {
+        if let Some(running) = self.state().running.as_mut() {
+            running.group = group;
+        }
     }
 
     /// Waits for the agent to end, enforcing the caps and watching for
-    /// invalidation; kills the agent's group when it stops it.
+    /// invalidation and the daemon's stop; kills the agent's group when it
+    /// stops it.
     fn watch(&self, job: &str, provider: &Provider, process: &mut AgentProcess) -> Option<Stop> {
         let deadline = Instant::now() + Duration::from_secs(provider.caps.wall_clock_s);
         let mut checked = Instant::now();
         loop {
-            if process.try_exit().is_some() {
+            // The stop first: an agent the stop killed did not end on its own.
+            let stopping = self.state().stopping.clone();
+            let stop = if let Some(why) = stopping {
+                Some(Stop::Shutdown(why))
+            } else if process.try_exit().is_some() {
                 return None;
-            }
-            if checked.elapsed() < STALENESS_POLL {
+            } else if checked.elapsed() < STALENESS_POLL {
                 std::thread::sleep(POLL);
                 continue;
-            }
-            checked = Instant::now();
-            let stop = if self.state().stopping {
-                Some(Stop::Shutdown)
             } else if Instant::now() >= deadline {
                 Some(Stop::Cap("wall-clock".to_owned()))
             } else if process.report().cost_usd > provider.caps.cost_usd {
@@ -651,6 +807,7 @@ impl Lowering {
                 // without tools: end it now, not after its last turn.
                 Some(Stop::Broken)
             } else {
+                checked = Instant::now();
                 let mut service = self.service();
                 service.refresh();
                 match service.lowering_is_current(job) {
@@ -669,7 +826,7 @@ impl Lowering {
                     Stop::Invalidated(_) => "invalidated",
                     Stop::Cap(_) => "a cap",
                     Stop::Asked => "ask_human",
-                    Stop::Shutdown => "the daemon stopped",
+                    Stop::Shutdown(_) => "the daemon stopped",
                     Stop::Broken => "the agent failed",
                 };
                 self.service().end_lowering(job, reason);
@@ -703,12 +860,11 @@ impl Lowering {
             Ok(job) => job,
             Err(errors) => return failed(None, errors),
         };
+        self.note_job(&job);
         let root = self.service().root().to_owned();
-        let log = |event: &str, fields: Value| {
-            flog::append(&root, &module, &job, &flagged.def, event, fields)
-        };
+        let log = JobLog::new(&root, &module, &job, &flagged.def);
         let decision = json!({ "scope": scope_word(flagged.scope), "label": flagged.label, "relied_on": flagged.relied_on.to_string() });
-        log(
+        log.event(
             "job_started",
             json!({ "kind": "triage", "decision": decision, "provider": provider.name, "model": provider.model }),
         );
@@ -734,38 +890,35 @@ impl Lowering {
             Err(error) => {
                 self.service().end_lowering(&job, "the agent did not start");
                 let detail = json!({ "stage": "agent", "errors": [error.to_json()] });
-                log("outcome", json!({ "outcome": "failed", "detail": detail }));
-                return ("failed", Some(job), detail);
+                return log.outcome("failed", detail);
             }
         };
-        if let Some(running) = self.state().running.as_mut() {
-            running.group = Some(process.group());
-        }
+        self.note_group(Some(process.group()));
         let stop = self.watch(&job, provider, &mut process);
         let (report, status) = process.finish();
+        self.note_group(None);
         self.service().end_lowering(&job, "the agent finished");
-        log("agent_result", report.to_json());
+        log.event("agent_result", report.to_json());
         let answer = report
             .result
             .as_ref()
             .map(|(_, text)| text.clone())
             .unwrap_or_default();
         let problem = match &stop {
+            Some(Stop::Shutdown(why)) => {
+                return log.outcome("cancelled", cancelled_detail("agent", why));
+            }
             Some(Stop::Invalidated(why)) => {
                 Some(HostCode::JobInvalidated.diagnostic(format!("the spec {why}")))
             }
             Some(Stop::Cap(cap)) => {
                 Some(HostCode::JobCapExceeded.diagnostic(format!("the job hit its {cap} cap")))
             }
-            Some(Stop::Shutdown) => {
-                Some(HostCode::JobProviderError.diagnostic("the daemon stopped"))
-            }
             Some(Stop::Asked | Stop::Broken) | None => agent_failure(&report, status),
         };
         if let Some(problem) = problem {
             let detail = json!({ "stage": "agent", "errors": [problem.to_json()] });
-            log("outcome", json!({ "outcome": "failed", "detail": detail }));
-            return ("failed", Some(job), detail);
+            return log.outcome("failed", detail);
         }
         let applied = self.service().apply_triage(flagged, &answer);
         let (outcome, detail) = match applied {
@@ -782,13 +935,87 @@ impl Lowering {
                 json!({ "stage": "verdict", "errors": [error.to_json()] }),
             ),
         };
-        log(
+        log.event(
             "triage",
             json!({ "entry": decision, "verdict": outcome, "answer": answer }),
         );
-        log("outcome", json!({ "outcome": outcome, "detail": detail }));
-        (outcome, Some(job), detail)
+        log.outcome(outcome, detail)
     }
+}
+
+/// A started job's f.log (trellis-daemon §9): its events, and its outcome
+/// written exactly once — by the job, or, when the job never got there (a bug
+/// unwound it), as the log is dropped.
+struct JobLog<'a> {
+    root: &'a std::path::Path,
+    module: &'a str,
+    job: &'a str,
+    def: &'a str,
+    ended: std::cell::Cell<bool>,
+}
+
+impl<'a> JobLog<'a> {
+    fn new(root: &'a std::path::Path, module: &'a str, job: &'a str, def: &'a str) -> Self {
+        JobLog {
+            root,
+            module,
+            job,
+            def,
+            ended: std::cell::Cell::new(false),
+        }
+    }
+
+    fn event(&self, event: &str, fields: Value) {
+        flog::append(self.root, self.module, self.job, self.def, event, fields);
+    }
+
+    /// Logs the outcome and returns what the runner reports.
+    fn outcome(
+        &self,
+        outcome: &'static str,
+        detail: Value,
+    ) -> (&'static str, Option<String>, Value) {
+        self.event("outcome", json!({ "outcome": outcome, "detail": detail }));
+        self.ended.set(true);
+        (outcome, Some(self.job.to_owned()), detail)
+    }
+}
+
+impl Drop for JobLog<'_> {
+    fn drop(&mut self) {
+        if !self.ended.get() {
+            self.outcome("failed", internal_failure());
+        }
+    }
+}
+
+/// The detail of a job the daemon's stop ended (`stage`: `agent` for a job
+/// that ran, `queue` for one that never started, `stop` for one whose outcome
+/// the stop did not wait for).
+fn cancelled_detail(stage: &str, why: &str) -> Value {
+    let message = match stage {
+        "queue" => format!("{why}: the job was queued and never started"),
+        "stop" => {
+            format!("{why} before the job recorded an outcome: its module's f.log has what it did")
+        }
+        _ => format!("{why} while the job ran: its agent was ended and nothing of it was kept"),
+    };
+    json!({
+        "stage": stage,
+        "reason": why,
+        "errors": [HostCode::JobCancelled.diagnostic(message).to_json()],
+    })
+}
+
+/// The detail of a job a bug in the runner ended.
+fn internal_failure() -> Value {
+    json!({
+        "stage": "internal",
+        "errors": [Diagnostic::new(
+            trellis_rpc::diag::INTERNAL_ERROR,
+            "the job ended on an internal error of the daemon (see its log); nothing of it was kept",
+        ).to_json()],
+    })
 }
 
 fn scope_word(scope: trellis_lock::Scope) -> &'static str {
@@ -827,7 +1054,8 @@ enum Stop {
     Invalidated(String),
     Cap(String),
     Asked,
-    Shutdown,
+    /// The daemon is stopping, and why.
+    Shutdown(String),
     /// The agent's output shows it cannot do the job (see [`broken`]).
     Broken,
 }
@@ -906,7 +1134,10 @@ impl Finished {
     fn to_json(&self) -> Value {
         json!({
             "def": self.def, "job": self.job, "outcome": self.outcome,
-            "attempt": self.attempt, "seconds": self.seconds, "detail": self.detail,
+            "attempt": self.attempt, "seconds": self.seconds,
+            // A cap that stopped the agent, whatever the outcome (`null` if none).
+            "cap": self.detail["cap"],
+            "detail": self.detail,
         })
     }
 }

@@ -124,7 +124,8 @@ pub use check::{
 };
 pub use check_report::{CheckReport, OpenHole, check_root};
 pub use config::{
-    CONFIG_FILE, Config, TagName, Toolchain, declared_tags, parse_config, root_config, tag_declared,
+    CACHE_TIMEOUT_MS, CONFIG_FILE, CacheConfig, CacheWrite, Config, TagName, Toolchain,
+    declared_tags, parse_config, root_config, tag_declared,
 };
 pub use db::{Db, QueryLog, RootDatabase};
 pub use decisions::{
@@ -165,7 +166,7 @@ pub use spec::{
 pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{
     StatusRow, current_hashes, definition_status, lowering_edges, oracle_hashes, reference_texts,
-    scope_row_status,
+    scope_row_status, unreadable_function_row,
 };
 pub use status_rows::root_status;
 pub use tables::{DefinitionHashes, module_hashes, module_programs};

@@ -14,7 +14,8 @@ use crate::entry_status::{scope_entry_row, type_row};
 use crate::files::Workspace;
 use crate::index::{Item, ItemKind, Module, ModuleFiles, module_files, root_index};
 use crate::status::{
-    StatusRow, current_edge, definition_status, recorded_edges, status_past_checks,
+    StatusRow, current_edge, definition_status, explain_moved, recorded_edges, status_past_checks,
+    unreadable_function_row,
 };
 
 /// The status of every definition and decision scope of the root (memoized).
@@ -134,7 +135,9 @@ pub(crate) fn spec_status_entry(
                 let moved =
                     trellis_lock::moved_edges(edges.iter(), |edge| current_edge(db, item, edge));
                 if !moved.is_empty() {
-                    let status = Status::CalleeChanged { edges: moved };
+                    let status = Status::CalleeChanged {
+                        edges: explain_moved(db, item, edges, moved),
+                    };
                     return Some(HeldRow {
                         row: Arc::new(StatusRow::from_status(qualified, "function", &status)),
                         past_checks: Some(Arc::clone(edges)),
@@ -151,7 +154,7 @@ pub(crate) fn spec_status_entry(
                         .then(|| recorded_edges(db, item).unwrap_or_else(|| Arc::from([]))),
                 },
                 Err(errors) => HeldRow {
-                    row: Arc::new(StatusRow::unreadable(qualified, "function", errors)),
+                    row: Arc::new(unreadable_function_row(db, item, errors)),
                     past_checks: None,
                 },
             };

@@ -27,6 +27,7 @@ use crate::connection::{ConnectionContext, Handler, serve_connection};
 use crate::credentials::{PeerCredentials, SocketPeerCredentials, current_uid};
 use crate::framing::{DEFAULT_FRAME_LIMIT, write_frame};
 use crate::jsonrpc::{Response, RpcError};
+use crate::outbox::{DEFAULT_OUTBOX_BYTES, DEFAULT_OUTBOX_TOTAL_BYTES, Outboxes};
 use crate::shutdown::{Event, ShutdownHandle};
 use crate::socket_file::{Probe, SocketError, ensure_private_dir, path_facts, probe};
 
@@ -36,8 +37,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 /// How long a refusal frame may take to write before the peer is dropped.
 const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The default bound on one write to a client: a client that reads nothing for
-/// this long is dropped.
+/// The default time a client has to take one frame the server writes: a client
+/// that does not read it within this long is dropped.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The default time a request frame may take to arrive once its first byte has.
@@ -49,11 +50,17 @@ pub struct ServerConfig {
     /// This binary's version, reported by `rpc.hello`.
     pub version: String,
     pub frame_limit: usize,
-    /// Bounds every write to a client; one that does not read is dropped.
+    /// Bounds the writing of each frame to a client; one that does not take
+    /// the frame in time is dropped.
     pub write_timeout: Duration,
     /// Bounds how long a started request frame may take to arrive; a client that
     /// stalls mid-frame is dropped and its partial frame freed.
     pub frame_timeout: Duration,
+    /// Bounds the answers waiting for one client, in bytes; past it the
+    /// connection's requests wait (see `outbox.rs`).
+    pub outbox_bytes: usize,
+    /// Bounds the answers waiting for all clients together, in bytes.
+    pub outbox_total_bytes: usize,
     pub max_connections: usize,
     pub credentials: Arc<dyn PeerCredentials>,
     /// The uid that must own the socket directory and every peer.
@@ -67,6 +74,8 @@ impl ServerConfig {
             frame_limit: DEFAULT_FRAME_LIMIT,
             write_timeout: DEFAULT_WRITE_TIMEOUT,
             frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            outbox_bytes: DEFAULT_OUTBOX_BYTES,
+            outbox_total_bytes: DEFAULT_OUTBOX_TOTAL_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
@@ -171,6 +180,7 @@ impl Server {
             frame_limit: self.config.frame_limit,
             write_timeout: self.config.write_timeout,
             frame_timeout: self.config.frame_timeout,
+            outboxes: Outboxes::new(self.config.outbox_bytes, self.config.outbox_total_bytes),
             shutdown: self.shutdown.clone(),
         });
         spawn_acceptor(listener, self.shutdown.clone())?;

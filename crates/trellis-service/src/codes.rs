@@ -30,11 +30,14 @@ macro_rules! host_codes {
 
 host_codes! {
     BundleOutNotEmpty => "bundle-out-not-empty",
+    BundlePath => "bundle-path",
     BundleWriteFailed => "bundle-write-failed",
     ConfigNoRoot => "config-no-root",
     ConfigProviders => "config-providers",
+    ConfigRootExists => "config-root-exists",
     JobAnswerBreaksSpec => "job-answer-breaks-spec",
     JobBadScope => "job-bad-scope",
+    JobCancelled => "job-cancelled",
     JobCapExceeded => "job-cap-exceeded",
     JobEmptyAnswer => "job-empty-answer",
     JobEnded => "job-ended",
@@ -50,6 +53,7 @@ host_codes! {
     JobStaleQuestion => "job-stale-question",
     JsonTypeMismatch => "json-type-mismatch",
     LockBadValue => "lock-bad-value",
+    McpResultTooLarge => "mcp-result-too-large",
     McpUnknownTool => "mcp-unknown-tool",
     NoDraft => "no-draft",
     RootUnreadable => "root-unreadable",
@@ -58,6 +62,7 @@ host_codes! {
     UnfilledHole => "unfilled-hole",
     UnknownDecision => "unknown-decision",
     UnknownDefinition => "unknown-definition",
+    UnknownSpecRef => "unknown-spec-ref",
     UsageError => "usage-error",
 }
 

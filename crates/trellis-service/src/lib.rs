@@ -18,7 +18,8 @@
 //! Workspace dependencies: `trellis-diag`, `trellis-hash`, `soil-syntax` (a
 //! draft's parse and print), `soil-types` (check facts), `trellis-spec`,
 //! `trellis-lock`, `trellis-db`, `trellis-rpc` (the error type requests answer
-//! with), `trellis-verify` (suites and the process ports), `trellis-context`
+//! with), `trellis-verify` (suites and the process ports), `trellis-cache` (the
+//! shared result cache `test` reads and writes), `trellis-context`
 //! (bundles), `trellis-mcp` (the job tools' names and schemas) and
 //! `trellis-skill` (the skill hash the toolchain pin records).
 

@@ -35,6 +35,15 @@ struct Stamp {
     read_since: SystemTime,
 }
 
+/// How a file enters the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    /// Its text (an input by its name).
+    Text,
+    /// Its digest, written (`sha256:…`), for reference data (crate::walk).
+    Digest,
+}
+
 pub struct RootLoader {
     root: PathBuf,
     /// Keyed by the root-relative path's text: hashing a string is much cheaper
@@ -100,8 +109,12 @@ impl RootLoader {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
+        let files = (walked.files.into_iter().zip(walked.stamps.files))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Text));
+        let data = (walked.data.into_iter().zip(walked.stamps.data))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Digest));
         let mut moved = Vec::new();
-        for ((path, absolute), stamp) in walked.files.into_iter().zip(walked.stamps) {
+        for (path, absolute, stamp, load) in files.chain(data) {
             self.seen_in.insert(path.clone(), self.generation);
             let unchanged = stamp.is_some_and(|(modified, len)| {
                 self.known.get(&path).is_some_and(|stamp| {
@@ -113,11 +126,11 @@ impl RootLoader {
             });
             // An output of the writing commands, never an input (design §9.7).
             if !unchanged && path != MANIFEST_FILE {
-                moved.push((path, absolute));
+                moved.push((path, absolute, load));
             }
         }
-        let fetched = on_two_threads(&moved, |(_, absolute)| Fetched::read(absolute));
-        for ((path, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
+        let fetched = on_two_threads(&moved, |(_, absolute, load)| Fetched::read(absolute, *load));
+        for ((path, _, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
             self.accept(path, stamp, fetched, &mut change);
         }
         let generation = self.generation;
@@ -142,7 +155,9 @@ impl RootLoader {
         if !walked.complete || !walked.problems.is_empty() {
             return None;
         }
-        (walked.files.into_iter().zip(walked.stamps))
+        let files = walked.files.into_iter().zip(walked.stamps.files);
+        let data = walked.data.into_iter().zip(walked.stamps.data);
+        (files.chain(data))
             .filter(|((path, _), _)| path != MANIFEST_FILE)
             .map(|((path, _), stamp)| {
                 let (modified, len) = stamp?;
@@ -195,11 +210,24 @@ impl RootLoader {
             let absolute = self.root.join(&path);
             // The walker's rule, for one path: its own type, no link followed.
             let metadata = std::fs::symlink_metadata(&absolute);
-            let name = path.rsplit('/').next().unwrap_or(&path);
-            match metadata.as_ref().map(|m| classify(name, m.file_type())) {
-                Ok(Entry::File) => {
+            let (dir, name) = match path.rsplit_once('/') {
+                Some((dir, name)) => (format!("{dir}/"), name),
+                None => (String::new(), path.as_str()),
+            };
+            // Only a name that is no input by itself asks where it lies.
+            let in_reference =
+                !crate::walk::loaded_file(name) && crate::walk::in_reference_dir(&self.root, &dir);
+            let classified = metadata
+                .as_ref()
+                .map(|m| classify(name, m.file_type(), in_reference));
+            match classified {
+                Ok(entry @ (Entry::File | Entry::Data)) => {
                     self.seen_in.insert(path.clone(), self.generation);
-                    self.load(path, &absolute, &mut change);
+                    let load = match entry {
+                        Entry::Data => Load::Digest,
+                        _ => Load::Text,
+                    };
+                    self.load(path, &absolute, load, &mut change);
                 }
                 Ok(Entry::NotAFile(what)) => {
                     self.problems
@@ -228,7 +256,7 @@ impl RootLoader {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        files.extend(walked.files.into_iter().map(|(path, _)| path));
+        files.extend((walked.files.into_iter().chain(walked.data)).map(|(path, _)| path));
         files.extend(
             (self.seen_in.keys())
                 .filter(|path| path.starts_with(prefix))
@@ -237,10 +265,10 @@ impl RootLoader {
     }
 
     /// Reads and hashes one file; sets it in `change` when its bytes moved.
-    fn load(&mut self, path: String, absolute: &Path, change: &mut Change) {
+    fn load(&mut self, path: String, absolute: &Path, load: Load, change: &mut Change) {
         // An output of the writing commands, never an input (design §9.7).
         if path != MANIFEST_FILE {
-            let (stamp, fetched) = Fetched::read(absolute);
+            let (stamp, fetched) = Fetched::read(absolute, load);
             self.accept(path, stamp, fetched, change);
         }
     }
@@ -330,8 +358,9 @@ impl Fetched {
     /// the next refresh reads the file again). One path lookup, one stat of
     /// the open file and, for a file that does not grow meanwhile, one read:
     /// a cold load reads every file of the root, and each syscall saved is
-    /// 40,000 saved at 20,000 definitions (design §7.15).
-    fn read(path: &Path) -> ((Option<SystemTime>, u64), Fetched) {
+    /// 40,000 saved at 20,000 definitions (design §7.15). Reference data is
+    /// hashed as it streams, in bounded memory, whatever its size.
+    fn read(path: &Path, load: Load) -> ((Option<SystemTime>, u64), Fetched) {
         let opened = std::fs::File::open(path).and_then(|file| {
             let metadata = file.metadata()?;
             Ok((file, metadata))
@@ -341,6 +370,17 @@ impl Fetched {
             Err(error) => return ((None, 0), Fetched::Failed(error)),
         };
         let stamp = (metadata.modified().ok(), metadata.len());
+        if load == Load::Digest {
+            // The database holds the digest as the file's text.
+            let fetched = match Digest::of_reader(file) {
+                Ok(digest) => Fetched::Read {
+                    digest,
+                    text: Ok(digest.to_string()),
+                },
+                Err(error) => Fetched::Failed(error),
+            };
+            return (stamp, fetched);
+        }
         let fetched = match read_whole(&mut file, metadata.len()) {
             Ok(bytes) => Fetched::Read {
                 digest: Digest::of(&bytes),
@@ -552,6 +592,50 @@ mod tests {
             .map(|d| d.file)
             .collect();
         assert_eq!(problems, [Some(MANIFEST_FILE.to_owned())]);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Reference data enters the database as its digest, binary or not, from
+    /// a full refresh and from the change feed alike; a directory that stops
+    /// holding a `.py` stops its data being inputs.
+    #[test]
+    fn reference_data_is_loaded_as_its_digest() {
+        let root = std::env::temp_dir().join(format!("trellis-data-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("ref")).expect("create root");
+        std::fs::write(root.join("ref/oracle.py"), "x = 1").expect("write");
+        let table = [0xff_u8, 0x00, 0xfe];
+        std::fs::write(root.join("ref/t.bin"), table).expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        let digest = Digest::of(&table).to_string();
+        assert_eq!(
+            refresh
+                .change
+                .files
+                .get("ref/t.bin")
+                .cloned()
+                .flatten()
+                .as_deref(),
+            Some(digest.as_str())
+        );
+        std::fs::write(root.join("ref/t.bin"), b"other bytes").expect("write");
+        let refresh = loader.refresh_paths(["ref/t.bin".to_owned()]);
+        assert_eq!(
+            refresh.change.files.get("ref/t.bin").cloned().flatten(),
+            Some(Digest::of(b"other bytes").to_string())
+        );
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_file(root.join("ref/oracle.py")).expect("remove");
+        let refresh = loader.refresh_paths(["ref/".to_owned()]);
+        let gone: Vec<(&str, bool)> = (refresh.change.files.iter())
+            .map(|(path, text)| (path.as_str(), text.is_some()))
+            .collect();
+        assert_eq!(gone, [("ref/oracle.py", false), ("ref/t.bin", false)]);
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

@@ -11,6 +11,17 @@
 //! (`root-unreadable`, with the path) and never opened, so a FIFO cannot block a
 //! command and a directory cannot pass for a missing lock. Hidden directories
 //! (`.git`, `.trellis`) and build output (`target`, `__pycache__`) are skipped.
+//!
+//! **Reference directories.** A directory holding a `.py` file is a reference
+//! directory: a Python oracle run from there may read anything beside it or
+//! below it (a data file, a table), so every regular file under it is an input
+//! too — *reference data*, keyed by the suites whose references live there
+//! (lock-schema §5.4). Reference data enters the database as its digest, never
+//! as its bytes: a data file may be binary or huge, and it is hashed in 64 KiB
+//! chunks, once per change of its size or mtime. Under a reference directory a
+//! symbolic link, FIFO or device is reported like one by an input's name: the
+//! oracle could read through it, and nothing keyed would say so. Hidden files
+//! (an editor's swap file) are no part of the root there either.
 
 use std::fs::FileType;
 use std::path::{Path, PathBuf};
@@ -50,11 +61,18 @@ pub(crate) fn question_file(path: &str) -> bool {
     path.ends_with(QUESTION_SUFFIX)
 }
 
+/// Whether a directory holding a file by this name is a reference directory.
+pub(crate) fn python_file(name: &str) -> bool {
+    name.ends_with(".py")
+}
+
 /// What the walk makes of one directory entry, from its own (not followed) type.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Entry {
     /// An input file to load.
     File,
+    /// Any other regular file under a reference directory: loaded as its digest.
+    Data,
     /// A directory to walk.
     Dir,
     /// An input's name on something that is not a regular file: reported.
@@ -63,10 +81,17 @@ pub(crate) enum Entry {
     Skipped,
 }
 
-/// Classifies `name` by its `lstat` type.
-pub(crate) fn classify(name: &str, file_type: FileType) -> Entry {
+/// Classifies `name` by its `lstat` type; `in_reference` says whether its
+/// directory is (or lies under) a reference directory.
+pub(crate) fn classify(name: &str, file_type: FileType, in_reference: bool) -> Entry {
     use std::os::unix::fs::FileTypeExt;
-    if loaded_file(name) {
+    // Hidden files (an editor's swap file) and the atomic writer's temp files
+    // are no part of the root, here as anywhere.
+    let data_name = in_reference && !name.starts_with('.') && !name.ends_with(".trellis-tmp");
+    if data_name && !loaded_file(name) && file_type.is_file() {
+        return Entry::Data;
+    }
+    if loaded_file(name) || (data_name && !file_type.is_dir()) {
         return match () {
             () if file_type.is_file() => Entry::File,
             () if file_type.is_dir() => Entry::NotAFile("a directory"),
@@ -106,20 +131,36 @@ pub(crate) fn unreadable(path: &str, reason: &str) -> Diagnostic {
 pub struct RootFiles {
     /// Input files as (root-relative path, absolute path), in walk order.
     pub files: Vec<(String, PathBuf)>,
-    /// With [`walk_stamped`], each file's (modification time, size), stat-ed
-    /// beside its directory entry; empty otherwise.
-    pub stamps: Vec<Option<(Option<std::time::SystemTime>, u64)>>,
+    /// Reference data (the other regular files under reference directories),
+    /// likewise.
+    pub data: Vec<(String, PathBuf)>,
+    /// With [`walk_stamped`], each input file's and then each data file's
+    /// stamp, stat-ed beside its directory entry; empty otherwise.
+    pub stamps: Stamps,
     /// Every walked directory as (root-relative prefix `""`, `"m/"`, absolute path).
     pub dirs: Vec<(String, PathBuf)>,
+    /// The prefixes of the walked directories that are, or lie under, a
+    /// reference directory.
+    pub reference_dirs: Vec<String>,
     /// Directories that could not be read and input names that are not files.
     pub problems: Vec<Diagnostic>,
     /// Whether every directory could be read.
     pub complete: bool,
 }
 
+/// A file's (modification time, size), `None` when it could not be stat-ed.
+pub type Stamp = Option<(Option<std::time::SystemTime>, u64)>;
+
+/// The stamps of a stamped walk's files and data, in their order.
+#[derive(Debug, Default)]
+pub struct Stamps {
+    pub files: Vec<Stamp>,
+    pub data: Vec<Stamp>,
+}
+
 /// Walks `root` by the rule above.
 pub fn walk(root: &Path) -> RootFiles {
-    walk_tree_with(root, "", false, true).0
+    walk_tree(root, "")
 }
 
 /// [`walk`], stat-ing each file through its directory as it goes (the kernel
@@ -128,10 +169,22 @@ pub fn walk(root: &Path) -> RootFiles {
 /// (design §7.16). A file that cannot be stat-ed has no stamp. The files
 /// come in the root's own first, then each directory's in listing order.
 pub fn walk_stamped(root: &Path) -> RootFiles {
-    let (mut out, below) = walk_tree_with(root, "", true, false);
+    let top = Walk {
+        stamped: true,
+        descend: false,
+        above_is_reference: Some(false),
+    };
+    let (mut out, below) = walk_tree_with(root, "", top);
     let walk_share = |first: usize| {
         (below.iter().enumerate().skip(first).step_by(2))
-            .map(|(at, (prefix, _))| (at, walk_tree_with(root, prefix, true, true).0))
+            .map(|(at, (prefix, in_reference))| {
+                let walk = Walk {
+                    stamped: true,
+                    descend: true,
+                    above_is_reference: Some(*in_reference),
+                };
+                (at, walk_tree_with(root, prefix, walk).0)
+            })
             .collect::<Vec<_>>()
     };
     let mut walked = std::thread::scope(|scope| {
@@ -147,8 +200,11 @@ pub fn walk_stamped(root: &Path) -> RootFiles {
     walked.sort_unstable_by_key(|(at, _)| *at);
     for (_, part) in walked {
         out.files.extend(part.files);
-        out.stamps.extend(part.stamps);
+        out.data.extend(part.data);
+        out.stamps.files.extend(part.stamps.files);
+        out.stamps.data.extend(part.stamps.data);
         out.dirs.extend(part.dirs);
+        out.reference_dirs.extend(part.reference_dirs);
         out.problems.extend(part.problems);
         out.complete &= part.complete;
     }
@@ -160,18 +216,30 @@ pub fn walk_stamped(root: &Path) -> RootFiles {
 /// subtree that is gone, or is no directory of its own (a link, a file), walks
 /// as empty and complete: nothing of the root is there.
 pub fn walk_tree(root: &Path, prefix: &str) -> RootFiles {
-    walk_tree_with(root, prefix, false, true).0
+    let walk = Walk {
+        stamped: false,
+        descend: true,
+        above_is_reference: None,
+    };
+    walk_tree_with(root, prefix, walk).0
 }
 
-/// [`walk_tree`], stat-ing each file when `stamped`; when not `descend`ing,
-/// only the directory at `prefix` is listed, and the directories found in it
-/// are handed back unwalked.
-fn walk_tree_with(
-    root: &Path,
-    prefix: &str,
+/// How [`walk_tree_with`] walks.
+#[derive(Clone, Copy)]
+struct Walk {
+    /// Stat each file as it is listed.
     stamped: bool,
+    /// Walk the directories found; when not, only the directory at the
+    /// prefix is listed, and those found in it are handed back unwalked,
+    /// each with whether it lies under a reference directory.
     descend: bool,
-) -> (RootFiles, Vec<(String, PathBuf)>) {
+    /// Whether the prefix's parent is or lies under a reference directory,
+    /// when the caller knows; found by reading up the path when not.
+    above_is_reference: Option<bool>,
+}
+
+/// [`walk_tree`] as `walk` says.
+fn walk_tree_with(root: &Path, prefix: &str, walk: Walk) -> (RootFiles, Vec<(String, bool)>) {
     let mut out = RootFiles {
         complete: true,
         ..RootFiles::default()
@@ -183,8 +251,19 @@ fn walk_tree_with(
     {
         return (out, below);
     }
-    let mut stack = vec![(prefix.to_owned(), start)];
-    while let Some((prefix, dir)) = stack.pop() {
+    let start_in_reference = walk.above_is_reference.unwrap_or_else(|| {
+        let above = prefix
+            .strip_suffix('/')
+            .and_then(|dir| dir.rsplit_once('/').map(|(parent, _)| format!("{parent}/")))
+            .unwrap_or_default();
+        !prefix.is_empty() && in_reference_dir(root, &above)
+    });
+    let stamp = |entry: &std::fs::DirEntry| -> Stamp {
+        let metadata = entry.metadata().ok()?;
+        Some((metadata.modified().ok(), metadata.len()))
+    };
+    let mut stack = vec![(prefix.to_owned(), start, start_in_reference)];
+    while let Some((prefix, dir, above_is_reference)) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(error) => {
@@ -194,40 +273,85 @@ fn walk_tree_with(
             }
         };
         out.dirs.push((prefix.clone(), dir));
+        let mut named = Vec::new();
         for entry in entries.flatten() {
-            let name = match entry.file_name().into_string() {
-                Ok(name) => name,
+            match entry.file_name().into_string() {
+                Ok(name) => named.push((name, entry)),
                 Err(raw) => {
                     let lossy = raw.to_string_lossy().into_owned();
-                    if loaded_file(&lossy) {
+                    if loaded_file(&lossy) || above_is_reference {
                         out.problems.push(unreadable(
                             &format!("{prefix}{lossy}"),
                             "its name is not valid UTF-8",
                         ));
                     }
-                    continue;
                 }
-            };
+            }
+        }
+        let in_reference = above_is_reference || holds_python(&named);
+        if in_reference {
+            out.reference_dirs.push(prefix.clone());
+        }
+        for (name, entry) in named {
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
             let path = format!("{prefix}{name}");
-            match classify(&name, file_type) {
+            match classify(&name, file_type, in_reference) {
                 Entry::File => {
-                    if stamped {
-                        let metadata = entry.metadata().ok();
-                        (out.stamps).push(metadata.map(|m| (m.modified().ok(), m.len())));
+                    if walk.stamped {
+                        out.stamps.files.push(stamp(&entry));
                     }
                     out.files.push((path, entry.path()));
                 }
-                Entry::Dir if descend => stack.push((format!("{path}/"), entry.path())),
-                Entry::Dir => below.push((format!("{path}/"), entry.path())),
+                Entry::Data => {
+                    if walk.stamped {
+                        out.stamps.data.push(stamp(&entry));
+                    }
+                    out.data.push((path, entry.path()));
+                }
+                Entry::Dir if walk.descend => {
+                    stack.push((format!("{path}/"), entry.path(), in_reference));
+                }
+                Entry::Dir => below.push((format!("{path}/"), in_reference)),
                 Entry::NotAFile(what) => out.problems.push(not_a_file(&path, what)),
                 Entry::Skipped => {}
             }
         }
     }
     (out, below)
+}
+
+/// Whether a directory's entries make it a reference directory: a regular
+/// `.py` file among them.
+fn holds_python(entries: &[(String, std::fs::DirEntry)]) -> bool {
+    entries.iter().any(|(name, entry)| {
+        python_file(name) && entry.file_type().is_ok_and(|file_type| file_type.is_file())
+    })
+}
+
+/// Whether the directory at `prefix` (`""`, or ending in `/`) is or lies under
+/// a reference directory: it or one of its ancestors holds a `.py` file. Reads
+/// one directory per level, for a path the change feed names alone.
+pub(crate) fn in_reference_dir(root: &Path, prefix: &str) -> bool {
+    let mut prefix = prefix.to_owned();
+    loop {
+        let holds = std::fs::read_dir(root.join(&prefix)).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                entry.file_name().to_str().is_some_and(python_file)
+                    && entry.file_type().is_ok_and(|file_type| file_type.is_file())
+            })
+        });
+        if holds {
+            return true;
+        }
+        let Some(dir) = prefix.strip_suffix('/') else {
+            return false;
+        };
+        prefix = dir
+            .rsplit_once('/')
+            .map_or_else(String::new, |(parent, _)| format!("{parent}/"));
+    }
 }
 
 #[cfg(test)]
@@ -259,5 +383,78 @@ mod tests {
         assert!(problems[0].starts_with("m/b.tr ") && problems[0].contains("symbolic link"));
         assert!(problems[1].starts_with("m/x.lock ") && problems[1].contains("a directory"));
         std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Every regular file under a directory holding a `.py` is reference data;
+    /// elsewhere only input names are walked. Hidden files are never data; a
+    /// link there is reported, since the oracle could read through it.
+    #[test]
+    fn a_directory_holding_python_makes_every_file_under_it_an_input() {
+        let root = std::env::temp_dir().join(format!("trellis-walk-ref-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("ref/tables/deep")).expect("mkdir");
+        std::fs::create_dir_all(root.join("m")).expect("mkdir");
+        std::fs::write(root.join("ref/oracle.py"), "x = 1").expect("write");
+        std::fs::write(root.join("ref/data.csv"), "a,b").expect("write");
+        std::fs::write(root.join("ref/.data.csv.swp"), "swap").expect("write");
+        std::fs::write(root.join("ref/tables/deep/t.bin"), [0xff, 0]).expect("write");
+        std::os::unix::fs::symlink("/etc/hostname", root.join("ref/outside")).expect("link");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        std::fs::write(root.join("m/notes.txt"), "no reference here").expect("write");
+        let walked = walk(&root);
+        let mut files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        files.sort_unstable();
+        assert_eq!(files, ["m/a.tr", "ref/oracle.py"]);
+        let mut data: Vec<&str> = walked.data.iter().map(|(p, _)| p.as_str()).collect();
+        data.sort_unstable();
+        assert_eq!(data, ["ref/data.csv", "ref/tables/deep/t.bin"]);
+        let mut reference = walked.reference_dirs.clone();
+        reference.sort_unstable();
+        assert_eq!(reference, ["ref/", "ref/tables/", "ref/tables/deep/"]);
+        let problems: Vec<String> = (walked.problems.iter())
+            .map(|d| format!("{} {}", d.file.as_deref().unwrap_or(""), d.message))
+            .collect();
+        assert!(
+            problems.len() == 1
+                && problems[0].starts_with("ref/outside ")
+                && problems[0].contains("symbolic link"),
+            "{problems:?}"
+        );
+        // A subtree walked alone knows it lies under the reference directory.
+        let subtree = walk_tree(&root, "ref/tables/");
+        let data: Vec<&str> = subtree.data.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(data, ["ref/tables/deep/t.bin"]);
+        assert!(in_reference_dir(&root, "ref/tables/deep/"));
+        assert!(!in_reference_dir(&root, "m/"));
+        assert!(!in_reference_dir(&root, ""));
+        assert_stamped_walk_agrees(&root);
+        // A root that holds Python is a reference directory all through.
+        std::fs::write(root.join("top.py"), "y = 2").expect("write");
+        let stamped = assert_stamped_walk_agrees(&root);
+        assert!(stamped.data.iter().any(|(path, _)| path == "m/notes.txt"));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// The stamped walk lists what the plain walk lists (its order aside),
+    /// with a stamp for every file; returns it.
+    fn assert_stamped_walk_agrees(root: &Path) -> RootFiles {
+        let sorted = |paths: &[(String, PathBuf)]| {
+            let mut paths: Vec<String> = paths.iter().map(|(path, _)| path.clone()).collect();
+            paths.sort_unstable();
+            paths
+        };
+        let (plain, stamped) = (walk(root), walk_stamped(root));
+        assert_eq!(sorted(&stamped.files), sorted(&plain.files));
+        assert_eq!(sorted(&stamped.data), sorted(&plain.data));
+        assert_eq!(sorted(&stamped.dirs), sorted(&plain.dirs));
+        let mut reference = [plain.reference_dirs.clone(), stamped.reference_dirs.clone()];
+        reference.iter_mut().for_each(|dirs| dirs.sort_unstable());
+        assert_eq!(reference[0], reference[1]);
+        assert_eq!(stamped.problems.len(), plain.problems.len());
+        assert_eq!(stamped.stamps.files.len(), stamped.files.len());
+        assert_eq!(stamped.stamps.data.len(), stamped.data.len());
+        let all = stamped.stamps.files.iter().chain(&stamped.stamps.data);
+        assert!(all.clone().all(Option::is_some));
+        stamped
     }
 }

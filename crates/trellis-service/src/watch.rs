@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::walk::{loaded_file, skipped_dir, walk_tree};
+use crate::walk::{loaded_file, python_file, skipped_dir, walk_tree};
 
 /// What changed since the last drain.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct RootWatch {
     inotify: File,
     /// Watch descriptor → the directory's root-relative prefix (`""`, `"csvstats/"`).
     dirs: FxHashMap<i32, String>,
+    /// The watched directories that are or lie under a reference directory
+    /// (crate::walk): every file written there is an input.
+    reference: rustc_hash::FxHashSet<String>,
     /// Set when renewing the watches failed: until a renewal succeeds, every drain
     /// says `Everything` rather than trusting a partial watch.
     incomplete: bool,
@@ -80,6 +83,7 @@ impl RootWatch {
             root: root.to_owned(),
             inotify: sys::init()?,
             dirs: FxHashMap::default(),
+            reference: rustc_hash::FxHashSet::default(),
             incomplete: false,
             buffer: vec![0; 64 * 1024],
             pending: Pending::default(),
@@ -95,6 +99,8 @@ impl RootWatch {
     /// incomplete, like a failed watch.
     fn watch_tree(&mut self, prefix: &str) -> io::Result<()> {
         let walked = walk_tree(&self.root, prefix);
+        self.reference.retain(|dir| !dir.starts_with(prefix));
+        self.reference.extend(walked.reference_dirs);
         for (prefix, dir) in walked.dirs {
             let descriptor = sys::add_watch(&self.inotify, &dir)?;
             self.dirs.insert(descriptor, prefix);
@@ -229,7 +235,16 @@ impl RootWatch {
         if sys::names_a_directory(event.mask) && !loaded_file(name) {
             return (!skipped_dir(name)).then(|| Named::Tree(format!("{prefix}{name}/")));
         }
-        loaded_file(name).then(|| Named::File(format!("{prefix}{name}")))
+        // A `.py` coming or going may make its directory a reference directory
+        // or stop it being one: what the walk loads there changes with it.
+        if python_file(name) && sys::comes_or_goes(event.mask) {
+            return Some(match prefix.is_empty() {
+                true => Named::Everything,
+                false => Named::Tree(prefix),
+            });
+        }
+        (loaded_file(name) || self.reference.contains(&prefix))
+            .then(|| Named::File(format!("{prefix}{name}")))
     }
 
     /// Renews the watches of each subtree in `trees`: every watch at or under it
@@ -279,7 +294,7 @@ enum Named {
 }
 
 /// The module's only `unsafe` code: four libc calls whose results are checked.
-/// Shared with the bundle directories' watch (`service::bundle_dir`).
+/// Public for the daemon's loop, which waits on the feed's queue.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod sys {
@@ -506,6 +521,30 @@ mod tests {
         std::fs::rename(root.join("m/a.tr.tmp"), root.join("m/a.tr")).expect("rename");
         std::fs::remove_file(root.join("soil.toml")).expect("remove");
         assert_eq!(watch.take(), paths(&["m/a.tr", "soil.toml"]));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Under a reference directory (one holding a `.py`) every file is an
+    /// input, and a `.py` coming or going names its directory's subtree.
+    #[test]
+    fn names_every_file_written_under_a_reference_directory() {
+        let root = temp_root("reference");
+        std::fs::create_dir_all(root.join("ref/tables")).expect("mkdir");
+        std::fs::write(root.join("ref/oracle.py"), "").expect("write");
+        let mut watch = RootWatch::new(&root).expect("inotify");
+        assert_eq!(watch.take(), paths(&[]));
+        std::fs::write(root.join("ref/data.csv"), "a").expect("write");
+        std::fs::write(root.join("ref/tables/t.bin"), [0xff]).expect("write");
+        std::fs::write(root.join("m/notes.txt"), "not a reference directory").expect("write");
+        assert_eq!(watch.take(), paths(&["ref/data.csv", "ref/tables/t.bin"]));
+        std::fs::write(root.join("m/helper.py"), "").expect("write");
+        assert_eq!(
+            watch.take(),
+            paths(&["m/"]),
+            "m/ becomes a reference directory"
+        );
+        std::fs::write(root.join("m/notes.txt"), "now an input").expect("write");
+        assert_eq!(watch.take(), paths(&["m/notes.txt"]));
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

@@ -1,8 +1,9 @@
 //! The answers kept on disk (design §7.16): a service that starts on a root
 //! nothing has touched answers `check` and `status` from them, exactly as a
 //! cold start computes them; a store that does not fit the root — a file
-//! edited, added or removed, a racy file edited in place with its stamp put
-//! back, a torn or edited store, another build — is never taken; and a
+//! edited, added or removed, reference data edited, a racy file edited in
+//! place with its stamp put back, a torn or edited store, another build — is
+//! never taken; and a
 //! daemon's service loads the root behind the stored answers and takes over.
 
 #![allow(clippy::disallowed_methods, reason = "tests write roots")]
@@ -30,6 +31,10 @@ fn temp_root(name: &str) -> PathBuf {
         text.replacen("let base = ", "let base = \"no\" + ", 1),
     )
     .expect("write");
+    // A reference directory: its data are inputs too.
+    std::fs::create_dir_all(root.join("ref")).expect("mkdir");
+    std::fs::write(root.join("ref/oracle.py"), "def f(x):\n    return x\n").expect("write");
+    std::fs::write(root.join("ref/table.csv"), "a,b\n1,2\n").expect("write");
     root
 }
 
@@ -93,7 +98,7 @@ fn a_store_that_does_not_fit_the_root_is_never_taken() {
     let root = temp_root("unfit");
     let spec = root.join("s0001/g000025.tr");
     type Spoil = fn(&Path, &Path);
-    let spoils: [(&str, Spoil); 8] = [
+    let spoils: [(&str, Spoil); 9] = [
         ("a spec edited", |_, spec| {
             let text = std::fs::read_to_string(spec).expect("read");
             std::fs::write(
@@ -123,6 +128,9 @@ fn a_store_that_does_not_fit_the_root_is_never_taken() {
                 file.set_modified(modified).expect("set the time back");
             },
         ),
+        ("reference data edited", |root, _| {
+            std::fs::write(root.join("ref/table.csv"), "a,b\n1,3\n3,4\n").expect("write")
+        }),
         ("a file added", |root, _| {
             std::fs::write(root.join("s0001/extra.soil"), "extra x =\n  x\n").expect("write")
         }),

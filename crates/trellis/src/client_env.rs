@@ -13,6 +13,24 @@ pub fn client_path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 
+/// The shared result cache as this caller's environment sets it (design
+/// §12.5): `TRELLIS_CACHE_URL`, `TRELLIS_CACHE_WRITE`,
+/// `TRELLIS_CACHE_SIGNING_KEY`, and whether `CI` is true.
+pub fn cache_env() -> trellis_service::protocol::CacheEnv {
+    let var = |name: &str| std::env::var(name).ok();
+    trellis_service::protocol::CacheEnv {
+        url: var("TRELLIS_CACHE_URL").map(|url| url.trim().to_owned()),
+        write: var("TRELLIS_CACHE_WRITE").map(|word| word.trim().to_ascii_lowercase()),
+        signing_key: var("TRELLIS_CACHE_SIGNING_KEY").filter(|key| !key.trim().is_empty()),
+        ci: var("CI").is_some_and(|ci| {
+            matches!(
+                ci.trim().to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes"
+            )
+        }),
+    }
+}
+
 /// `path` resolved against this process's working directory: the daemon's is
 /// not the caller's (impl plan §9.13).
 pub fn absolute(path: &str) -> String {
@@ -34,21 +52,25 @@ pub fn user_provider(name: Option<&str>) -> Result<Provider, trellis_diag::Diagn
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
-        // The built-in provider needs no file.
-        Err(error)
-            if error.kind() == std::io::ErrorKind::NotFound
-                && name == Some(providers::CLAUDE_CODE) =>
-        {
-            String::new()
+        // No file: the built-in claude-code provider when asked for, or when a
+        // `claude` is on this client's PATH (where the daemon will look for it).
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let path = client_path();
+            let on_path = trellis_agent::jail::find_on_path(
+                providers::CLAUDE_CODE_COMMAND.as_ref(),
+                path.as_deref().map(std::ffi::OsStr::new),
+            )
+            .is_some();
+            return providers::without_file(&file, name, on_path)
+                .map(|provider| provider.with_client_env(|name| std::env::var(name).ok()));
         }
         Err(error) => {
-            return Err(HostCode::ConfigProviders.diagnostic(
-                format!(
+            return Err(HostCode::ConfigProviders
+                .diagnostic(format!(
                     "cannot read {}: {error} (it names the agent providers `trellis lower` may use; see docs/design.md §4.9)",
                     file.display()
-                ),
-            )
-            .with_file(file.display().to_string()));
+                ))
+                .with_file(file.display().to_string()));
         }
     };
     // The provider's `pass_env` values come from this environment, the user's,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use trellis_agent::Lowering;
+use trellis_agent::{Lowering, Requeue};
 use trellis_service::identity::binary_identity;
 use trellis_service::protocol::{DaemonStatus, DaemonStopped, encode_answer};
 use trellis_service::service::Service;
@@ -37,7 +37,10 @@ impl Handler for DaemonHandler {
         };
         match method {
             "daemon.stop" => {
-                self.lowering.shutdown();
+                // The jobs end first, each with its outcome, so every client
+                // following one is answered before the connections close.
+                self.lowering
+                    .shutdown("the daemon was stopped (trellis daemon stop)");
                 self.shutdown.shutdown();
                 Ok(encode_answer(&DaemonStopped {
                     stopped: true,
@@ -50,19 +53,28 @@ impl Handler for DaemonHandler {
                 uptime_ms: self.started.elapsed().as_millis() as u64,
             })),
             "jobs" => Ok(self.lowering.jobs()),
+            "jobs.follow" => self.lowering.follow_request(&params, &mut progress),
             "lower" => self.lowering.lower(&params, &mut progress),
             "decisions.triage" => self.lowering.triage(&params, &mut progress),
             "answer" => {
-                // The re-queue rides beside the answer's own params.
+                // A request to re-run the asking job rides beside the answer's
+                // own params; it re-runs as the job that asked ran.
                 let mut params = params;
                 let lower = params
                     .as_object_mut()
                     .and_then(|fields| fields.remove("lower"));
                 let mut answer = self.service_call(method, &params, &mut progress)?;
-                if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
-                    let path = trellis_service::service::client_path_param(&lower);
-                    let queued = self.lowering.requeue(def, &lower["provider"], path)?;
-                    answer["requeued"] = Value::Bool(queued);
+                if let (Some(_), Some(def)) = (lower, answer["requeue"].as_str()) {
+                    let (requeued, provider, follow) = match self.lowering.requeue_asked(def) {
+                        Requeue::Queued { provider, cursor } => {
+                            (true, Some(provider), Some(cursor))
+                        }
+                        Requeue::Busy { cursor } => (false, None, Some(cursor)),
+                        Requeue::Unknown => (false, None, None),
+                    };
+                    answer["requeued"] = Value::Bool(requeued);
+                    answer["requeued_with"] = serde_json::json!(provider);
+                    answer["follow"] = serde_json::json!(follow);
                 }
                 Ok(answer)
             }
@@ -138,10 +150,22 @@ pub fn run(root: &Path) -> Result<(), String> {
     }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
     let service_for_store = Arc::clone(&service);
+    let shutdown = server.shutdown_handle();
+    // A stop that does not come through `daemon.stop` (`rpc.shutdown`, from a
+    // client of another build) ends the jobs the same way.
+    {
+        let (lowering, shutdown) = (Arc::clone(&lowering), shutdown.clone());
+        std::thread::spawn(move || {
+            while !shutdown.is_requested() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            lowering.shutdown("the daemon was stopped");
+        });
+    }
     let handler = DaemonHandler {
         service,
-        lowering,
-        shutdown: server.shutdown_handle(),
+        lowering: Arc::clone(&lowering),
+        shutdown,
         started: std::time::Instant::now(),
     };
     eprintln!(
@@ -150,6 +174,8 @@ pub fn run(root: &Path) -> Result<(), String> {
         socket.display()
     );
     let served = server.serve(handler);
+    // However serving ended, no job outlives it without its outcome.
+    lowering.shutdown("the daemon stopped");
     // The next daemon starts from what this one answered (design §7.16).
     lock(&service_for_store).store_answers(true);
     trellis_service::service::stop_warm_oracles();

@@ -11,7 +11,8 @@
 //! repl's `:keep`), `trellis-context` (`trellis spec`, a bundle's token counts), `trellis-mcp` (the
 //! `_mcp` shim), `trellis-skill` (`trellis skill`), `trellis-lsp`
 //! (`trellis lsp`), `trellis-service` (the service every request is answered
-//! by) and `trellis-agent` (the lowering loop the daemon runs).
+//! by), `trellis-cache` (`trellis cache keygen`) and `trellis-agent` (the
+//! lowering loop the daemon runs).
 
 #![allow(
     clippy::disallowed_methods,

@@ -258,3 +258,53 @@ fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
     }
     rungs
 }
+
+/// Adding modules of one's own — a type and a function over it each — re-runs
+/// only their suites: no suite of the root that cannot observe them runs again
+/// (the suite key used to hash the whole type environment, so each new module
+/// re-ran every suite). Counted by the `ran` line.
+#[test]
+fn adding_modules_re_runs_only_their_own_suites() {
+    let root = Root::examples();
+    assert_eq!(
+        summary(&root.run(&["--no-daemon", "test"]).ok().stdout),
+        (0, 0, 19)
+    );
+    for (module, ty, field) in [("rle", "Run", "count"), ("calc", "Expr", "value")] {
+        let files = [
+            (
+                format!("{module}/_module.tr"),
+                format!("---\nname: {module}\n---\n\n# {module}\n\n```exports\n{ty}, size\n```\n"),
+            ),
+            (
+                format!("{module}/{ty}.tr"),
+                format!(
+                    "---\nname: {ty}\n---\n\n# {ty}\n\n```soil-type\ntype {ty} = {{ {field} : I64 }}\n```\n"
+                ),
+            ),
+            (
+                format!("{module}/size.tr"),
+                format!(
+                    "---\nname: size\n---\n\n# size\n\n```soil-sig\nsize : (x : {ty}) -> I64\n```\n\n```test basics\nsize({{\"{field}\": 2}}) -> 2\n```\n"
+                ),
+            ),
+            (
+                format!("{module}/size.soil"),
+                format!("size x = x.{field}\n"),
+            ),
+        ];
+        std::fs::create_dir_all(root.path(module)).expect("module dir");
+        for (path, text) in files {
+            root.write(&path, &text);
+        }
+        root.run(&["--no-daemon", "adopt"]).ok();
+        let run = root.run(&["--no-daemon", "test"]).ok();
+        let (ran, failing, _) = summary(&run.stdout);
+        assert_eq!((ran, failing), (1, 0), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("{module}::size: ")),
+            "{}",
+            run.stdout
+        );
+    }
+}

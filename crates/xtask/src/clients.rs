@@ -257,6 +257,7 @@ mod tests {
                 "claude-code",
                 "mcp-python",
                 "mcp-typescript",
+                "nginx",
                 "pytest-lsp"
             ]
         );

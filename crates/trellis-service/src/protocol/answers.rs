@@ -198,6 +198,14 @@ pub struct AnswerAnswer {
     /// Whether the daemon queued that lowering (only when asked to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeued: Option<bool>,
+    /// The provider it was queued with: the one whose job asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued_with: Option<String>,
+    /// The daemon's event cursor to follow the lowering from (`jobs.follow`),
+    /// when one is queued or running; `None` when the daemon ran no job of the
+    /// definition that asked (it was restarted since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -213,6 +221,28 @@ pub struct VerifyAnswer {
     pub definitions: Vec<StatusRow>,
     pub disagreements: Vec<Disagreement>,
     pub suites_run: usize,
+    /// With `reseed`: the fresh seeds tried per suite, and every recorded row
+    /// one of them flips (a `pass` a fresh sample falsifies, or the reverse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reseeded: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flips: Vec<Flip>,
+}
+
+/// A recorded row that a fresh sample decides otherwise (`status --verify
+/// --reseed N`): green as recorded means the recorded sample passed, not that
+/// every sample would.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// `module::name`.
+    pub def: String,
+    pub row: String,
+    pub recorded: String,
+    pub fresh: String,
+    /// The fresh seed, as `0x` and 16 hex digits.
+    pub seed: String,
+    /// Why the fresh sample decided otherwise: the shrunk counterexample.
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -230,6 +260,24 @@ pub struct TestAnswer {
     pub skipped: Vec<Skipped>,
     pub results: Vec<SuiteResult>,
     pub errors: Vec<Diagnostic>,
+    /// The shared result cache's part, when the root or the caller names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheReport>,
+}
+
+/// What the shared result cache did for one `test` (design §12): the suites
+/// whose verified results it supplied (not in `ran`: nothing was executed),
+/// the entries it refused and why (those suites ran), how many results this run
+/// stored, and why it stopped answering, if it did. Never an error: a cache
+/// that is down costs time, not correctness.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheReport {
+    pub url: String,
+    pub reused: Vec<String>,
+    pub rejected: Vec<Skipped>,
+    pub stored: usize,
+    pub down: Option<String>,
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -310,6 +358,10 @@ pub enum TestEvent {
 pub struct AdoptAnswer {
     pub written: Vec<String>,
     pub errors: Vec<Diagnostic>,
+    /// Entries whose `accepted` this adopt reset to false (what the acceptance
+    /// stood on — the spec, the Soil, a callee — changed), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unaccepted: Vec<String>,
 }
 
 /// `decisions.editorial`: the entry, and the locks re-stamped.
@@ -394,7 +446,8 @@ pub struct BundleWrite {
     pub us: u64,
     pub files: usize,
     pub removed: usize,
-    /// What vouched for the files left in place: `watch`, `stats` or `none`.
+    /// What vouched for the files left in place: `stats` (the stamp's listing)
+    /// or `swept` (every file's bytes compared).
     pub vouched: String,
 }
 

@@ -61,6 +61,11 @@ pub struct StatusParams {
     /// in `omitted`; every row when absent or `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<bool>,
+    /// With `verify`: also re-run every trusted suite's generated tiers
+    /// (properties and derived ensures rows) under this many fresh seeds and
+    /// report each row a fresh sample flips (lock-schema §5.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reseed: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -69,6 +74,41 @@ pub struct TestParams {
     pub def: Option<String>,
     /// The caller's `PATH`: oracles and cram run under it, not the daemon's.
     pub path: Option<String>,
+    /// What the caller's environment says of the shared result cache; none
+    /// reads `soil.toml` alone and never writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheEnv>,
+}
+
+/// The shared result cache as the caller's environment sets it (design §12.5):
+/// read by the client, because the daemon's environment is not the caller's.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheEnv {
+    /// `TRELLIS_CACHE_URL`: another URL than `soil.toml`'s, or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `TRELLIS_CACHE_WRITE`: `ci`, `always` or `never`, over `soil.toml`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<String>,
+    /// `TRELLIS_CACHE_SIGNING_KEY`: the secret key a trusted run signs with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<String>,
+    /// Whether `CI` is true (`true`, `1` or `yes`).
+    #[serde(default)]
+    pub ci: bool,
+}
+
+impl std::fmt::Debug for CacheEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The signing key is a secret: its presence only.
+        f.debug_struct("CacheEnv")
+            .field("url", &self.url)
+            .field("write", &self.write)
+            .field("signing_key", &self.signing_key.as_ref().map(|_| "…"))
+            .field("ci", &self.ci)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -251,6 +291,7 @@ mod tests {
                 verify: Some(true),
                 path: Some("/bin".to_owned()),
                 summary: None,
+                reseed: Some(8),
             }),
             Request::Test(TestParams::default()),
             Request::Adopt(AdoptParams {

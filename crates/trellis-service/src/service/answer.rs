@@ -137,6 +137,8 @@ pub fn answer(service: &mut Service, params: &AnswerParams) -> Result<AnswerAnsw
         removed: question.file.clone(),
         requeue: question.def.clone(),
         requeued: None,
+        requeued_with: None,
+        follow: None,
     })
 }
 

@@ -7,8 +7,9 @@
 //! every other job read the root's database and never see a draft.
 //!
 //! Methods: `job.create {def, budget}` → the job record; `job.inspect {job}`;
-//! `job.tool {job, tool, arguments}` → the tool's result document, or its
-//! diagnostics as a `RequestFailed`. Every tool call is appended to the
+//! `job.tool {job, tool, arguments, result_cap_bytes?}` → the tool's result
+//! document, or its diagnostics as a `RequestFailed` (`result_cap_bytes`, the
+//! shim's result cap, bounds a draft's echo: `tool_limits.rs`). Every tool call is appended to the
 //! definition's module `f.log` as a `tool_call` event (§9).
 
 use std::collections::BTreeMap;
@@ -20,12 +21,13 @@ use serde_json::{Value, json};
 use trellis_context::{ContextBundle, Entry, context_bundle, read_context};
 use trellis_db::{CheckOutcome, Item, check_definition};
 use trellis_diag::Diagnostic;
-use trellis_mcp::Tool;
+use trellis_mcp::{Tool, excerpt};
 use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
 use trellis_verify::suite::{Mode, RowResult};
 
 use super::question::JobFacts;
+use super::tool_limits::{at_most_reported, check_arguments, draft_echo, echo_limit};
 use super::{Service, failed, invalid_params};
 use crate::codes::HostCode;
 
@@ -285,7 +287,7 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
     let name = params["tool"].as_str().unwrap_or_default();
     let Some(tool) = Tool::from_name(name) else {
         return Err(failed(&[
-            HostCode::McpUnknownTool.diagnostic(format!("no tool named {name:?}"))
+            HostCode::McpUnknownTool.diagnostic(format!("no tool named {}", excerpt(name)))
         ]));
     };
     let empty = json!({});
@@ -311,7 +313,7 @@ fn tool_call(service: &mut Service, params: &Value) -> Result<Value, RpcError> {
             job.tool_calls += 1;
             match tool.spec().input.validate(arguments, "$") {
                 Err(diagnostic) => Err(vec![diagnostic]),
-                Ok(()) => run_tool(job, &root, tool, arguments),
+                Ok(()) => run_tool(job, &root, tool, arguments, echo_limit(params)),
             }
         }
     };
@@ -329,7 +331,9 @@ fn run_tool(
     root: &Path,
     tool: Tool,
     arguments: &Value,
+    echo_limit: usize,
 ) -> Result<Value, Vec<Diagnostic>> {
+    check_arguments(tool, arguments)?;
     match tool {
         Tool::ReadContext => {
             let path = arguments["path"].as_str().unwrap_or_default();
@@ -344,7 +348,7 @@ fn run_tool(
             Ok(json!({ "title": section.title, "text": section.text }))
         }
         Tool::CheckRefinements => Ok(json!({ "tag": "None" })),
-        Tool::WriteSoil => write_soil(job, arguments),
+        Tool::WriteSoil => write_soil(job, arguments, echo_limit),
         Tool::CheckTypes => check_types(job),
         Tool::RunTests => run_tests(job, root),
         Tool::AskHuman => {
@@ -376,15 +380,23 @@ fn no_draft() -> Vec<Diagnostic> {
     vec![HostCode::NoDraft.diagnostic("no draft yet: write the definition with write_soil first")]
 }
 
-fn write_soil(job: &mut Job, arguments: &Value) -> Result<Value, Vec<Diagnostic>> {
+/// Stores the draft only when it parses, cites known decisions and its echo
+/// can be sent (`echo_limit` bytes): an error result stores nothing (§3.5).
+fn write_soil(
+    job: &mut Job,
+    arguments: &Value,
+    echo_limit: usize,
+) -> Result<Value, Vec<Diagnostic>> {
     let soil = arguments["soil"].as_str().unwrap_or_default();
     let soil_path = job.soil_path();
     let (file, problems) = soil_syntax::parse_file(soil);
     if !problems.is_empty() {
-        return Err(problems
-            .into_iter()
-            .map(|d| d.in_file(&soil_path))
-            .collect());
+        return Err(at_most_reported(
+            problems
+                .into_iter()
+                .map(|d| d.in_file(&soil_path))
+                .collect(),
+        ));
     }
     // The citation is checked against the decisions in the definition's scope
     // as the root holds them now.
@@ -405,21 +417,23 @@ fn write_soil(job: &mut Job, arguments: &Value) -> Result<Value, Vec<Diagnostic>
         if !in_scope.entries.contains_key(&(scope, label.to_owned())) {
             unknown.push(HostCode::UnknownDecision.diagnostic(
                 format!(
-                    "$.decisions_applied[{index}]: no {} decision labelled {label:?} is in scope (see decisions.md)",
-                    if scope == trellis_lock::Scope::Project { "project" } else { "module" }
+                    "$.decisions_applied[{index}]: no {} decision labelled {} is in scope (see decisions.md)",
+                    if scope == trellis_lock::Scope::Project { "project" } else { "module" },
+                    excerpt(label)
                 ),
             ));
         }
     }
     if !unknown.is_empty() {
-        return Err(unknown);
+        return Err(at_most_reported(unknown));
     }
     let canonical = soil_syntax::print_file(&file);
+    let echo = draft_echo(&canonical, echo_limit)?;
     job.draft = Some(Draft {
-        canonical: canonical.clone(),
+        canonical,
         decisions_applied: arguments["decisions_applied"].clone(),
     });
-    Ok(json!({ "canonical": canonical }))
+    Ok(echo)
 }
 
 pub(super) fn item_of<'db>(db: &'db trellis_db::RootDatabase, job: &Job) -> Item<'db> {

@@ -92,14 +92,91 @@ pub(super) fn targets(
     Ok(out)
 }
 
+/// What one adopt wrote, refused and withdrew.
+#[derive(Default)]
+struct Adopted {
+    written: Vec<String>,
+    errors: Vec<Diagnostic>,
+    unaccepted: Vec<String>,
+}
+
+impl Adopted {
+    fn save(&mut self, root: &Path, relative: String, lock: &Lock, previous: Option<&Lock>) {
+        match save(root, &relative, lock) {
+            Ok(true) => {
+                if previous.is_some_and(Lock::accepted) && !lock.accepted() {
+                    self.unaccepted.push(entry_name(&relative));
+                }
+                self.written.push(relative);
+            }
+            Ok(false) => {}
+            Err(error) => self.errors.push(error),
+        }
+    }
+}
+
+/// The name status shows for the entry whose lock is at `relative`:
+/// `module::name`, a module's name, or `project`.
+fn entry_name(relative: &str) -> String {
+    let stem = relative.strip_suffix(".lock").unwrap_or(relative);
+    match stem.split_once('/') {
+        Some((module, "_module")) => module.to_owned(),
+        Some((module, name)) => format!("{module}::{name}"),
+        None => "project".to_owned(),
+    }
+}
+
+/// Stamps the lock of one type, module or project spec (`relative` its lock's
+/// path): refused while the spec does not check.
+fn stamp_entry(
+    service: &Service,
+    adopted: &mut Adopted,
+    relative: String,
+    spec: trellis_db::SourceFile,
+    toolchain: &Toolchain,
+) {
+    let db = service.database();
+    let previous = trellis_db::file_at(db, &relative)
+        .and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok());
+    let problems = trellis_db::type_problems(db, spec);
+    if !problems.is_empty() {
+        adopted.errors.extend(problems);
+        return;
+    }
+    if let Some(lock) = spec_lock(db, spec, toolchain, previous) {
+        adopted.save(service.root(), relative, &lock, previous);
+    }
+}
+
 pub fn adopt(service: &mut Service, params: &AdoptParams) -> Result<AdoptAnswer, RpcError> {
     let def = params.def.as_deref();
     let cite = citations(params.cite.as_deref().unwrap_or_default())?;
     let toolchain = toolchain();
     let root = service.root().to_owned();
+    // A type, a module or `project` by name stamps that entry's lock alone (the
+    // fix its status row prescribes); citations belong to lowerings.
+    if let Some(name) = def
+        && let Err(not_a_function) = targets(service, Some(name))
+    {
+        let Some((relative, spec)) = entry_spec(service, name) else {
+            return Err(not_a_function);
+        };
+        if !cite.is_empty() {
+            return Err(invalid_params(format!(
+                "--cite applies to a definition's lowering, not to {name}"
+            )));
+        }
+        let mut adopted = Adopted::default();
+        stamp_entry(service, &mut adopted, relative, spec, &toolchain);
+        adopted.errors.extend(rewrite_manifest(service).err());
+        return Ok(AdoptAnswer {
+            written: adopted.written,
+            errors: adopted.errors,
+            unaccepted: adopted.unaccepted,
+        });
+    }
     let db = service.database();
-    let mut written = Vec::new();
-    let mut errors = Vec::new();
+    let mut adopted = Adopted::default();
     for (module, name) in targets(service, def)? {
         let item = Item::new(db, module.clone(), name.clone());
         let previous = match lock_state(db, &module, &name) {
@@ -122,56 +199,38 @@ pub fn adopt(service: &mut Service, params: &AdoptParams) -> Result<AdoptAnswer,
         match adopted_lock(db, item, &toolchain, cite_here, previous.as_ref()) {
             Ok(lock) => {
                 let relative = format!("{module}/{name}.lock");
-                match save(&root, &relative, &Lock::Function(lock)) {
-                    Ok(true) => written.push(relative),
-                    Ok(false) => {}
-                    Err(error) => errors.push(error),
-                }
+                let previous = previous.map(Lock::Function);
+                adopted.save(&root, relative, &Lock::Function(lock), previous.as_ref());
             }
-            Err(problems) => errors.extend(problems),
+            Err(problems) => adopted.errors.extend(problems),
         }
     }
     if def.is_none() {
         let index = root_index(db, Workspace::get(db));
-        let mut specs: Vec<(
-            String,
-            trellis_db::SourceFile,
-            Option<trellis_db::SourceFile>,
-        )> = Vec::new();
+        let mut specs: Vec<(String, trellis_db::SourceFile)> = Vec::new();
         if let Some(project) = index.project {
-            specs.push(("_project.lock".to_owned(), project, index.project_lock));
+            specs.push(("_project.lock".to_owned(), project));
         }
         for (module, files) in &index.modules {
             if let Some(spec) = files.spec {
-                let lock = files.locks.get("_module").copied();
-                specs.push((format!("{module}/_module.lock"), spec, lock));
+                specs.push((format!("{module}/_module.lock"), spec));
             }
             for (name, &spec) in &files.specs {
                 if ItemKind::of(name) == ItemKind::Type {
-                    let lock = files.locks.get(name).copied();
-                    specs.push((format!("{module}/{name}.lock"), spec, lock));
+                    specs.push((format!("{module}/{name}.lock"), spec));
                 }
             }
         }
-        for (relative, spec, lock_file) in specs {
-            let previous =
-                lock_file.and_then(|file| trellis_db::read_lock_file(db, file).as_ref().ok());
-            let problems = trellis_db::type_problems(db, spec);
-            if !problems.is_empty() {
-                errors.extend(problems);
-                continue;
-            }
-            if let Some(lock) = spec_lock(db, spec, &toolchain, previous) {
-                match save(&root, &relative, &lock) {
-                    Ok(true) => written.push(relative),
-                    Ok(false) => {}
-                    Err(error) => errors.push(error),
-                }
-            }
+        for (relative, spec) in specs {
+            stamp_entry(service, &mut adopted, relative, spec, &toolchain);
         }
     }
-    errors.extend(rewrite_manifest(service).err());
-    Ok(AdoptAnswer { written, errors })
+    adopted.errors.extend(rewrite_manifest(service).err());
+    Ok(AdoptAnswer {
+        written: adopted.written,
+        errors: adopted.errors,
+        unaccepted: adopted.unaccepted,
+    })
 }
 
 pub fn review(service: &mut Service, params: &ReviewParams) -> Result<ReviewAnswer, RpcError> {

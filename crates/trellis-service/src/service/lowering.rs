@@ -118,11 +118,15 @@ impl Service {
             return Err("its context bundle no longer packs".to_owned());
         };
         // A triage job stands on its spec alone (its decision entry is the
-        // thing that changed); a lowering on its spec, callees and decisions.
+        // thing that changed); a lowering on its spec, the signatures it could
+        // call (callees/ and callable/) and decisions.
         let triage = job.triage;
         let watched = |path: &str| {
             path == "spec.md"
-                || (!triage && (path == "decisions.md" || path.starts_with("callees/")))
+                || (!triage
+                    && (path == "decisions.md"
+                        || path.starts_with(trellis_context::pieces::CALLEES_DIR)
+                        || path.starts_with(trellis_context::pieces::CALLABLE_DIR)))
         };
         let files =
             |bundle: &trellis_context::ContextBundle| -> Vec<(String, std::sync::Arc<str>)> {
@@ -408,6 +412,7 @@ impl Service {
         let params = TestParams {
             def: Some(definition.to_owned()),
             path: Some(path.to_owned()),
+            cache: None,
         };
         let mut answer =
             super::test::test(self, &params, progress).map_err(|error| Gate::Failed {

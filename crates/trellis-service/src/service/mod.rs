@@ -29,8 +29,10 @@ pub mod jobs;
 mod locks;
 pub mod lowering;
 mod question;
+mod shared_cache;
 mod stored;
 mod test;
+pub mod tool_limits;
 mod toolchain;
 pub mod triage;
 mod verify;
@@ -101,13 +103,10 @@ impl Service {
         WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
         service.long_lived = true;
-        service.bundle_stamps = bundle_dir::Stamps::by_stats();
+        service.bundle_stamps = bundle_dir::Stamps::kept();
         if watch {
             match RootWatch::new(service.root()) {
-                Ok(watch) => {
-                    service.watch = Some(watch);
-                    service.bundle_stamps = bundle_dir::Stamps::watched();
-                }
+                Ok(watch) => service.watch = Some(watch),
                 Err(error) => eprintln!(
                     "trellis daemon: no change feed ({error}); every request stats every file"
                 ),
@@ -471,6 +470,12 @@ pub(crate) fn suite_path(path: Option<&str>) -> String {
 /// `suite_path` of an untyped request's `path` (the lowering methods').
 pub fn client_path_param(params: &Value) -> String {
     suite_path(params.get("path").and_then(Value::as_str))
+}
+
+/// `soil.toml`'s text pinned to this toolchain (`toolchain update`'s rewrite;
+/// `trellis init` writes its first `soil.toml` with it).
+pub fn repin(text: &str) -> String {
+    toolchain::repin(text)
 }
 
 /// The toolchain pin check, for commands that run outside the daemon.

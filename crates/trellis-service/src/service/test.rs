@@ -2,18 +2,23 @@
 //! the results in its lock. Results are keyed by everything the suite executes (the
 //! database's `suite_key`, lock-schema §5.4) and sealed with the rows, so an
 //! unchanged definition does no work at all and a changed input is never missed.
+//! A stale suite whose results another machine already recorded under the same
+//! key is taken from the shared result cache when one is configured (design
+//! §12): verified, recorded exactly as a local run would record it, and not run.
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 use soil_types::Program;
+use trellis_cache::Fetched;
 use trellis_db::{
     Item, LockState, check_definition, checker_definition, current_hashes, lock_state, oracle_rows,
     program_def, report_diagnostics, spec_file, suite_key, test_blocks, test_program_order,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{
-    DefinitionLock, Lock, Mode, StaleCause, Status, TestResult, TestRow, Tier, seal_results,
+    DefinitionLock, Lock, Mode, StaleCause, Status, TestResult, TestRow, Tier, Word,
+    check_invariants, seal_results,
 };
 use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
@@ -21,8 +26,8 @@ use trellis_verify::suite::{self, ProgressEvent, RowResult, SuiteInput, SuiteOut
 
 use super::Service;
 use crate::protocol::{
-    Skipped, SuiteFailure, SuiteResult, SuiteRow, TestAnswer, TestEvent, TestParams, TestProgress,
-    UP_TO_DATE, encode_answer,
+    CacheReport, Skipped, SuiteFailure, SuiteResult, SuiteRow, TestAnswer, TestEvent, TestParams,
+    TestProgress, UP_TO_DATE, encode_answer,
 };
 use crate::service::locks::{save, targets, toolchain};
 
@@ -52,6 +57,11 @@ pub fn test(
     let mut skipped = Vec::new();
     let mut results = Vec::new();
     let mut errors = Vec::new();
+    let mut cache = super::shared_cache::open(service, params.cache.as_ref());
+    let mut report = cache.as_ref().map(|cache| CacheReport {
+        url: cache.url().to_owned(),
+        ..CacheReport::default()
+    });
     for (module, name) in targets {
         let item = Item::new(db, module.clone(), name.clone());
         let qualified = item.qualified(db);
@@ -83,6 +93,37 @@ pub fn test(
             }
             Ok(()) => {}
         }
+        let inputs = cache
+            .as_ref()
+            .and_then(|_| super::shared_cache::inputs(service, item));
+        if let (Some(cache), Some(report), Some(inputs)) = (&mut cache, &mut report, &inputs) {
+            let refused = match cache.fetch(inputs) {
+                Fetched::Hit(rows) => {
+                    let updated = with_rows(service, item, lock.clone(), rows, true);
+                    let problems = check_invariants(&Lock::Function(updated.clone()));
+                    if problems.is_empty() {
+                        let lock_file = format!("{module}/{name}.lock");
+                        if let Err(error) =
+                            save(&root, &lock_file, &Lock::Function(updated.clone()))
+                        {
+                            errors.push(error);
+                        }
+                        results.push(cached_result(&qualified, &updated.tests));
+                        report.reused.push(qualified.clone());
+                        continue;
+                    }
+                    Some(format!(
+                        "its rows do not make a valid lock here: {}",
+                        problems[0].message
+                    ))
+                }
+                Fetched::Rejected(reason) => Some(reason),
+                Fetched::Miss | Fetched::Unavailable => None,
+            };
+            if let Some(reason) = refused {
+                report.rejected.push(skip(&qualified, &reason));
+            }
+        }
         progress(encode_answer(&TestProgress {
             def: qualified.clone(),
             event: TestEvent::Started,
@@ -100,6 +141,12 @@ pub fn test(
         // status says the suite was stopped (failing) until the spec changes,
         // rather than prescribing a re-run that would stop again.
         let updated = recorded(service, item, lock, &outcome);
+        if let (Some(cache), Some(inputs)) = (&mut cache, &inputs)
+            && outcome.is_green()
+            && !updated.tests.is_empty()
+        {
+            cache.store(inputs, &updated.tests);
+        }
         if let Err(error) = save(
             &root,
             &format!("{module}/{name}.lock"),
@@ -111,11 +158,17 @@ pub fn test(
     if let Err(error) = crate::service::locks::rewrite_manifest(service) {
         errors.push(error);
     }
+    if let (Some(cache), Some(report)) = (&cache, &mut report) {
+        report.stored = cache.stored();
+        report.down = cache.down().map(str::to_owned);
+        report.notes = cache.notes().to_vec();
+    }
     Ok(TestAnswer {
         ran,
         skipped,
         results,
         errors,
+        cache: report,
     })
 }
 
@@ -157,7 +210,7 @@ fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<
         Status::Partial { .. } => Err(Skip::NotRunnable(
             "the lowering has open holes; holes are never tested".to_owned(),
         )),
-        Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => Err(
+        Status::TestsStale { causes } if causes.iter().any(StaleCause::needs_adopt) => Err(
             Skip::NotRunnable("the Soil changed since it was adopted: adopt it again".to_owned()),
         ),
         Status::CalleeChanged { .. } => Err(Skip::NotRunnable(
@@ -231,7 +284,7 @@ pub(crate) fn preflight_one(
 
 /// Builds `item`'s [`SuiteInput`] from the database and hands it to `run`.
 #[allow(clippy::too_many_arguments)]
-fn with_suite_input<R>(
+pub(crate) fn with_suite_input<R>(
     service: &Service,
     item: Item<'_>,
     root: &std::path::Path,
@@ -273,7 +326,10 @@ fn with_suite_input<R>(
         requires: &def.requires,
         ensures: &def.ensures,
         blocks: &blocks,
-        test_hash: trellis_db::test_hash(db, spec),
+        seed: trellis_verify::property::seed_for(
+            &trellis_db::formal_hash(db, spec),
+            &trellis_db::test_hash(db, spec),
+        ),
         root,
         references: trellis_db::reference_texts(db, spec),
         tool_dir,
@@ -289,11 +345,29 @@ fn with_suite_input<R>(
 fn recorded(
     service: &Service,
     item: Item<'_>,
-    mut lock: DefinitionLock,
+    lock: DefinitionLock,
     outcome: &SuiteOutcome,
 ) -> DefinitionLock {
+    with_rows(
+        service,
+        item,
+        lock,
+        recorded_rows(outcome),
+        outcome.is_green(),
+    )
+}
+
+/// The lock recording `rows`, run (here, or by a trusted run elsewhere under the
+/// same suite key) on the current inputs.
+fn with_rows(
+    service: &Service,
+    item: Item<'_>,
+    mut lock: DefinitionLock,
+    rows: Vec<TestRow>,
+    green: bool,
+) -> DefinitionLock {
     let db = service.database();
-    lock.tests = recorded_rows(outcome);
+    lock.tests = rows;
     lock.results_key = Some(seal_results(suite_key(db, item), &lock.tests));
     // Oracles are recorded with the differential rows that used them; a suite the
     // pre-flight stopped used none.
@@ -307,7 +381,7 @@ fn recorded(
     }
     lock.toolchain = toolchain();
     // A result change withdraws an earlier acceptance (accepted only when green).
-    if lock.accepted && !outcome.is_green() {
+    if lock.accepted && !green {
         lock.accepted = false;
     }
     lock
@@ -339,6 +413,24 @@ pub(crate) fn recorded_rows(outcome: &SuiteOutcome) -> Vec<TestRow> {
             },
         })
         .collect()
+}
+
+/// A green suite's report, its rows taken from the shared cache.
+fn cached_result(def: &str, rows: &[TestRow]) -> SuiteResult {
+    SuiteResult {
+        def: def.to_owned(),
+        green: true,
+        rows: rows
+            .iter()
+            .map(|row| SuiteRow {
+                name: row.name.clone(),
+                tier: row.tier.word().to_owned(),
+                mode: row.mode.word().to_owned(),
+                result: row.result.word().to_owned(),
+            })
+            .collect(),
+        ..SuiteResult::default()
+    }
 }
 
 fn suite_result(def: &str, outcome: &SuiteOutcome, preflight: Vec<Diagnostic>) -> SuiteResult {

@@ -72,20 +72,33 @@ fn skill_pin_problem(pinned: Option<&str>, current: &str) -> Option<Diagnostic> 
 }
 
 /// Rewrites `trellis = "…"`, `soil0_cli = "…"` and `skill = "…"` inside
-/// `[toolchain]` to this binary's identity, adding the `skill` line after the
-/// table's last pinned key when it has none; every other byte of the file stays.
+/// `[toolchain]` to this binary's identity. A pinned key the table lacks is
+/// added after its last key (after its header when it has none), and a file
+/// without the table gets one at its end: `toolchain update` is how a
+/// hand-written `soil.toml` gets its pin. Every other byte of the file stays.
 pub fn repin(text: &str) -> String {
     repin_to(text, &trellis_skill::skill_hash())
 }
 
 fn repin_to(text: &str, skill: &str) -> String {
-    let has_skill = toolchain_keys(text).any(|(_, key)| key == "skill");
-    // The line after which a missing `skill` line goes.
+    let pins = [
+        ("trellis", VERSION),
+        ("soil0_cli", SOIL0_VERSION),
+        ("skill", skill),
+    ];
+    let present: Vec<&str> = toolchain_keys(text).map(|(_, key)| key).collect();
+    let missing: String = pins
+        .iter()
+        .filter(|(key, _)| !present.contains(key))
+        .map(|(key, value)| format!("{key} = \"{value}\"\n"))
+        .collect();
+    // The line after which the missing keys go: the table's last key, else its
+    // header; `None` when the file has no `[toolchain]` table.
     let insert_after = toolchain_keys(text)
-        .filter(|(_, key)| matches!(*key, "trellis" | "soil0_cli"))
         .map(|(at, _)| at)
-        .last();
-    let mut out = String::with_capacity(text.len() + 80);
+        .last()
+        .or_else(|| toolchain_header(text));
+    let mut out = String::with_capacity(text.len() + 160);
     let mut in_toolchain = false;
     for (at, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim();
@@ -94,22 +107,37 @@ fn repin_to(text: &str, skill: &str) -> String {
         }
         let key = trimmed.split('=').next().unwrap_or_default().trim();
         let ending = if line.ends_with('\n') { "\n" } else { "" };
-        match (in_toolchain, key) {
-            (true, "trellis") => out.push_str(&format!("trellis = \"{VERSION}\"{ending}")),
-            (true, "soil0_cli") => {
-                out.push_str(&format!("soil0_cli = \"{SOIL0_VERSION}\"{ending}"))
-            }
-            (true, "skill") => out.push_str(&format!("skill = \"{skill}\"{ending}")),
-            _ => out.push_str(line),
+        match pins
+            .iter()
+            .find(|(pinned, _)| in_toolchain && *pinned == key)
+        {
+            Some((key, value)) => out.push_str(&format!("{key} = \"{value}\"{ending}")),
+            None => out.push_str(line),
         }
-        if !has_skill && insert_after == Some(at) {
+        if !missing.is_empty() && insert_after == Some(at) {
             if ending.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&format!("skill = \"{skill}\"\n"));
+            out.push_str(&missing);
         }
     }
+    if insert_after.is_none() {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("[toolchain]\n");
+        out.push_str(&missing);
+    }
     out
+}
+
+/// The line number of the `[toolchain]` header, if the file has one.
+fn toolchain_header(text: &str) -> Option<usize> {
+    text.split_inclusive('\n')
+        .position(|line| line.trim() == "[toolchain]")
 }
 
 /// The keys of the `[toolchain]` table, with their line numbers.
@@ -187,6 +215,39 @@ mod tests {
                 "[toolchain]\nsoil0_cli = \"{SOIL0_VERSION}\"\ntrellis = \"{VERSION}\"\nskill = \"{SKILL}\"\n"
             )
         );
+    }
+
+    #[test]
+    fn a_file_without_the_table_gets_one_at_its_end() {
+        let pinned = format!(
+            "[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\nskill = \"{SKILL}\"\n"
+        );
+        let text = "entrypoint = \"m::f\"\n\n[tags]\nio = \"files\"";
+        let updated = repin_to(text, SKILL);
+        assert_eq!(updated, format!("{text}\n\n{pinned}"));
+        assert_eq!(repin_to(&updated, SKILL), updated, "a fixpoint");
+        assert!(trellis_db::parse_config(&updated).is_ok(), "{updated}");
+        assert_eq!(repin_to("", SKILL), pinned);
+    }
+
+    #[test]
+    fn a_table_missing_keys_gets_them_after_its_last_key_or_its_header() {
+        let text = "[toolchain]\nsoil0_cli = \"0.0.1\"\n\n[tags]\n";
+        assert_eq!(
+            repin_to(text, SKILL),
+            format!(
+                "[toolchain]\nsoil0_cli = \"{SOIL0_VERSION}\"\ntrellis = \"{VERSION}\"\nskill = \"{SKILL}\"\n\n[tags]\n"
+            )
+        );
+        let text = "[tags]\n\n[toolchain]\n";
+        let updated = repin_to(text, SKILL);
+        assert_eq!(
+            updated,
+            format!(
+                "[tags]\n\n[toolchain]\ntrellis = \"{VERSION}\"\nsoil0_cli = \"{SOIL0_VERSION}\"\nskill = \"{SKILL}\"\n"
+            )
+        );
+        assert!(trellis_db::parse_config(&updated).is_ok(), "{updated}");
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! accepted, green) has its suite re-run in memory; a fresh run whose rows differ
 //! from the lock's makes the truthful status `tests-stale`. Nothing is written.
 //! Each row where the memoized answer differs from the recomputed one is reported.
+//! With `reseed: N`, every suite the fresh run confirmed has its generated tiers
+//! (properties and derived ensures rows) run again under N fresh seeds, and each
+//! recorded row a fresh sample decides otherwise is reported as a flip: what a
+//! green random row promises is the recorded sample, and this is how to look
+//! past it (lock-schema §5.5).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,8 +20,8 @@ use trellis_rpc::RpcError;
 use trellis_verify::process::RealRunner;
 
 use super::Service;
-use super::test::{recorded_rows, run_one};
-use crate::protocol::{Disagreement, StatusParams, VerifyAnswer};
+use super::test::{recorded_rows, run_one, with_suite_input};
+use crate::protocol::{Disagreement, Flip, StatusParams, VerifyAnswer};
 
 /// Statuses computed from results a fresh run must confirm.
 const TRUSTS_RESULTS: [&str; 5] = [
@@ -39,6 +44,8 @@ pub fn verify(service: &mut Service, params: &StatusParams) -> Result<VerifyAnsw
     let base_path = super::suite_path(params.path.as_deref());
     let root = service.root().to_owned();
     let mut suites_run = 0;
+    let reseeds = params.reseed.unwrap_or(0);
+    let mut flips = Vec::new();
     for row in &mut verified {
         if row.kind != "function" || !TRUSTS_RESULTS.contains(&row.status.as_str()) {
             continue;
@@ -73,6 +80,10 @@ pub fn verify(service: &mut Service, params: &StatusParams) -> Result<VerifyAnsw
                 "a fresh run disagrees with the recorded results: {difference}"
             ));
             row.fix = Some(format!("trellis test {}", row.name));
+        } else if reseeds > 0 {
+            flips.extend(reseeded_flips(
+                &fresh, item, &root, &tool_dir, &base_path, &recorded, reseeds,
+            ));
         }
     }
     let by_name: BTreeMap<&str, &StatusRow> = memoized
@@ -108,7 +119,62 @@ pub fn verify(service: &mut Service, params: &StatusParams) -> Result<VerifyAnsw
             .collect(),
         disagreements,
         suites_run,
+        reseeded: params.reseed,
+        flips,
     })
+}
+
+/// The recorded rows of `item` that a fresh sample decides otherwise: its
+/// generated tiers under `reseeds` fresh seeds ([`trellis_verify::property::reseed`]
+/// of its own seed), the first flip of each row reported.
+fn reseeded_flips(
+    service: &Service,
+    item: Item<'_>,
+    root: &std::path::Path,
+    tool_dir: &std::path::Path,
+    base_path: &str,
+    recorded: &[TestRow],
+    reseeds: u32,
+) -> Vec<Flip> {
+    let def = item.qualified(service.database());
+    let runs = with_suite_input(
+        service,
+        item,
+        root,
+        tool_dir,
+        base_path,
+        &RealRunner,
+        true,
+        |input| {
+            let seeds: Vec<u64> = (1..=u64::from(reseeds))
+                .map(|k| trellis_verify::property::reseed(input.seed, k))
+                .collect();
+            trellis_verify::suite::run_generated(input, &seeds)
+        },
+    )
+    .unwrap_or_default();
+    let mut flips: Vec<Flip> = Vec::new();
+    for (seed, rows) in runs {
+        for row in rows {
+            let Some(old) = recorded.iter().find(|r| r.name == row.name) else {
+                continue;
+            };
+            let fresh = row.result.as_str();
+            let was = trellis_lock::Word::word(old.result);
+            if fresh == was || flips.iter().any(|flip| flip.row == row.name) {
+                continue;
+            }
+            flips.push(Flip {
+                def: def.clone(),
+                row: row.name.clone(),
+                recorded: was.to_owned(),
+                fresh: fresh.to_owned(),
+                seed: format!("{seed:#018x}"),
+                message: row.detail.map(|detail| detail.message),
+            });
+        }
+    }
+    flips
 }
 
 /// How a fresh run's rows differ from the recorded ones, if they do.

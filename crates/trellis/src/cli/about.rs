@@ -1,5 +1,6 @@
-//! `trellis help`, `version`, `spec` and `skill`: answered from what is compiled
-//! into this binary, with no root and no daemon.
+//! `trellis help`, `version`, `spec`, `skill` and `cache keygen`: answered from
+//! what is compiled into this binary (and, for a key, the system's randomness),
+//! with no root and no daemon.
 
 use std::process::ExitCode;
 
@@ -28,8 +29,30 @@ pub fn run(command: &Command) -> Option<ExitCode> {
             }
             ExitCode::SUCCESS
         }
+        Command::CacheKeygen => cache_keygen(),
         _ => return None,
     })
+}
+
+/// A new Ed25519 key pair for the shared result cache (design §12.3), its seed
+/// from the system's randomness.
+fn cache_keygen() -> ExitCode {
+    use std::io::Read;
+    let mut seed = [0u8; 32];
+    let read =
+        std::fs::File::open("/dev/urandom").and_then(|mut random| random.read_exact(&mut seed));
+    if let Err(error) = read {
+        eprintln!("error: cannot read /dev/urandom: {error}");
+        return ExitCode::FAILURE;
+    }
+    let key = trellis_cache::signing::WriterKey::from_seed(seed);
+    println!("secret: {}", key.written_secret());
+    println!("public: {}", key.public().written());
+    println!(
+        "(the secret goes to the trusted writer only, as TRELLIS_CACHE_SIGNING_KEY; the \
+         public key into soil.toml's [cache] trusted_keys)"
+    );
+    ExitCode::SUCCESS
 }
 
 fn spec(reference: &str) -> ExitCode {

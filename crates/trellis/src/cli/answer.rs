@@ -7,6 +7,11 @@
 //! terminal, so a script that forgot `--text` is refused instead of waiting on
 //! a pipe; `--interactive` asks on a stdin that is not a terminal (scripts that
 //! mean it, tests).
+//!
+//! Through the daemon, the answered definition is lowered again as the job that
+//! asked ran (its provider, with the environment its `lower` brought, never this
+//! shell's), and the client follows that lowering as `trellis lower` does:
+//! the exit code is 0 only when it ends green.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -77,25 +82,45 @@ pub fn run(root: &Path, invocation: &Invocation) -> u8 {
             }
         }
     };
-    // The answered definition is lowered again with the user's provider, when
-    // there is one (the daemon queues it; `trellis jobs` follows it).
+    // The daemon lowers the answered definition again as the job that asked
+    // ran; this shell's provider and environment play no part.
     let mut params = Request::Answer(params).params();
-    if !no_daemon && let Ok(provider) = crate::client_env::user_provider(None) {
-        params["lower"] =
-            json!({ "provider": provider.to_json(), "path": crate::client_env::client_path() });
+    if !no_daemon {
+        params["lower"] = json!({});
     }
     let answered = client::request(root, no_daemon, "answer", params, &mut |_| {})
         .and_then(|answer| decode_answer::<AnswerAnswer>(&answer).map_err(ClientError::Transport));
-    match answered {
-        Ok(answer) => {
-            report(&mut out, &answer);
-            let _ = out.flush();
-            0
-        }
+    let answer = match answered {
+        Ok(answer) => answer,
         Err(error) => {
             let _ = out.flush();
-            failure(error)
+            return failure(error);
         }
+    };
+    report(&mut out, &answer);
+    let _ = out.flush();
+    match answer.follow {
+        Some(cursor) => follow(root, &answer.requeue, cursor),
+        None => 0,
+    }
+}
+
+/// Follows the re-run lowering from the daemon's event `cursor`, printing each
+/// job state change; 0 when it ends green.
+fn follow(root: &Path, def: &str, cursor: u64) -> u8 {
+    let stdout = &mut std::io::stdout();
+    let mut progress = |event: Value| {
+        render::job_event(stdout, &event);
+        let _ = stdout.flush();
+    };
+    let params = json!({ "defs": [def], "cursor": cursor });
+    match client::request(root, false, "jobs.follow", params, &mut progress) {
+        Ok(result) => render::lower_summary(stdout, &result, false),
+        Err(ClientError::Transport(message)) => {
+            render::lost_daemon(&message);
+            1
+        }
+        Err(error) => failure(error),
     }
 }
 
@@ -222,10 +247,19 @@ fn report(out: &mut impl Write, answer: &AnswerAnswer) {
     }
     let _ = write!(out, "{}", answer.diff);
     let again = &answer.requeue;
-    let next = if answer.requeued == Some(true) {
-        format!("{again} is queued to be lowered again with the answer in its spec (trellis jobs)")
-    } else {
-        format!("lower {again} again with the answer in its spec: trellis lower {again}")
+    let next = match (&answer.requeued_with, answer.follow) {
+        (Some(provider), _) => format!(
+            "{again} is lowered again with the answer in its spec, by provider `{provider}` \
+             (the one whose job asked):"
+        ),
+        (None, Some(_)) => format!("{again} is already queued or running; following it:"),
+        (None, None) if answer.requeued.is_some() => format!(
+            "lower {again} again with the answer in its spec: trellis lower {again} (this \
+             daemon did not run the job that asked, so it does not guess its provider)"
+        ),
+        (None, None) => {
+            format!("lower {again} again with the answer in its spec: trellis lower {again}")
+        }
     };
     let _ = writeln!(out, "removed {}; {next}", answer.removed);
 }

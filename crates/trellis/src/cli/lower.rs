@@ -85,7 +85,7 @@ fn agent_request(
             ExitCode::FAILURE
         }
         Err(ClientError::Transport(message)) => {
-            eprintln!("trellis: {message}");
+            render::lost_daemon(&message);
             ExitCode::FAILURE
         }
     }

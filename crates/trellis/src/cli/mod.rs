@@ -18,6 +18,7 @@ use crate::root::discover_root;
 mod about;
 mod answer;
 mod daemon;
+mod init;
 mod lower;
 mod repl;
 mod request;
@@ -36,6 +37,10 @@ pub fn run(args: &[String]) -> ExitCode {
     if let Some(code) = about::run(&invocation.command) {
         return code;
     }
+    // Makes the root the other commands find.
+    if let Command::Init { .. } = invocation.command {
+        return init::run(&invocation.command);
+    }
     // Finds its root itself, from the editor's workspace folder too.
     if let Command::Lsp = invocation.command {
         return crate::lsp::run();
@@ -43,14 +48,19 @@ pub fn run(args: &[String]) -> ExitCode {
     let root = match find_root() {
         Ok(root) => root,
         Err(diagnostic) => {
-            render::diagnostics(&mut std::io::stderr(), std::slice::from_ref(&diagnostic));
+            let json = invocation.command.json();
+            render::errors(
+                &mut std::io::stdout(),
+                json,
+                std::slice::from_ref(&diagnostic),
+            );
             return ExitCode::FAILURE;
         }
     };
     match &invocation.command {
         Command::Daemon(command) => daemon::run(&root, *command),
-        Command::Call { def, args } => repl::call(&root, def, args),
-        Command::Repl => ExitCode::from(repl::run(&root, invocation.no_daemon)),
+        Command::Call { def, args, json } => repl::call(&root, def, args, *json),
+        Command::Repl { json } => ExitCode::from(repl::run(&root, invocation.no_daemon, *json)),
         Command::Lower { .. } | Command::DecisionsTriage { .. } => lower::run(&root, &invocation),
         Command::Answer { .. } => ExitCode::from(answer::run(&root, &invocation)),
         _ => request::run(&root, &invocation),

@@ -16,7 +16,7 @@ use trellis_service::protocol::{
 
 use crate::args::{Command, Invocation};
 use crate::client::{self, ClientError};
-use crate::client_env::{absolute, client_path};
+use crate::client_env::{absolute, cache_env, client_path};
 use crate::render;
 
 /// Runs the command's request; a command that is not one is a usage error.
@@ -33,30 +33,37 @@ pub fn run(root: &Path, invocation: &Invocation) -> ExitCode {
 fn service_request(command: &Command) -> Option<Request> {
     Some(match command {
         Command::Check { def, .. } => Request::Check(CheckParams { def: def.clone() }),
-        Command::Status { verify, all, json } => Request::Status(StatusParams {
+        Command::Status {
+            verify,
+            all,
+            json,
+            reseed,
+        } => Request::Status(StatusParams {
             verify: Some(*verify),
             path: if *verify { client_path() } else { None },
             // The human table shows the rows that need work, a few of each
             // status, unless --all: the daemon sends those and counts the rest.
             summary: (!*json && !*all && !*verify).then_some(true),
+            reseed: *reseed,
         }),
-        Command::Refresh => Request::Refresh,
-        Command::Adopt { def, cite } => Request::Adopt(AdoptParams {
+        Command::Refresh { .. } => Request::Refresh,
+        Command::Adopt { def, cite, .. } => Request::Adopt(AdoptParams {
             def: def.clone(),
             cite: Some(cite.clone()),
         }),
-        Command::Review { def } => Request::Review(ReviewParams { def: def.clone() }),
-        Command::Test { def } => Request::Test(TestParams {
+        Command::Review { def, .. } => Request::Review(ReviewParams { def: def.clone() }),
+        Command::Test { def, .. } => Request::Test(TestParams {
             def: def.clone(),
             path: client_path(),
+            cache: Some(cache_env()),
         }),
-        Command::DecisionsEditorial { label, module } => {
+        Command::DecisionsEditorial { label, module, .. } => {
             Request::DecisionsEditorial(EditorialParams {
                 label: label.clone(),
                 module: module.clone(),
             })
         }
-        Command::ToolchainUpdate => Request::ToolchainUpdate,
+        Command::ToolchainUpdate { .. } => Request::ToolchainUpdate,
         Command::Context {
             def, budget, out, ..
         } => Request::Context(ContextParams {
@@ -66,13 +73,15 @@ fn service_request(command: &Command) -> Option<Request> {
         }),
         Command::Jobs { .. } => Request::Jobs,
         Command::Help
+        | Command::Init { .. }
+        | Command::CacheKeygen
         | Command::Version
         | Command::Spec { .. }
         | Command::Skill { .. }
         | Command::Lsp
         | Command::Daemon(_)
         | Command::Call { .. }
-        | Command::Repl
+        | Command::Repl { .. }
         | Command::Lower { .. }
         | Command::DecisionsTriage { .. }
         | Command::Answer { .. } => return None,
@@ -101,14 +110,7 @@ fn ask(root: &Path, invocation: &Invocation, request: &Request) -> ExitCode {
             _ => 1,
         },
         Err(ClientError::Failed(errors)) => {
-            if matches!(
-                invocation.command,
-                Command::Status { json: true, .. } | Command::Context { json: true, .. }
-            ) {
-                let _ = writeln!(stdout, "{}", trellis_diag::errors_document(&errors));
-            } else {
-                render::diagnostics(&mut std::io::stderr(), &errors);
-            }
+            render::errors(stdout, invocation.command.json(), &errors);
             1
         }
         Err(ClientError::Transport(message)) => {
