@@ -108,7 +108,9 @@ fn argument_count_refusal(
     definition: &str,
     json_args: &str,
 ) -> Option<Diagnostic> {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(json_args) else {
+    // Only the count matters: the items are skipped, not built (an argument
+    // can be a whole text).
+    let Ok(items) = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(json_args) else {
         return None;
     };
     let data: Vec<String> = loaded

@@ -193,3 +193,31 @@ fn program_output_goes_to_stderr_and_stdout_holds_one_document() {
     let (document, _) = run_both(env, program, "io::countdown", "[100000]");
     expect![[r##"exit 1 {"errors":[{"code":"depth-limit","message":"recursion depth limit of 10000 nested calls exceeded","file":{"tag":"Some","value":"io/countdown.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":9,"offset":38},"end":{"line":3,"column":26,"offset":55}}},"notes":[{"message":"#0 in io::countdown (×10000)","span":{"tag":"None"}},{"message":"in test-data/soil0/capabilities/program.json at $.definitions[2].equation","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}"##]].assert_eq(&document);
 }
+
+/// The word count of wordcount_bench (test-data/soil0/wordcount): the text as
+/// the JSON string argument and read through `Fs` give the same ten.
+#[test]
+fn the_word_count_of_the_bench_runs_on_an_argument_and_on_a_file() {
+    let (env, program) = (
+        "test-data/soil0/wordcount/env.json",
+        "test-data/soil0/wordcount/program.json",
+    );
+    let text = "the cat saw the other cat\nand the  dog saw a considerably longer word\n";
+    let args = format!("[3, {}]", serde_json::to_string(text).expect("JSON"));
+    let (from_argument, _) = run_both(env, program, "wordcount::top_words", &args);
+    expect![[r#"exit 0 [["the",3],["cat",2],["saw",2]]"#]].assert_eq(&from_argument);
+    let dir = std::env::temp_dir().join(format!("soil0-wordcount-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("words.txt");
+    std::fs::write(&file, text).expect("write");
+    let path = serde_json::to_string(&file.display().to_string()).expect("JSON");
+    let (from_file, _) = run_both(
+        env,
+        program,
+        "wordcount::top_words_in_file",
+        &format!("[3, {path}]"),
+    );
+    expect![[r#"exit 0 {"tag":"Ok","value":[["the",3],["cat",2],["saw",2]]}"#]]
+        .assert_eq(&from_file);
+    let _ = std::fs::remove_dir_all(&dir);
+}

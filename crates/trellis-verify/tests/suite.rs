@@ -741,7 +741,7 @@ fn a_wrong_sort_fails_its_properties_with_shrunk_counterexamples_deterministical
         idempotent property sandboxed fail
           falsified by [0.0,4.021183215461982e-276] (shrunk in 2 steps from [-2.6991144063356286e262,-4.021183215461982e-276]): the predicate panicked: ensures-violated: sort ensures sorted does not hold at sort.tr:8..21 in _property_idempotent > sort
         derived:ensures:sorted property sandboxed fail
-          falsified by [0.0,1.0] (shrunk in 1 steps from the spec's own example basics#1, [2.0,1.0]): the predicate is false
+          falsified by [0.0,1.0] (shrunk in 1 step from the spec's own example basics#1, [2.0,1.0]): the predicate is false
         derived:ensures:permutation property sandboxed pass
     "#]].assert_eq(&first);
 }
