@@ -189,6 +189,17 @@ fn a_daemon_s_service_loads_the_root_behind_the_stored_answers() {
     answer(&root, "status");
     let expected = cold(&root, "status");
     let expected_check = cold(&root, "check");
+    // A request the store cannot answer loads the root, and reports what a
+    // daemon that loaded at its start reports: no file changed.
+    let mut started = Service::watching(root.clone(), true);
+    assert!(started.start_from_store());
+    let refreshed = started
+        .handle("refresh", &json!({}), &mut |_| {})
+        .expect("answered");
+    assert!(!started.answers_from_store());
+    assert_eq!(refreshed["timings"]["files_changed"], 0, "{refreshed}");
+    drop(started);
+    answer(&root, "status");
     // The root moves under a service that serves the store: it loads.
     let mut moved = Service::watching(root.clone(), true);
     assert!(moved.start_from_store());

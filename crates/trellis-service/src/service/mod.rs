@@ -59,6 +59,9 @@ pub struct Service {
     stored: Option<crate::answer_cache::Answers>,
     /// Whether a thread is loading the root behind the stored answers.
     warming: bool,
+    /// Whether this daemon's service started from stored answers and has not
+    /// loaded the root since.
+    started_from_store: bool,
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
@@ -88,6 +91,7 @@ impl Service {
             long_lived: false,
             stored: None,
             warming: false,
+            started_from_store: false,
             unreported_changes: 0,
             reported_taken_ahead: 0,
             ahead_clock: ahead_time::AheadClock::default(),
@@ -157,7 +161,13 @@ impl Service {
             Some(watch) if self.loaded => watch.take(),
             _ => Dirty::Everything,
         };
-        self.reload(dirty)
+        // A daemon that started from stored answers loads the root late: that
+        // load is its start's, which no request reports (design §7.16), so a
+        // request answers the same whether the load behind the store was done
+        // first or not.
+        let start_load = !self.loaded && std::mem::take(&mut self.started_from_store);
+        let changed = self.reload(dirty);
+        if start_load { 0 } else { changed }
     }
 
     /// A handle that polls readable when the change feed has news, for the

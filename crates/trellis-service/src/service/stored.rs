@@ -46,7 +46,8 @@ impl Service {
     /// Takes the stored answers if the root is as they were, without loading
     /// it; `false` when there are none to take (the caller loads the root).
     pub fn start_from_store(&mut self) -> bool {
-        self.take_store(None)
+        self.started_from_store = self.take_store(None);
+        self.started_from_store
     }
 
     /// Whether `request` is answered from stored answers: they are held (or
@@ -221,5 +222,6 @@ impl Service {
         service.joins = fresh.joins;
         service.load_problems = fresh.load_problems;
         service.loaded = true;
+        service.started_from_store = false;
     }
 }
