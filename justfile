@@ -35,6 +35,11 @@ bench:
     cargo run -q --release -p trellis --example jobs_bench -- 200 8
     cargo run -q --release -p trellis --example lsp_bench
 
+# An edit's work at 2,000 and at 20,000 definitions, counted (design §7.14):
+# the scale test alone, in release.
+scale:
+    cargo test -q --release -p trellis-db --test scale -- --nocapture
+
 # Every fuzz target, five minutes each in release (the suite runs a few cases
 # of each from a fixed seed). A failure prints its seed and case; replay it
 # with the target's _SEED and _CASES variables (see each target's doc).

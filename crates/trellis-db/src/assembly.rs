@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use soil_syntax::ast::{Equation, Signature};
+use soil_syntax::ast::Signature;
 use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
@@ -23,9 +23,10 @@ pub struct ProgramDef {
     pub module: String,
     pub name: String,
     /// From the `.tr` `soil-sig` block (functions) or `_private.soil` (helpers).
+    /// The body is [`item_equation`]'s, not copied here: a copy per memo of
+    /// every equation of the root was a ninth of a cold check's memory
+    /// (design §7.15).
     pub signature: Option<Signature>,
-    /// `None` when not lowered yet.
-    pub equation: Option<Equation>,
     pub requires: Vec<Clause>,
     pub ensures: Vec<Clause>,
     /// Escape hatches granted by the spec's `allow` block, with the reasons given
@@ -40,7 +41,6 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         module: item.module(db).clone(),
         name: item.name(db).clone(),
         signature: None,
-        equation: item_equation(db, item).clone(),
         requires: Vec::new(),
         ensures: Vec::new(),
         allowed: Vec::new(),
@@ -132,7 +132,7 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
         .collect();
     let def = program_def(db, item);
     let mut bound: Vec<&str> = vec!["result"];
-    if let Some(equation) = &def.equation {
+    if let Some(equation) = item_equation(db, item) {
         bound.extend(equation.params.iter().filter_map(|p| match p {
             soil_syntax::ast::Param::Named(ident) => Some(ident.text.as_str()),
             soil_syntax::ast::Param::Wildcard(_) => None,

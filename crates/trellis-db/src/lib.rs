@@ -51,8 +51,9 @@
 //!    status`, the locks Trellis would write. *Invariant:* decides and proposes,
 //!    never writes: the host writes every lock.
 //! 9. **Host-facing** — `change`, `mentions`, `sealed`, `spread`, `ahead`,
-//!    `joins`, `synthetic`: the one way edits enter, and what a host keeps
-//!    beside the database (the joins, the mention index, answers asked ahead).
+//!    `joins`, `synthetic`, `shaped`: the one way edits enter, what a host
+//!    keeps beside the database (the joins, the mention index, answers asked
+//!    ahead), and the generated roots benchmarks and scale tests load.
 //!    *Invariant:* nothing below knows of it; the only layer that holds a
 //!    [`RootDatabase`] — every query below takes `&dyn Db`.
 
@@ -107,6 +108,7 @@ mod change;
 mod joins;
 mod mentions;
 mod sealed;
+pub mod shaped;
 mod spread;
 pub mod synthetic;
 
@@ -142,7 +144,7 @@ pub use index::{
     Item, ItemKind, Module, ModuleFiles, RootIndex, all_files, file_at, files_of, files_under,
     root_index, spec_file,
 };
-pub use joins::{RootJoins, RowGroup, StatusCount};
+pub use joins::{RootJoins, RowGroup, StatusCount, count_statuses};
 pub use lockgen::{
     Citation, adopted_lock, decisions_record, editorial_lock, editorial_scope_lock, oracle_rows,
     reviewed_lock, spec_lock, spec_record,

@@ -133,7 +133,7 @@ fn own_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
     if let Some(signature) = &def.signature {
         names.add_type(&signature.ty);
     }
-    if let Some(equation) = &def.equation {
+    if let Some(equation) = crate::soil::item_equation(db, item) {
         names.add_equation(equation);
     }
     for clause in def.requires.iter().chain(&def.ensures) {

@@ -21,7 +21,10 @@ pub struct SoilParse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-#[salsa::tracked(returns(ref))]
+/// Parsed once, read by the memos that keep what they need of it (the
+/// item's equation, its facts, its references); so only the last few hundred
+/// parses are kept once a revision ends (design §7.15), not one per file.
+#[salsa::tracked(returns(ref), lru = 256)]
 pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
     let (parsed, diagnostics) = soil_syntax::parse_file(file.text(db));
     let path = file.path(db).as_str();

@@ -25,7 +25,10 @@ fn stem(db: &dyn Db, file: SourceFile) -> String {
     file.path(db).file_stem().unwrap_or_default().to_owned()
 }
 
-#[salsa::tracked(returns(ref))]
+/// Parsed once, read by the memos that keep what they need of it (its blocks,
+/// its hashes, its findings); so only the last few hundred parses are kept
+/// once a revision ends (design §7.15), not one per spec.
+#[salsa::tracked(returns(ref), lru = 256)]
 pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
     let (parsed, diagnostics) = trellis_spec::parse_tr(file.text(db), &stem(db, file));
     let path = file.path(db).as_str();

@@ -110,7 +110,7 @@ fn property_diagnostics(
             {
                 program.declarations.push(declaration);
             } else if let Some(definition) = checker_definition(db, member) {
-                program.definitions.push(definition.clone());
+                program.definitions.push(definition);
             }
         }
     }

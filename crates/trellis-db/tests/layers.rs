@@ -52,6 +52,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ahead",
             "joins",
             "synthetic",
+            "shaped",
         ],
     ),
 ];

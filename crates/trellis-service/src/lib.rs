@@ -28,6 +28,7 @@
     reason = "the host's service: it owns the root's files, the writer lock and the clock (design §2)"
 )]
 
+pub mod answer_cache;
 pub mod codes;
 pub mod flog;
 pub mod identity;

@@ -15,7 +15,9 @@ use trellis_db::{CONFIG_FILE, Change};
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
-use crate::walk::{Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk, walk_tree};
+use crate::walk::{
+    Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk_stamped, walk_tree,
+};
 
 /// What the loader remembers of a file between refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +29,10 @@ struct Stamp {
     /// read again on every refresh, so its problem is reported every time and
     /// not only by the refresh that first met it.
     loaded: bool,
+    /// A time no later than the read of these bytes: a file modified close
+    /// before it may have been written again in the same clock tick after
+    /// it (design §7.16).
+    read_since: SystemTime,
 }
 
 /// How a file enters the database.
@@ -51,6 +57,8 @@ pub struct RootLoader {
     problems: BTreeMap<String, Diagnostic>,
     /// The text of every open question file, by root-relative path.
     questions: BTreeMap<String, String>,
+    /// When the refresh under way started reading.
+    reading_since: SystemTime,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -69,6 +77,7 @@ impl RootLoader {
             seen_in: FxHashMap::default(),
             problems: BTreeMap::new(),
             questions: BTreeMap::new(),
+            reading_since: SystemTime::UNIX_EPOCH,
         }
     }
 
@@ -82,43 +91,46 @@ impl RootLoader {
         &self.questions
     }
 
-    /// Stats every file; reads and hashes only those whose stamp moved. The
-    /// stats (one syscall per file, the bulk of a no-op refresh) and the reads
-    /// (every file on a daemon's first load: four syscalls and a digest each,
-    /// a third of a cold `check`) run on two threads.
+    /// Stats every file and reads and hashes those whose stamp moved and
+    /// those it never read. The stats (one syscall per file, the bulk of a
+    /// no-op refresh) are made by the walk, through each directory; the reads
+    /// (every file on a daemon's first load, a fifth of a cold `check`) run
+    /// on two threads.
     pub fn refresh(&mut self) -> Refresh {
         self.generation += 1;
+        self.reading_since = SystemTime::now();
         self.problems.clear();
         let mut change = Change::default();
-        let walked = walk(&self.root);
+        // Each file is stat-ed through its directory as the walk lists it; one
+        // the loader never read is read whatever its stamp, which then comes
+        // from the opened file (design §7.15, §7.16).
+        let walked = walk_stamped(&self.root);
         for problem in walked.problems {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        let files: Vec<(String, PathBuf, Load)> = (walked.files.into_iter())
-            .map(|(path, absolute)| (path, absolute, Load::Text))
-            .chain((walked.data.into_iter()).map(|(path, absolute)| (path, absolute, Load::Digest)))
-            .collect();
-        let stamps = on_two_threads(&files, |(_, path, _)| match std::fs::metadata(path) {
-            Ok(metadata) => (metadata.modified().ok(), metadata.len()),
-            Err(_) => (None, 0),
-        });
+        let files = (walked.files.into_iter().zip(walked.stamps.files))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Text));
+        let data = (walked.data.into_iter().zip(walked.stamps.data))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Digest));
         let mut moved = Vec::new();
-        for ((path, absolute, load), (modified, len)) in files.into_iter().zip(stamps) {
+        for (path, absolute, stamp, load) in files.chain(data) {
             self.seen_in.insert(path.clone(), self.generation);
-            let known = self.known.get(&path).copied();
-            let unchanged = known.is_some_and(|stamp| {
-                stamp.modified == modified && stamp.len == len && modified.is_some() && stamp.loaded
+            let unchanged = stamp.is_some_and(|(modified, len)| {
+                self.known.get(&path).is_some_and(|stamp| {
+                    stamp.modified == modified
+                        && stamp.len == len
+                        && modified.is_some()
+                        && stamp.loaded
+                })
             });
             // An output of the writing commands, never an input (design §9.7).
             if !unchanged && path != MANIFEST_FILE {
-                moved.push((path, absolute, (modified, len), load));
+                moved.push((path, absolute, load));
             }
         }
-        let fetched = on_two_threads(&moved, |(_, absolute, _, load)| {
-            Fetched::read(absolute, *load)
-        });
-        for ((path, _, stamp, _), fetched) in moved.into_iter().zip(fetched) {
+        let fetched = on_two_threads(&moved, |(_, absolute, load)| Fetched::read(absolute, *load));
+        for ((path, _, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
             self.accept(path, stamp, fetched, &mut change);
         }
         let generation = self.generation;
@@ -134,6 +146,44 @@ impl RootLoader {
         self.outcome(change)
     }
 
+    /// Every input file's stamp as a walk and a stat find it now, without
+    /// reading one (design §7.16); `None` when the walk met a problem or the
+    /// root holds an open question (answers stored without the loader's
+    /// reads cannot speak for either).
+    pub fn stamps_now(&self) -> Option<Vec<crate::answer_cache::FileStamp>> {
+        let walked = walk_stamped(&self.root);
+        if !walked.complete || !walked.problems.is_empty() {
+            return None;
+        }
+        let files = walked.files.into_iter().zip(walked.stamps.files);
+        let data = walked.data.into_iter().zip(walked.stamps.data);
+        (files.chain(data))
+            .filter(|((path, _), _)| path != MANIFEST_FILE)
+            .map(|((path, _), stamp)| {
+                let (modified, len) = stamp?;
+                (!question_file(&path)).then_some(())?;
+                Some((path, crate::answer_cache::nanos(modified), len))
+            })
+            .collect()
+    }
+
+    /// Every input file as this loader last read it, the fingerprint of what
+    /// the database holds; `None` when a file could not be read or the root
+    /// holds an open question.
+    pub fn known_stamps(&self) -> Option<Vec<crate::answer_cache::KnownFile>> {
+        use crate::answer_cache::{KnownFile, nanos};
+        (self.known.iter())
+            .map(|(path, stamp)| {
+                let stored = stamp.loaded && !question_file(path);
+                stored.then(|| KnownFile {
+                    stamp: (path.clone(), nanos(stamp.modified), stamp.len),
+                    digest: stamp.digest,
+                    read_since: nanos(Some(stamp.read_since)),
+                })
+            })
+            .collect()
+    }
+
     /// Refreshes only `paths` (root-relative), as a change feed reported them:
     /// each is stat-ed, and read and hashed (whatever its stamp says: the feed saw
     /// a write, which an unchanged mtime can hide). A path that no longer exists is
@@ -141,6 +191,7 @@ impl RootLoader {
     /// every file it holds now and every file it held. Requires a full
     /// [`RootLoader::refresh`] first.
     pub fn refresh_paths(&mut self, paths: impl IntoIterator<Item = String>) -> Refresh {
+        self.reading_since = SystemTime::now();
         let mut change = Change::default();
         let mut files = BTreeSet::new();
         for path in paths {
@@ -171,14 +222,12 @@ impl RootLoader {
                 .map(|m| classify(name, m.file_type(), in_reference));
             match classified {
                 Ok(entry @ (Entry::File | Entry::Data)) => {
-                    let metadata = metadata.as_ref().expect("matched Ok");
                     self.seen_in.insert(path.clone(), self.generation);
-                    let stamp = (metadata.modified().ok(), metadata.len());
                     let load = match entry {
                         Entry::Data => Load::Digest,
                         _ => Load::Text,
                     };
-                    self.load(path, &absolute, stamp, load, &mut change);
+                    self.load(path, &absolute, load, &mut change);
                 }
                 Ok(Entry::NotAFile(what)) => {
                     self.problems
@@ -216,17 +265,11 @@ impl RootLoader {
     }
 
     /// Reads and hashes one file; sets it in `change` when its bytes moved.
-    fn load(
-        &mut self,
-        path: String,
-        absolute: &Path,
-        stamp: (Option<SystemTime>, u64),
-        load: Load,
-        change: &mut Change,
-    ) {
+    fn load(&mut self, path: String, absolute: &Path, load: Load, change: &mut Change) {
         // An output of the writing commands, never an input (design §9.7).
         if path != MANIFEST_FILE {
-            self.accept(path, stamp, Fetched::read(absolute, load), change);
+            let (stamp, fetched) = Fetched::read(absolute, load);
+            self.accept(path, stamp, fetched, change);
         }
     }
 
@@ -258,6 +301,7 @@ impl RootLoader {
                 len,
                 digest,
                 loaded: text.is_ok(),
+                read_since: self.reading_since,
             },
         );
         match text {
@@ -309,26 +353,63 @@ enum Fetched {
 }
 
 impl Fetched {
-    fn read(path: &Path, load: Load) -> Fetched {
+    /// Reads the file at `path` and hashes it, with its stamp as the opened
+    /// file had it before the read (a write after that moves the stamp, and
+    /// the next refresh reads the file again). One path lookup, one stat of
+    /// the open file and, for a file that does not grow meanwhile, one read:
+    /// a cold load reads every file of the root, and each syscall saved is
+    /// 40,000 saved at 20,000 definitions (design §7.15). Reference data is
+    /// hashed as it streams, in bounded memory, whatever its size.
+    fn read(path: &Path, load: Load) -> ((Option<SystemTime>, u64), Fetched) {
+        let opened = std::fs::File::open(path).and_then(|file| {
+            let metadata = file.metadata()?;
+            Ok((file, metadata))
+        });
+        let (mut file, metadata) = match opened {
+            Ok(opened) => opened,
+            Err(error) => return ((None, 0), Fetched::Failed(error)),
+        };
+        let stamp = (metadata.modified().ok(), metadata.len());
         if load == Load::Digest {
-            // Reference data: any bytes, any size, in bounded memory; the
-            // database holds the digest as the file's text.
-            return match std::fs::File::open(path).and_then(Digest::of_reader) {
+            // The database holds the digest as the file's text.
+            let fetched = match Digest::of_reader(file) {
                 Ok(digest) => Fetched::Read {
                     digest,
                     text: Ok(digest.to_string()),
                 },
                 Err(error) => Fetched::Failed(error),
             };
+            return (stamp, fetched);
         }
-        match std::fs::read(path) {
+        let fetched = match read_whole(&mut file, metadata.len()) {
             Ok(bytes) => Fetched::Read {
                 digest: Digest::of(&bytes),
                 text: String::from_utf8(bytes),
             },
             Err(error) => Fetched::Failed(error),
-        }
+        };
+        (stamp, fetched)
     }
+}
+
+/// The bytes of `file`, `len` long when it was stat-ed: asked for one byte
+/// more, a regular file answers its whole length and no more at once, which
+/// says it ended there; anything else is read on to the end.
+fn read_whole(file: &mut std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let len = usize::try_from(len).unwrap_or(usize::MAX - 1);
+    let mut bytes = vec![0; len + 1];
+    let read = loop {
+        match file.read(&mut bytes) {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            answer => break answer?,
+        }
+    };
+    bytes.truncate(read);
+    if read != len {
+        file.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
 }
 
 /// `each` of every item, in order. Two threads share the items when there

@@ -91,7 +91,18 @@ impl DaemonHandler {
         params: &Value,
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
-        lock(&self.service).handle(method, params, progress)
+        let mut service = lock(&self.service);
+        let answer = service.handle(method, params, progress);
+        // What can wait until the answer is out waits, on a thread of its own.
+        if service.untidy() {
+            let service = Arc::clone(&self.service);
+            std::thread::spawn(move || lock(&service).tidy());
+        }
+        if service.wants_warm_up() {
+            let service = Arc::clone(&self.service);
+            std::thread::spawn(move || Service::warm_up(&service));
+        }
+        answer
     }
 }
 
@@ -116,15 +127,29 @@ pub fn run(root: &Path) -> Result<(), String> {
         }
     });
     let mut service = Service::watching(root.to_owned(), watch);
-    // Load the root before the first client asks, so its first answer is quick.
-    service.refresh();
+    // Answer from the stored answers while the root loads behind them, when
+    // the root is as they were (design §7.16); else load the root before the
+    // first client asks, so its first answer is quick.
+    if !service.start_from_store() {
+        service.refresh();
+    }
     let queue = service.change_queue();
     let service = Arc::new(Mutex::new(service));
+    if lock(&service).wants_warm_up() {
+        // The client that started this daemon asks first; the load behind
+        // the stored answers starts once it is answered, or after a while.
+        let service = Arc::clone(&service);
+        std::thread::spawn(move || {
+            std::thread::sleep(WARM_UP_PATIENCE);
+            Service::warm_up(&service);
+        });
+    }
     if let Some(queue) = queue {
         let service = Arc::clone(&service);
         std::thread::spawn(move || ask_ahead_of_requests(&service, &queue));
     }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
+    let service_for_store = Arc::clone(&service);
     let shutdown = server.shutdown_handle();
     // A stop that does not come through `daemon.stop` (`rpc.shutdown`, from a
     // client of another build) ends the jobs the same way.
@@ -151,9 +176,16 @@ pub fn run(root: &Path) -> Result<(), String> {
     let served = server.serve(handler);
     // However serving ended, no job outlives it without its outcome.
     lowering.shutdown("the daemon stopped");
+    // The next daemon starts from what this one answered (design §7.16).
+    lock(&service_for_store).store_answers(true);
     trellis_service::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
 }
+
+/// How long a daemon that starts from stored answers waits for its first
+/// request before it loads the root behind them (design §7.16): the load
+/// takes both cores, and the request that started the daemon is quick.
+const WARM_UP_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How long a file may stay open for writing before its change is applied
 /// anyway: an editor's save closes within microseconds; a process that keeps

@@ -25,6 +25,10 @@ pub struct Timings {
     /// §7.10): with `refresh_us` and `queries_us`, its whole work for them.
     #[serde(default)]
     pub ahead_us: u64,
+    /// Whether the answer was read from the answers a previous daemon or run
+    /// stored, the root not loaded (design §7.16); left out when not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_store: bool,
 }
 
 /// `refresh`: the files that could not be loaded.

@@ -30,6 +30,7 @@ mod locks;
 pub mod lowering;
 mod question;
 mod shared_cache;
+mod stored;
 mod test;
 pub mod tool_limits;
 mod toolchain;
@@ -47,6 +48,20 @@ pub struct Service {
     watch: Option<RootWatch>,
     /// Whether a full load has happened (the feed only reports what came after).
     loaded: bool,
+    /// Set by a change of many files (a first load, a batch of locks): the
+    /// answers that follow parse each of them, and once one is out the parse
+    /// trees no memo needs are freed (design §7.15).
+    spare_parses: bool,
+    /// A daemon's service, which outlives its answers; a one-shot command's
+    /// ends with its answer and frees nothing on the way.
+    long_lived: bool,
+    /// Answers read from the store while nothing is loaded (design §7.16).
+    stored: Option<crate::answer_cache::Answers>,
+    /// Whether a thread is loading the root behind the stored answers.
+    warming: bool,
+    /// Whether this daemon's service started from stored answers and has not
+    /// loaded the root since.
+    started_from_store: bool,
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
@@ -72,6 +87,11 @@ impl Service {
             load_problems: Vec::new(),
             watch: None,
             loaded: false,
+            spare_parses: false,
+            long_lived: false,
+            stored: None,
+            warming: false,
+            started_from_store: false,
             unreported_changes: 0,
             reported_taken_ahead: 0,
             ahead_clock: ahead_time::AheadClock::default(),
@@ -86,6 +106,7 @@ impl Service {
     pub fn watching(root: PathBuf, watch: bool) -> Self {
         WARM_ORACLES.get_or_init(|| WarmPool::new(WARM_ORACLE_PROCESSES));
         let mut service = Service::new(root);
+        service.long_lived = true;
         service.bundle_stamps = bundle_dir::Stamps::kept();
         if watch {
             match RootWatch::new(service.root()) {
@@ -140,7 +161,13 @@ impl Service {
             Some(watch) if self.loaded => watch.take(),
             _ => Dirty::Everything,
         };
-        self.reload(dirty)
+        // A daemon that started from stored answers loads the root late: that
+        // load is its start's, which no request reports (design §7.16), so a
+        // request answers the same whether the load behind the store was done
+        // first or not.
+        let start_load = !self.loaded && std::mem::take(&mut self.started_from_store);
+        let changed = self.reload(dirty);
+        if start_load { 0 } else { changed }
     }
 
     /// A handle that polls readable when the change feed has news, for the
@@ -156,6 +183,12 @@ impl Service {
     /// (design §7.10): after this change, or after one a request applied
     /// first without asking for everything.
     pub fn ask_ahead(&mut self, patience_over: bool) -> AheadOfRequests {
+        if !self.loaded && self.stored.is_some() && self.change_may_have_come() {
+            // The root moved under the stored answers: load it now, as the
+            // next request would (design §7.16).
+            self.stored = None;
+            self.refresh();
+        }
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
         };
@@ -179,6 +212,13 @@ impl Service {
                 AheadOfRequests::Nothing
             }
         }
+    }
+
+    /// Whether the change feed has anything queued since the last take.
+    fn change_may_have_come(&mut self) -> bool {
+        self.watch
+            .as_mut()
+            .is_some_and(|watch| watch.settled() != Settled::Quiet)
     }
 
     /// Whether the change the feed reported may be the first half of a save
@@ -206,6 +246,7 @@ impl Service {
         self.load_problems = refresh.problems;
         let changed =
             refresh.change.files.len() + usize::from(refresh.change.config_text.is_some());
+        self.spare_parses |= self.long_lived && changed >= MANY_FILES;
         self.apply(refresh.change);
         changed
     }
@@ -221,17 +262,36 @@ impl Service {
 
     /// The whole root's check (every definition), joined per module.
     pub fn root_check(&mut self) -> trellis_db::CheckReport {
+        if let Some(check) = self
+            .stored
+            .as_ref()
+            .and_then(|stored| stored.check.as_ref())
+        {
+            return check.clone();
+        }
         self.joins.check(&self.db)
     }
 
     /// Every row of the root's status, joined per module.
     pub fn root_status(&mut self) -> Vec<&trellis_db::StatusRow> {
-        self.joins.status(&self.db)
+        (self.root_status_groups().into_iter())
+            .flat_map(|group| group.rows)
+            .map(|row| &**row)
+            .collect()
     }
 
     /// The same rows in groups (the project's, then each module's), each with
     /// its counts by status.
     pub fn root_status_groups(&mut self) -> Vec<trellis_db::RowGroup<'_>> {
+        if let Some(groups) = self
+            .stored
+            .as_ref()
+            .and_then(|stored| stored.status.as_ref())
+        {
+            return (groups.iter())
+                .map(|(rows, counts)| trellis_db::RowGroup { rows, counts })
+                .collect();
+        }
         self.joins.status_groups(&self.db)
     }
 
@@ -252,7 +312,11 @@ impl Service {
         } else {
             None
         };
-        let changed = self.refresh() + std::mem::take(&mut self.unreported_changes);
+        let from_store = self.answer_from_store(request.as_ref());
+        let changed = match from_store {
+            true => 0,
+            false => self.refresh(),
+        } + std::mem::take(&mut self.unreported_changes);
         let refreshed = started.elapsed();
         let mut result = match &request {
             Some(request) => dispatch(self, request, progress)?,
@@ -267,11 +331,34 @@ impl Service {
                 files_changed: changed,
                 answered_ahead: self.joins.taken_ahead() - self.reported_taken_ahead,
                 ahead_us: ahead.as_micros() as u64,
+                from_store,
             };
             fields.insert("timings".to_owned(), encode_answer(&timings));
             self.reported_taken_ahead = self.joins.taken_ahead();
         }
         Ok(result)
+    }
+
+    /// Whether [`Service::tidy`] has work to do: a long-lived service whose
+    /// last answer read every file.
+    pub fn untidy(&self) -> bool {
+        self.spare_parses || (self.long_lived && self.joins.unprepared_for_edits())
+    }
+
+    /// What a daemon does once an answer is out rather than before it
+    /// (design §7.15): builds the mention index the next edit reads its
+    /// reach from, then frees the parse trees no memo needs any more and
+    /// stores the answers for the next start (§7.16). Holds
+    /// the service a tenth of a second after a first answer at 20,000
+    /// definitions; nothing otherwise.
+    pub fn tidy(&mut self) {
+        self.joins.prepare_for_edits(&self.db);
+        if std::mem::take(&mut self.spare_parses) {
+            self.db.drop_spare_parses();
+            // A first answer, or one after a batch: what the next daemon
+            // starts from (design §7.16).
+            self.store_answers(false);
+        }
     }
 
     pub fn load_problems(&self) -> &[Diagnostic] {
@@ -281,9 +368,18 @@ impl Service {
     /// Every lock of the root that cannot be read, each diagnostic naming its file
     /// (an empty or garbage lock must not pass for an absent one).
     pub fn unreadable_locks(&mut self) -> Vec<Diagnostic> {
+        if let Some(problems) =
+            (self.stored.as_ref()).and_then(|stored| stored.lock_problems.as_ref())
+        {
+            return problems.clone();
+        }
         self.joins.lock_problems(&self.db)
     }
 }
+
+/// A change of at least this many files leaves a parse of each behind once
+/// answered; fewer stay within what salsa's LRU keeps anyway.
+const MANY_FILES: usize = 256;
 
 /// What [`Service::ask_ahead`] found.
 pub enum AheadOfRequests {

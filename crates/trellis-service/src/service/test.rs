@@ -306,7 +306,7 @@ pub(crate) fn with_suite_input<R>(
         if let Some(definition) =
             checker_definition(db, Item::new(db, module.clone(), name.clone()))
         {
-            program.definitions.push(definition.clone());
+            program.definitions.push(definition);
         }
     }
     let def = program_def(db, item);
