@@ -25,6 +25,7 @@ bench:
     cargo run -q --release -p soil-eval --example cost_bench
     cargo run -q --release -p soil0 --example wordcount_bench
     cargo run -q --release -p trellis-db --example db_bench
+    cargo run -q --release -p trellis-db --example joins_bench
     cargo run -q --release -p trellis-verify --example property_bench -- 80
     cargo run -q --release -p trellis-verify --example oracle_bench
     cargo run -q --release -p trellis --example daemon_bench

@@ -480,18 +480,6 @@ pub(crate) fn current_edge(db: &dyn Db, item: Item<'_>, name: &str) -> Option<Di
         .map(|edge| edge.hash)
 }
 
-/// The edges `item`'s lock recorded ([`trellis_lock::recorded_edges`]), if
-/// its lock is a function's with a lowering.
-pub(crate) fn recorded_edges(db: &dyn Db, item: Item<'_>) -> Option<std::sync::Arc<[Edge]>> {
-    match lock_state(db, item.module(db), item.name(db)) {
-        LockState::Present(Lock::Function(lock)) => {
-            let lowering = lock.lowering.as_ref()?;
-            Some(trellis_lock::recorded_edges(lowering).cloned().collect())
-        }
-        _ => None,
-    }
-}
-
 /// The status of a function definition (lock-schema §8.6).
 #[salsa::tracked(returns(ref))]
 pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {

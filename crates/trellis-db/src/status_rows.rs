@@ -7,16 +7,13 @@
 use std::sync::Arc;
 
 use trellis_diag::Diagnostic;
-use trellis_lock::{Edge, Scope, Status};
+use trellis_lock::{Scope, Status};
 
 use crate::db::Db;
 use crate::entry_status::{scope_entry_row, type_row};
 use crate::files::Workspace;
 use crate::index::{Item, ItemKind, Module, ModuleFiles, module_files, root_index};
-use crate::status::{
-    StatusRow, current_edge, definition_status, explain_moved, recorded_edges, status_past_checks,
-    unreadable_function_row,
-};
+use crate::status::{StatusRow, definition_status, status_past_checks, unreadable_function_row};
 
 /// The status of every definition and decision scope of the root (memoized).
 #[salsa::tracked(returns(ref))]
@@ -86,25 +83,23 @@ pub(crate) fn spec_status_row(
     spec_status_entry(db, module, files, name, None).map(|entry| Arc::unwrap_or_clone(entry.row))
 }
 
-/// A status row as the joins hold it, with what its ladder needs to be
-/// climbed again from the callee rung.
+/// A status row as the joins hold it, with whether its ladder must be
+/// climbed again after an edit that moved only hashes below it.
 #[derive(Clone, Debug)]
 pub(crate) struct HeldRow {
     /// Shared with the joined answer: a moved row is built once and joined,
     /// shelved and held without copying its texts.
     pub(crate) row: Arc<StatusRow>,
-    /// For a row whose ladder climbed past the check rungs
-    /// ([`trellis_lock::Status::passed_checks`]): the edges its lock recorded
-    /// ([`trellis_lock::recorded_edges`]). `None` for every other row.
-    pub(crate) past_checks: Option<Arc<[Edge]>>,
+    /// The row's ladder climbed past the check rungs
+    /// ([`trellis_lock::Status::passed_checks`]), so a moved callee hash can
+    /// change it; every other row is decided below what such an edit moves.
+    pub(crate) past_checks: bool,
 }
 
 /// [`spec_status_row`], given the row `held` before an edit that moved only
 /// hashes below this spec (design §7.8), if that is all that moved: a row
-/// decided above the check rungs stands, and a function's ladder is climbed
-/// again without asking for its problems — and without its lock, its spec
-/// or its own body when a callee it recorded moved (design §7.13): every
-/// rung above the callee rung reads only what such an edit leaves alone.
+/// decided below the check rungs stands, and a function's ladder is climbed
+/// again past them without asking for its problems (design §7.13).
 pub(crate) fn spec_status_entry(
     db: &dyn Db,
     module: &str,
@@ -114,7 +109,7 @@ pub(crate) fn spec_status_entry(
 ) -> Option<HeldRow> {
     let &spec = files.specs.get(name)?;
     if let Some(held) = held
-        && (held.past_checks.is_none() || ItemKind::of(name) != ItemKind::Function)
+        && (!held.past_checks || ItemKind::of(name) != ItemKind::Function)
     {
         return Some(held.clone());
     }
@@ -126,36 +121,19 @@ pub(crate) fn spec_status_entry(
                 spec,
                 files.locks.get(name).copied(),
             )),
-            past_checks: None,
+            past_checks: false,
         }),
         ItemKind::Function => {
             let item = Item::new(db, module, name);
             let qualified = item.qualified(db);
-            if let Some(edges) = held.and_then(|held| held.past_checks.as_ref()) {
-                let moved =
-                    trellis_lock::moved_edges(edges.iter(), |edge| current_edge(db, item, edge));
-                if !moved.is_empty() {
-                    let status = Status::CalleeChanged {
-                        edges: explain_moved(db, item, edges, moved),
-                    };
-                    return Some(HeldRow {
-                        row: Arc::new(StatusRow::from_status(qualified, "function", &status)),
-                        past_checks: Some(Arc::clone(edges)),
-                    });
-                }
-            }
             let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
                 Ok(status) => HeldRow {
                     row: Arc::new(StatusRow::from_status(qualified, "function", status)),
-                    // A ladder past the checks read a function lock with a
-                    // lowering; none (never here) would re-climb in full.
-                    past_checks: status
-                        .passed_checks()
-                        .then(|| recorded_edges(db, item).unwrap_or_else(|| Arc::from([]))),
+                    past_checks: status.passed_checks(),
                 },
                 Err(errors) => HeldRow {
                     row: Arc::new(unreadable_function_row(db, item, errors)),
-                    past_checks: None,
+                    past_checks: false,
                 },
             };
             // The memoized status is read in place, never cloned.

@@ -186,7 +186,7 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
     assert_eq!(callee_changed.count(), moved["callee-changed"]);
 
     // The hubs' bodies put back one at a time: each time the joins climb the
-    // moved rows from the edges their locks recorded (design §7.13), and a
+    // moved rows' ladders again past their check rungs (design §7.13), and a
     // row whose recorded callees all hash as recorded again climbs on to
     // green, as salsa's does.
     let mut still_moved = Vec::new();
