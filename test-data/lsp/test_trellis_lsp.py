@@ -48,6 +48,13 @@ def position(text, needle, nth=0, offset=0):
     ),
 )
 async def client(lsp_client: LanguageClient):
+    # VS Code's capabilities say the client refreshes its code lenses when asked
+    # (the server asks once a buffer is saved, or undone to the disk's text);
+    # pygls's client has no handler of its own for that request.
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params):
+        return None
+
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
@@ -281,3 +288,47 @@ async def test_files_outside_the_root_and_a_broken_soil_toml(client):
     assert "csvstats::sort" in await hover_text(client, "csvstats/median.soil", position(median, "sort xs"))
     replace_all(client, "soil.toml", 3, toml)
     await diagnostics_until(client, uri("soil.toml"), lambda d: len(d) == 0)
+
+
+@pytest.mark.asyncio
+async def test_completion_after_multi_byte_characters_offers_only_exported_names(client):
+    # `csvstats::` from another module: what csvstats exports, never a private
+    # helper (which a call from inventory could not use: unexported-name).
+    plan = text_of("inventory/reorder_plan.soil")
+    qualified = plan.replace("(map_values stock)", "(map_values stock) csvstats::me")
+    open_file(client, "inventory/reorder_plan.soil", qualified)
+    items = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri("inventory/reorder_plan.soil")),
+            position=position(qualified, "csvstats::me", offset=len("csvstats::me")),
+        )
+    )
+    labels = {item.label for item in items}
+    assert {"median", "mean", "sort"} <= labels, labels
+    assert not any(label.startswith("_") for label in labels), labels
+
+    # Right after an em dash, curly quotes, an arrow, a no-break space and an
+    # emoji, in a spec's prose and in a Soil string literal: an answer, not an
+    # internal error (UTF-16 positions, as VS Code counts).
+    spec = text_of("inventory/reorder_plan.tr")
+    for char in ["\u2014", "\u201c", "\u2192", "\u00a0", "\U0001F600"]:
+        prose = spec + f"\nSee {char}reo and {char}\n"
+        open_file(client, "inventory/reorder_plan.tr", prose)
+        for needle, offset in [(f"{char}reo", 1), (f"{char}reo", 4), (f"and {char}", 5)]:
+            pos = position(prose, needle, offset=offset)
+            found = await client.text_document_completion_async(
+                types.CompletionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri("inventory/reorder_plan.tr")),
+                    position=pos,
+                )
+            )
+            assert "reorder_plan" in {item.label for item in found}, (char, needle)
+        literal = plan.replace("short = filter", f'tag = "{char}reo" in\n  let short = filter')
+        open_file(client, "inventory/reorder_plan.soil", literal)
+        found = await client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri("inventory/reorder_plan.soil")),
+                position=position(literal, f"{char}reo", offset=1),
+            )
+        )
+        assert "reorder_plan" in {item.label for item in found}, char

@@ -1,15 +1,15 @@
 //! The prelude's values: ONE table, name → arity → implementation
 //! (prelude semantics in docs; types live in the checker's prelude).
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use soil_rt::{
-    Key, List, MapValue, Payload, Value, compare, encode, map_for_update, prelude as ids,
+    Key, List, MapValue, Payload, Str, Value, compare, compare_quick, encode, map_for_update,
+    prelude as ids,
 };
 
 use crate::codes::EvalCode;
-use crate::machine::{Machine, Res};
+use crate::machine::{Machine, Prepared, Res};
 use crate::world::IoFailure;
 
 /// Index of a builtin in [`BUILTINS`].
@@ -23,7 +23,7 @@ pub(crate) struct Builtin {
 }
 
 macro_rules! builtins {
-    ($($name:literal / $arity:literal => $run:expr,)*) => {
+    ($($name:tt / $arity:literal => $run:expr,)*) => {
         pub(crate) static BUILTINS: &[Builtin] = &[
             $(Builtin { name: $name, arity: $arity, run: $run },)*
         ];
@@ -89,10 +89,16 @@ builtins! {
     },
     "concat" / 1 => |m, b| {
         let xss = m.arg_list(b, 0)?;
-        let mut out = Vec::new();
-        for xs in xss.iter() {
+        let total = xss.iter().map(|xs| if let Value::List(xs) = xs { xs.len() } else { 0 }).sum();
+        let mut out = Vec::with_capacity(total);
+        // Each inner list is released once its elements are out, so the
+        // lists and their concatenation are not all held at once.
+        for xs in xss.into_values() {
             match xs {
-                Value::List(xs) => out.extend_from_slice(xs.as_slice()),
+                Value::List(xs) => match xs.into_unique_vec() {
+                    Ok(mut items) => out.append(&mut items),
+                    Err(shared) => out.extend_from_slice(shared.as_slice()),
+                },
                 other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
             }
         }
@@ -129,46 +135,56 @@ builtins! {
     "zip" / 2 => |m, b| {
         let xs = m.arg_list(b, 0)?;
         let ys = m.arg_list(b, 1)?;
-        Ok(Value::list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::tuple(vec![x.clone(), y.clone()])).collect()))
+        Ok(Value::list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::pair(x.clone(), y.clone())).collect()))
     },
     "enumerate" / 1 => |m, b| {
         let xs = m.arg_list(b, 0)?;
-        Ok(Value::list(xs.iter().enumerate().map(|(i, x)| Value::tuple(vec![Value::I64(i as i64), x.clone()])).collect()))
+        Ok(Value::list(xs.iter().enumerate().map(|(i, x)| Value::pair(Value::I64(i as i64), x.clone())).collect()))
     },
+    // `map`, `filter` and `fold` hand each element to the function by value
+    // (moved out of a list nothing else holds), and `map` and `filter` build
+    // their result in the storage of such a list.
     "map" / 2 => |m, b| {
         let f = m.take(b, 0);
-        let xs = m.arg_list(b, 1)?;
-        let mut out = Vec::with_capacity(xs.len());
-        for x in xs.iter() {
-            out.push(m.apply(&f, std::slice::from_ref(x))?);
+        let f = m.prepare(&f, 1);
+        let mut items = m.arg_list(b, 1)?.into_vec();
+        for item in items.iter_mut() {
+            let x = std::mem::replace(item, Value::Unit);
+            *item = m.apply_prepared(&f, x)?;
         }
-        Ok(Value::list(out))
+        Ok(Value::list(items))
     },
     "filter" / 2 => |m, b| {
         let keep = m.take(b, 0);
-        let xs = m.arg_list(b, 1)?;
-        let mut out = Vec::new();
-        for x in xs.iter() {
-            if m.test(&keep, x)? {
-                out.push(x.clone());
+        let keep = m.prepare(&keep, 1);
+        let mut items = m.arg_list(b, 1)?.into_vec();
+        let mut kept = 0;
+        for i in 0..items.len() {
+            let x = std::mem::replace(&mut items[i], Value::Unit);
+            if m.test(&keep, &x)? {
+                items[kept] = x;
+                kept += 1;
             }
         }
-        Ok(Value::list(out))
+        items.truncate(kept);
+        Ok(Value::list(items))
     },
     "fold" / 3 => |m, b| {
         let step = m.take(b, 0);
+        let step = m.prepare(&step, 2);
         let mut acc = m.take(b, 1);
         let xs = m.arg_list(b, 2)?;
-        for x in xs.iter() {
+        for x in xs.into_values() {
             let base = m.stack.len();
             m.stack.push(acc);
-            m.stack.push(x.clone());
-            acc = m.call_value(&step, base)?;
+            m.stack.push(x);
+            acc = m.call_prepared(&step, base)?;
         }
         Ok(acc)
     },
     "any" / 2 => |m, b| {
         let test = m.take(b, 0);
+        let test = m.prepare(&test, 1);
         let xs = m.arg_list(b, 1)?;
         for x in xs.iter() {
             if m.test(&test, x)? {
@@ -179,6 +195,7 @@ builtins! {
     },
     "all" / 2 => |m, b| {
         let test = m.take(b, 0);
+        let test = m.prepare(&test, 1);
         let xs = m.arg_list(b, 1)?;
         for x in xs.iter() {
             if !m.test(&test, x)? {
@@ -189,6 +206,7 @@ builtins! {
     },
     "find" / 2 => |m, b| {
         let test = m.take(b, 0);
+        let test = m.prepare(&test, 1);
         let xs = m.arg_list(b, 1)?;
         for x in xs.iter() {
             if m.test(&test, x)? {
@@ -223,19 +241,20 @@ builtins! {
     },
     "sort_list" / 1 => |m, b| {
         let mut items = m.arg_list(b, 0)?.into_vec();
-        items.sort_by(compare);
+        items.sort_by(compare_quick);
         Ok(Value::list(items))
     },
     "sort_list_by" / 2 => |m, b| {
         let key = m.take(b, 0);
+        let key = m.prepare(&key, 1);
         let xs = m.arg_list(b, 1)?;
         let mut keyed = Vec::with_capacity(xs.len());
         for x in xs.into_vec() {
-            let k = m.apply(&key, std::slice::from_ref(&x))?;
+            let k = m.apply_prepared(&key, x.clone())?;
             keyed.push((k, x));
         }
         // `sort_by` is stable: elements with equal keys keep their order.
-        keyed.sort_by(|a, b| compare(&a.0, &b.0));
+        keyed.sort_by(|a, b| compare_quick(&a.0, &b.0));
         Ok(Value::list(keyed.into_iter().map(|(_, x)| x).collect()))
     },
     // Strings (lengths and slices count Unicode scalar values)
@@ -244,8 +263,11 @@ builtins! {
         let s = m.arg_str(b, 0)?;
         let from = clamp_index(m.arg_i64(b, 1)?);
         let to = clamp_index(m.arg_i64(b, 2)?);
-        let taken: String = s.chars().skip(from).take(to.saturating_sub(from)).collect();
-        Ok(Value::str(&taken))
+        // Byte offsets of the characters at `from` and `to`, clamped.
+        let mut offsets = s.char_indices().map(|(at, _)| at).chain([s.len()]);
+        let start = offsets.nth(from).unwrap_or(s.len());
+        let end = if to > from { offsets.nth(to - from - 1).unwrap_or(s.len()) } else { start };
+        Ok(Value::Str(s.piece(&s[start..end])))
     },
     "split" / 2 => |m, b| {
         let s = m.arg_str(b, 0)?;
@@ -253,7 +275,10 @@ builtins! {
         if sep.is_empty() {
             return Ok(Value::list(vec![Value::Str(s)]));
         }
-        Ok(Value::list(s.split(&*sep).map(Value::str).collect()))
+        Ok(Value::list(match sep.as_bytes() {
+            [byte] if byte.is_ascii() => split_at_byte(&s, *byte),
+            _ => s.split(sep.as_str()).map(|part| Value::Str(s.piece(part))).collect(),
+        }))
     },
     "join" / 2 => |m, b| {
         let sep = m.arg_str(b, 0)?;
@@ -268,10 +293,16 @@ builtins! {
                 other => return Err(m.type_error(format!("join needs Utf8 parts, found {}", other.kind()))),
             }
         }
-        Ok(Value::str(&out))
+        Ok(Value::Str(Str::from(out)))
     },
-    "trim" / 1 => |m, b| Ok(Value::str(m.arg_str(b, 0)?.trim())),
-    "lines" / 1 => |m, b| Ok(Value::list(m.arg_str(b, 0)?.lines().map(Value::str).collect())),
+    "trim" / 1 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        Ok(Value::Str(s.piece(s.trim())))
+    },
+    "lines" / 1 => |m, b| {
+        let s = m.arg_str(b, 0)?;
+        Ok(Value::list(s.lines().map(|line| Value::Str(s.piece(line))).collect()))
+    },
     "chars" / 1 => |m, b| {
         let s = m.arg_str(b, 0)?;
         Ok(Value::list(s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect()))
@@ -296,28 +327,28 @@ builtins! {
     },
     "str_contains" / 2 => |m, b| {
         let (s, needle) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
-        Ok(Value::Bool(s.contains(&*needle)))
+        Ok(Value::Bool(s.contains(needle.as_str())))
     },
     "starts_with" / 2 => |m, b| {
         let (s, prefix) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
-        Ok(Value::Bool(s.starts_with(&*prefix)))
+        Ok(Value::Bool(s.starts_with(prefix.as_str())))
     },
     "ends_with" / 2 => |m, b| {
         let (s, suffix) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?);
-        Ok(Value::Bool(s.ends_with(&*suffix)))
+        Ok(Value::Bool(s.ends_with(suffix.as_str())))
     },
     "replace" / 3 => |m, b| {
         let (s, from, to) = (m.arg_str(b, 0)?, m.arg_str(b, 1)?, m.arg_str(b, 2)?);
         if from.is_empty() {
             return Ok(Value::Str(s));
         }
-        Ok(Value::str(&s.replace(&*from, &to)))
+        Ok(Value::Str(Str::from(s.replace(from.as_str(), &to))))
     },
-    "to_upper" / 1 => |m, b| Ok(Value::str(&m.arg_str(b, 0)?.to_uppercase())),
-    "to_lower" / 1 => |m, b| Ok(Value::str(&m.arg_str(b, 0)?.to_lowercase())),
+    "to_upper" / 1 => |m, b| Ok(Value::Str(Str::from(m.arg_str(b, 0)?.to_uppercase()))),
+    "to_lower" / 1 => |m, b| Ok(Value::Str(Str::from(m.arg_str(b, 0)?.to_lowercase()))),
     "parse_i64" / 1 => |m, b| Ok(option(m.arg_str(b, 0)?.parse::<i64>().ok().map(Value::I64))),
     "parse_f64" / 1 => |m, b| Ok(option(m.arg_str(b, 0)?.parse::<f64>().ok().map(Value::F64))),
-    "show" / 1 => |m, b| Ok(Value::str(&encode(&m.stack[b], &m.program.types))),
+    "show" / 1 => |m, b| Ok(Value::Str(Str::from(encode(&m.stack[b], &m.program.types)))),
     // Numbers
     "to_f64" / 1 => |m, b| Ok(Value::F64(m.arg_i64(b, 0)? as f64)),
     "truncate" / 1 => |m, b| {
@@ -336,7 +367,7 @@ builtins! {
     "is_nan" / 1 => |m, b| Ok(Value::Bool(m.arg_f64(b, 0)?.is_nan())),
     "is_finite" / 1 => |m, b| Ok(Value::Bool(m.arg_f64(b, 0)?.is_finite())),
     // Maps
-    "map_empty" / 0 => |_, _| Ok(Value::Map(Rc::new(BTreeMap::new()))),
+    "map_empty" / 0 => |_, _| Ok(Value::Map(Rc::new(MapValue::new()))),
     "map_insert" / 3 => |m, b| {
         let key = m.take(b, 0);
         let value = m.take(b, 1);
@@ -366,7 +397,7 @@ builtins! {
     "map_values" / 1 => |m, b| Ok(Value::list(m.arg_map(b, 0)?.values().cloned().collect())),
     "map_to_list" / 1 => |m, b| {
         let map = m.arg_map(b, 0)?;
-        Ok(Value::list(map.iter().map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()])).collect()))
+        Ok(Value::list(map.iter().map(|(k, v)| Value::pair(k.0.clone(), v.clone())).collect()))
     },
     "map_from_list" / 1 => |m, b| {
         let entries = m.arg_list(b, 0)?;
@@ -422,7 +453,7 @@ builtins! {
         let path = m.arg_str(b, 1)?;
         let outcome = m.world.fs.read_text(&path);
         Ok(match outcome {
-            Ok(text) => Value::variant(ids::RESULT, ids::OK, Some(Value::str(&text))),
+            Ok(text) => Value::variant(ids::RESULT, ids::OK, Some(Value::Str(Str::from(text)))),
             Err(failure) => io_error(m, &path, failure),
         })
     },
@@ -441,11 +472,95 @@ builtins! {
         m.world.stdout.print_line(&line);
         Ok(Value::Unit)
     },
+    // Fused forms: the compiler puts one in place of a nest of prelude calls
+    // that it computes without the intermediate value ([`fuse`]). Their names
+    // are not identifiers, so no program can name them.
+    FUSED_TAKE_SORTED / 2 => |m, b| {
+        let n = clamp_index(m.arg_i64(b, 0)?);
+        let items = m.arg_list(b, 1)?.into_vec();
+        let keyed = items.into_iter().map(|x| (x, Value::Unit)).collect();
+        Ok(Value::list(first_sorted(keyed, n).into_iter().map(|(x, _)| x).collect()))
+    },
+    FUSED_TAKE_SORTED_BY / 3 => |m, b| {
+        let n = clamp_index(m.arg_i64(b, 0)?);
+        let key = m.take(b, 1);
+        let key = m.prepare(&key, 1);
+        let xs = m.arg_list(b, 2)?;
+        let mut keyed = Vec::with_capacity(xs.len());
+        for x in xs.into_vec() {
+            let k = m.apply_prepared(&key, x.clone())?;
+            keyed.push((k, x));
+        }
+        Ok(Value::list(first_sorted(keyed, n).into_iter().map(|(_, x)| x).collect()))
+    },
+    FUSED_MAP_GET_OR / 3 => |m, b| {
+        let key = Key(m.take(b, 0));
+        let map = m.arg_map(b, 1)?;
+        Ok(match map.get(&key) {
+            Some(value) => value.clone(),
+            None => m.take(b, 2),
+        })
+    },
 }
 
-/// The names of every prelude value, in table order.
+/// `unwrap_or (map_get key m) default`: the value of `key`, or `default`,
+/// without building the `Option` in between (a count's `map_insert w
+/// (unwrap_or (map_get w counts) 0 + 1) counts` does it once per word).
+const FUSED_MAP_GET_OR: &str = "unwrap_or (map_get key m) default";
+
+/// The id of the fused `unwrap_or (map_get key m) default`.
+pub(crate) fn fused_map_get_or() -> BuiltinId {
+    lookup(FUSED_MAP_GET_OR).unwrap_or(BuiltinId::MAX)
+}
+
+/// `take n (sort_list xs)` and `take n (sort_list_by key xs)`: the first `n`
+/// of the sorted list, selected without sorting the rest.
+const FUSED_TAKE_SORTED: &str = "take n (sort_list xs)";
+const FUSED_TAKE_SORTED_BY: &str = "take n (sort_list_by key xs)";
+
+/// The fused builtin that computes `outer .. (inner a..) ..` when the compiler
+/// may put it in place of that nest, and the position of the inner call
+/// among the outer call's arguments. The fused builtin takes the outer
+/// call's arguments with the inner call's in its place.
+pub(crate) fn fuse(outer: BuiltinId, inner: BuiltinId) -> Option<(BuiltinId, usize)> {
+    let (fused, position) = match (BUILTINS[outer as usize].name, BUILTINS[inner as usize].name) {
+        ("unwrap_or", "map_get") => (FUSED_MAP_GET_OR, 0),
+        ("take", "sort_list") => (FUSED_TAKE_SORTED, 1),
+        ("take", "sort_list_by") => (FUSED_TAKE_SORTED_BY, 1),
+        _ => return None,
+    };
+    lookup(fused).map(|id| (id, position))
+}
+
+/// The first `n` of `keyed` in ascending order of key, equal keys in their
+/// order in `keyed` (what a stable sort puts first), found by selection when
+/// `n` is a small part of the list: O(len) comparisons, then O(n log n).
+fn first_sorted(keyed: Vec<(Value, Value)>, n: usize) -> Vec<(Value, Value)> {
+    let mut keyed: Vec<(Value, usize, Value)> = keyed
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, x))| (k, i, x))
+        .collect();
+    // The position breaks ties, so the order is total and selection agrees
+    // with the stable sort.
+    let order = |a: &(Value, usize, Value), b: &(Value, usize, Value)| {
+        compare_quick(&a.0, &b.0).then(a.1.cmp(&b.1))
+    };
+    if n < keyed.len() {
+        keyed.select_nth_unstable_by(n, order);
+        keyed.truncate(n);
+    }
+    keyed.sort_unstable_by(order);
+    keyed.into_iter().map(|(k, _, x)| (k, x)).collect()
+}
+
+/// The names of every prelude value, in table order (the fused forms are
+/// not prelude values).
 pub fn prelude_value_names() -> impl Iterator<Item = &'static str> {
-    BUILTINS.iter().map(|b| b.name)
+    BUILTINS
+        .iter()
+        .map(|b| b.name)
+        .filter(|name| !name.contains(' '))
 }
 
 pub(crate) fn lookup(name: &str) -> Option<BuiltinId> {
@@ -453,6 +568,51 @@ pub(crate) fn lookup(name: &str) -> Option<BuiltinId> {
         .iter()
         .position(|b| b.name == name)
         .map(|i| i as BuiltinId)
+}
+
+/// `split s sep` for a one-byte (ASCII) separator, the common case (a space,
+/// a comma, a tab): the separators are found eight bytes at a time, counted
+/// first so the list is sized once.
+fn split_at_byte(s: &Str, sep: u8) -> Vec<Value> {
+    let bytes = s.as_bytes();
+    let mut count = 0;
+    for_each_byte(bytes, sep, |_| count += 1);
+    let mut parts = Vec::with_capacity(count + 1);
+    let mut start = 0;
+    // An ASCII separator sits between characters.
+    for_each_byte(bytes, sep, |at| {
+        parts.push(Value::Str(s.piece_at(start, at)));
+        start = at + 1;
+    });
+    parts.push(Value::Str(s.piece_at(start, bytes.len())));
+    parts
+}
+
+/// Calls `found` with each position of `byte` in `bytes`, in order. Each
+/// eight bytes are tested as one word: a byte equal to `byte` becomes zero
+/// under the exclusive or, and the arithmetic below sets the top bit of
+/// exactly the zero bytes.
+fn for_each_byte(bytes: &[u8], byte: u8, mut found: impl FnMut(usize)) {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let pattern = u64::from_le_bytes([byte; 8]);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ pattern;
+        let mut zeros = !((((x & LOW) + LOW) | x) | LOW);
+        while zeros != 0 {
+            found(at + (zeros.trailing_zeros() / 8) as usize);
+            zeros &= zeros - 1;
+        }
+        at += 8;
+    }
+    for (i, &b) in chunks.remainder().iter().enumerate() {
+        if b == byte {
+            found(at + i);
+        }
+    }
 }
 
 fn option(value: Option<Value>) -> Value {
@@ -543,9 +703,9 @@ impl Machine<'_> {
         }
     }
 
-    pub(crate) fn arg_str(&self, base: usize, i: usize) -> Res<Rc<str>> {
+    pub(crate) fn arg_str(&self, base: usize, i: usize) -> Res<Str> {
         match &self.stack[base + i] {
-            Value::Str(s) => Ok(Rc::clone(s)),
+            Value::Str(s) => Ok(s.clone()),
             other => Err(self.type_error(format!("expected Utf8, found {}", other.kind()))),
         }
     }
@@ -566,8 +726,8 @@ impl Machine<'_> {
     }
 
     /// Applies a predicate and insists on a Bool.
-    pub(crate) fn test(&mut self, f: &Value, x: &Value) -> Res<bool> {
-        match self.apply(f, std::slice::from_ref(x))? {
+    pub(crate) fn test(&mut self, f: &Prepared<'_>, x: &Value) -> Res<bool> {
+        match self.apply_prepared(f, x.clone())? {
             Value::Bool(b) => Ok(b),
             other => {
                 Err(self.type_error(format!("a predicate returned {}, not a Bool", other.kind())))
@@ -579,6 +739,27 @@ impl Machine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_search_finds_exactly_the_naive_positions() {
+        let texts: [&[u8]; 5] = [
+            b"",
+            b"a b  c",
+            b"one two three four five six seven eight nine",
+            "déjà  vu \u{7f}\u{80} é ".as_bytes(),
+            &[
+                b' ', 0x80, 0xa0, b' ', 0xff, 0x20, 0x21, 0x1f, b' ', b' ', b' ', b' ', b' ',
+            ],
+        ];
+        for text in texts {
+            for byte in [b' ', b',', 0x7f, 0x21] {
+                let mut found = Vec::new();
+                for_each_byte(text, byte, |at| found.push(at));
+                let naive: Vec<usize> = (0..text.len()).filter(|&i| text[i] == byte).collect();
+                assert_eq!(found, naive, "{text:?} {byte}");
+            }
+        }
+    }
 
     /// The name set itself is cross-checked against the checker's prelude in
     /// `tests/prelude.rs`; here, that no name is implemented twice.

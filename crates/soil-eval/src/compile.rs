@@ -606,11 +606,7 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             Some(Target::Builtin(builtin))
                 if builtins::BUILTINS[builtin as usize].arity as usize == args.len() =>
             {
-                Expr::CallBuiltin {
-                    builtin,
-                    args: self.exprs(args),
-                    span,
-                }
+                fused_call(builtin, self.exprs(args), span)
             }
             Some(target) => {
                 let func = Box::new(self.target_value(target));
@@ -828,5 +824,46 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
                 Pat::List { elements, rest }
             }
         }
+    }
+}
+
+/// A saturated call of `builtin`, or the fused builtin that computes it with
+/// one of its arguments, a call of another builtin, in one step
+/// ([`builtins::fuse`]). The arguments keep their order (the outer call's
+/// before the inner call, the inner call's, the outer call's after it), so
+/// they are evaluated, moved and released exactly as in the nest.
+fn fused_call(builtin: BuiltinId, args: Box<[Expr]>, span: TextRange) -> Expr {
+    let fused = args.iter().enumerate().find_map(|(at, arg)| match arg {
+        Expr::CallBuiltin {
+            builtin: inner,
+            args: inner_args,
+            ..
+        } => builtins::fuse(builtin, *inner)
+            .filter(|&(fused, position)| {
+                position == at
+                    && builtins::BUILTINS[fused as usize].arity as usize
+                        == inner_args.len() + args.len() - 1
+            })
+            .map(|(fused, _)| (fused, at)),
+        _ => None,
+    });
+    let Some((fused, at)) = fused else {
+        return Expr::CallBuiltin {
+            builtin,
+            args,
+            span,
+        };
+    };
+    let mut all = Vec::with_capacity(args.len() + 2);
+    for (i, arg) in args.into_vec().into_iter().enumerate() {
+        match arg {
+            Expr::CallBuiltin { args: inner, .. } if i == at => all.extend(inner.into_vec()),
+            other => all.push(other),
+        }
+    }
+    Expr::CallBuiltin {
+        builtin: fused,
+        args: all.into_boxed_slice(),
+        span,
     }
 }

@@ -25,6 +25,13 @@
 //!   nested calls, [`Program::with_max_depth`]) or when the native stack
 //!   budget runs out, whichever comes first; [`Program::run_json`] runs on a
 //!   dedicated [`EVAL_STACK_BYTES`] thread so the budget never binds first.
+//! - Some nests of prelude calls compile to one fused builtin that skips the
+//!   intermediate value: `unwrap_or (map_get k m) d` (no `Option` built),
+//!   `take n (sort_list xs)` and `take n (sort_list_by key xs)` (the first n
+//!   selected, not the whole list sorted). Their arguments are evaluated in
+//!   the nest's order and their results are the nest's; `push`,
+//!   `map_insert` and the fused lookup are evaluated straight from their
+//!   argument expressions rather than through the stack.
 //! - `split s ""` is `[s]`; `replace s "" t` is `s`; `range` refuses more than
 //!   100,000,000 elements with a panic; `show` of a function is `"<function>"`.
 //!

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::rc::Rc;
 
-use soil_rt::{Function, List, Value};
+use soil_rt::{Function, Key, List, Value, map_for_update};
 use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
@@ -53,6 +53,28 @@ impl Function for Callable {
     }
 }
 
+/// A function value resolved once by [`Machine::prepare`]: a closure that
+/// takes exactly the arguments it will be given is entered without
+/// inspecting the value again on every call.
+pub(crate) struct Prepared<'f> {
+    f: &'f Value,
+    closure: Option<(CodeId, &'f [Value])>,
+    /// The closure's frame is exactly its arguments: nothing to set up.
+    bare: bool,
+    /// The body of a bare closure that is one plain expression.
+    leaf: Option<&'f Expr>,
+}
+
+/// A clone of `value`, numbers without the general clone.
+#[inline(always)]
+fn quick_clone(value: &Value) -> Value {
+    match value {
+        Value::I64(n) => Value::I64(*n),
+        Value::F64(x) => Value::F64(*x),
+        other => other.clone(),
+    }
+}
+
 pub(crate) fn func_value(callable: Callable) -> Value {
     Value::Func(Rc::new(callable))
 }
@@ -61,7 +83,7 @@ pub(crate) struct Machine<'a> {
     pub(crate) program: &'a Program,
     pub(crate) world: &'a mut World,
     pub(crate) stack: Vec<Value>,
-    consts: Vec<Value>,
+    pub(crate) consts: Vec<Value>,
     /// Per code, its closure value once built, if it captures nothing.
     closures: Vec<Option<Value>>,
     /// The codes being evaluated, innermost last (tail calls replace the top).
@@ -69,6 +91,10 @@ pub(crate) struct Machine<'a> {
     max_depth: u32,
     /// The `push` builtin, evaluated inline (the accumulator of most loops).
     push_builtin: BuiltinId,
+    /// The map lookup and update of a counting loop, evaluated straight from
+    /// their argument expressions ([`Self::eval_builtin`]).
+    map_get_or_builtin: BuiltinId,
+    map_insert_builtin: BuiltinId,
     /// Evaluation stops when the native stack pointer goes below this address.
     stack_floor: usize,
 }
@@ -98,6 +124,8 @@ impl<'a> Machine<'a> {
             chain: Vec::new(),
             max_depth: program.max_depth,
             push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
+            map_get_or_builtin: crate::builtins::fused_map_get_or(),
+            map_insert_builtin: crate::builtins::lookup("map_insert").unwrap_or(BuiltinId::MAX),
             stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
@@ -192,14 +220,31 @@ impl<'a> Machine<'a> {
         self.enter(code_id)?;
         let result = self.run(code_id, base);
         self.chain.pop();
-        self.stack.truncate(base);
+        self.release_frame(base);
         result
+    }
+
+    /// Truncates the stack to `base`, releasing what the slots above hold.
+    /// Most slots of a finished frame hold scalars or short strings or were
+    /// moved out, and are forgotten here without a call to the general drop
+    /// glue.
+    #[inline(always)]
+    fn release_frame(&mut self, base: usize) {
+        while self.stack.len() > base {
+            match self.stack.pop() {
+                Some(value) if !value.holds_no_count() => drop(value),
+                other => std::mem::forget(other),
+            }
+        }
     }
 
     #[inline]
     fn setup_frame(&mut self, code: &Code, base: usize, closure: Option<(&[Value], &Value)>) {
-        self.stack
-            .resize_with(base + code.frame_size as usize, || Value::Unit);
+        let end = base + code.frame_size as usize;
+        // A frame of only parameters (a small lambda) is complete already.
+        if self.stack.len() != end {
+            self.stack.resize_with(end, || Value::Unit);
+        }
         if let Some((captures, me)) = closure {
             for (slot, value) in code.capture_slots.iter().zip(captures) {
                 self.set(base + *slot as usize, value.clone());
@@ -333,8 +378,23 @@ impl<'a> Machine<'a> {
 
     fn push_args(&mut self, args: &[Expr], base: usize) -> Res<()> {
         for arg in args {
-            let v = self.operand(arg, base)?;
-            self.stack.push(v);
+            // A local is copied or moved straight from its slot to the top:
+            // through `operand`'s `Result` it would be written in pieces and
+            // read back whole, which stalls store forwarding on every push.
+            match arg {
+                Expr::LocalMove(slot) => {
+                    let v = std::mem::replace(&mut self.stack[base + *slot as usize], Value::Unit);
+                    self.stack.push(v);
+                }
+                Expr::Local(slot) => {
+                    let v = self.stack[base + *slot as usize].clone();
+                    self.stack.push(v);
+                }
+                _ => {
+                    let v = self.operand(arg, base)?;
+                    self.stack.push(v);
+                }
+            }
         }
         Ok(())
     }
@@ -398,7 +458,7 @@ impl<'a> Machine<'a> {
         // parameters, its locals follow that.
         if let Some(locals) = self.stack.get_mut(base + self_slot as usize + 1..top) {
             for slot in locals {
-                if !slot.is_scalar() {
+                if !slot.holds_no_count() {
                     *slot = Value::Unit;
                 }
             }
@@ -531,8 +591,89 @@ impl<'a> Machine<'a> {
 
     fn call_builtin(&mut self, builtin: BuiltinId, base: usize) -> Res<Value> {
         let result = (BUILTINS[builtin as usize].run)(self, base);
-        self.stack.truncate(base);
+        self.release_frame(base);
         result
+    }
+
+    /// Resolves `f` once for a builtin that calls it with `nargs` arguments
+    /// on every element (`map`, `filter`, `fold`, ...).
+    pub(crate) fn prepare<'f>(&self, f: &'f Value, nargs: usize) -> Prepared<'f>
+    where
+        'a: 'f,
+    {
+        let closure = match f {
+            Value::Func(callable) => match callable.as_any().downcast_ref::<Callable>() {
+                Some(Callable::Closure { code, captures })
+                    if self.program.codes[*code as usize].arity as usize == nargs =>
+                {
+                    Some((*code, &captures[..]))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        // A lambda whose frame is just its parameters (nothing captured, no
+        // self, no locals, no clauses) runs on the arguments as pushed; if
+        // its body is one expression with no control flow and no call in
+        // tail position (`w != ""`, `map_insert w (...) acc`), that
+        // expression is evaluated without the tail-call loop of `run`.
+        let program: &'a Program = self.program;
+        let bare = closure.is_some_and(|(code, _)| {
+            let code = &program.codes[code as usize];
+            code.frame_size as usize == nargs
+                && code.capture_slots.is_empty()
+                && code.self_slot.is_none()
+                && code.clauses.is_none()
+        });
+        let leaf = match closure {
+            Some((code, _)) if bare => {
+                let body = &program.codes[code as usize].body;
+                (!matches!(
+                    body,
+                    Expr::If { .. }
+                        | Expr::Let { .. }
+                        | Expr::LetPattern { .. }
+                        | Expr::Match { .. }
+                        | Expr::Release { .. }
+                        | Expr::CallGlobal { .. }
+                        | Expr::Call { .. }
+                ))
+                .then_some(body)
+            }
+            _ => None,
+        };
+        Prepared {
+            f,
+            closure,
+            bare,
+            leaf,
+        }
+    }
+
+    /// Calls `f` on the arguments at `stack[base..]`, as [`Self::call_value`]
+    /// does, entering a prepared closure directly.
+    #[inline]
+    pub(crate) fn call_prepared(&mut self, f: &Prepared<'_>, base: usize) -> Res<Value> {
+        match f.closure {
+            Some((code, _)) if let Some(body) = f.leaf => {
+                self.enter(code)?;
+                let result = self.operand(body, base);
+                self.chain.pop();
+                self.release_frame(base);
+                result
+            }
+            Some((code, _)) if f.bare => self.run_frame(code, base),
+            Some((code, captures)) => self.invoke(code, base, Some((captures, f.f))),
+            None => self.call_value(f.f, base),
+        }
+    }
+
+    /// [`Self::call_prepared`] on the one argument `arg`, moved in.
+    #[inline]
+    pub(crate) fn apply_prepared(&mut self, f: &Prepared<'_>, arg: Value) -> Res<Value> {
+        let base = self.stack.len();
+        self.stack.push(arg);
+        self.call_prepared(f, base)
     }
 
     /// Applies a function value to `args` (used by higher-order builtins).
@@ -649,6 +790,7 @@ impl<'a> Machine<'a> {
             )),
             Expr::I64(n) => Ok(Value::I64(*n)),
             Expr::F64(x) => Ok(Value::F64(*x)),
+            Expr::Const(i) => Ok(self.consts[*i as usize].clone()),
             Expr::LocalOpI64 {
                 op,
                 slot,
@@ -666,8 +808,138 @@ impl<'a> Machine<'a> {
             } if *builtin == self.push_builtin && args.len() == 2 => {
                 self.eval_push(&args[0], &args[1], *span, base)
             }
+            Expr::CallBuiltin {
+                builtin,
+                args,
+                span,
+            } => self.eval_builtin(*builtin, args, *span, base),
             _ => self.eval(expr, base),
         }
+    }
+
+    /// A saturated builtin call, out of the large frame of [`Self::eval`]
+    /// (a builtin call per step is the common loop body: a lookup, an insert).
+    #[inline(never)]
+    fn eval_builtin(
+        &mut self,
+        builtin: BuiltinId,
+        args: &[Expr],
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        if let [key, map, default] = args
+            && builtin == self.map_get_or_builtin
+        {
+            return self.eval_map_get_or(key, map, default, span, base);
+        }
+        if let [key, value, map] = args
+            && builtin == self.map_insert_builtin
+        {
+            return self.eval_map_insert(key, value, map, span, base);
+        }
+        self.eval_builtin_on_stack(builtin, args, span, base)
+    }
+
+    /// [`Self::eval_builtin`] for every other builtin: the arguments pushed,
+    /// the builtin called on them. Apart, so the dispatch above stays small
+    /// enough to hand its result straight through.
+    #[inline(never)]
+    fn eval_builtin_on_stack(
+        &mut self,
+        builtin: BuiltinId,
+        args: &[Expr],
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let new_base = self.stack.len();
+        self.push_args(args, base)?;
+        self.call_builtin(builtin, new_base)
+            .map_err(|e| self.locate(e, span))
+    }
+
+    /// `unwrap_or (map_get key map) default` (the fused builtin) without the
+    /// trip through the stack: the arguments are evaluated in order, as for
+    /// any call, and the value found is cloned out of the map.
+    #[inline(never)]
+    fn eval_map_get_or(
+        &mut self,
+        key: &Expr,
+        map: &Expr,
+        default: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let key = self.operand(key, base)?;
+        // A map in a local, with a default that reads no local (a literal or
+        // a constant), is looked into where it is: no count taken and given
+        // back.
+        if let (Expr::Local(slot), Expr::I64(_) | Expr::F64(_) | Expr::Const(_) | Expr::Unit) =
+            (map, default)
+            && let Value::Map(entries) = &self.stack[base + *slot as usize]
+        {
+            let key = Key(key);
+            let found = entries.get(&key).map(quick_clone);
+            key.0.release();
+            return match found {
+                Some(value) => Ok(value),
+                None => self.operand(default, base),
+            };
+        }
+        let map = self.operand(map, base)?;
+        let default = self.operand(default, base)?;
+        if let Value::Map(entries) = &map {
+            let key = Key(key);
+            let found = match entries.get(&key) {
+                Some(value) => {
+                    default.release();
+                    value.clone()
+                }
+                None => default,
+            };
+            key.0.release();
+            drop(map);
+            return Ok(found);
+        }
+        self.call_builtin_on(self.map_get_or_builtin, [key, map, default], span)
+    }
+
+    /// `map_insert key value map` without the trip through the stack: a map
+    /// moved out of its last read is updated in place, as the builtin does.
+    #[inline(never)]
+    fn eval_map_insert(
+        &mut self,
+        key: &Expr,
+        value: &Expr,
+        map: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Value> {
+        let key = self.operand(key, base)?;
+        let value = self.operand(value, base)?;
+        match self.operand(map, base)? {
+            Value::Map(mut entries) => {
+                if let Some(old) = map_for_update(&mut entries).insert(Key(key), value) {
+                    old.release();
+                }
+                Ok(Value::Map(entries))
+            }
+            other => self.call_builtin_on(self.map_insert_builtin, [key, value, other], span),
+        }
+    }
+
+    /// Calls `builtin` on `args` already evaluated (the general path of the
+    /// builtins evaluated inline, which reports what does not fit).
+    #[cold]
+    fn call_builtin_on<const N: usize>(
+        &mut self,
+        builtin: BuiltinId,
+        args: [Value; N],
+        span: TextRange,
+    ) -> Res<Value> {
+        let new_base = self.stack.len();
+        self.stack.extend(args);
+        self.call_builtin(builtin, new_base)
+            .map_err(|e| self.locate(e, span))
     }
 
     /// `push xs x` without a trip through the stack, the builtin table or
@@ -746,10 +1018,7 @@ impl<'a> Machine<'a> {
                 {
                     return self.eval_push(list, item, *span, base);
                 }
-                let new_base = self.stack.len();
-                self.push_args(args, base)?;
-                self.call_builtin(*builtin, new_base)
-                    .map_err(|e| self.locate(e, *span))
+                self.eval_builtin(*builtin, args, *span, base)
             }
             Expr::Call {
                 func, args, span, ..

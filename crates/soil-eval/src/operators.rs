@@ -2,9 +2,8 @@
 //! and conditions decided without building intermediate `Bool` values.
 
 use std::cmp::Ordering;
-use std::rc::Rc;
 
-use soil_rt::{Value, compare, f64_total_cmp};
+use soil_rt::{Value, compare, equal, f64_total_cmp};
 use trellis_diag::TextRange;
 
 use crate::codes::EvalCode;
@@ -105,6 +104,33 @@ impl Machine<'_> {
         }
     }
 
+    /// The value a local or constant operand holds, read where it is.
+    #[inline(always)]
+    fn peek_value(&self, operand: &Expr, base: usize) -> Option<&Value> {
+        match operand {
+            Expr::Local(slot) | Expr::LocalMove(slot) => Some(&self.stack[base + *slot as usize]),
+            Expr::Const(i) => self.consts.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    /// `==` or `!=` of two locals or constants (`w != ""`), decided on the
+    /// values where they are: nothing is cloned, and a local whose read was
+    /// its last is released as the move would have released it.
+    #[inline(always)]
+    fn peek_equality(&mut self, op: Op, lhs: &Expr, rhs: &Expr, base: usize) -> Option<bool> {
+        if !matches!(op, Op::Eq | Op::Ne) {
+            return None;
+        }
+        let same = equal(self.peek_value(lhs, base)?, self.peek_value(rhs, base)?);
+        for operand in [lhs, rhs] {
+            if let Expr::LocalMove(slot) = operand {
+                self.set(base + *slot as usize, Value::Unit);
+            }
+        }
+        Some(same == (op == Op::Eq))
+    }
+
     /// A Bool-valued expression: comparisons of integers and floats, `and`,
     /// `or`, `not` decided without building intermediate values.
     pub(crate) fn condition(&mut self, expr: &Expr, base: usize) -> Res<bool> {
@@ -119,11 +145,17 @@ impl Machine<'_> {
                 Ok(op.holds(order))
             }
             Expr::Binary { op, lhs, rhs, .. } if op.is_comparison() => {
+                if let Some(holds) = self.peek_equality(*op, lhs, rhs, base) {
+                    return Ok(holds);
+                }
                 let a = self.operand(lhs, base)?;
                 let b = self.operand(rhs, base)?;
                 let order = match (&a, &b) {
                     (Value::I64(x), Value::I64(y)) => x.cmp(y),
                     (Value::F64(x), Value::F64(y)) => f64_total_cmp(*x, *y),
+                    _ if matches!(op, Op::Eq | Op::Ne) => {
+                        return Ok(equal(&a, &b) == (*op == Op::Eq));
+                    }
                     _ => compare(&a, &b),
                 };
                 Ok(op.holds(order))
@@ -153,26 +185,30 @@ impl Machine<'_> {
         span: TextRange,
         base: usize,
     ) -> Res<Value> {
+        if let Some(holds) = self.peek_equality(op, lhs, rhs, base) {
+            return Ok(Value::Bool(holds));
+        }
         let a = self.operand(lhs, base)?;
         let b = self.operand(rhs, base)?;
-        match (op, &a, &b) {
-            (Op::Add, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_add(*y))),
-            (Op::Sub, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_sub(*y))),
-            (Op::Mul, Value::I64(x), Value::I64(y)) => return Ok(Value::I64(x.wrapping_mul(*y))),
-            (Op::Lt, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x < y)),
-            (Op::Le, Value::I64(x), Value::I64(y)) => return Ok(Value::Bool(x <= y)),
-            (Op::Add, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x + y)),
-            (Op::Sub, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x - y)),
-            (Op::Mul, Value::F64(x), Value::F64(y)) => return Ok(Value::F64(x * y)),
-            (Op::Lt, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_lt()));
-            }
-            (Op::Le, Value::F64(x), Value::F64(y)) => {
-                return Ok(Value::Bool(f64_total_cmp(*x, *y).is_le()));
-            }
-            _ => {}
-        }
-        self.binary(op, a, b).map_err(|e| self.locate(e, span))
+        let quick = match (op, &a, &b) {
+            (Op::Add, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_add(*y)),
+            (Op::Sub, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_sub(*y)),
+            (Op::Mul, Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_mul(*y)),
+            (Op::Lt, Value::I64(x), Value::I64(y)) => Value::Bool(x < y),
+            (Op::Le, Value::I64(x), Value::I64(y)) => Value::Bool(x <= y),
+            (Op::Add, Value::F64(x), Value::F64(y)) => Value::F64(x + y),
+            (Op::Sub, Value::F64(x), Value::F64(y)) => Value::F64(x - y),
+            (Op::Mul, Value::F64(x), Value::F64(y)) => Value::F64(x * y),
+            (Op::Lt, Value::F64(x), Value::F64(y)) => Value::Bool(f64_total_cmp(*x, *y).is_lt()),
+            (Op::Le, Value::F64(x), Value::F64(y)) => Value::Bool(f64_total_cmp(*x, *y).is_le()),
+            (Op::Eq, Value::Str(x), Value::Str(y)) => Value::Bool(x == y),
+            (Op::Ne, Value::Str(x), Value::Str(y)) => Value::Bool(x != y),
+            _ => return self.binary(op, a, b).map_err(|e| self.locate(e, span)),
+        };
+        // Numbers and short strings are let go without the drop glue.
+        a.release();
+        b.release();
+        Ok(quick)
     }
 
     /// [`Expr::LocalOpI64`] as a value. Out of line: inlined into
@@ -212,12 +248,9 @@ impl Machine<'_> {
         if op == Op::Concat {
             return match (a, b) {
                 (Value::List(x), Value::List(y)) => Ok(Value::List(x.concat(y))),
-                (Value::Str(x), Value::Str(y)) => {
-                    let mut s = String::with_capacity(x.len() + y.len());
-                    s.push_str(&x);
-                    s.push_str(&y);
-                    Ok(Value::Str(Rc::from(s)))
-                }
+                // The left side grows in place when nothing else holds it.
+                (Value::Str(x), Value::Str(y)) if x.is_empty() => Ok(Value::Str(y)),
+                (Value::Str(x), Value::Str(y)) => Ok(Value::Str(x.concat(&y))),
                 (a, b) => Err(self.type_error(format!(
                     "`++` does not apply to {} and {}",
                     a.kind(),
@@ -252,8 +285,8 @@ impl Machine<'_> {
             (Op::Ge, I64(x), I64(y)) => Value::Bool(x >= y),
             (Op::Eq, I64(x), I64(y)) => Value::Bool(x == y),
             (Op::Ne, I64(x), I64(y)) => Value::Bool(x != y),
-            (Op::Eq, _, _) => Value::Bool(compare(&a, &b) == Ordering::Equal),
-            (Op::Ne, _, _) => Value::Bool(compare(&a, &b) != Ordering::Equal),
+            (Op::Eq, _, _) => Value::Bool(equal(&a, &b)),
+            (Op::Ne, _, _) => Value::Bool(!equal(&a, &b)),
             (Op::Lt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Less),
             (Op::Le, _, _) => Value::Bool(compare(&a, &b) != Ordering::Greater),
             (Op::Gt, _, _) => Value::Bool(compare(&a, &b) == Ordering::Greater),

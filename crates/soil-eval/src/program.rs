@@ -296,19 +296,19 @@ impl Program {
     }
 
     /// The definition `name` (`median` or `csvstats::median`), refusing
-    /// unknown names and definitions that reach an unfilled hole.
+    /// unknown names. A definition with holes runs: a hole refuses the run
+    /// only when evaluation reaches it (`unfilled-hole`, at the hole, with the
+    /// call chain), so a partial lowering can be tried on the inputs it covers
+    /// (soil-syntax-spec §10). Callers that must not run partial code at all
+    /// (test suites) ask [`Self::holes_reached_by`] first.
     fn runnable(&self, name: &str) -> Result<DefId, RunError> {
-        let Some(&def) = self.by_name.get(name) else {
-            return Err(RunError::Refused(vec![Diagnostic::new(
+        match self.by_name.get(name) {
+            Some(&def) => Ok(def),
+            None => Err(RunError::Refused(vec![Diagnostic::new(
                 EvalCode::UnknownDefinition.code(),
                 format!("no definition is named `{name}`"),
-            )]));
-        };
-        let holes = self.unfilled_holes(def);
-        if !holes.is_empty() {
-            return Err(RunError::Refused(holes));
+            )])),
         }
-        Ok(def)
     }
 
     /// One `unfilled-hole` diagnostic per hole in `def` or any definition it reaches.

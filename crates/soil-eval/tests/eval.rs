@@ -96,6 +96,7 @@ fn integer_arithmetic_wraps_and_division_truncates() {
         "[-9223372036854775808, -1]",
         expect![["-9223372036854775808"]],
     );
+    check(NUMBERS, "rem", "[-9223372036854775808, -1]", expect![["0"]]);
     check(
         NUMBERS,
         "div",
@@ -426,18 +427,24 @@ fn deep_recursion_ends_in_a_depth_limit_panic() {
     );
 }
 
+/// A hole refuses the run where evaluation reaches it, with the call chain;
+/// inputs whose path does not reach it run (soil-syntax-spec §10). The
+/// up-front list of holes a definition reaches is still there for callers that
+/// must not run partial code at all.
 #[test]
-fn holes_refuse_the_run() {
-    let text = "helper : (x : I64) -> I64\nhelper x = ?todo + x\nmain : (x : I64) -> I64\nmain x = helper x\nother : (x : I64) -> I64\nother x = x\n";
+fn holes_refuse_the_run_where_they_are_reached() {
+    let text = "helper : (x : I64) -> I64\nhelper x = if x > 0 then ?todo + x else x\nmain : (x : I64) -> I64\nmain x = helper x\nother : (x : I64) -> I64\nother x = x\n";
     check(
         text,
         "main",
         "[1]",
-        expect![[
-            "refused: unfilled-hole @2:12 `main` cannot run: `helper` contains the unfilled hole ?todo"
-        ]],
+        expect!["panic: unfilled-hole @2:26 reached the unfilled hole ?todo [#0 in helper]"],
     );
+    check(text, "main", "[-1]", expect![["-1"]]);
     check(text, "other", "[1]", expect![["1"]]);
+    let program = program_from_source(text, Some("test.soil")).expect("compiles");
+    expect![["unfilled-hole @2:26 `main` cannot run: `helper` contains the unfilled hole ?todo"]]
+        .assert_eq(&codes(&program.holes_reached_by("main")));
 }
 
 #[test]
@@ -597,6 +604,17 @@ views xs =
   | [_, ..rest] -> (push rest 7, xs)
   | [] -> ([], xs)
   end
+elementwise : (xss : List (List I64)) -> (List (List I64), List (List I64), List (List I64), List I64)
+elementwise xss =
+  let pushed = map (\xs -> push xs 0) xss in
+  let kept = filter (\xs -> len xs > 1) xss in
+  let all = fold (\acc xs -> acc ++ xs) [] xss in
+  (pushed, kept, xss, all)
+grown : (s : Utf8) -> (Utf8, Utf8, Utf8)
+grown s =
+  let longer = s ++ " and more" in
+  let piece = str_slice s 0 11 in
+  (longer ++ "!", piece ++ "?", s)
 "#;
 
 #[test]
@@ -620,6 +638,100 @@ fn in_place_updates_never_change_shared_values() {
         "views",
         "[[1, 2, 3]]",
         expect![["[[2,3,7],[1,2,3]]"]],
+    );
+    // `map`, `filter` and `fold` hand elements over by value; a list still
+    // held elsewhere keeps its elements as they were.
+    check(
+        SHARING,
+        "elementwise",
+        "[[[1], [2, 3]]]",
+        expect![["[[[1,0],[2,3,0]],[[2,3]],[[1],[2,3]],[1,2,3]]"]],
+    );
+    // A string grows in place only where nothing else holds its text.
+    check(
+        SHARING,
+        "grown",
+        r#"["a long enough text"]"#,
+        expect![[r#"["a long enough text and more!","a long enou?","a long enough text"]"#]],
+    );
+}
+
+const FUSED: &str = r#"
+top : (n : I64) -> (xs : List (I64, Utf8)) -> (List (I64, Utf8), List (I64, Utf8))
+top n xs =
+  let by_count p = let (c, _) = p in 0 - c in
+  let sorted = sort_list_by by_count xs in
+  (take n (sort_list_by by_count xs), take n sorted)
+top_plain : (n : I64) -> (xs : List I64) -> (List I64, List I64)
+top_plain n xs = let sorted = sort_list xs in (take n (sort_list xs), take n sorted)
+lookup : (m : Map Utf8 I64) -> (k : Utf8) -> (I64, I64)
+lookup m k = let found = map_get k m in (unwrap_or (map_get k m) (0 - 1), unwrap_or found (0 - 1))
+"#;
+
+/// The nests the compiler fuses (`take n (sort_list_by key xs)`,
+/// `take n (sort_list xs)`, `unwrap_or (map_get k m) d`) give what the nest
+/// gives when its parts are bound first (and so not fused): ties keep their
+/// order, `n` is clamped.
+#[test]
+fn fused_nests_agree_with_their_parts() {
+    let pairs =
+        r#"[[3,"c"],[1,"a"],[3,"b"],[2,"z"],[3,"a"],[1,"y"],[5,"q"],[2,"b"],[0,"o"],[3,"d"]]"#;
+    for n in [-1, 0, 1, 3, 4, 9, 10, 11, 100] {
+        let out = run(FUSED, "top", &format!("[{n}, {pairs}]"));
+        let halves: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        assert_eq!(halves[0], halves[1], "top {n}: {out}");
+        let out = run(
+            FUSED,
+            "top_plain",
+            &format!("[{n}, [5, 3, 9, 3, 1, 0, 7, 3]]"),
+        );
+        let halves: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        assert_eq!(halves[0], halves[1], "top_plain {n}: {out}");
+    }
+    check(
+        FUSED,
+        "top",
+        &format!("[4, {pairs}]"),
+        expect![[r#"[[[5,"q"],[3,"c"],[3,"b"],[3,"a"]],[[5,"q"],[3,"c"],[3,"b"],[3,"a"]]]"#]],
+    );
+    check(FUSED, "lookup", r#"[[["a", 1]], "a"]"#, expect!["[1,1]"]);
+    check(FUSED, "lookup", r#"[[["a", 1]], "b"]"#, expect!["[-1,-1]"]);
+}
+
+const TEXT: &str = r#"
+pieces : (s : Utf8) -> (List Utf8, List Utf8, List Utf8, Utf8, Utf8, List Utf8)
+pieces s = (split s " ", split s "é ", split s "", str_slice s 3 15, trim ("  " ++ s ++ "\n"), lines s)
+joined : (words : List Utf8) -> Utf8
+joined words = fold (\acc w -> acc ++ w ++ ",") "" words
+counts : (words : List Utf8) -> List (Utf8, I64)
+counts words = map_to_list (fold (\m w -> map_insert w (unwrap_or (map_get w m) 0 + 1) m) map_empty words)
+"#;
+
+/// Strings cut from a text (inline when short, views of it when longer),
+/// grown in place, and used as map keys read as the bytes they hold.
+#[test]
+fn string_pieces_and_growth_keep_their_meaning() {
+    check(
+        TEXT,
+        "pieces",
+        r#"["déjà vu, a rather longish café éclair\nsecond line"]"#,
+        expect![[
+            r#"[["déjà","vu,","a","rather","longish","café","éclair\nsecond","line"],["déjà vu, a rather longish caf","éclair\nsecond line"],["déjà vu, a rather longish café éclair\nsecond line"],"à vu, a rath","déjà vu, a rather longish café éclair\nsecond line",["déjà vu, a rather longish café éclair","second line"]]"#
+        ]],
+    );
+    check(
+        TEXT,
+        "joined",
+        r#"[["one", "two", "a considerably longer word", ""]]"#,
+        expect![[r#""one,two,a considerably longer word,,""#]],
+    );
+    // Equal keys meet whatever holds their bytes (a short literal, a long
+    // piece, a copy); the entries list in key order.
+    check(
+        TEXT,
+        "counts",
+        r#"[["word", "a considerably longer word", "word", "a considerably longer word", "zz", "a"]]"#,
+        expect![[r#"[["a",1],["a considerably longer word",2],["word",2],["zz",1]]"#]],
     );
 }
 

@@ -2,11 +2,13 @@
 
 use std::any::Any;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use crate::order::compare;
+use crate::map::MapValue;
+use crate::order::{compare, equal, hash_value};
+use crate::text::Str;
 use crate::types::{ShapeId, TypeId};
 
 /// A function value. The interpreter decides what a function is (closure,
@@ -17,21 +19,25 @@ pub trait Function: Any {
     fn describe(&self) -> String;
 }
 
-/// Map storage: keys ordered by the total order ([`Key`]).
-pub type MapValue = BTreeMap<Key, Value>;
-
-/// One Soil value. 24 bytes: every variant is a scalar or one `Rc`.
+/// One Soil value. 24 bytes: every variant is a scalar, one `Rc`, or a
+/// [`Str`] (inline bytes or a view of a shared buffer).
 ///
 /// Records and variants carry the id of their shape / declaration so a value is
 /// self-describing: `show` and [`crate::encode`] need no static type.
+///
+/// The tag is a `u32` so the first word of a value is written and read as
+/// whole fields: with a one-byte tag the bytes beside it are copied in
+/// pieces, and reading a value back whole right after (the interpreter
+/// pushing a call's result) stalls store forwarding.
 #[derive(Clone)]
+#[repr(u32)]
 pub enum Value {
     Unit,
     Bool(bool),
     I64(i64),
     U64(u64),
     F64(f64),
-    Str(Rc<str>),
+    Str(Str),
     List(List),
     Tuple(Rc<[Value]>),
     /// A nominal record or an inline-record variant payload: the shape names
@@ -50,7 +56,7 @@ pub enum Value {
 
 impl Value {
     pub fn str(text: &str) -> Value {
-        Value::Str(Rc::from(text))
+        Value::Str(Str::new(text))
     }
 
     pub fn list(items: Vec<Value>) -> Value {
@@ -61,6 +67,11 @@ impl Value {
         Value::Tuple(Rc::from(items))
     }
 
+    /// The tuple `(a, b)`, built in one allocation.
+    pub fn pair(a: Value, b: Value) -> Value {
+        Value::Tuple(Rc::from([a, b]))
+    }
+
     pub fn variant(ty: TypeId, tag: u32, payload: Option<Value>) -> Value {
         Value::Variant {
             ty,
@@ -69,22 +80,35 @@ impl Value {
         }
     }
 
-    /// Whether this value holds no reference count (a scalar), so dropping
-    /// it does nothing.
+    /// Whether this value holds no reference count (a number, a `Bool`,
+    /// `Unit`, or a string short enough to be held inline), so dropping it
+    /// does nothing.
     #[inline(always)]
-    pub fn is_scalar(&self) -> bool {
-        matches!(
-            self,
-            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
-        )
+    pub fn holds_no_count(&self) -> bool {
+        match self {
+            Value::Unit | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_) => true,
+            Value::Str(s) => s.is_inline(),
+            _ => false,
+        }
     }
 
-    /// Stores `value` in `slot`. What the slot held is dropped, but a scalar
-    /// (the common case in an interpreter's frame) without a call to the
-    /// general drop glue.
+    /// Lets this value go: a value that holds no count is forgotten (its drop
+    /// would do nothing, but through a call to the general drop glue).
+    #[inline(always)]
+    pub fn release(self) {
+        if self.holds_no_count() {
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
+    }
+
+    /// Stores `value` in `slot`. What the slot held is dropped, but a value
+    /// that holds no count (the common case in an interpreter's frame)
+    /// without a call to the general drop glue.
     #[inline(always)]
     pub fn store(slot: &mut Value, value: Value) {
-        if slot.is_scalar() {
+        if slot.holds_no_count() {
             std::mem::forget(std::mem::replace(slot, value));
         } else if let Value::List(old) = std::mem::replace(slot, value) {
             // A list view that is not the last one on its storage (a `rest`
@@ -115,7 +139,7 @@ impl Value {
 impl PartialEq for Value {
     /// Structural equality under the total order (`nan == nan`, `-0.0 != 0.0`).
     fn eq(&self, other: &Value) -> bool {
-        compare(self, other) == Ordering::Equal
+        equal(self, other)
     }
 }
 
@@ -156,22 +180,32 @@ impl fmt::Debug for Value {
                 Some(p) => write!(f, "%{ty}.{tag}({p:?})"),
                 None => write!(f, "%{ty}.{tag}"),
             },
-            Value::Map(m) => f
-                .debug_map()
-                .entries(m.iter().map(|(k, v)| (&k.0, v)))
-                .finish(),
+            Value::Map(m) => m.fmt(f),
             Value::Func(func) => write!(f, "<{}>", func.describe()),
         }
     }
 }
 
-/// A map key: a value ordered by [`compare`].
+/// A map key: a value ordered by [`compare`] and hashed consistently with it.
 #[derive(Clone, Debug)]
 pub struct Key(pub Value);
 
+impl Hash for Key {
+    /// Strings and integers, the common keys, inline; all keys of one map
+    /// have one type, so they need not be told apart from other kinds.
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match &self.0 {
+            Value::Str(s) => s.hash(state),
+            Value::I64(n) => state.write_i64(*n),
+            other => hash_value(other, state),
+        }
+    }
+}
+
 impl PartialEq for Key {
     fn eq(&self, other: &Key) -> bool {
-        compare(&self.0, &other.0) == Ordering::Equal
+        equal(&self.0, &other.0)
     }
 }
 
@@ -412,14 +446,40 @@ impl List {
 
     /// The elements as an owned vector: moved out when this view is the only
     /// owner of its storage, cloned otherwise.
-    pub fn into_vec(mut self) -> Vec<Value> {
+    pub fn into_vec(self) -> Vec<Value> {
+        self.into_unique_vec()
+            .unwrap_or_else(|shared| shared.to_vec())
+    }
+
+    /// The elements one by one, by value: moved out when this view is the only
+    /// owner of its storage, cloned one at a time otherwise (never all at
+    /// once), so a loop over a list it alone holds keeps each element
+    /// uniquely held.
+    pub fn into_values(mut self) -> Values {
+        match Rc::get_mut(&mut self.items) {
+            Some(items) => {
+                items.truncate(self.end as usize);
+                let mut owned = std::mem::take(items).into_iter();
+                // Skip the elements before the view: dropped, not yielded.
+                if self.start > 0 {
+                    owned.nth(self.start as usize - 1);
+                }
+                Values::Owned(owned)
+            }
+            None => Values::Shared(self, 0),
+        }
+    }
+
+    /// The elements as an owned vector when this view is the only owner of
+    /// its storage (moved, no copy); otherwise the view back.
+    pub fn into_unique_vec(mut self) -> Result<Vec<Value>, List> {
         match Rc::get_mut(&mut self.items) {
             Some(items) => {
                 items.truncate(self.end as usize);
                 items.drain(..self.start as usize);
-                std::mem::take(items)
+                Ok(std::mem::take(items))
             }
-            None => self.to_vec(),
+            None => Err(self),
         }
     }
 
@@ -428,6 +488,38 @@ impl List {
         self.as_slice().to_vec()
     }
 }
+
+/// The iterator of [`List::into_values`].
+pub enum Values {
+    Owned(std::vec::IntoIter<Value>),
+    Shared(List, usize),
+}
+
+impl Iterator for Values {
+    type Item = Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            Values::Owned(items) => items.next(),
+            Values::Shared(list, at) => {
+                let item = list.get(*at)?.clone();
+                *at += 1;
+                Some(item)
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = match self {
+            Values::Owned(items) => items.len(),
+            Values::Shared(list, at) => list.len() - *at,
+        };
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Values {}
 
 fn len_u32(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
@@ -473,6 +565,9 @@ mod tests {
     #[test]
     fn values_stay_compact() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
+        // The interpreter's results and optional values use the tag's niche.
+        assert_eq!(std::mem::size_of::<Result<Value, Box<String>>>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 24);
     }
 
     #[test]
@@ -529,6 +624,32 @@ mod tests {
         assert_eq!(queue.len(), 10);
         assert!(queue.items.len() <= 40, "storage of {}", queue.items.len());
         assert_eq!(queue.get(0), Some(&Value::I64(9990)));
+    }
+
+    #[test]
+    fn into_values_moves_from_unique_storage_and_clones_from_shared() {
+        let inner = || Value::list(vec![Value::I64(1)]);
+        let list = List::from_vec(vec![inner(), inner(), inner()]).into_skip(1);
+        let moved: Vec<Value> = list.into_values().collect();
+        assert_eq!(moved.len(), 2);
+        // Each element came out as the only holder of its storage.
+        for item in moved {
+            let Value::List(mut xs) = item else {
+                panic!("a list")
+            };
+            assert!(xs.is_unique());
+        }
+        let shared = List::from_vec(vec![inner(), inner()]);
+        let keep = shared.clone();
+        let cloned: Vec<Value> = shared.into_values().collect();
+        assert_eq!((cloned.len(), keep.len()), (2, 2));
+        // A clone shares its storage with the element still in `keep`.
+        for item in cloned {
+            let Value::List(mut xs) = item else {
+                panic!("a list")
+            };
+            assert!(!xs.is_unique());
+        }
     }
 
     #[test]

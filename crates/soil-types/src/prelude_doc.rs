@@ -80,8 +80,9 @@ function passed in performs.
 
 Costs are worst-case time in big-O, with `n` the length of the list (or the number
 of characters of the string) argument, `m` the number of entries of a map, and
-`k` the length of the second list or string. Comparing or showing values costs the
-size of the values involved; it is taken as O(1) for numbers. Where a cost says
+`k` the length of the second list or string; a cost marked *expected* is the
+average over the hashing of a map's keys (§10). Comparing, hashing or showing
+values costs the size of the values involved; it is taken as O(1) for numbers. Where a cost says
 *uniquely held*, it is the cost of the cost model of §14: an update of a list or
 map that nothing else refers to happens in place, otherwise the value is copied
 first. A root definition with the name of a prelude value shadows it in that
@@ -333,7 +334,9 @@ tuple or record accumulator taken apart by a pattern) update it in place (§14).
 Both sorts are stable (equal elements keep their order) and use the total
 structural order of §3, so they sort any list whose elements have no function
 inside. To sort descending, sort and `reverse`, or sort by a key that reverses
-the order (`\\x -> 0 - x`).",
+the order (`\\x -> 0 - x`). `take k (sort_list xs)` and `take k (sort_list_by
+key xs)` select the first `k` without sorting the rest: O(n) comparisons (and
+`n` calls of `key`), then O(k log k).",
         builtins: &[
             value(
                 "sort_list",
@@ -356,7 +359,11 @@ the order (`\\x -> 0 - x`).",
         intro: "\
 `Utf8` is a sequence of Unicode scalar values: lengths, positions and slices
 count characters, not bytes. String literals are `\"...\"`; `s ++ t`
-concatenates (§9).",
+concatenates (§9), in place when `s` is uniquely held (§14). A string of at
+most seven bytes is held in the value itself; the longer pieces `split`,
+`lines`, `trim` and `str_slice` return are views of the string they were cut
+from, so cutting copies nothing (a view keeps its whole text alive, as a list
+view keeps its array).",
         builtins: &[
             value(
                 "str_len",
@@ -619,12 +626,12 @@ Operators are not prelude values but their meaning and cost belong here.
 
 | Operator | Operands | Meaning | Cost |
 | --- | --- | --- | --- |
-| `+ - *` | two `I64`, two `U64` or two `F64` | arithmetic; integers wrap on overflow | O(1) |
-| `/` | likewise | integers: the quotient rounded toward zero (`-7 / 2 == -3`), panics on division by zero; `F64`: IEEE division (`1.0 / 0.0` is `infinity`) | O(1) |
-| `%` | likewise | integers: the remainder with the sign of the dividend (`-7 % 2 == -1`), panics on zero; `F64`: IEEE remainder | O(1) |
-| unary `-` | `I64` or `F64` | negation (wrapping) | O(1) |
+| `+ - *` | two `I64`, two `U64` or two `F64` | arithmetic; integers wrap on overflow, two's complement, never panicking (the largest `I64` plus 1 is the least, -2^63; `0 - 1` on `U64` is 2^64 - 1) | O(1) |
+| `/` | likewise | integers: the quotient rounded toward zero (`-7 / 2 == -3`), panics on division by zero; the one quotient that overflows, the least `I64` (-2^63) divided by `-1`, wraps to the least `I64` itself; `F64`: IEEE division (`1.0 / 0.0` is `infinity`) | O(1) |
+| `%` | likewise | integers: the remainder with the sign of the dividend (`-7 % 2 == -1`), panics on zero; the least `I64` `% -1` is `0`; `F64`: IEEE remainder | O(1) |
+| unary `-` | `I64` or `F64` | negation, wrapping: the negation of the least `I64` is itself | O(1) |
 | `++` | two `List a` | concatenation: see `append` in §4 (`[x] ++ acc` prepends in amortized O(1) when `acc` is uniquely held) | as `append` |
-| `++` | two `Utf8` | concatenation | O(n + k) |
+| `++` | two `Utf8` | concatenation | amortized O(k) when the left string is uniquely held; O(n + k) otherwise |
 | `== != < <= > >=` | two values of one type without functions | the total structural order of §3 | O(size of the operands) |
 | `and or not` | `Bool` | logic; `and` and `or` evaluate their right operand only when needed | O(1) |",
         builtins: &[],
@@ -634,7 +641,15 @@ Operators are not prelude values but their meaning and cost belong here.
         intro: "\
 `Map k v` is a finite map ordered by the total structural order of its keys
 (§3); `map_keys`, `map_values` and `map_to_list` list entries in ascending key
-order. Maps have no literal: build them from `map_empty` or `map_from_list`.",
+order. Maps have no literal: build them from `map_empty` or `map_from_list`.
+
+A map is a hash table: finding, adding, replacing or removing a key costs
+expected O(1), plus hashing the key (the size of the key, as comparing it
+would). Its ascending order is sorted when it is first read after keys were
+added or removed (O(m log m)) and kept until the keys change again, so listing
+a map again, or replacing values in it, costs no sort. `==`, `compare`, `show`
+and the canonical JSON read a map in that order too. No program can observe
+the table's own order.",
         builtins: &[
             value(
                 "map_empty",
@@ -647,28 +662,28 @@ order. Maps have no literal: build them from `map_empty` or `map_from_list`.",
                 "map_insert",
                 "`m` with `key` mapped to `value` (replacing any earlier value). Note the argument order: \
 key, value, then the map, so `fold` steps read `map_insert k v acc`.",
-                "O(log m) when `m` is uniquely held; O(m) otherwise",
+                "expected O(1) when `m` is uniquely held; O(m) otherwise",
                 "map_to_list (map_insert \"b\" 2 (map_insert \"a\" 1 map_empty))",
                 "[(\"a\", 1), (\"b\", 2)]",
             ),
             value(
                 "map_get",
                 "The value of `key`, or `None`.",
-                "O(log m)",
+                "expected O(1)",
                 "map_get \"a\" (map_from_list [(\"a\", 1)])",
                 "Some 1",
             ),
             value(
                 "map_remove",
                 "`m` without `key` (`m` itself when the key is absent).",
-                "O(log m) when `m` is uniquely held or lacks `key`; O(m) otherwise",
+                "expected O(1) when `m` is uniquely held or lacks `key`; O(m) otherwise",
                 "map_size (map_remove \"a\" (map_from_list [(\"a\", 1)]))",
                 "0",
             ),
             value(
                 "map_has",
                 "Whether `key` has a value in `m`.",
-                "O(log m)",
+                "expected O(1)",
                 "map_has \"z\" (map_from_list [(\"a\", 1)])",
                 "false",
             ),
@@ -682,28 +697,28 @@ key, value, then the map, so `fold` steps read `map_insert k v acc`.",
             value(
                 "map_keys",
                 "The keys, ascending.",
-                "O(m)",
+                "O(m log m) on the first ordered read since keys were added or removed; O(m) after",
                 "map_keys (map_from_list [(2, \"b\"), (1, \"a\")])",
                 "[1, 2]",
             ),
             value(
                 "map_values",
                 "The values, in ascending order of their keys.",
-                "O(m)",
+                "O(m log m) on the first ordered read since keys were added or removed; O(m) after",
                 "map_values (map_from_list [(2, \"b\"), (1, \"a\")])",
                 "[\"a\", \"b\"]",
             ),
             value(
                 "map_to_list",
                 "The entries as `(key, value)` pairs, ascending by key.",
-                "O(m)",
+                "O(m log m) on the first ordered read since keys were added or removed; O(m) after",
                 "map_to_list (map_from_list [(2, \"b\"), (1, \"a\")])",
                 "[(1, \"a\"), (2, \"b\")]",
             ),
             value(
                 "map_from_list",
                 "The map of the pairs; a later pair for the same key wins.",
-                "O(n log n)",
+                "expected O(n)",
                 "map_get 1 (map_from_list [(1, \"a\"), (1, \"b\")])",
                 "Some \"b\"",
             ),
@@ -818,7 +833,13 @@ else (no other variable, data structure or closure) refers to it.
   when `r` is a local that dies there (and the new values read `r` only through
   its fields).
 - `fold` passes the accumulator from one step to the next without keeping a
-  copy.
+  copy, and `map`, `filter` and `fold` hand each element of a uniquely held
+  list to their function by value (`map` and `filter` build their result in
+  that list's storage), so lists and maps inside the elements stay uniquely
+  held too.
+- Strings follow the same rule: `acc ++ s` appends to a uniquely held `acc`
+  in place (amortized O(length of `s`)), so building a text piece by piece in
+  a `fold` is linear.
 
 So `fold (\\state x -> let (acc, n) = state in (push acc x, n + 1)) ([], 0) xs`
 is O(n) in all, as is a loop that prepends with `[x] ++ acc`. A list or map that
@@ -828,7 +849,10 @@ for that update.
 
 `take`, `drop`, `slice` and `[x, ..rest]` are O(1) views of their list's storage
 (a view keeps that storage alive); a view that is the only holder of its storage
-is updated in place like any list, a shared one is copied.",
+is updated in place like any list, a shared one is copied.
+
+`unwrap_or (map_get k m) d`, the lookup of a count or a default, runs as one
+lookup that does not build the `Option` in between.",
         builtins: &[],
     },
 ];

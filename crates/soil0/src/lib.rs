@@ -2,7 +2,8 @@
 //! (docs/contracts/soil0-cli.md): [`check()`], [`run()`] and [`test()`] are the
 //! commands as functions returning the exact document the binary prints, and
 //! [`run::run_with_world`] is the one implementation of §8.6 injection that
-//! `soil0 run`, `soil0 test` and `trellis call` share. It sits above the Soil
+//! `soil0 run`, `soil0 test` and `trellis call` share ([`sources`] feeds it a
+//! program read from `.soil` files instead of JSON). It sits above the Soil
 //! crates (syntax, types, evaluation) and below the Trellis daemon; it reads
 //! files only through the [`cli::Host`] port and touches the World only through
 //! soil-eval's capability ports.
@@ -16,9 +17,10 @@ pub mod bundle;
 pub mod cli;
 mod load;
 pub mod run;
+pub mod sources;
 
 pub use bundle::test;
-pub use load::{Loaded, load};
+pub use load::{Loaded, load, load_program};
 pub use run::{RunOutcome, run, run_with_world};
 
 use trellis_diag::{Diagnostic, errors_document};

@@ -19,7 +19,12 @@ pub struct Loaded {
     /// The interpreter's file key of each embedded text → the file diagnostics
     /// name (§3) and the text's JSON path in program.json.
     texts: HashMap<String, (String, String)>,
-    program_file: String,
+    /// program.json's name, for the note naming an embedded text's JSON path;
+    /// `None` for a program read from `.soil` files, whose texts are the files.
+    program_file: Option<String>,
+    /// Each typed hole the check found, with the definition holding it: what
+    /// an `unfilled-hole` reached at run time reports (its goal, its scope).
+    holes: Vec<(String, soil_types::HoleFact)>,
 }
 
 /// Decodes both documents, checks the whole program and compiles it. Any
@@ -36,21 +41,65 @@ pub fn load(env: Source<'_>, program: Source<'_>) -> Result<Loaded, Vec<Diagnost
             return Err(errors);
         }
     };
-    soil_types::check_program(&checked_env, &checked_program).into_result()?;
+    load_checked(&checked_env, checked_program, Some(program.name))
+}
+
+/// A program a host assembled itself (a root's database), checked and
+/// compiled as [`load`] does with decoded documents. Diagnostics name the
+/// files and spans of the sources the definitions carry, with no note naming
+/// an embedded JSON text.
+pub fn load_program(
+    env: &soil_types::Env,
+    definitions: impl IntoIterator<Item = soil_types::Definition>,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    let program = soil_types::Program {
+        definitions: definitions.into_iter().collect(),
+        ..soil_types::Program::default()
+    };
+    load_checked(env, program, None)
+}
+
+/// Checks a decoded program against its environment and compiles it: the rest
+/// of [`load`], shared with programs read from `.soil` files (`program_file`
+/// `None`, [`crate::sources`]).
+pub(crate) fn load_checked(
+    checked_env: &soil_types::Env,
+    checked_program: soil_types::Program,
+    program_file: Option<&str>,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    let facts = soil_types::check_program(checked_env, &checked_program).into_result()?;
+    let holes = facts
+        .into_iter()
+        .flat_map(|facts| {
+            let definition = facts.definition;
+            facts
+                .holes
+                .into_iter()
+                .map(move |hole| (definition.clone(), hole))
+        })
+        .collect();
     let types = type_env_from_decls(checked_env.types.iter().map(|t| &t.node))?;
     let mut texts = HashMap::new();
     let definitions: Vec<Definition> = checked_program
         .definitions
         .iter()
         .enumerate()
-        .map(|(index, definition)| eval_definition(index, definition, program.name, &mut texts))
+        .map(|(index, definition)| {
+            eval_definition(
+                index,
+                definition,
+                program_file.unwrap_or_default(),
+                &mut texts,
+            )
+        })
         .collect();
     let compiled = Program::compile(types, definitions)?;
     Ok(Loaded {
         program: compiled,
         definitions: checked_program.definitions,
         texts,
-        program_file: program.name.to_owned(),
+        program_file: program_file.map(str::to_owned),
+        holes,
     })
 }
 
@@ -189,9 +238,64 @@ impl Loaded {
     pub(crate) fn present(&self, mut diagnostic: Diagnostic) -> Diagnostic {
         if let Some((file, path)) = diagnostic.file.as_ref().and_then(|key| self.texts.get(key)) {
             diagnostic.file = Some(file.clone());
-            diagnostic = diagnostic.with_note(format!("in {} at {path}", self.program_file));
+            if let Some(program_file) = &self.program_file {
+                diagnostic = diagnostic.with_note(format!("in {program_file} at {path}"));
+            }
         }
-        self.qualify_chain(diagnostic)
+        let diagnostic = self.qualify_chain(diagnostic);
+        self.with_hole_goal(diagnostic)
+    }
+
+    /// An `unfilled-hole` reached at run time with what the check knows of the
+    /// hole: its goal type and the definition holding it in the message, the
+    /// names in scope as a note — what `check` shows for it (§8.4).
+    fn with_hole_goal(&self, mut diagnostic: Diagnostic) -> Diagnostic {
+        if diagnostic.code != soil_eval::EvalCode::UnfilledHole.code() {
+            return diagnostic;
+        }
+        let Some(name) = diagnostic
+            .message
+            .strip_prefix("reached the unfilled hole ?")
+            .map(str::to_owned)
+        else {
+            return diagnostic;
+        };
+        // The innermost frame of the chain is the definition running the hole.
+        let innermost = diagnostic.notes.iter().rev().find_map(|note| {
+            let (depth, entry) = note.message.split_once(" in ")?;
+            depth
+                .starts_with('#')
+                .then(|| entry.split(' ').next().unwrap_or(entry).to_owned())
+        });
+        let named: Vec<&(String, soil_types::HoleFact)> = self
+            .holes
+            .iter()
+            .filter(|(_, hole)| hole.name == name)
+            .collect();
+        let found = named
+            .iter()
+            .find(|(definition, _)| Some(definition) == innermost.as_ref())
+            .or(if named.len() == 1 {
+                named.first()
+            } else {
+                None
+            });
+        let Some((definition, hole)) = found else {
+            return diagnostic;
+        };
+        diagnostic.message = format!(
+            "reached the unfilled hole ?{name} in {definition}, whose goal is `{}`",
+            hole.goal
+        );
+        if !hole.scope.is_empty() {
+            let scope: Vec<String> = hole
+                .scope
+                .iter()
+                .map(|entry| format!("{} : {}", entry.name, entry.ty))
+                .collect();
+            diagnostic = diagnostic.with_note(format!("in scope: {}", scope.join(", ")));
+        }
+        diagnostic
     }
 
     /// The interpreter names chain entries by a definition's last segment

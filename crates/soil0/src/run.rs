@@ -56,6 +56,20 @@ pub fn run_with_world(
     }
 }
 
+/// §8.6 on a program read from `.soil` files (§13.8): the files are loaded by
+/// [`crate::sources::load_sources`], then run as any loaded program is.
+pub fn run_sources_with_world(
+    files: &[Source<'_>],
+    definition: &str,
+    json_args: &str,
+    world: &mut World,
+) -> RunOutcome {
+    match crate::sources::load_sources(files) {
+        Ok(loaded) => run_loaded(&loaded, definition, json_args, world),
+        Err(diagnostics) => RunOutcome::Refused(diagnostics),
+    }
+}
+
 /// The `file` of a diagnostic whose span points into the JSON-ARGS text.
 pub const ARGUMENTS_FILE: &str = "JSON-ARGS";
 
@@ -94,7 +108,9 @@ fn argument_count_refusal(
     definition: &str,
     json_args: &str,
 ) -> Option<Diagnostic> {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(json_args) else {
+    // Only the count matters: the items are skipped, not built (an argument
+    // can be a whole text).
+    let Ok(items) = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(json_args) else {
         return None;
     };
     let data: Vec<String> = loaded

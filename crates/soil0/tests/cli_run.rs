@@ -165,7 +165,7 @@ fn library_and_binary_agree_on_every_example_definition() {
         inventory::low_stock [5, [["A1",{"sku":"A1","name":"Apples","unit_price":50,"on_hand":10}],["B2",{"sku":"B2","name":"Bread","unit_price":250,"on_hand":3}]]]
           exit 0 [["B2",3]]
         inventory::reorder_plan [10, 6, [["A1",{"sku":"A1","name":"Apples","unit_price":50,"on_hand":10}],["B2",{"sku":"B2","name":"Bread","unit_price":250,"on_hand":3}]]]
-          exit 1 {"errors":[{"code":"unfilled-hole","message":"`reorder_plan` cannot run: `reorder_plan` contains the unfilled hole ?cases_to_order","file":{"tag":"Some","value":"inventory/reorder_plan.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":28,"offset":141},"end":{"line":3,"column":43,"offset":156}}},"notes":[{"message":"in test-data/soil0/examples/program.json at $.definitions[23].equation","span":{"tag":"None"}}],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
+          exit 1 {"errors":[{"code":"unfilled-hole","message":"reached the unfilled hole ?cases_to_order in inventory::reorder_plan, whose goal is `I64`","file":{"tag":"Some","value":"inventory/reorder_plan.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":28,"offset":141},"end":{"line":3,"column":43,"offset":156}}},"notes":[{"message":"#0 in inventory::reorder_plan","span":{"tag":"None"}},{"message":"#1 in inventory::reorder_plan (lambda)","span":{"tag":"None"}},{"message":"in test-data/soil0/examples/program.json at $.definitions[23].equation","span":{"tag":"None"}},{"message":"in scope: target : I64, case_size : I64, stock : Map Utf8 Item, short : List Item, item : Item","span":{"tag":"None"}}],"repair_class":"fill-hole","spec_ref":"soil0-cli#8.6"}]}
         inventory::sales_by_sku [{"tag":"Sold","sku":"A1","quantity":4},{"tag":"Received","sku":"B2","quantity":6},{"tag":"Listed","value":{"sku":"C3","name":"Cheese","unit_price":899,"on_hand":0}}]
           exit 1 {"errors":[{"code":"bad-arguments","message":"$: `inventory::sales_by_sku` takes 1 non-capability arguments (movements : List Movement), 3 given","file":{"tag":"Some","value":"JSON-ARGS"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"soil0-cli#8.6"}]}
         inventory::sales_by_sku [[{"tag":"Sold","sku":"A1","quantity":4},{"tag":"Received","sku":"B2","quantity":6},{"tag":"Listed","value":{"sku":"C3","name":"Cheese","unit_price":899,"on_hand":0}}]]
@@ -192,4 +192,32 @@ fn program_output_goes_to_stderr_and_stdout_holds_one_document() {
     .assert_eq(&format!("{document}\nstderr: {stderr}"));
     let (document, _) = run_both(env, program, "io::countdown", "[100000]");
     expect![[r##"exit 1 {"errors":[{"code":"depth-limit","message":"recursion depth limit of 10000 nested calls exceeded","file":{"tag":"Some","value":"io/countdown.soil"},"span":{"tag":"Some","value":{"start":{"line":3,"column":9,"offset":38},"end":{"line":3,"column":26,"offset":55}}},"notes":[{"message":"#0 in io::countdown (×10000)","span":{"tag":"None"}},{"message":"in test-data/soil0/capabilities/program.json at $.definitions[2].equation","span":{"tag":"None"}}],"repair_class":"fix-runtime","spec_ref":"soil0-cli#8.6"}]}"##]].assert_eq(&document);
+}
+
+/// The word count of wordcount_bench (test-data/soil0/wordcount): the text as
+/// the JSON string argument and read through `Fs` give the same ten.
+#[test]
+fn the_word_count_of_the_bench_runs_on_an_argument_and_on_a_file() {
+    let (env, program) = (
+        "test-data/soil0/wordcount/env.json",
+        "test-data/soil0/wordcount/program.json",
+    );
+    let text = "the cat saw the other cat\nand the  dog saw a considerably longer word\n";
+    let args = format!("[3, {}]", serde_json::to_string(text).expect("JSON"));
+    let (from_argument, _) = run_both(env, program, "wordcount::top_words", &args);
+    expect![[r#"exit 0 [["the",3],["cat",2],["saw",2]]"#]].assert_eq(&from_argument);
+    let dir = std::env::temp_dir().join(format!("soil0-wordcount-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("words.txt");
+    std::fs::write(&file, text).expect("write");
+    let path = serde_json::to_string(&file.display().to_string()).expect("JSON");
+    let (from_file, _) = run_both(
+        env,
+        program,
+        "wordcount::top_words_in_file",
+        &format!("[3, {path}]"),
+    );
+    expect![[r#"exit 0 {"tag":"Ok","value":[["the",3],["cat",2],["saw",2]]}"#]]
+        .assert_eq(&from_file);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,8 +16,9 @@ use trellis_hash::{Digest, Hasher};
 use crate::manifest::{self, Manifest};
 use crate::packer::{Dropped, Packing, REASON_AFTER, REASON_OVER_BUDGET, Tier, Unit, tokens};
 use crate::pieces::{
-    BundleFile, OracleStanza, callable_surface, callee_md, callee_path, decisions_md, example_pair,
-    example_paths, module_md, oracle, previous_soil, spec_md, tests_json,
+    BundleFile, CALLABLE_DIR, CALLEES_DIR, OracleStanza, callable_surface, callee_md, decisions_md,
+    direct_callees, example_pair, example_paths, module_md, oracle, previous_soil, signature_path,
+    spec_md, tests_json,
 };
 
 /// A packed bundle: what a host writes (every file, `bundle.json` first) and
@@ -49,7 +50,10 @@ pub enum UnitKey<'db> {
     Tests,
     Previous,
     Reference,
+    /// A definition the target uses, under `callees/`.
     Callee(Item<'db>),
+    /// Another definition it could call, under `callable/`.
+    Callable(Item<'db>),
     Example(Item<'db>),
     ModuleProse,
 }
@@ -87,9 +91,17 @@ pub fn bundle_plan<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<PlannedUnit<'db
     if let Some((_, Some(_))) = oracle(db, item) {
         plan.push(unit(Tier::Reference, UnitKey::Reference, "reference.py"));
     }
-    for &callee in callable_surface(db, item) {
-        let path = callee_path(db, item, callee);
+    // What the definition uses first; then the rest of what it could call.
+    let uses = direct_callees(db, item);
+    for &callee in uses {
+        let path = signature_path(db, CALLEES_DIR, item, callee);
         plan.push(unit(Tier::Callees, UnitKey::Callee(callee), &path));
+    }
+    for &callable in callable_surface(db, item) {
+        if !uses.contains(&callable) {
+            let path = signature_path(db, CALLABLE_DIR, item, callable);
+            plan.push(unit(Tier::Callable, UnitKey::Callable(callable), &path));
+        }
     }
     let own = item.module(db);
     let modules = std::iter::once(own).chain(index.modules.keys().filter(|name| *name != own));
@@ -127,8 +139,12 @@ fn unit_files<'db>(db: &'db dyn Db, item: Item<'db>, key: UnitKey<'db>) -> Vec<B
         UnitKey::Previous => previous_soil(db, item).clone(),
         UnitKey::Reference => oracle(db, item).as_ref().and_then(|(_, file)| file.clone()),
         UnitKey::Callee(callee) => Some(BundleFile {
-            path: callee_path(db, item, callee),
+            path: signature_path(db, CALLEES_DIR, item, callee),
             text: callee_md(db, callee).clone(),
+        }),
+        UnitKey::Callable(callable) => Some(BundleFile {
+            path: signature_path(db, CALLABLE_DIR, item, callable),
+            text: callee_md(db, callable).clone(),
         }),
         UnitKey::Example(example) => return example_pair(db, example).clone(),
         UnitKey::ModuleProse => module_md(db, module()).clone(),
@@ -215,15 +231,14 @@ pub fn context_bundle<'db>(
         None => Default::default(),
     };
     let oracle_stanza: Option<&OracleStanza> = oracle(db, item).as_ref().map(|(stanza, _)| stanza);
-    let mut packed_paths = vec!["bundle.json"];
-    packed_paths.extend(packing.packed.iter().map(|file| file.path.as_str()));
+    let (packed_paths, dropped) = manifest_lists(&packing);
     let render = |estimate| {
         manifest::render(&Manifest {
             definition: definition.clone(),
             budget,
             estimate,
-            packed: packed_paths.clone(),
-            dropped: &packing.dropped,
+            packed: packed_paths.iter().map(String::as_str).collect(),
+            dropped: &dropped,
             oracle: oracle_stanza,
             spec_hashes: spec_hashes.clone(),
         })
@@ -256,6 +271,61 @@ pub fn context_bundle<'db>(
         dropped: packing.dropped,
         hash,
     }))
+}
+
+/// The directories the manifest names once instead of file by file (§4.1 as
+/// amended): the callable surface and the corpus grow with the root, and an
+/// agent lists them with `read_context`; a manifest naming each of their files
+/// cost some 40,000 tokens of a 100,000-token bundle on a root of 2,000
+/// definitions.
+const SUMMARIZED: [&str; 2] = [CALLABLE_DIR, "examples/"];
+
+fn summarized(path: &str) -> Option<&'static str> {
+    SUMMARIZED.into_iter().find(|dir| path.starts_with(dir))
+}
+
+/// The manifest's `packed` and `dropped`: `bundle.json`, then every packed file
+/// in priority order, a [`SUMMARIZED`] directory once where its first file
+/// would be; every dropped file, a summarized directory's drops as one entry
+/// whose reason counts them and names the first (where the cut fell).
+fn manifest_lists(packing: &Packing) -> (Vec<String>, Vec<Dropped>) {
+    let mut packed = vec!["bundle.json".to_owned()];
+    for file in &packing.packed {
+        let entry = summarized(&file.path).unwrap_or(&file.path);
+        if !packed.iter().any(|have| have == entry) {
+            packed.push(entry.to_owned());
+        }
+    }
+    // (entry, the first drop's reason and path, how many files)
+    let mut dropped: Vec<(Dropped, String, usize)> = Vec::new();
+    for drop in &packing.dropped {
+        let Some(dir) = summarized(&drop.item) else {
+            dropped.push((drop.clone(), String::new(), 1));
+            continue;
+        };
+        match dropped.iter_mut().find(|(entry, _, _)| entry.item == dir) {
+            Some((_, _, count)) => *count += 1,
+            None => dropped.push((
+                Dropped {
+                    item: dir.to_owned(),
+                    reason: drop.reason.clone(),
+                },
+                drop.item.clone(),
+                1,
+            )),
+        }
+    }
+    let dropped = dropped
+        .into_iter()
+        .map(|(mut entry, first, count)| {
+            if !first.is_empty() {
+                let files = if count == 1 { "file" } else { "files" };
+                entry.reason = format!("{}: {count} {files} from {first}", entry.reason);
+            }
+            entry
+        })
+        .collect();
+    (packed, dropped)
 }
 
 /// Over every file's path and bytes, in path order.

@@ -17,7 +17,10 @@ pub enum Tier {
     Tests,
     Previous,
     Reference,
+    /// What the definition uses (`callees/`).
     Callees,
+    /// The rest of what it could call (`callable/`).
+    Callable,
     Examples,
     ModuleProse,
 }
@@ -35,6 +38,7 @@ impl Tier {
             Tier::Previous => "previous soil",
             Tier::Reference => "reference",
             Tier::Callees => "callee signatures",
+            Tier::Callable => "callable signatures",
             Tier::Examples => "corpus examples",
             Tier::ModuleProse => "module prose",
         }
@@ -86,14 +90,28 @@ pub fn pack(units: &[Unit], budget: u64) -> Result<Packing, Diagnostic> {
         .map(|unit| tokens(unit.bytes()))
         .sum();
     if required > budget {
+        let names: Vec<&str> = units
+            .iter()
+            .filter(|unit| !unit.tier.droppable())
+            .flat_map(|unit| unit.files.iter().map(|file| file.path.as_str()))
+            .collect();
+        let names = match names.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
         return Err(Diagnostic::new(
             "budget-too-small",
             format!(
-                "a budget of {budget} tokens cannot hold the never-dropped files (spec.md, \
-                 decisions.md, tests.json): they need about {required}"
+                "a budget of {budget} tokens cannot hold the files that are never dropped: \
+                 {names} need about {required} tokens"
             ),
         )
-        .with_note("spec.md, decisions.md, bundle.json and tests.json are never dropped (trellis-daemon §5)"));
+        .with_note(format!(
+            "bundle.json, the manifest, is never dropped either but is not counted against \
+             the budget, since it lists what was packed: --budget {required} or more packs \
+             these (trellis-daemon §5)"
+        )));
     }
     let mut packing = Packing {
         packed: Vec::new(),

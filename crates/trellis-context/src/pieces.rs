@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use trellis_db::{
-    Db, Item, ItemKind, Module, Workspace, decision_entries, formal_blocks, lock_file, program_def,
-    read_lock_file, root_index, spec_file, test_blocks,
+    Db, Item, ItemKind, Module, Target, Workspace, decision_entries, formal_blocks, lock_file,
+    program_def, program_refs, property_callees, read_lock_file, root_index, spec_file,
+    test_blocks,
 };
 use trellis_lock::{Assurance, Lock};
 use trellis_spec::{BlockKind, BlockSyntax, Clause, DecisionEntry, Reference};
@@ -80,6 +81,35 @@ fn decision_line(entry: &DecisionEntry) -> String {
     line
 }
 
+/// The definitions `item` uses (`callees/`, §4.4 as amended): those its Soil
+/// calls and those its spec's clauses and properties name — public functions
+/// with a spec, the target excluded — its own module's first, then the others
+/// in name order. On a first lowering that is what the spec names; on a
+/// re-lowering, what `previous.soil` calls besides.
+#[salsa::tracked(returns(ref))]
+pub fn direct_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Item<'db>> {
+    let mut named: Vec<(String, String)> = program_refs(db, item)
+        .iter()
+        .filter_map(|target| match target {
+            Target::Definition(module, name) => Some((module.clone(), name.clone())),
+            _ => None,
+        })
+        .chain(property_callees(db, item).iter().cloned())
+        .collect();
+    let own = item.module(db);
+    named.sort_by_key(|(module, name)| (module != own, module.clone(), name.clone()));
+    named.dedup();
+    named
+        .into_iter()
+        .map(|(module, name)| Item::new(db, module, name))
+        .filter(|&callee| {
+            callee != item
+                && callee.kind(db) == ItemKind::Function
+                && spec_file(db, callee).is_some()
+        })
+        .collect()
+}
+
 /// The callable surface (§4.4 as amended, impl plan §9.13): every lowered
 /// function of the root — a `.tr` with its `.soil` — visible to the target, its
 /// own module first, then the other modules in name order, the target excluded.
@@ -126,13 +156,19 @@ fn exported(db: &dyn Db, module_spec: trellis_db::SourceFile) -> Option<Vec<Stri
     names
 }
 
-/// The path of a callee's file: its bare name within the target's module, its
-/// qualified name (as a call would write it) from another module.
-pub fn callee_path(db: &dyn Db, target: Item<'_>, callee: Item<'_>) -> String {
+/// The directory of the definitions the target uses (§4.4).
+pub const CALLEES_DIR: &str = "callees/";
+/// The directory of the rest of the callable surface (§4.4 as amended).
+pub const CALLABLE_DIR: &str = "callable/";
+
+/// The path of a signature file under `dir` ([`CALLEES_DIR`] or
+/// [`CALLABLE_DIR`]): its bare name within the target's module, its qualified
+/// name (as a call would write it) from another module.
+pub fn signature_path(db: &dyn Db, dir: &str, target: Item<'_>, callee: Item<'_>) -> String {
     if callee.module(db) == target.module(db) {
-        format!("callees/{}.md", callee.name(db))
+        format!("{dir}{}.md", callee.name(db))
     } else {
-        format!("callees/{}::{}.md", callee.module(db), callee.name(db))
+        format!("{dir}{}::{}.md", callee.module(db), callee.name(db))
     }
 }
 
@@ -220,7 +256,10 @@ pub fn tests_json<'db>(db: &'db dyn Db, item: Item<'db>) -> BundleFile {
         requires: &[],
         ensures: &[],
         blocks: test_blocks(db, spec),
-        test_hash: trellis_db::test_hash(db, spec),
+        seed: trellis_verify::property::seed_for(
+            &trellis_db::formal_hash(db, spec),
+            &trellis_db::test_hash(db, spec),
+        ),
         root: nowhere,
         references: &Default::default(),
         tool_dir: nowhere,

@@ -43,9 +43,19 @@ pub fn read_context(bundle: &ContextBundle, path: &str) -> Result<Entry, Diagnos
         })
         .collect();
     if entries.is_empty() {
+        // The signature directories are absent when nothing belongs in them:
+        // say why, so an agent does not take it for a broken bundle.
+        let why = match path {
+            "callees" => {
+                ": no definition this one uses is known (its spec names none and it has no \
+                 Soil yet), or none fit the budget; `callable/` holds what it may call"
+            }
+            "callable" => ": nothing else is callable from here, or it did not fit the budget",
+            _ => "",
+        };
         return Err(Diagnostic::new(
             "bundle-not-found",
-            format!("nothing named `{path}` in the context bundle"),
+            format!("nothing named `{path}` in the context bundle{why}"),
         ));
     }
     Ok(Entry::Dir {

@@ -130,7 +130,10 @@ fn starvation_budgets(db: &RootDatabase, def: &str) -> Vec<(String, u64)> {
         .map(|unit| tokens(unit.bytes()))
         .sum();
     budgets.push(("too small".to_owned(), required - 1));
-    assert!(seen.contains(&Tier::Callees) && seen.contains(&Tier::Examples));
+    assert!(
+        seen.contains(&Tier::Callable) && seen.contains(&Tier::Examples),
+        "{seen:?}"
+    );
     budgets
 }
 
@@ -183,10 +186,12 @@ fn no_decisions_and_a_cli_oracle() {
     .assert_eq(bundle.manifest());
 }
 
-/// Another module's functions are on the callable surface only when it exports
-/// them (tr-grammar §5.1); a module without an `exports` block hides nothing.
+/// `callees/` holds what the definition uses (here what its clause names),
+/// packed first; `callable/` the rest of the callable surface, where another
+/// module's functions are only when it exports them (tr-grammar §5.1); a module
+/// without an `exports` block hides nothing.
 #[test]
-fn the_callable_surface_honours_exports() {
+fn callees_are_what_it_uses_and_the_callable_surface_honours_exports() {
     let spec = |name: &str| {
         format!(
             "---\nname: {name}\n---\n\n# {name}\n\n```soil-sig\n{name} : (x : I64) -> I64\n```\n\n```test basics\n{name}(1) -> 1\n```\n"
@@ -198,7 +203,13 @@ fn the_callable_surface_honours_exports() {
             "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n".into(),
         ),
         ("a/_module.tr".into(), "---\nname: a\n---\n\n# a\n".into()),
-        ("a/target.tr".into(), spec("target")),
+        (
+            "a/target.tr".into(),
+            spec("target").replace(
+                "```test basics",
+                "```ensures\nsame: result == c::open x\n```\n\n```test basics",
+            ),
+        ),
         ("a/near.tr".into(), spec("near")),
         ("a/near.soil".into(), "near x = x\n".into()),
         (
@@ -218,19 +229,85 @@ fn the_callable_surface_honours_exports() {
     let item = trellis_db::resolve_definition(&db, "a::target", trellis_db::Named::Function)
         .expect("known");
     let bundle = context_bundle(&db, item, 100_000).clone().expect("packs");
-    let callees: Vec<&str> = bundle
+    let signatures: Vec<&str> = bundle
         .files
         .iter()
         .map(|f| f.path.as_str())
-        .filter(|path| path.starts_with("callees/"))
+        .filter(|path| path.starts_with("callees/") || path.starts_with("callable/"))
         .collect();
     assert_eq!(
-        callees,
+        signatures,
         [
-            "callees/near.md",
-            "callees/b::shown.md",
-            "callees/c::open.md"
+            "callees/c::open.md",
+            "callable/near.md",
+            "callable/b::shown.md",
         ]
+    );
+}
+
+/// The manifest names the callable surface and the corpus as directories, and
+/// their drops as one entry each that counts them and says where the cut fell;
+/// everything else file by file. (Listing every file made the manifest of a
+/// 2,000-definition root some 40,000 tokens of a 100,000-token bundle.)
+#[test]
+fn the_manifest_names_the_callable_surface_and_the_corpus_as_directories() {
+    let db = support::examples_db();
+    let item = trellis_db::resolve_definition(&db, "csvstats::mean", trellis_db::Named::Function)
+        .expect("known");
+    let units = bundle_units(&db, item);
+    // A budget that packs every unit up to the third example pair.
+    let mut examples = 0;
+    let mut budget = 0;
+    for unit in &units {
+        if unit.tier == Tier::Examples {
+            examples += 1;
+            if examples == 3 {
+                break;
+            }
+        }
+        budget += tokens(unit.bytes());
+    }
+    let bundle = context_bundle(&db, item, budget).clone().expect("packs");
+    let manifest: serde_json::Value = serde_json::from_str(bundle.manifest()).expect("JSON");
+    let packed: Vec<&str> = manifest["packed"]
+        .as_array()
+        .expect("packed")
+        .iter()
+        .map(|p| p.as_str().expect("a path"))
+        .collect();
+    assert!(
+        packed.contains(&"callable/") && packed.contains(&"examples/"),
+        "{packed:?}"
+    );
+    assert!(
+        !packed.iter().any(|p| p.starts_with("examples/csvstats/")),
+        "{packed:?}"
+    );
+    let dropped = manifest["dropped"].as_array().expect("dropped");
+    let example_drops: Vec<&serde_json::Value> = dropped
+        .iter()
+        .filter(|d| d["item"] == "examples/")
+        .collect();
+    assert_eq!(example_drops.len(), 1, "{dropped:?}");
+    let files = bundle
+        .dropped
+        .iter()
+        .filter(|d| d.item.starts_with("examples/"))
+        .count();
+    let first = &bundle
+        .dropped
+        .iter()
+        .find(|d| d.item.starts_with("examples/"))
+        .expect("an example dropped")
+        .item;
+    assert_eq!(
+        example_drops[0]["reason"],
+        format!("over budget: {files} files from {first}"),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped.iter().any(|d| d["item"] == "module.md"),
+        "{dropped:?}"
     );
 }
 
@@ -246,10 +323,13 @@ fn read_context_serves_the_packed_bundle() {
     let Ok(Entry::Dir { entries }) = read_context(&bundle, "") else {
         panic!("the root lists");
     };
-    expect_test::expect![[r#"["bundle.json", "callees/", "decisions.md", "previous.soil", "reference.py", "spec.md", "tests.json"]"#]]
+    expect_test::expect![[r#"["bundle.json", "callable/", "callees/", "decisions.md", "previous.soil", "reference.py", "spec.md", "tests.json"]"#]]
         .assert_eq(&format!("{entries:?}"));
     assert!(
         matches!(read_context(&bundle, "callees/"), Ok(Entry::Dir { entries }) if entries.contains(&"sort.md".to_owned()))
+    );
+    assert!(
+        matches!(read_context(&bundle, "callable/"), Ok(Entry::Dir { entries }) if !entries.contains(&"sort.md".to_owned()))
     );
     let Ok(Entry::File { content }) = read_context(&bundle, "spec.md") else {
         panic!("spec.md reads");

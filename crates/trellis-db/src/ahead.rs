@@ -15,10 +15,11 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
+use crate::check_report::{CheckReport, check_spec_entry};
 use crate::db::RootDatabase;
 use crate::index::ModuleFiles;
-use crate::pipeline::{CheckReport, HeldRow, check_spec_entry, spec_status_entry};
 use crate::spread;
+use crate::status_rows::{HeldRow, spec_status_entry};
 
 /// One entry to ask: its module, the module's files, its stem.
 type Entry = (String, Arc<ModuleFiles>, String);

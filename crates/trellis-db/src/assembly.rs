@@ -6,14 +6,15 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use soil_syntax::ast::{Equation, Signature};
+use soil_syntax::ast::Signature;
 use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
 use crate::hashing::{cycle_of, definition_item, reaches_a_cycle, resolved_refs};
+use crate::index::{Item, ItemKind};
 use crate::refs::predicate_refs;
 use crate::resolve::{Target, resolve};
-use crate::soil::{Item, ItemKind, helper_signature, item_equation};
+use crate::soil::{helper_signature, item_equation};
 use crate::spec::formal_blocks;
 
 /// One definition of a program: what the checker needs to know of it.
@@ -22,9 +23,10 @@ pub struct ProgramDef {
     pub module: String,
     pub name: String,
     /// From the `.tr` `soil-sig` block (functions) or `_private.soil` (helpers).
+    /// The body is [`item_equation`]'s, not copied here: a copy per memo of
+    /// every equation of the root was a ninth of a cold check's memory
+    /// (design §7.15).
     pub signature: Option<Signature>,
-    /// `None` when not lowered yet.
-    pub equation: Option<Equation>,
     pub requires: Vec<Clause>,
     pub ensures: Vec<Clause>,
     /// Escape hatches granted by the spec's `allow` block, with the reasons given
@@ -39,7 +41,6 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         module: item.module(db).clone(),
         name: item.name(db).clone(),
         signature: None,
-        equation: item_equation(db, item).clone(),
         requires: Vec::new(),
         ensures: Vec::new(),
         allowed: Vec::new(),
@@ -49,7 +50,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
         // would make every program's references depend on its callers' programs.
         ItemKind::Helper => def.signature = helper_signature(db, item).clone(),
         ItemKind::Function => {
-            let spec = crate::status::spec_file(db, item);
+            let spec = crate::index::spec_file(db, item);
             for block in spec
                 .map(|file| formal_blocks(db, file).as_slice())
                 .unwrap_or_default()
@@ -76,7 +77,7 @@ pub fn program_def<'db>(db: &'db dyn Db, item: Item<'db>) -> ProgramDef {
 
 /// The escape hatches a function's spec grants, as (hatch, reason).
 fn spec_grants(db: &dyn Db, item: Item<'_>) -> Vec<(String, String)> {
-    let Some(spec) = crate::status::spec_file(db, item) else {
+    let Some(spec) = crate::index::spec_file(db, item) else {
         return Vec::new();
     };
     formal_blocks(db, spec)
@@ -131,7 +132,7 @@ pub fn program_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<Target> {
         .collect();
     let def = program_def(db, item);
     let mut bound: Vec<&str> = vec!["result"];
-    if let Some(equation) = &def.equation {
+    if let Some(equation) = item_equation(db, item) {
         bound.extend(equation.params.iter().filter_map(|p| match p {
             soil_syntax::ast::Param::Named(ident) => Some(ident.text.as_str()),
             soil_syntax::ast::Param::Wildcard(_) => None,
@@ -234,7 +235,7 @@ pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, Str
 /// definition without a property (most) is answered from its test blocks, with
 /// no memo of its own on the path every pass confirms.
 pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db [(String, String)] {
-    let has_property = crate::status::spec_file(db, item).is_some_and(|file| {
+    let has_property = crate::index::spec_file(db, item).is_some_and(|file| {
         crate::spec::test_blocks(db, file)
             .iter()
             .any(|block| matches!(block.syntax, BlockSyntax::Property(Some(_))))
@@ -248,7 +249,7 @@ pub fn property_callees<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db [(String,
 
 #[salsa::tracked(returns(ref))]
 fn property_callee_list<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<(String, String)> {
-    let spec = crate::status::spec_file(db, item);
+    let spec = crate::index::spec_file(db, item);
     let mut out: Vec<(String, String)> = Vec::new();
     for block in spec
         .map(|file| crate::spec::test_blocks(db, file).as_slice())

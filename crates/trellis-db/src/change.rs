@@ -168,12 +168,27 @@ const SOIL: Durability = Durability::LOW;
 /// everything, so a keystroke leaves every query over the rest O(1) to revalidate.
 const VOLATILE: Durability = Durability::LOW;
 
+/// What the type specs say: every check reads the type environment they
+/// make, so they sit with the layout; an edit of a function's spec then leaves
+/// the environment O(1) to revalidate, where it would walk every type spec
+/// (design §7.14). A type edit is a global edit either way.
+const TYPES: Durability = Durability::HIGH;
+
 /// A file's text durability, by its kind for its whole life (§7.1).
 fn text_durability(path: &str) -> Durability {
-    match FileKind::of(Utf8Path::new(path)) {
+    let path = Utf8Path::new(path);
+    match FileKind::of(path) {
         FileKind::Soil => SOIL,
+        FileKind::Spec if is_type_spec(path) => TYPES,
         _ => TEXT,
     }
+}
+
+/// A type's spec: `<module>/<Type>.tr`, its stem capitalised.
+fn is_type_spec(path: &Utf8Path) -> bool {
+    path.components().count() == 2
+        && (path.file_stem())
+            .is_some_and(|stem| crate::index::ItemKind::of(stem) == crate::index::ItemKind::Type)
 }
 
 fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> Option<Directory> {

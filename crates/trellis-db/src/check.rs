@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
+use soil_syntax::ast::Signature;
 use soil_types::{
     Allow, CheckFacts, ClauseKind, Declaration, Definition, Env, Located, Program, SourceText,
 };
@@ -17,8 +18,8 @@ use trellis_spec::{BlockKind, BlockSyntax, BlockValue, Clause, SpanClass};
 use crate::assembly::{helper_grants, program_callees, program_cycle, program_order};
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::{Module, module_type_specs, root_index};
-use crate::soil::{Item, ItemKind, helper_signature, item_equation, item_soil_file};
+use crate::index::{Item, ItemKind, Module, module_type_specs, root_index};
+use crate::soil::{helper_signature, item_equation, item_soil_file};
 use crate::spec::{formal_blocks, parse_spec};
 
 /// Separates a spec path from a block's class and index in a diagnostic's `file`
@@ -79,8 +80,10 @@ pub(crate) fn declared_env(db: &dyn Db) -> &soil_types::DeclaredEnv {
 }
 
 /// One definition as the checker sees it; `None` when it has no body yet.
-#[salsa::tracked(returns(ref))]
-pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Definition> {
+/// Built for each program it enters, not kept: a memo of it held a second
+/// copy of every equation of the root, a sixth of a cold check's memory, and
+/// every program copied it again anyway (design §7.15).
+pub fn checker_definition(db: &dyn Db, item: Item<'_>) -> Option<Definition> {
     let equation = item_equation(db, item).clone()?;
     let soil = item_soil_file(db, item)?;
     let soil_source = SourceText::new(Some(soil.path(db).to_string()), soil.text(db));
@@ -109,7 +112,7 @@ pub fn checker_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Defin
                 .collect();
         }
         ItemKind::Function => {
-            let Some(spec) = crate::status::spec_file(db, item) else {
+            let Some(spec) = crate::index::spec_file(db, item) else {
                 return Some(definition);
             };
             let path = spec.path(db).to_string();
@@ -172,6 +175,12 @@ fn clauses_of(
         .collect()
 }
 
+/// Whether [`checker_definition`] has a definition for `item`: it has an
+/// equation in its `.soil` (a type never does).
+pub(crate) fn has_body(db: &dyn Db, item: Item<'_>) -> bool {
+    item_equation(db, item).is_some()
+}
+
 /// The outcome of checking one definition against its callee-first program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CheckOutcome {
@@ -187,11 +196,42 @@ pub enum CheckOutcome {
 /// checks are confirmed rather than re-run.
 #[salsa::tracked(returns(ref))]
 pub fn checker_declaration<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Declaration> {
-    let definition = checker_definition(db, item).as_ref()?;
+    if !has_body(db, item) {
+        return None;
+    }
     Some(Declaration {
-        name: definition.name.clone(),
-        signature: definition.signature.clone()?,
+        name: item.qualified(db),
+        signature: checker_signature(db, item)?,
     })
+}
+
+/// The signature [`checker_definition`] gives `item`, read without its body:
+/// a helper's from `_private.soil`, a function's from its spec's last
+/// `soil-sig` block.
+fn checker_signature(db: &dyn Db, item: Item<'_>) -> Option<Located<Signature>> {
+    match item.kind(db) {
+        ItemKind::Helper => {
+            let node = helper_signature(db, item).clone()?;
+            let soil = item_soil_file(db, item)?;
+            Some(Located {
+                node,
+                source: SourceText::new(Some(soil.path(db).to_string()), soil.text(db)),
+            })
+        }
+        ItemKind::Function => {
+            let spec = crate::index::spec_file(db, item)?;
+            let path = spec.path(db).as_str();
+            let blocks = formal_blocks(db, spec).iter().enumerate();
+            (blocks.rev()).find_map(|(k, block)| match (block.header.kind, &block.syntax) {
+                (BlockKind::SoilSig, BlockSyntax::Signature(Some(signature))) => Some(Located {
+                    node: signature.clone(),
+                    source: block_source(path, SpanClass::Formal, k, block),
+                }),
+                _ => None,
+            })
+        }
+        ItemKind::Type => None,
+    }
 }
 
 /// Checks `item` against its callee-first program ([`definition_program`]), in
@@ -199,7 +239,7 @@ pub fn checker_declaration<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Decl
 /// definitions those call enter by signature alone ([`checker_declaration`]).
 #[salsa::tracked(returns(ref))]
 pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
-    if checker_definition(db, item).is_none() {
+    if !has_body(db, item) {
         return CheckOutcome::NotLowered;
     }
     let program = definition_program(db, item);
@@ -213,40 +253,38 @@ pub fn check_definition<'db>(db: &'db dyn Db, item: Item<'db>) -> CheckOutcome {
 }
 
 /// The callee-first program `item` is checked in: what its check reads with
-/// bodies ([`checked_members`]), in program order, and by signature alone
-/// ([`checker_declaration`]) the signed definitions those call. The rest of the
+/// bodies ([`checked_members`]), callees first, and by signature alone
+/// ([`checker_declaration`]) the signed definitions those call, in name order
+/// (a declaration is a type to look up, never checked). The rest of the
 /// program — what the signed callees call in turn — is never read by this
 /// check, so it is not in it: the check depends on its direct callees, not on
-/// its closure. Shared with the editor's `name_types` (crate::ide), which must
-/// check exactly what `check_definition` does.
+/// its closure. Most checks read one body, their own, and need no order at
+/// all; only a check that reads others' bodies (a recursion cycle, an unsigned
+/// callee) orders them by [`program_order`], which follows the whole closure
+/// (design §7.15). Shared with the editor's `name_types` (crate::ide), which
+/// must check exactly what `check_definition` does.
 pub(crate) fn definition_program(db: &dyn Db, item: Item<'_>) -> Program {
     let (in_full, called) = checked_members(db, item);
-    let role = |module: &str, name: &str| {
-        let is = |member: &Item<'_>| member.module(db) == module && member.name(db) == name;
-        if in_full.iter().any(is) {
-            Some(true)
-        } else if called.iter().any(is) {
-            Some(false)
-        } else {
-            None
-        }
-    };
     let mut program = Program::default();
-    for (module, name) in program_order(db, item).iter() {
-        match role(module, name) {
-            Some(true) => {
-                let member = Item::new(db, module.as_str(), name.as_str());
-                if let Some(definition) = checker_definition(db, member) {
-                    program.definitions.push(definition.clone());
-                }
+    if in_full.len() == 1 {
+        program.definitions.extend(checker_definition(db, item));
+    } else {
+        for (module, name) in program_order(db, item).iter() {
+            let member = Item::new(db, module.as_str(), name.as_str());
+            if in_full.contains(&member)
+                && let Some(definition) = checker_definition(db, member)
+            {
+                program.definitions.push(definition);
             }
-            Some(false) => {
-                let member = Item::new(db, module.as_str(), name.as_str());
-                if let Some(declaration) = checker_declaration(db, member) {
-                    program.declarations.push(declaration.clone());
-                }
-            }
-            None => {}
+        }
+    }
+    let mut called: Vec<(&String, &String, Item<'_>)> = (called.into_iter())
+        .map(|member| (member.module(db), member.name(db), member))
+        .collect();
+    called.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for (_, _, member) in called {
+        if let Some(declaration) = checker_declaration(db, member) {
+            program.declarations.push(declaration.clone());
         }
     }
     program

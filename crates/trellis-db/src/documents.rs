@@ -11,7 +11,8 @@ use soil_syntax::ast::{self, TypeDeclBody, VariantPayload};
 use crate::assembly::{helper_grants, program_def, program_order};
 use crate::check::checker_env;
 use crate::db::Db;
-use crate::soil::{Item, ItemKind, item_soil_file};
+use crate::index::{Item, ItemKind};
+use crate::soil::{item_equation, item_soil_file};
 
 fn soil_option(value: Option<Value>) -> Value {
     match value {
@@ -85,7 +86,7 @@ pub fn program_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<str> {
 #[salsa::tracked(returns(as_deref))]
 fn program_entry_json<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<String> {
     let def = program_def(db, item);
-    let equation = def.equation.as_ref()?;
+    let equation = item_equation(db, item).as_ref()?;
     let signature = def.signature.as_ref().map(|signature| {
         json!(soil_syntax::print_item(&ast::Item::Signature(signature.clone())).trim_end())
     });

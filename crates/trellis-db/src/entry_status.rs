@@ -7,10 +7,10 @@ use trellis_lock::{Lock, Scope, Status};
 
 use crate::db::Db;
 use crate::files::SourceFile;
-use crate::lockgen::{invariant_labels, type_problems};
-use crate::pipeline::{StatusRow, spec_diagnostics};
-use crate::spec::spec_hashes;
-use crate::status::{read_lock_file, scope_row_status};
+use crate::locks::read_lock_file;
+use crate::spec::{invariant_labels, spec_hashes};
+use crate::spec_check::{spec_diagnostics, type_problems};
+use crate::status::{StatusRow, scope_row_status};
 
 fn row(
     name: String,
@@ -46,6 +46,9 @@ fn common_rungs<'a>(
     lock: Option<&'a Result<Lock, Vec<trellis_diag::Diagnostic>>>,
     problems: &[trellis_diag::Diagnostic],
 ) -> Result<&'a Lock, StatusRow> {
+    // Each entry is stamped by name: a bare `trellis adopt` stamps the whole
+    // root, every hand-written lowering with it.
+    let adopt = format!("trellis adopt {name}");
     let lock = match lock {
         None => {
             return Err(row(
@@ -53,7 +56,7 @@ fn common_rungs<'a>(
                 kind,
                 "not-stamped",
                 "the spec has never been stamped into a lock".to_owned(),
-                Some("trellis adopt".to_owned()),
+                Some(adopt),
             ));
         }
         Some(Err(errors)) => {
@@ -66,7 +69,7 @@ fn common_rungs<'a>(
                 kind,
                 "lock-unreadable",
                 reason,
-                Some("trellis adopt".to_owned()),
+                Some(adopt),
             ));
         }
         Some(Ok(lock)) => lock,
@@ -77,7 +80,9 @@ fn common_rungs<'a>(
             kind,
             "spec-invalid",
             format!("the spec does not check: {}", problem_list(problems)),
-            Some("fix the spec (trellis check shows where), then trellis adopt".to_owned()),
+            Some(format!(
+                "fix the spec (trellis check shows where), then {adopt}"
+            )),
         ));
     }
     let current = spec_hashes(db, spec);
@@ -91,7 +96,7 @@ fn common_rungs<'a>(
             kind,
             "spec-changed",
             what.to_owned(),
-            Some("trellis adopt".to_owned()),
+            Some(adopt),
         ));
     }
     Ok(lock)

@@ -10,8 +10,9 @@ use trellis_diag::{Diagnostic, LineIndex, TextRange};
 use trellis_spec::BlockSyntax;
 
 use crate::db::Db;
+use crate::index::Item;
 use crate::refs::FreeRef;
-use crate::soil::{Item, free_refs, item_soil_file};
+use crate::soil::{free_refs, item_soil_file};
 use crate::spec::parse_spec;
 
 /// The names a module exports, from its `_module.tr`.

@@ -51,9 +51,11 @@ pub fn directory_name(path: &str) -> &str {
 }
 
 /// Where `path` is (or would go) in a directory's file list, which is sorted by
-/// path text: the one lookup the change and the queries share.
-pub(crate) fn position_in(
-    db: &dyn crate::db::Db,
+/// path text: the one lookup the change and the queries share. Generic over
+/// the database, as salsa's own field getters are, so the inputs know no
+/// query surface.
+pub(crate) fn position_in<Db: ?Sized + salsa::Database>(
+    db: &Db,
     files: &[SourceFile],
     path: &str,
 ) -> Result<usize, usize> {

@@ -13,10 +13,9 @@ use trellis_hash::{Digest, Hasher};
 use crate::db::Db;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
-use crate::index::{Module, root_index};
+use crate::index::{Item, ItemKind, Module, root_index};
 use crate::refs::{FreeRef, equation_refs, type_refs};
 use crate::resolve::{Target, resolve, type_index};
-use crate::soil::{Item, ItemKind};
 
 /// The rendered name a reference sorts and hashes under.
 fn written(reference: &FreeRef) -> String {
@@ -275,6 +274,49 @@ fn acyclic_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Acyclic {
     Acyclic::Hash(Some(hasher.finish()))
 }
 
+/// What one reference stands for in [`soil_hash_with`].
+pub(crate) enum Referent {
+    /// Its current referent, as [`soil_hash`] hashes it.
+    AsNow,
+    /// A referent hash recorded earlier (an edge of a lock).
+    Hash(Digest),
+    /// The builtin of that name.
+    Builtin,
+}
+
+/// The `soil_hash` `item`'s equation would have if each of its references
+/// stood for what `referent` says (given the written name and its current
+/// resolution): with every reference [`Referent::AsNow`] it is
+/// [`soil_hash`]. Status asks it whether a hash moved through the body's own
+/// text or only through what its names stand for. `None` without an equation
+/// or for a member of a call cycle (whose hash is the cycle's).
+pub(crate) fn soil_hash_with(
+    db: &dyn Db,
+    item: Item<'_>,
+    referent: impl Fn(&str, &Target) -> Referent,
+) -> Option<Digest> {
+    let facts = soil_facts(db, item).as_ref()?;
+    if call_cycle(db, item).is_some() {
+        return None;
+    }
+    let from = (item.module(db).as_str(), item.name(db).as_str());
+    let mut hasher = Hasher::tagged("soil-hash/1");
+    hasher.part(facts.form.as_bytes());
+    let mut part = String::with_capacity(128);
+    for (name, target) in &facts.refs {
+        part.clear();
+        part.push_str(name);
+        part.push('\0');
+        match referent(name, target) {
+            Referent::AsNow => push_referent_hash(db, from, target, &mut part),
+            Referent::Hash(digest) => digest.push_written(&mut part),
+            Referent::Builtin => part.push_str(&builtin_hash(db)),
+        }
+        hasher.part(part.as_bytes());
+    }
+    Some(hasher.finish())
+}
+
 fn found_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> Acyclic {
     Acyclic::InACycle
 }
@@ -355,6 +397,6 @@ pub fn type_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Digest> {
         }
         return Some(hasher.finish());
     }
-    let file = crate::status::spec_file(db, Item::new(db, key.0.as_str(), key.1.as_str()))?;
+    let file = crate::index::spec_file(db, Item::new(db, key.0.as_str(), key.1.as_str()))?;
     Some(crate::spec::formal_hash(db, file))
 }

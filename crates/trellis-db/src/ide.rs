@@ -8,15 +8,15 @@
 
 use soil_types::NameType;
 
-use crate::check::{checker_definition, declared_env, definition_program};
+use crate::check::{declared_env, definition_program, has_body};
 use crate::db::Db;
-use crate::soil::Item;
+use crate::index::Item;
 
 /// Every name of `item`'s equation with its type there, in source order of the
 /// check (empty when the item has no body). Spans are in the item's `.soil` file.
 #[salsa::tracked(returns(ref))]
 pub fn name_types<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<NameType> {
-    if checker_definition(db, item).is_none() {
+    if !has_body(db, item) {
         return Vec::new();
     }
     let program = definition_program(db, item);

@@ -1,5 +1,6 @@
 //! The root's layout, read from the directories' file lists alone: which modules
-//! exist and which spec, Soil and lock files each holds. Nothing here
+//! exist, the keys of per-module and per-definition queries ([`Module`],
+//! [`Item`]), and which spec, Soil and lock files each holds. Nothing here
 //! re-executes when a file is edited. Each module's table ([`module_files`])
 //! reads its own directory's list, so a file coming or going re-executes that
 //! table and the O(modules) join of tables ([`root_index`]); per-definition
@@ -12,7 +13,6 @@ use std::sync::Arc;
 
 use crate::db::Db;
 use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, position_in};
-use crate::soil::{Item, ItemKind};
 
 /// The files of one module directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,6 +35,48 @@ pub struct ModuleFiles {
 pub struct Module<'db> {
     #[returns(ref)]
     pub name: String,
+}
+
+/// A definition by module and name, the key of per-definition queries: a
+/// public function (`csvstats::median`), a private helper
+/// (`csvstats::_halfway`) or a type (`csvstats::Row`).
+#[salsa::interned(debug)]
+pub struct Item<'db> {
+    #[returns(ref)]
+    pub module: String,
+    #[returns(ref)]
+    pub name: String,
+}
+
+/// What a definition is, from its name alone: `_helper`, `Type` or `function`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    Function,
+    Helper,
+    Type,
+}
+
+impl ItemKind {
+    pub fn of(name: &str) -> ItemKind {
+        if name.starts_with('_') {
+            ItemKind::Helper
+        } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            ItemKind::Type
+        } else {
+            ItemKind::Function
+        }
+    }
+}
+
+impl<'db> Item<'db> {
+    pub fn kind(self, db: &'db dyn Db) -> ItemKind {
+        ItemKind::of(self.name(db))
+    }
+
+    /// `module::name`, as diagnostics and locks print it.
+    pub fn qualified(self, db: &'db dyn Db) -> String {
+        format!("{}::{}", self.module(db), self.name(db))
+    }
 }
 
 /// The root's layout: its own files and its modules, each module's table
@@ -233,6 +275,11 @@ pub fn definition_files<'db>(db: &'db dyn Db, item: Item<'db>) -> DefinitionFile
         },
         lock: files.locks.get(name).copied(),
     }
+}
+
+/// The spec file of a definition: `<module>/<name>.tr`.
+pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
+    definition_files(db, item).spec
 }
 
 /// Whether `module` has a directory, cut off from its file table.

@@ -19,18 +19,19 @@ use trellis_diag::Diagnostic;
 
 use crate::ahead::{AskAhead, Coming, Shelf};
 use crate::change::Change;
+use crate::check_report::{
+    CheckReport, check_module_head, check_module_helpers, check_spec_entry, join_check,
+};
 use crate::db::RootDatabase;
+use crate::files::FileKind;
 use crate::files::{SourceFile, Workspace};
 use crate::index::{ModuleFiles, root_index};
-use crate::mentions::Owner;
-use crate::mentions::{Mentions, Reached};
-use crate::pipeline::{
-    CheckReport, HeldRow, StatusRow, check_module_head, check_module_helpers, check_spec_entry,
-    join_check, project_status_row, scope_status_row, spec_status_entry,
-};
-use crate::sealed::{self, BodyEdit, BodyFace};
+use crate::locks::read_lock_file;
+use crate::mentions::{Mentions, Owner, Reached, Said};
+use crate::sealed::{self, BodyEdit, BodyFace, SpecEdit};
 use crate::spread;
-use crate::status::read_lock_file;
+use crate::status::StatusRow;
+use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
 
 /// What an edit may have moved of an entry it reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -360,10 +361,10 @@ impl RootJoins {
     /// while `db` still holds the texts the change replaces.
     pub fn invalidate(&mut self, db: &RootDatabase, change: &Change) {
         self.shelf.clear();
-        self.sync(db);
+        self.prepare_for_edits(db);
         self.synced = db.changes_applied() + 1;
         if self.parts.is_empty() {
-            // Nothing held: the index is built afresh when next asked for.
+            // Nothing held: the index is built afresh when next needed.
             self.mentions = Mentions::default();
             return;
         }
@@ -379,8 +380,21 @@ impl RootJoins {
             // A tag declared or withdrawn moves the specs that name it alone.
             words.extend(before.tags.symmetric_difference(&after.tags).cloned());
         }
+        // Edits whose face is kept: their owners' own entries move alone.
+        let mut sealed_files: Vec<(Owner, &str)> = Vec::new();
         for (path, text) in &change.files {
-            match self.mentions.update(path, text.as_deref()) {
+            let kind = FileKind::of(camino::Utf8Path::new(path));
+            let spec = match (kind, text) {
+                (FileKind::Spec, Some(text)) => Some(trellis_spec::parse_tr(text, stem_of(path)).0),
+                _ => None,
+            };
+            let edit = spec.as_ref().map(|spec| sealed::spec_edit(db, path, spec));
+            let said = match (&spec, text) {
+                (Some(spec), _) => Some(Said::Spec(spec)),
+                (None, Some(text)) => Some(Said::Text(text)),
+                (None, None) => None,
+            };
+            match self.mentions.update(path, said) {
                 Some((owner, module_came_or_went)) => {
                     // Whoever names the module may resolve differently now.
                     if module_came_or_went {
@@ -389,14 +403,36 @@ impl RootJoins {
                     } else if text.is_some() && sealed::is_body_file(path, &owner) {
                         bodies.push(owner);
                         continue;
+                    } else if kind == FileKind::Lock || edit == Some(SpecEdit::Sealed) {
+                        sealed_files.push((owner, path));
+                        continue;
+                    } else if owner.1 == "_module"
+                        && edit == Some(SpecEdit::Moved { exports: false })
+                    {
+                        // Its decisions or grants moved: its module's entries
+                        // read them, and nobody else does.
+                        self.parts.remove(&owner.0);
+                        continue;
                     }
                     seeds.push(owner);
                 }
+                // The project's spec speaks for every module, unless its
+                // face was kept: its own row and findings are asked anew by
+                // every answer.
+                None if edit == Some(SpecEdit::Sealed) => {}
                 None => self.parts.clear(),
             }
         }
         if self.parts.is_empty() {
             return;
+        }
+        for (owner, path) in sealed_files {
+            if let Some(parts) = self.parts.get_mut(&owner.0) {
+                parts.reach([&owner.1], Moved::Everything);
+            }
+            if FileKind::of(camino::Utf8Path::new(path)) == FileKind::Spec {
+                self.reach_citing(path);
+            }
         }
         match self.mentions.reach(seeds, &words) {
             Some(reached) => self.mark(db, reached, Moved::Everything),
@@ -419,6 +455,63 @@ impl RootJoins {
                 }),
                 None => self.mark(db, reached, Moved::Everything),
             }
+        }
+    }
+
+    /// Builds the mention index the next edit's reach is read from, if parts
+    /// are held and it is not built yet (design §7.15): one pass over the
+    /// words of every spec's blocks and every Soil file, read from the parses
+    /// the first answer made. A first answer does not wait for it; a host
+    /// calls this once that answer is out (the daemon does, off the
+    /// request), or the first edit builds it, from the texts as they were.
+    pub fn prepare_for_edits(&mut self, db: &RootDatabase) {
+        self.sync(db);
+        if !self.mentions.built && !self.parts.is_empty() {
+            self.mentions.build(db);
+        }
+    }
+
+    /// Whether [`RootJoins::prepare_for_edits`] has work to do.
+    pub fn unprepared_for_edits(&self) -> bool {
+        !self.mentions.built && !self.parts.is_empty()
+    }
+
+    /// Marks every held entry whose findings cite the spec at `path`: a
+    /// finding is located in its spec's text when answered, so an edit that
+    /// moves the lines of a spec moves what cites it, though nothing it
+    /// reads of the spec moved (design §7.14). A module none of whose
+    /// findings and unsettled rows cite it is passed over in one look.
+    fn reach_citing(&mut self, path: &str) {
+        let cites = |diagnostics: &[Diagnostic]| {
+            (diagnostics.iter()).any(|diagnostic| diagnostic.file.as_deref() == Some(path))
+        };
+        let row_cites = |row: &StatusRow| row.reason.as_deref().is_some_and(|r| r.contains(path));
+        #[expect(
+            clippy::iter_over_hash_type,
+            reason = "each module is marked on its own: the order moves nothing"
+        )]
+        for (module, parts) in &mut self.parts {
+            let mut citing: Vec<String> = Vec::new();
+            if cites(&parts.check_joined.diagnostics)
+                && let Some(((head, helpers), by_stem)) = &parts.check.entries
+            {
+                if cites(&head.diagnostics) || cites(&helpers.diagnostics) {
+                    citing.push("_module".to_owned());
+                }
+                (by_stem.iter())
+                    .filter(|(_, report)| cites(&report.diagnostics))
+                    .for_each(|(stem, _)| citing.push(stem.clone()));
+            }
+            if parts.status_joined.iter().any(|row| row_cites(row)) {
+                for row in parts.status_joined.iter().filter(|row| row_cites(row)) {
+                    match row.name.split_once("::") {
+                        Some((_, stem)) => citing.push(stem.to_owned()),
+                        None if row.name == *module => citing.push("_module".to_owned()),
+                        None => {}
+                    }
+                }
+            }
+            parts.reach(&citing, Moved::Everything);
         }
     }
 
@@ -446,7 +539,7 @@ impl RootJoins {
         });
         debug_assert_eq!(
             joined,
-            crate::check_root(db, None),
+            (db.query_log()).unrecorded(|| crate::check_report::check_root(db, None)),
             "the joined check differs from the database's"
         );
         joined
@@ -537,7 +630,9 @@ impl RootJoins {
             (groups.iter())
                 .flat_map(|group| group.rows)
                 .map(|row| &**row)
-                .eq(crate::root_status(db).iter()),
+                .eq((db.query_log())
+                    .unrecorded(|| crate::status_rows::root_status(db))
+                    .iter()),
             "the joined status differs from the database's"
         );
         groups
@@ -686,6 +781,12 @@ impl RootJoins {
             .count()
     }
 
+    /// Whether a check and a status were ever asked of these joins: what a
+    /// host can store of their answers without asking for more.
+    pub fn answered(&self) -> (bool, bool) {
+        (self.asked_check, self.asked_status)
+    }
+
     /// How many entries the answers so far took as they were answered ahead
     /// ([`RootJoins::ask_ahead`]; for tests and benchmarks).
     pub fn taken_ahead(&self) -> usize {
@@ -701,8 +802,7 @@ impl RootJoins {
     }
 
     /// Makes the parts answer for `db` as it is: everything is dropped if a
-    /// change reached it without [`RootJoins::invalidate`], and the mention index
-    /// is built before the first part is kept.
+    /// change reached it without [`RootJoins::invalidate`].
     /// Body edits applied since are marked by what they moved.
     fn sync(&mut self, db: &RootDatabase) {
         if self.synced != db.changes_applied() {
@@ -710,9 +810,6 @@ impl RootJoins {
             self.mentions = Mentions::default();
             self.body_edits.clear();
             self.synced = db.changes_applied();
-        }
-        if !self.mentions.built {
-            self.mentions.build(db);
         }
         for edit in std::mem::take(&mut self.body_edits) {
             let moved = match edit.is_sealed(db) {
@@ -761,7 +858,9 @@ pub struct RowGroup<'a> {
 /// A status, a kind of row, and how many rows have both.
 pub type StatusCount = (String, &'static str, usize);
 
-fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
+/// How many of `rows` have each status and kind, in order of first
+/// appearance: a [`RowGroup`]'s counts.
+pub fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for row in rows {
         match (counts.iter_mut())
@@ -772,6 +871,12 @@ fn count_statuses(rows: &[Arc<StatusRow>]) -> Vec<StatusCount> {
         }
     }
     counts
+}
+
+/// The file stem of a root-relative path: `f` for `m/f.tr`.
+fn stem_of(path: &str) -> &str {
+    let file = path.rsplit_once('/').map_or(path, |(_, file)| file);
+    file.rsplit_once('.').map_or(file, |(stem, _)| stem)
 }
 
 /// The problems of one lock file of a module, by its stem.

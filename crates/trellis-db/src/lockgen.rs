@@ -14,17 +14,18 @@ use trellis_lock::{
 };
 use trellis_spec::{BlockKind, BlockSyntax, FileKind};
 
-use crate::check::{CheckOutcome, check_definition, env_diagnostics, report_diagnostics};
+use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
-use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::decisions::{
+    DecisionKey, decision_entries, decision_entry_hash, empty_scope_hash, scope_decisions,
+    scope_hash,
+};
 use crate::files::SourceFile;
 use crate::hashing::soil_hash;
-use crate::pipeline::spec_diagnostics;
-use crate::soil::Item;
-use crate::spec::{parse_spec, spec_hashes};
-use crate::status::{
-    current_hashes, empty_scope_hash, lowering_edges, oracle_hashes, scope_decisions, spec_file,
-};
+use crate::index::{Item, spec_file};
+use crate::spec::{invariant_labels, parse_spec, spec_hashes};
+use crate::spec_check::{spec_diagnostics, type_problems};
+use crate::status::{current_hashes, lowering_edges, oracle_hashes};
 
 /// The spec record of a `.tr`: its hashes and who wrote each reserved block.
 pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
@@ -396,38 +397,4 @@ pub fn editorial_scope_lock(
     }
     record.scope_hash = trellis_spec::scope_hash(record.entries.keys().map(String::as_str));
     Some(lock)
-}
-
-/// What is wrong with a type spec now: its own validity and the checker's view of
-/// its declaration.
-pub fn type_problems(db: &dyn Db, spec: SourceFile) -> Vec<Diagnostic> {
-    let path = spec.path(db).as_str();
-    let mut problems = spec_diagnostics(db, spec).clone();
-    problems.extend(
-        environment_problems(db)
-            .iter()
-            .filter(|d| d.file.as_deref() == Some(path))
-            .cloned(),
-    );
-    problems
-}
-
-/// The checker's findings about the type environment, at file positions; one
-/// memo for the root, shared by every type's row.
-#[salsa::tracked(returns(ref))]
-fn environment_problems(db: &dyn Db) -> Vec<Diagnostic> {
-    report_diagnostics(db, env_diagnostics(db))
-}
-
-/// The labels of a type spec's `invariant` clauses, in document order.
-pub fn invariant_labels(db: &dyn Db, spec: SourceFile) -> Vec<String> {
-    parse_spec(db, spec)
-        .file
-        .blocks_of(BlockKind::Invariant)
-        .filter_map(|block| match &block.value.syntax {
-            BlockSyntax::Clauses(clauses) => Some(clauses.iter().map(|c| c.label.clone())),
-            _ => None,
-        })
-        .flatten()
-        .collect()
 }

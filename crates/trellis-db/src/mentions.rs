@@ -4,7 +4,9 @@
 //! owner's entries may move when an owner whose stem its files mention moves,
 //! so the reach of an edit is the transitive closure of mentions from the
 //! edited owners — over-approximating every reference a check, hash or status
-//! follows.
+//! follows. A spec's prose is no reference (nothing but its own prose hash
+//! reads it), so a spec is indexed by the words of its frontmatter and its
+//! reserved blocks alone (§7.14).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +14,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::db::RootDatabase;
 use crate::files::FileKind;
-use crate::soil::ItemKind;
+use crate::index::ItemKind;
+use crate::spec::parse_spec;
 
 /// A definition, a module's own file (`_module`, `_private`) or a type, by the
 /// module and file stem its files share.
@@ -37,10 +40,20 @@ pub(crate) struct Mentions {
 }
 
 impl Mentions {
+    /// Indexes every file of the root; a spec by its parse, which the first
+    /// answer reads anyway.
     pub(crate) fn build(&mut self, db: &RootDatabase) {
         *self = Mentions::default();
         for file in crate::index::all_files(db) {
-            self.update(file.path(db).as_str(), Some(file.text(db)));
+            let path = file.path(db).as_str();
+            if owner_of(path).is_none() {
+                continue;
+            }
+            let said = match FileKind::of(camino::Utf8Path::new(path)) {
+                FileKind::Spec => Said::Spec(&parse_spec(db, file).file),
+                _ => Said::Text(file.text(db)),
+            };
+            self.update(path, Some(said));
         }
         self.built = true;
     }
@@ -48,7 +61,7 @@ impl Mentions {
     /// Replaces what `path` says (`None`: the file is gone) and returns its
     /// owner and whether its module came or went with it, or `None` when the
     /// file is not a module's definition file — what no mention bounds.
-    pub(crate) fn update(&mut self, path: &str, text: Option<&str>) -> Option<(Owner, bool)> {
+    pub(crate) fn update(&mut self, path: &str, said: Option<Said<'_>>) -> Option<(Owner, bool)> {
         let (module, stem) = owner_of(path)?;
         let had_module = self.in_module.get(&module).is_some_and(|o| !o.is_empty());
         let owner = self.owner_id(&module, &stem);
@@ -60,15 +73,22 @@ impl Mentions {
                 decrement(owners, owner);
             }
         }
-        if let Some(text) = text {
+        if let Some(said) = said {
             // A lock is read by its own definition's status alone, and what it
             // records of others (edges, decisions) is compared with what the
             // definition's own files say: its words reach no one, and most of
             // them are digests.
             let read_by_others = FileKind::of(camino::Utf8Path::new(path)) != FileKind::Lock;
-            let words: Vec<u32> = match read_by_others {
-                true => words_of(text).map(|word| self.word_id(word)).collect(),
-                false => Vec::new(),
+            let words: Vec<u32> = match (read_by_others, said) {
+                (false, _) => Vec::new(),
+                (true, Said::Text(text)) => words_of(text).map(|word| self.word_id(word)).collect(),
+                (true, Said::Spec(spec)) => {
+                    let mut words: Vec<u32> =
+                        (spec_words(spec)).map(|word| self.word_id(word)).collect();
+                    words.sort_unstable();
+                    words.dedup();
+                    words
+                }
             };
             for &word in &words {
                 *self.mentioned_by[word as usize].entry(owner).or_default() += 1;
@@ -107,8 +127,9 @@ impl Mentions {
     /// those owners and every owner whose files mention one of them,
     /// transitively, by module — a module's own files (an edited `_module`, a
     /// `_private`) reach all of it, an edited `_module` the direct mentioners of
-    /// its definitions too, and no further. `None` when a type is reached (every definition may read
-    /// the type environment) or a word is none the index could hold.
+    /// its definitions too, and no further. `None` when an edited type is
+    /// among them (every definition may read the type environment) or a word
+    /// is none the index could hold.
     pub(crate) fn reach(
         &self,
         seeds: Vec<Owner>,
@@ -139,7 +160,11 @@ impl Mentions {
                 .entry(module.clone())
                 .or_insert_with(|| Reached::Stems(FxHashSet::default()));
             match ItemKind::of(stem) {
-                ItemKind::Type => return None,
+                // A type whose own text moved may move the type environment,
+                // which every check reads. One reached through what its
+                // blocks mention (an invariant calling a predicate) moves its
+                // own entries and whoever names it, as a function does.
+                ItemKind::Type if edited.contains(&owner) => return None,
                 // An edited `_module.tr` moves its module's entries (decisions,
                 // grants, its own findings) and, through its exports, the
                 // checks of whoever names a definition of it; exports never
@@ -176,7 +201,7 @@ impl Mentions {
                             .flat_map(|o| o.keys()),
                     );
                 }
-                ItemKind::Function => {
+                ItemKind::Function | ItemKind::Type => {
                     if let Reached::Stems(stems) = entry {
                         stems.insert(stem.clone());
                     }
@@ -197,6 +222,29 @@ impl Mentions {
         }
         Some(reached)
     }
+}
+
+/// What one file says, as the index reads it.
+pub(crate) enum Said<'a> {
+    /// A Soil file (or a lock, whose words are left out): every word.
+    Text(&'a str),
+    /// A spec: its frontmatter and reserved blocks, never its prose.
+    Spec(&'a trellis_spec::TrFile),
+}
+
+/// The words of what other owners can read of a spec: its frontmatter's name
+/// and tags, and each reserved block's info string and content. Its prose is
+/// read by its own prose hash alone, so a name said there reaches no one.
+fn spec_words(spec: &trellis_spec::TrFile) -> impl Iterator<Item = &str> {
+    let front = &spec.frontmatter;
+    (front.name.iter().chain(&front.tags))
+        .flat_map(|text| words_of(text))
+        .chain(spec.blocks.iter().flat_map(|block| {
+            let value = &block.value;
+            (value.header.name.iter())
+                .flat_map(|name| words_of(name))
+                .chain(words_of(&value.content))
+        }))
 }
 
 /// What an edit reaches of one module.
@@ -235,11 +283,12 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The distinct words of `text` that could name a definition or a helper.
+/// The distinct words of `text` that could name a definition, a helper or a
+/// type.
 fn words_of(text: &str) -> impl Iterator<Item = &str> {
     let mut words: Vec<&str> = text
         .split(|c: char| !is_word_char(c))
-        .filter(|word| word.starts_with(|c: char| c.is_lowercase() || c == '_'))
+        .filter(|word| word.starts_with(|c: char| c.is_alphabetic() || c == '_'))
         .collect();
     words.sort_unstable();
     words.dedup();

@@ -51,11 +51,67 @@ pub fn type_refs(ty: &Type) -> BTreeSet<FreeRef> {
     refs
 }
 
+/// The names checking a piece of Soil looks up in the type environment, which
+/// holds every type of the root by name: type names, constructors (and record
+/// types built by name), and the fields it reads or updates — a field of a
+/// record whose type is not known yet is looked up among every record type
+/// that declares it. What the environment answers for these names is all of
+/// it the piece can observe (with the types their declarations name in turn).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EnvNames {
+    pub types: BTreeSet<String>,
+    pub constructors: BTreeSet<String>,
+    pub fields: BTreeSet<String>,
+}
+
+impl EnvNames {
+    pub fn add_equation(&mut self, equation: &Equation) {
+        let mut references = References::default();
+        walk_equation(&mut references, equation, &mut Scope::new());
+        self.add_references(references);
+    }
+
+    /// A predicate (a clause's, a property's): binding does not matter here.
+    pub fn add_expr(&mut self, expr: &Expr) {
+        let mut references = References::default();
+        references.visit_expr(expr, &mut Scope::new());
+        self.add_references(references);
+    }
+
+    pub fn add_type(&mut self, ty: &Type) {
+        let mut refs = BTreeSet::new();
+        collect_type_refs(ty, &mut refs);
+        self.add_references(References {
+            refs,
+            fields: BTreeSet::new(),
+        });
+    }
+
+    pub fn extend(&mut self, other: &EnvNames) {
+        self.types.extend(other.types.iter().cloned());
+        self.constructors.extend(other.constructors.iter().cloned());
+        self.fields.extend(other.fields.iter().cloned());
+    }
+
+    fn add_references(&mut self, references: References) {
+        for reference in references.refs {
+            match reference {
+                FreeRef::Type(name) => self.types.insert(name),
+                FreeRef::Constructor(name) => self.constructors.insert(name),
+                FreeRef::Value(_) | FreeRef::Qualified { .. } => false,
+            };
+        }
+        self.fields.extend(references.fields);
+    }
+}
+
 /// Collects what the scope-aware walk reports free, and every qualified name,
-/// constructor and annotated type on the way.
+/// constructor and annotated type on the way; and, for [`EnvNames`], the fields
+/// read and updated.
 #[derive(Default)]
 struct References {
     refs: BTreeSet<FreeRef>,
+    fields: BTreeSet<String>,
 }
 
 impl Visitor for References {
@@ -81,6 +137,13 @@ impl Visitor for References {
                 self.refs.insert(FreeRef::Constructor(name.text.clone()));
             }
             ExprKind::Annot { ty, .. } => collect_type_refs(ty, &mut self.refs),
+            ExprKind::Field { field, .. } => {
+                self.fields.insert(field.text.clone());
+            }
+            ExprKind::Update { fields, .. } => {
+                self.fields
+                    .extend(fields.iter().map(|field| field.name.text.clone()));
+            }
             _ => {}
         }
         walk_expr(self, expr, scope);
@@ -153,6 +216,37 @@ mod tests {
             Type("Row")
         "#]]
         .assert_eq(&render(equation_refs(&equation)));
+    }
+
+    #[test]
+    fn the_environment_is_asked_for_types_constructors_and_fields() {
+        let source = "f r = match r.cells with \
+              | [] -> Row { line = r.line, cells = [] } \
+              | _ -> { (r : Row) with cells = [Some 1.0] } \
+            end";
+        let (item, diagnostics) = soil_syntax::parse_item(source);
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        let Some(soil_syntax::ast::Item::Equation(equation)) = item else {
+            panic!("an equation");
+        };
+        let mut names = EnvNames::default();
+        names.add_equation(&equation);
+        expect_test::expect![[r#"
+            EnvNames {
+                types: {
+                    "Row",
+                },
+                constructors: {
+                    "Row",
+                    "Some",
+                },
+                fields: {
+                    "cells",
+                    "line",
+                },
+            }
+        "#]]
+        .assert_debug_eq(&names);
     }
 
     #[test]

@@ -1,19 +1,22 @@
 //! Resolving an item's free references to what they name: a definition of the root,
 //! a type, or a builtin. Resolution is by name only (no types): a bare name is a
 //! definition or helper of the same module, else a builtin; constructors and type
-//! names find the type spec declaring them, same module first.
+//! names find the type spec declaring them, same module first. The name a
+//! command is given (`module::name`) is resolved here too
+//! ([`resolve_definition`]), by the same layout and by name alone.
 
 use std::collections::BTreeMap;
 
 use soil_syntax::ast::{TypeDecl, TypeDeclBody};
+use trellis_diag::Diagnostic;
 use trellis_spec::BlockSyntax;
 
 use crate::db::Db;
 use crate::files::Workspace;
-use crate::index::{Module, module_type_specs, root_index};
+use crate::index::{Item, ItemKind, Module, module_type_specs, root_index};
 use crate::prelude;
 use crate::refs::FreeRef;
-use crate::soil::{Item, ItemKind, module_helpers};
+use crate::soil::module_helpers;
 use crate::spec::formal_blocks;
 
 /// What a reference names. Strings, not interned ids, so graphs built from these
@@ -142,4 +145,53 @@ fn pick_same_module_first(
             }
         })
         .cloned()
+}
+
+/// `module::name` or `module/name` → (module, name).
+pub fn split_definition_name(name: &str) -> Option<(&str, &str)> {
+    name.split_once("::").or_else(|| name.split_once('/'))
+}
+
+/// What a command may name: a function, or (for `check`) a type as well.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    Function,
+    FunctionOrType,
+}
+
+/// The one answer to "is `def` a definition of this root?" for every command
+/// that names one (`check`, `test`, `adopt`, `review`, `call`, `context`, a
+/// lowering): `module::name` (or `module/name`) whose `.tr` spec the root
+/// holds, of the kind `named` admits. A `.soil` without its spec is not a
+/// definition: `check` reports it as an orphan. Otherwise `unknown-definition`,
+/// saying which of those it is not.
+pub fn resolve_definition<'db>(
+    db: &'db dyn Db,
+    def: &str,
+    named: Named,
+) -> Result<Item<'db>, Diagnostic> {
+    let unknown = |why: String| Diagnostic::new("unknown-definition", why);
+    let Some((module, name)) =
+        split_definition_name(def).filter(|(m, n)| !m.is_empty() && !n.is_empty())
+    else {
+        return Err(unknown(format!(
+            "`{def}` is not a definition name; write module::name"
+        )));
+    };
+    let index = root_index(db, Workspace::get(db));
+    if !index
+        .module(module)
+        .is_some_and(|files| files.specs.contains_key(name))
+    {
+        return Err(unknown(format!("no definition `{def}` in this root")));
+    }
+    match (ItemKind::of(name), named) {
+        (ItemKind::Function, _) | (ItemKind::Type, Named::FunctionOrType) => {
+            Ok(Item::new(db, module, name))
+        }
+        (ItemKind::Type, Named::Function) => Err(unknown(format!(
+            "`{def}` is a type, not a function definition"
+        ))),
+        (ItemKind::Helper, _) => Err(unknown(format!("`{def}` names a helper, not a definition"))),
+    }
 }

@@ -11,6 +11,7 @@ use trellis_diag::Diagnostic;
 
 use crate::db::Db;
 use crate::files::SourceFile;
+use crate::index::{Item, ItemKind, definition_files};
 use crate::refs::{FreeRef, equation_refs};
 
 /// A parsed `.soil` file and what the parser reported.
@@ -20,7 +21,10 @@ pub struct SoilParse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-#[salsa::tracked(returns(ref))]
+/// Parsed once, read by the memos that keep what they need of it (the
+/// item's equation, its facts, its references); so only the last few hundred
+/// parses are kept once a revision ends (design §7.15), not one per file.
+#[salsa::tracked(returns(ref), lru = 256)]
 pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
     let (parsed, diagnostics) = soil_syntax::parse_file(file.text(db));
     let path = file.path(db).as_str();
@@ -31,51 +35,11 @@ pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
     })
 }
 
-/// A Soil definition: a public function (`csvstats::median`), a private helper
-/// (`csvstats::_halfway`) or a type (`csvstats::Row`), by module and name.
-#[salsa::interned(debug)]
-pub struct Item<'db> {
-    #[returns(ref)]
-    pub module: String,
-    #[returns(ref)]
-    pub name: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ItemKind {
-    Function,
-    Helper,
-    Type,
-}
-
-impl ItemKind {
-    pub fn of(name: &str) -> ItemKind {
-        if name.starts_with('_') {
-            ItemKind::Helper
-        } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            ItemKind::Type
-        } else {
-            ItemKind::Function
-        }
-    }
-}
-
-impl<'db> Item<'db> {
-    pub fn kind(self, db: &'db dyn Db) -> ItemKind {
-        ItemKind::of(self.name(db))
-    }
-
-    /// `module::name`, as diagnostics and locks print it.
-    pub fn qualified(self, db: &'db dyn Db) -> String {
-        format!("{}::{}", self.module(db), self.name(db))
-    }
-}
-
 /// The `.soil` file holding an item's equation: `<module>/<name>.soil` for a public
 /// function, `<module>/_private.soil` for a helper.
 pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     match item.kind(db) {
-        ItemKind::Function | ItemKind::Helper => crate::index::definition_files(db, item).soil,
+        ItemKind::Function | ItemKind::Helper => definition_files(db, item).soil,
         ItemKind::Type => None,
     }
 }

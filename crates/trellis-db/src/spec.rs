@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
-use trellis_spec::{Block, BlockValue, SpanClass, TrFile};
+use trellis_spec::{Block, BlockKind, BlockSyntax, BlockValue, SpanClass, TrFile};
 
 use crate::db::Db;
 use crate::files::SourceFile;
@@ -25,7 +25,10 @@ fn stem(db: &dyn Db, file: SourceFile) -> String {
     file.path(db).file_stem().unwrap_or_default().to_owned()
 }
 
-#[salsa::tracked(returns(ref))]
+/// Parsed once, read by the memos that keep what they need of it (its blocks,
+/// its hashes, its findings); so only the last few hundred parses are kept
+/// once a revision ends (design §7.15), not one per spec.
+#[salsa::tracked(returns(ref), lru = 256)]
 pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
     let (parsed, diagnostics) = trellis_spec::parse_tr(file.text(db), &stem(db, file));
     let path = file.path(db).as_str();
@@ -88,5 +91,18 @@ pub fn formal_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
 pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
     blocks_of_class(&parse_spec(db, file).file, SpanClass::Test)
         .cloned()
+        .collect()
+}
+
+/// The labels of a type spec's `invariant` clauses, in document order.
+pub fn invariant_labels(db: &dyn Db, spec: SourceFile) -> Vec<String> {
+    parse_spec(db, spec)
+        .file
+        .blocks_of(BlockKind::Invariant)
+        .filter_map(|block| match &block.value.syntax {
+            BlockSyntax::Clauses(clauses) => Some(clauses.iter().map(|c| c.label.clone())),
+            _ => None,
+        })
+        .flatten()
         .collect()
 }

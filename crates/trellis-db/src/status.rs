@@ -1,45 +1,30 @@
-//! Locks and statuses as queries: each lock file parsed once per edit, the current
-//! hashes of a definition gathered from the other queries, and the status ladder
-//! (lock-schema §8.6) decided by `trellis-lock` from the two. Statuses are derived,
-//! never stored.
+//! Statuses as queries: the current hashes of a definition gathered from the
+//! other queries, its lock as `locks` reads it, and the status ladder
+//! (lock-schema §8.6) decided by `trellis-lock` from the two; and the row of
+//! `trellis status` a status becomes. Statuses are derived, never stored.
 
 use std::collections::BTreeMap;
 
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
-use trellis_lock::{Current, CurrentHashes, DecisionsRecord, Edge, Lock, Scope, Status};
+use trellis_lock::{
+    Current, CurrentHashes, DecisionsRecord, Edge, Lock, Lowering, Scope, Status, moved_edges,
+};
 use trellis_spec::{BlockSyntax, Reference};
 
 use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
-use crate::decisions::{DecisionKey, decision_entries, decision_entry_hash, scope_hash};
+use crate::decisions::{decision_entries, empty_scope_hash, scope_decisions, scope_hash};
 use crate::exports::export_violations;
 use crate::files::SourceFile;
-use crate::hashing::{resolved_refs, soil_hash};
-use crate::pipeline::spec_diagnostics;
+use crate::hashing::{Referent, call_cycle_free, resolved_refs, soil_hash, soil_hash_with};
+use crate::index::{Item, ItemKind, spec_file};
+use crate::locks::{LockState, lock_state};
 use crate::resolve::Target;
 use crate::results::suite_key;
-use crate::soil::{Item, ItemKind};
 use crate::spec::{SpecHashes, spec_hashes, test_blocks};
+use crate::spec_check::spec_diagnostics;
 use crate::test_check::test_diagnostics;
-
-/// A lock file, read and validated.
-#[salsa::tracked(returns(ref))]
-pub fn read_lock_file(db: &dyn Db, file: SourceFile) -> Result<Lock, Vec<Diagnostic>> {
-    let path = file.path(db).as_str();
-    trellis_lock::read_lock(file.text(db))
-        .map_err(|errors| errors.into_iter().map(|d| d.in_file(path)).collect())
-}
-
-/// The lock beside a spec: `<module>/<stem>.lock`.
-pub fn lock_file(db: &dyn Db, module: &str, stem: &str) -> Option<SourceFile> {
-    crate::index::definition_files(db, Item::new(db, module, stem)).lock
-}
-
-/// The spec file of a function or type item.
-pub fn spec_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
-    crate::index::definition_files(db, item).spec
-}
 
 /// The edges a lowering of `item` records now: its direct callees among the root's
 /// functions, and every private helper it reaches (through helpers, recursively).
@@ -80,44 +65,6 @@ pub fn lowering_edges<'db>(db: &'db dyn Db, item: Item<'db>) -> (Vec<Edge>, Vec<
         .map(|(name, hash)| Edge { name, hash })
         .collect();
     (calls, helpers)
-}
-
-/// Every decision entry a module's definitions see, by (scope, label), and the
-/// two scope hashes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DecisionsInScope {
-    pub entries: BTreeMap<(Scope, String), Digest>,
-    pub project_scope_hash: Option<Digest>,
-    pub module_scope_hash: Option<Digest>,
-}
-
-/// The decisions a module's definitions see: the project's and the module's.
-pub fn scope_decisions<'db>(db: &'db dyn Db, module: &str) -> &'db DecisionsInScope {
-    module_decisions(db, crate::index::Module::new(db, module.to_owned()))
-}
-
-/// [`scope_decisions`], one memo per module: every definition's status reads it.
-#[salsa::tracked(returns(ref))]
-fn module_decisions<'db>(db: &'db dyn Db, module: crate::index::Module<'db>) -> DecisionsInScope {
-    let mut scope = DecisionsInScope::default();
-    let mut add = |file: SourceFile, which: Scope| {
-        for entry in decision_entries(db, file) {
-            let key = DecisionKey::new(db, file, entry.label.clone());
-            if let Some(hash) = decision_entry_hash(db, key) {
-                scope.entries.insert((which, entry.label.clone()), hash);
-            }
-        }
-        scope_hash(db, file)
-    };
-    scope.project_scope_hash = crate::index::project_spec(db).map(|file| add(file, Scope::Project));
-    scope.module_scope_hash =
-        crate::index::module_spec(db, module).map(|file| add(file, Scope::Module));
-    scope
-}
-
-/// The scope hash of no labels at all, for a scope without a decisions file.
-pub fn empty_scope_hash() -> Digest {
-    trellis_spec::scope_hash(std::iter::empty())
 }
 
 /// The current oracle hashes of a spec's `reference` blocks, by source text. A
@@ -187,6 +134,21 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         .map(|edge| (edge.name.clone(), edge.hash))
         .collect();
     let scope = scope_decisions(db, item.module(db));
+    let recorded = match lock_state(db, item.module(db), item.name(db)) {
+        LockState::Present(Lock::Function(lock)) => lock.lowering.as_ref(),
+        _ => None,
+    };
+    let rebound = recorded
+        .map(|lowering| rebound_names(db, item, lowering))
+        .unwrap_or_default();
+    let edge_notes: BTreeMap<String, String> = recorded
+        .map(|lowering| {
+            let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
+            let moved = moved_edges(recorded.iter(), |name| current_edge(db, item, name));
+            let notes = explain_moved(db, item, &recorded, moved.clone());
+            moved.into_iter().zip(notes).collect()
+        })
+        .unwrap_or_default();
     Some(CurrentHashes {
         spec: live.spec(),
         soil_present: live.soil_present(),
@@ -199,6 +161,9 @@ pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHa
         spec_problems: live.spec_problems(),
         check_problems: live.check_problems(),
         suite_key: live.suite_key(),
+        open_holes: live.open_holes(),
+        rebound_names: rebound,
+        edge_notes,
     })
 }
 
@@ -300,6 +265,183 @@ impl Current for Live<'_> {
     fn suite_key(&self) -> Digest {
         suite_key(self.db, self.item)
     }
+
+    fn open_holes(&self) -> Vec<String> {
+        match check_definition(self.db, self.item) {
+            CheckOutcome::Checked(facts) => facts.holes.iter().map(|h| h.name.clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn rebound_names(&self, lowering: &Lowering) -> Vec<String> {
+        rebound_names(self.db, self.item, lowering)
+    }
+
+    fn explain_moved(&self, lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
+        let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
+        explain_moved(self.db, self.item, &recorded, edges)
+    }
+}
+
+/// The edge `name` as `recorded` holds it (calls by written name, private
+/// helpers by their own).
+fn recorded_hash(recorded: &[Edge], name: &str) -> Option<Digest> {
+    recorded
+        .iter()
+        .find(|edge| edge.name == name)
+        .map(|edge| edge.hash)
+}
+
+/// `item`'s hash with every root definition it names standing for the hash
+/// `recorded` holds for it (a name `recorded` lacks: the builtin it was), so it
+/// equals the recorded `soil_hash` exactly when the body's text is the one
+/// recorded. Types stand for what they are now.
+fn hash_as_recorded(db: &dyn Db, item: Item<'_>, recorded: &[Edge]) -> Option<Digest> {
+    let this = (item.module(db).as_str(), item.name(db).as_str());
+    soil_hash_with(db, item, |name, target| match target {
+        Target::Definition(module, callee) if (module.as_str(), callee.as_str()) != this => {
+            recorded_hash(recorded, name).map_or(Referent::Builtin, Referent::Hash)
+        }
+        Target::Builtin => recorded_hash(recorded, name).map_or(Referent::AsNow, Referent::Hash),
+        _ => Referent::AsNow,
+    })
+}
+
+/// [`Current::rebound_names`]: the names of `item`'s body that resolve to
+/// another target than `lowering` recorded — a builtin's name now a root
+/// definition's, or a recorded callee's name now the builtin's — when that is
+/// all that moved its hash (re-hashed with the recorded referents, the body
+/// gives the recorded `soil_hash`).
+pub(crate) fn rebound_names(db: &dyn Db, item: Item<'_>, lowering: &Lowering) -> Vec<String> {
+    let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
+    let rebound = rebound_in(db, item, &recorded);
+    if rebound.is_empty() || hash_as_recorded(db, item, &recorded) != Some(lowering.soil_hash) {
+        return Vec::new();
+    }
+    rebound
+}
+
+/// The names of `item` resolving otherwise than `recorded` says, one phrase
+/// each: a public root definition `recorded` lacks (the name was a builtin's:
+/// a helper's name never is), or a recorded name that is the builtin's now.
+fn rebound_in(db: &dyn Db, item: Item<'_>, recorded: &[Edge]) -> Vec<String> {
+    let this = (item.module(db).as_str(), item.name(db).as_str());
+    let mut rebound = Vec::new();
+    for (name, target) in resolved_refs(db, item) {
+        let was = recorded_hash(recorded, name);
+        match target {
+            Target::Definition(module, callee)
+                if (module.as_str(), callee.as_str()) != this
+                    && was.is_none()
+                    && ItemKind::of(callee) != ItemKind::Helper =>
+            {
+                rebound.push(format!(
+                    "`{name}` now names {module}::{callee}, not the builtin"
+                ));
+            }
+            Target::Builtin if was.is_some() => rebound.push(format!(
+                "`{name}` now names the builtin: the definition it named is gone"
+            )),
+            _ => {}
+        }
+    }
+    rebound
+}
+
+/// The callee rung's words for each moved edge of `item` (`recorded`: its
+/// lock's edges): what changed below it, so a reason never blames a callee
+/// whose file is unchanged when a private helper of it moved.
+pub(crate) fn explain_moved(
+    db: &dyn Db,
+    item: Item<'_>,
+    recorded: &[Edge],
+    moved: Vec<String>,
+) -> Vec<String> {
+    moved
+        .iter()
+        .map(|name| describe_edge(db, item, recorded, name))
+        .collect()
+}
+
+/// One moved edge of `owner`, in words (see [`explain_moved`]).
+fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) -> String {
+    if ItemKind::of(name) == ItemKind::Helper {
+        // The owner's lock records every helper it reaches, but not the public
+        // definitions those helpers call: a helper naming one is re-hashed as
+        // if the name were still the builtin's, which tells a rebinding apart
+        // and leaves a callee's own change unknowable.
+        let helper = Item::new(db, owner.module(db).as_str(), name);
+        let same = recorded_hash(recorded, name)
+            .is_some_and(|hash| hash_as_recorded(db, helper, recorded) == Some(hash));
+        let rebound = rebound_in(db, helper, recorded);
+        let calls_public = resolved_refs(db, helper).iter().any(|(_, target)| {
+            matches!(target, Target::Definition(_, callee) if ItemKind::of(callee) != ItemKind::Helper)
+        });
+        return match (same, rebound.is_empty(), calls_public) {
+            (true, false, _) => format!(
+                "`{name}`, a private helper whose body is unchanged, but {}",
+                rebound.join(", ")
+            ),
+            (true, true, _) => format!("`{name}`, a private helper, through the helpers it calls"),
+            (false, _, true) => {
+                format!("`{name}`, a private helper whose body, or a definition it calls, changed")
+            }
+            (false, _, false) => format!("`{name}`, a private helper whose body changed"),
+        };
+    }
+    let callee = resolved_refs(db, owner)
+        .iter()
+        .find(|(written, _)| written == name)
+        .and_then(|(_, target)| match target {
+            Target::Definition(module, callee) => {
+                Some(Item::new(db, module.as_str(), callee.as_str()))
+            }
+            _ => None,
+        });
+    let note = callee.and_then(|callee| callee_note(db, callee).as_ref());
+    match (note, recorded_hash(recorded, name)) {
+        (Some((hash, text)), Some(was)) if *hash == was => format!("`{name}`, {text}"),
+        (Some(_), Some(_)) => {
+            format!("`{name}`, re-recorded since this lowering was checked (its lock is newer)")
+        }
+        _ => format!("`{name}`"),
+    }
+}
+
+/// What changed in a callee since its own lock was written, in words, with the
+/// `soil_hash` that lock recorded (a caller's edge that holds another hash was
+/// checked against another version of it). `None` without a lowering.
+#[salsa::tracked(returns(ref))]
+fn callee_note<'db>(db: &'db dyn Db, callee: Item<'db>) -> Option<(Digest, String)> {
+    let LockState::Present(Lock::Function(lock)) =
+        lock_state(db, callee.module(db), callee.name(db))
+    else {
+        return None;
+    };
+    let lowering = lock.lowering.as_ref()?;
+    let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
+    let same = hash_as_recorded(db, callee, &recorded) == Some(lowering.soil_hash);
+    let moved = moved_edges(recorded.iter(), |name| current_edge(db, callee, name));
+    // Below a callee in no call cycle nothing reaches it again, so the notes
+    // of its own callees never ask for its own.
+    let below: Vec<String> = match call_cycle_free(db, callee) {
+        true => explain_moved(db, callee, &recorded, moved),
+        false => moved.iter().map(|name| format!("`{name}`")).collect(),
+    };
+    let rebound = rebound_in(db, callee, &recorded);
+    let text = match (same, below.is_empty(), rebound.is_empty()) {
+        (true, true, false) => format!("whose body is unchanged, but {}", rebound.join(", ")),
+        (true, false, _) => format!(
+            "whose own body is unchanged: below it, {}",
+            below.join(", ")
+        ),
+        (false, true, _) => "whose body (or a type it names) changed".to_owned(),
+        (false, false, _) => format!("whose body changed, and below it, {}", below.join(", ")),
+        (true, true, true) => {
+            "whose hash moved though its body and edges read as recorded".to_owned()
+        }
+    };
+    Some((lowering.soil_hash, text))
 }
 
 /// A diagnostic as one clause of a status reason: where, and what.
@@ -350,23 +492,6 @@ pub(crate) fn recorded_edges(db: &dyn Db, item: Item<'_>) -> Option<std::sync::A
     }
 }
 
-/// What a definition's lock says, or why it cannot be read.
-pub enum LockState<'a> {
-    Absent,
-    Unreadable(&'a [Diagnostic]),
-    Present(&'a Lock),
-}
-
-pub fn lock_state<'db>(db: &'db dyn Db, module: &str, stem: &str) -> LockState<'db> {
-    match lock_file(db, module, stem) {
-        None => LockState::Absent,
-        Some(file) => match read_lock_file(db, file) {
-            Ok(lock) => LockState::Present(lock),
-            Err(errors) => LockState::Unreadable(errors),
-        },
-    }
-}
-
 /// The status of a function definition (lock-schema §8.6).
 #[salsa::tracked(returns(ref))]
 pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status, Vec<Diagnostic>> {
@@ -408,6 +533,57 @@ fn ladder<'db>(
     }
 }
 
+/// The row of a function whose lock cannot be read: a fresh lock fixes it,
+/// adopted from the `.soil` there is, or lowered when there is none — once the
+/// spec and the Soil check, since `adopt` refuses them until then (the reason
+/// then says what does not check).
+pub fn unreadable_function_row(db: &dyn Db, item: Item<'_>, errors: &[Diagnostic]) -> StatusRow {
+    let qualified = item.qualified(db);
+    let live = Live::of(db, item);
+    let spec_problems = live.as_ref().map(Live::spec_problems).unwrap_or_default();
+    let soil = crate::soil::item_soil_file(db, item);
+    let check_problems = match (&live, soil, spec_problems.is_empty()) {
+        (Some(live), Some(_), true) if !live.has_equation() => {
+            let mut problems = live.check_problems();
+            problems.push("the .soil file holds no equation for this definition".to_owned());
+            problems
+        }
+        (Some(live), Some(_), true) => live.check_problems(),
+        _ => Vec::new(),
+    };
+    let (fix, also) = if !spec_problems.is_empty() {
+        (
+            format!(
+                "fix the spec (trellis check {qualified} shows where), then trellis adopt {qualified}"
+            ),
+            Some(format!(
+                "the spec does not check: {}",
+                spec_problems.join("; ")
+            )),
+        )
+    } else if !check_problems.is_empty() {
+        (
+            format!(
+                "fix the Soil (trellis check {qualified} shows where), then trellis adopt {qualified}"
+            ),
+            Some(format!(
+                "the Soil does not check: {}",
+                check_problems.join("; ")
+            )),
+        )
+    } else if soil.is_some() {
+        (format!("trellis adopt {qualified}"), None)
+    } else {
+        (format!("trellis lower {qualified}"), None)
+    };
+    let mut row = StatusRow::unreadable(qualified, "function", errors, fix);
+    if let (Some(reason), Some(also)) = (&mut row.reason, also) {
+        reason.push_str("; and ");
+        reason.push_str(&also);
+    }
+    row
+}
+
 /// The status of a decision scope (`_module.tr` or `_project.tr`) against its lock.
 pub fn scope_row_status(
     db: &dyn Db,
@@ -425,4 +601,47 @@ pub fn scope_row_status(
         .map(|entry| entry.label.clone())
         .collect();
     trellis_lock::scope_status(which, scope_hash(db, spec), &labels, record)
+}
+
+/// One row of `trellis status`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    /// `module::name`, `module` (a module's decisions) or `project`.
+    pub name: String,
+    pub kind: &'static str,
+    pub status: String,
+    pub reason: Option<String>,
+    pub fix: Option<String>,
+}
+
+impl StatusRow {
+    pub fn from_status(name: String, kind: &'static str, status: &Status) -> StatusRow {
+        StatusRow {
+            status: status.name().to_owned(),
+            reason: (!status.is_settled()).then(|| status.reason()),
+            fix: status.fixing_command(&name),
+            name,
+            kind,
+        }
+    }
+
+    /// A row whose lock cannot be read; `fix` writes it afresh (`trellis adopt
+    /// <name>` where there is something to adopt, else `trellis lower <def>`).
+    pub fn unreadable(
+        name: String,
+        kind: &'static str,
+        errors: &[Diagnostic],
+        fix: String,
+    ) -> StatusRow {
+        let reason = errors
+            .first()
+            .map(|d| format!("the lock is unreadable: {}", d.message));
+        StatusRow {
+            name,
+            kind,
+            status: "lock-unreadable".to_owned(),
+            reason,
+            fix: Some(fix),
+        }
+    }
 }

@@ -21,7 +21,7 @@ use crate::check::{
 };
 use crate::db::Db;
 use crate::files::SourceFile;
-use crate::soil::{Item, ItemKind};
+use crate::index::{Item, ItemKind};
 use crate::spec::{formal_blocks, test_blocks};
 
 /// Everything statically wrong with `item`'s tests (block-relative).
@@ -42,7 +42,7 @@ fn spec_of(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
     if item.kind(db) != ItemKind::Function {
         return None;
     }
-    crate::status::spec_file(db, item)
+    crate::index::spec_file(db, item)
 }
 
 /// A function's declaration read off its spec's `soil-sig` block, lowered or not.
@@ -110,7 +110,7 @@ fn property_diagnostics(
             {
                 program.declarations.push(declaration);
             } else if let Some(definition) = checker_definition(db, member) {
-                program.definitions.push(definition.clone());
+                program.definitions.push(definition);
             }
         }
     }

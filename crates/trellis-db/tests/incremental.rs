@@ -10,7 +10,7 @@ use expect_test::{Expect, expect};
 use trellis_db::{
     Change, DecisionKey, Module, RootDatabase, Workspace, all_code_items, check_root,
     decision_entries, decision_entry_hash, formal_hash, prose_hash, root_index, root_status,
-    root_types, scope_hash, soil_hash, test_hash,
+    root_types, scope_hash, soil_hash, suite_key, test_hash,
 };
 
 const ROOT: &str = r#"
@@ -581,11 +581,9 @@ fn a_signed_callee_body_edit_re_checks_the_callee_alone() {
             "parse_soil(m/double.soil)",
             "module_check(m)",
             "item_equation(m::double)",
-            "checker_definition(m::double)",
             "check_definition(m::double)",
             "soil_facts(m::double)",
             "program_refs(m::double)",
-            "program_def(m::double)",
             "free_refs(m::double)",
             "checker_declaration(m::double)",
         ]
@@ -612,10 +610,8 @@ fn an_unsigned_helper_body_edit_re_checks_its_callers() {
             "module_helpers(m/_private.soil)",
             "soil_facts(m::_twice)",
             "program_refs(m::_twice)",
-            "item_equation(m::_twice)",
-            "program_def(m::_twice)",
             "helper_signature(m::_twice)",
-            "checker_definition(m::_twice)",
+            "item_equation(m::_twice)",
             "checker_declaration(m::_twice)",
             "check_definition(m::double)",
             "check_definition(m::_twice)",
@@ -723,15 +719,13 @@ fn adding_a_definition_re_executes_its_module_alone() {
             "parse_spec(n/extra.tr)",
             "parse_soil(n/extra.soil)",
             "check_definition(n::extra)",
-            "checker_definition(n::extra)",
             "item_equation(n::extra)",
             "definition_files(n::extra)",
-            "formal_blocks(n/extra.tr)",
             "program_cycle_free(n::extra)",
             "program_refs(n::extra)",
             "soil_facts(n::extra)",
             "program_def(n::extra)",
-            "program_order(n::extra)",
+            "formal_blocks(n/extra.tr)",
             "test_diagnostics(n::extra)",
             "test_blocks(n/extra.tr)",
             "free_refs(n::extra)",
@@ -796,7 +790,6 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "program_refs(m::quad)",
             "program_cycle_free(m::quad)",
             "check_definition(m::quad)",
-            "program_order(m::quad)",
             "checker_env()",
             "module_type_specs(m)",
             "definition_files(m::_twice)",
@@ -805,12 +798,14 @@ fn deleting_a_called_definition_re_executes_its_module_and_its_callers_module() 
             "program_refs(n::user)",
             "program_cycle_free(n::user)",
             "check_definition(n::user)",
-            "program_order(n::user)",
             "module_check(n)",
             "module_exists(m)",
             "module_spec(m)",
             "root_status()",
             "module_status(m)",
+            "definition_status(m::quad)",
+            "definition_status(n::user)",
+            "module_status(n)",
             "all_code_items()",
             "module_code_items(m)",
             "acyclic_soil_hash(m::quad)",
@@ -848,15 +843,13 @@ fn adding_and_deleting_a_module_re_executes_that_module_alone() {
             "parse_spec(k/one.tr)",
             "parse_soil(k/one.soil)",
             "check_definition(k::one)",
-            "checker_definition(k::one)",
             "item_equation(k::one)",
             "definition_files(k::one)",
-            "formal_blocks(k/one.tr)",
             "program_cycle_free(k::one)",
             "program_refs(k::one)",
             "soil_facts(k::one)",
             "program_def(k::one)",
-            "program_order(k::one)",
+            "formal_blocks(k/one.tr)",
             "checker_env()",
             "module_type_specs(k)",
             "test_diagnostics(k::one)",
@@ -931,6 +924,9 @@ fn a_tag_declared_or_withdrawn_re_checks_only_the_specs_naming_it() {
             "tag_declared(stats)",
             "spec_diagnostics(m/double.tr)",
             "module_check(m)",
+            "definition_status(m::double)",
+            "module_status(m)",
+            "root_status()",
         ]
     "#]]
     .assert_debug_eq(&withdrawn);
@@ -963,4 +959,142 @@ fn the_root_s_types_are_declared_once_for_every_check() {
     db.query_log().start();
     assert!(root_types(&db).runtime().is_ok());
     assert_eq!(db.query_log().take(), Vec::<String>::new());
+}
+
+/// A module of its own types and a function over them: what a newcomer adds
+/// beside a root that is already green.
+const MODULE_T: &str = r#"
+//- t/_module.tr
+---
+name: t
+---
+
+# Module t
+
+```exports
+Point, norm1
+```
+//- t/Point.tr
+---
+name: Point
+---
+
+# Point
+
+```soil-type
+type Point = { px : I64, py : I64 }
+```
+//- t/norm1.tr
+---
+name: norm1
+---
+
+# norm1
+
+The taxicab length.
+
+```soil-sig
+norm1 : (p : Point) -> I64
+```
+
+```test basics
+norm1({"px": 1, "py": 2}) -> 3
+```
+//- t/norm1.soil
+norm1 p = p.px + p.py
+"#;
+
+/// Every definition's suite key, by qualified name.
+fn suite_keys(db: &RootDatabase) -> BTreeMap<String, String> {
+    all_code_items(db)
+        .iter()
+        .map(|&item| (item.qualified(db), suite_key(db, item).to_string()))
+        .collect()
+}
+
+/// Applies `change` to a root of `fixture` whose every pass and suite key was
+/// asked, asks them again, and returns the keys before, after, and the suite
+/// keys salsa re-executed.
+fn suite_keys_across(
+    fixture: &str,
+    change: impl FnOnce(&mut Change),
+) -> (
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+    Vec<String>,
+) {
+    let mut db = load(fixture);
+    every_pass(&db);
+    let before = suite_keys(&db);
+    let mut names = readable_names(&db);
+    let mut edit = Change::default();
+    change(&mut edit);
+    edit.apply(&mut db);
+    db.query_log().start();
+    every_pass(&db);
+    let after = suite_keys(&db);
+    let log = db.query_log().take();
+    names.extend(readable_names(&db));
+    let executed = name_keys(&names, log)
+        .into_iter()
+        .filter(|line| line.starts_with("suite_key("))
+        .collect();
+    (before, after, executed)
+}
+
+/// The suite key used to hash the whole type environment, so adding a module
+/// with a type re-ran every suite of the root. A key now covers only the types
+/// its suite can observe: a module of new types and functions over them moves
+/// no existing key and re-executes none.
+#[test]
+fn adding_a_module_of_new_types_moves_no_other_suite_key() {
+    let (before, after, executed) = suite_keys_across(&format!("{ROOT}{MODULE_N}"), |change| {
+        for (path, text) in files(MODULE_T) {
+            change.set_file(&path, &text);
+        }
+    });
+    for (name, key) in &before {
+        assert_eq!(after.get(name), Some(key), "{name}'s suite key moved");
+    }
+    expect![[r#"
+        [
+            "suite_key(t::norm1)",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+}
+
+/// What a suite can observe still moves its key: its own type's declaration,
+/// and a new type elsewhere that answers a field its program reads (the checker
+/// looks an unknown record's field up among every record type declaring it).
+#[test]
+fn a_type_a_suite_can_observe_moves_its_key_and_no_other() {
+    let fixture = format!("{ROOT}{MODULE_N}{MODULE_T}");
+    let (before, after, executed) = suite_keys_across(&fixture, |change| {
+        change.set_file(
+            "t/Point.tr",
+            files(MODULE_T)["t/Point.tr"].replace("py : I64", "py : I64, pz : I64"),
+        );
+    });
+    let moved: Vec<&String> = before
+        .iter()
+        .filter(|(name, key)| after.get(*name) != Some(key))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(moved, ["t::norm1"], "{executed:?}");
+
+    let (before, after, _) = suite_keys_across(&fixture, |change| {
+        change
+            .set_file("k/_module.tr", "---\nname: k\n---\n\n# Module k\n\nNew.\n")
+            .set_file(
+                "k/Pair.tr",
+                "---\nname: Pair\n---\n\n# Pair\n\n```soil-type\ntype Pair = { px : I64, second : I64 }\n```\n",
+            );
+    });
+    let moved: Vec<&String> = before
+        .iter()
+        .filter(|(name, key)| after.get(*name) != Some(key))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(moved, ["t::norm1"]);
 }

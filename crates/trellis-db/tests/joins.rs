@@ -233,7 +233,7 @@ fn every_edit_answers_as_salsa_and_keeps_what_it_cannot_reach() {
         prose of a top               m000 m001 m002 m004 m005 m006 m007 + m003::f00195
         body of a leaf               m000 m001 m002 m003 m004 + m005::f00252 (9 rows rehashed)
         signature of a leaf          m000 m001 m002 m003 m004 + m005::_module m005::f00252 m005::f00280 and 7 more
-        module decision              m000 m001 m002 m003 m004 m005 + m007::f00364 m007::f00367 m007::f00368 and 13 more
+        module decision              m000 m001 m002 m003 m004 m005 m007
         an export withdrawn          m000 m001 m002 m003 m004 + m006::f00312 m006::f00313 m006::f00315 and 30 more
         and given back               m000 m001 m002 m003 m004 + m006::f00312 m006::f00313 m006::f00315 and 30 more
         add a definition             m000 m001 m003 m004 m005 m006 m007 + m002::g
@@ -476,4 +476,97 @@ fn answers_no_request_took_are_absorbed_into_the_joins() {
     // Nothing shelved any more: absorbing again takes nothing.
     host.joins.absorb_answered_ahead(&host.db);
     assert_eq!(host.joins.taken_ahead(), asked);
+}
+
+/// A spec edit that keeps its blocks (prose, a heading) moves its own
+/// entries alone (design §7.14), whoever names the definition in prose and
+/// whatever a record type's spec says of it; yet a finding of another entry
+/// located in the spec moves with its lines: a broken type environment fails
+/// every check with the type spec's own finding, so an edit of that spec's
+/// prose reaches every entry that cites it.
+#[test]
+fn a_spec_edit_that_keeps_its_blocks_moves_its_own_entries_and_what_cites_it() {
+    let mut files = synthetic_root(150);
+    files.extend([
+        (
+            "k/_module.tr".to_owned(),
+            "---\nname: k\n---\n\n# Module k\n\nNames `g` and `f`.\n".to_owned(),
+        ),
+        (
+            "k/g.tr".to_owned(),
+            "---\nname: g\ntags: [synthetic]\n---\n\n# g\n\nUnsigned; see `f`.\n\n```ensures\nwrong: result == \"text\"\n```\n".to_owned(),
+        ),
+        ("k/g.soil".to_owned(), "g x =\n  x + 1\n".to_owned()),
+        (
+            "k/f.tr".to_owned(),
+            "---\nname: f\ntags: [synthetic]\n---\n\n# f\n\nCalls `g`, like `m000::f00000` and `Pair`.\n\n```soil-sig\nf : (x : I64) -> I64\n```\n".to_owned(),
+        ),
+        ("k/f.soil".to_owned(), "f x =\n  g x\n".to_owned()),
+        (
+            "k/Pair.tr".to_owned(),
+            "---\nname: Pair\ntags: [synthetic]\n---\n\n# Pair\n\nUsed by `f`, `g` and `m000::f00000`.\n\n```soil-type\ntype Pair = {\n  a : I64,\n  b : I64\n}\n```\n".to_owned(),
+        ),
+    ]);
+    let mut host = Host::loaded(files, RootJoins::default());
+    let cited: Vec<String> = (check_root(&host.db, None).diagnostics.iter())
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.file.as_deref().unwrap_or(""),
+                d.span.map_or(0, |s| s.start.line)
+            )
+        })
+        .collect();
+    let mut table = format!("findings: {}\n", cited.join(", "));
+    let mut row = |name: &str, held: String| table.push_str(&format!("{name:<24} {held}\n"));
+    row(
+        "prose of g",
+        host.replace("k/g.tr", "Unsigned;", "Unsigned,\nand its lines move;"),
+    );
+    row(
+        "prose of m000's first",
+        host.replace(&spec_path(0), "A generated", "An edited"),
+    );
+    row(
+        "prose of a type",
+        host.replace("k/Pair.tr", "Used by", "Read by"),
+    );
+    row(
+        "a type broken",
+        host.replace("k/Pair.tr", "b : I64", "b : Missing"),
+    );
+    row(
+        "and its prose edited",
+        host.replace("k/Pair.tr", "# Pair", "# Pair\n\nA pair."),
+    );
+    row(
+        "prose of k's own spec",
+        host.replace("k/_module.tr", "Names", "It names"),
+    );
+    row(
+        "prose of the project",
+        host.replace("_project.tr", "Generated for", "Made for"),
+    );
+    let cited: Vec<String> = (check_root(&host.db, None).diagnostics.iter())
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.file.as_deref().unwrap_or(""),
+                d.span.map_or(0, |s| s.start.line)
+            )
+        })
+        .collect();
+    table.push_str(&format!("findings: {}\n", cited.join(", ")));
+    expect![[r#"
+        findings: k/f.tr 10, k/g.tr 1, k/g.tr 11
+        prose of g               m000 m001 m002 + k::g
+        prose of m000's first    k m001 m002 + m000::f00000
+        prose of a type          m000 m001 m002 + k::Pair
+        a type broken            
+        and its prose edited      + k::Pair k::f k::g and 150 more
+        prose of k's own spec    m000 m001 m002 + k::_module
+        prose of the project     k m000 m001 m002
+        findings: k/f.tr 10, k/Pair.tr 15, k/g.tr 1, k/g.tr 12
+    "#]]
+    .assert_eq(&table);
 }

@@ -26,6 +26,21 @@ impl Digest {
         Digest(Sha256::digest(bytes).into())
     }
 
+    /// [`Digest::of`] the bytes `reader` yields, read in 64 KiB chunks: a file
+    /// of any size is hashed in bounded memory (reference data, design §9.7).
+    pub fn of_reader(mut reader: impl std::io::Read) -> std::io::Result<Digest> {
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buffer) {
+                Ok(0) => return Ok(Digest(hasher.finalize().into())),
+                Ok(read) => hasher.update(&buffer[..read]),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
     pub fn bytes(&self) -> &[u8; 32] {
         &self.0
     }
@@ -126,6 +141,14 @@ impl Hasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reader_hashes_as_its_bytes_do() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|n| (n % 251) as u8).collect();
+        let streamed = Digest::of_reader(bytes.as_slice()).expect("a slice reads");
+        assert_eq!(streamed, Digest::of(&bytes));
+        assert_eq!(Digest::of_reader(&b""[..]).expect("reads"), Digest::of(b""));
+    }
 
     #[test]
     fn digest_text_round_trips() {

@@ -40,6 +40,19 @@ pub trait Current {
     fn decision(&self, scope: Scope, label: &str) -> Option<Digest>;
     /// The key over everything the definition's suite executes (lock-schema §5.4).
     fn suite_key(&self) -> Digest;
+    /// The typed holes the current Soil leaves open (none when it does not check).
+    fn open_holes(&self) -> Vec<String>;
+    /// When the `.soil`'s hash moved only because names in an otherwise
+    /// unchanged body now resolve elsewhere (a builtin's name now a root
+    /// definition's, or a callee gone so the name is the builtin again), one
+    /// phrase per such name; empty when the body itself changed.
+    fn rebound_names(&self, lowering: &Lowering) -> Vec<String>;
+    /// The moved `edges` (names of the `lowering`'s recorded edges), each with
+    /// what changed below it, as the callee rung's reason shows them.
+    fn explain_moved(&self, lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
+        let _ = lowering;
+        edges.into_iter().map(|edge| format!("`{edge}`")).collect()
+    }
 }
 
 /// The hashes of the definition and its surroundings as they are now, all
@@ -67,6 +80,14 @@ pub struct CurrentHashes {
     pub check_problems: Vec<String>,
     /// The key over everything the definition's suite executes (lock-schema §5.4).
     pub suite_key: Digest,
+    /// The typed holes the current Soil leaves open.
+    pub open_holes: Vec<String>,
+    /// [`Current::rebound_names`], answered for the lock's lowering when the
+    /// hashes were gathered.
+    pub rebound_names: Vec<String>,
+    /// [`Current::explain_moved`]'s words for each edge of the lock's lowering
+    /// that had moved when the hashes were gathered, by edge name.
+    pub edge_notes: BTreeMap<String, String>,
 }
 
 impl Current for CurrentHashes {
@@ -100,6 +121,20 @@ impl Current for CurrentHashes {
     fn suite_key(&self) -> Digest {
         self.suite_key
     }
+    fn open_holes(&self) -> Vec<String> {
+        self.open_holes.clone()
+    }
+    fn rebound_names(&self, _lowering: &Lowering) -> Vec<String> {
+        self.rebound_names.clone()
+    }
+    fn explain_moved(&self, _lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
+        (edges.into_iter())
+            .map(|edge| match self.edge_notes.get(&edge) {
+                Some(note) => note.clone(),
+                None => format!("`{edge}`"),
+            })
+            .collect()
+    }
 }
 
 /// Where a definition stands. Exactly one status holds; when several causes
@@ -131,6 +166,9 @@ pub enum Status {
     DecisionFlagged {
         labels: Vec<String>,
         scopes: Vec<Scope>,
+        /// For a definition's row: the labels it cites from its module's
+        /// decisions (the others are the project's), so the fix names the scope.
+        module_labels: Vec<String>,
     },
     ReviewSuggested,
     Accepted,
@@ -146,15 +184,32 @@ pub enum StaleCause {
     NeverRun,
     /// Results recorded before locks sealed them (lock format 1).
     Unsealed,
+    /// A partial lowering's holes are filled in the `.soil` on disk: the Soil
+    /// changed since it was recorded (the holes it left).
+    HolesFilled(Vec<String>),
+    /// The body is unchanged but names in it resolve elsewhere now
+    /// ([`Current::rebound_names`]).
+    NamesRebound(Vec<String>),
     /// Something else the suite executes moved — a definition its clauses or
     /// properties call, a type, the toolchain — or the rows were edited.
     InputsChanged,
 }
 
+impl StaleCause {
+    /// Whether the Soil on disk is not the one the lock recorded, so `trellis
+    /// adopt` must record it before `trellis test` runs.
+    pub fn needs_adopt(&self) -> bool {
+        matches!(
+            self,
+            StaleCause::SoilChanged | StaleCause::HolesFilled(_) | StaleCause::NamesRebound(_)
+        )
+    }
+}
+
 /// The rung names, highest precedence first (lock-schema §8.6).
 const PRECEDENCE: [&str; 12] = [
-    "not-lowered",
     "spec-invalid",
+    "not-lowered",
     "spec-changed",
     "check-failing",
     "partial",
@@ -233,7 +288,7 @@ impl Status {
             }
             Status::CalleeChanged { edges } => format!(
                 "a callee or private helper changed since the lowering was checked: {}",
-                edges.join(", ")
+                edges.join("; ")
             ),
             Status::TestsStale { causes } => {
                 let causes: Vec<String> = causes
@@ -241,21 +296,30 @@ impl Status {
                     .map(|c| match c {
                         StaleCause::TestBlocksChanged => "the test blocks changed".to_owned(),
                         StaleCause::SoilChanged => "the Soil body changed".to_owned(),
+                        StaleCause::HolesFilled(holes) => format!(
+                            "the Soil changed since the partial lowering was recorded: the \
+                             holes it left open ({}) are filled on disk",
+                            holes.join(", ")
+                        ),
+                        StaleCause::NamesRebound(names) => {
+                            format!("the Soil body is unchanged, but {}", names.join("; "))
+                        }
                         StaleCause::OracleChanged(source) => format!("oracle `{source}` changed"),
                         StaleCause::NeverRun => "the tests have not been run".to_owned(),
                         StaleCause::Unsealed => {
                             "the results predate results keys (lock format 1)".to_owned()
                         }
                         StaleCause::InputsChanged => "something the tests execute changed \
-                            (a definition the clauses or properties use, a type, the \
-                            toolchain), or the recorded rows were edited"
+                            (a definition the clauses or properties use, a type, a file \
+                            under a Python reference's directory, the toolchain), or the \
+                            recorded rows were edited"
                             .to_owned(),
                     })
                     .collect();
                 format!("recorded results are stale: {}", causes.join("; "))
             }
             Status::Failing { failures } => format!("not green: {}", failures.join(", ")),
-            Status::DecisionFlagged { labels, scopes } => {
+            Status::DecisionFlagged { labels, scopes, .. } => {
                 let mut parts: Vec<String> = labels
                     .iter()
                     .map(|l| format!("decision `{l}` changed or was removed"))
@@ -303,7 +367,7 @@ impl Status {
             Status::CalleeChanged { .. } => {
                 Some(format!("trellis adopt {def} && trellis test {def}"))
             }
-            Status::TestsStale { causes } if causes.contains(&StaleCause::SoilChanged) => {
+            Status::TestsStale { causes } if causes.iter().any(StaleCause::needs_adopt) => {
                 Some(format!("trellis adopt {def} && trellis test {def}"))
             }
             Status::TestsStale { .. } => Some(format!("trellis test {def}")),
@@ -317,7 +381,17 @@ impl Status {
             Status::Failing { .. } => Some(format!(
                 "trellis lower {def} (or fix the spec; by hand: fix the Soil, then trellis adopt {def} && trellis test {def})"
             )),
-            Status::DecisionFlagged { labels, .. } => Some(match labels.first() {
+            Status::DecisionFlagged {
+                labels,
+                module_labels,
+                ..
+            } => Some(match labels.first() {
+                // A module's label is named with its module: `editorial` refuses
+                // a label several scopes hold unless told which.
+                Some(label) if module_labels.contains(label) => {
+                    let module = def.split_once("::").map_or(def, |(module, _)| module);
+                    format!("trellis decisions editorial {label} --module {module}")
+                }
                 Some(label) => format!("trellis decisions editorial {label}"),
                 None => format!("trellis adopt {def}"),
             }),
@@ -350,18 +424,33 @@ pub fn moved_edges<'e>(
 /// Derives a function definition's status from the current hashes and its
 /// lock (absent when none was ever written).
 pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
-    let soil_present = current.soil_present();
-    let (Some(lock), true) = (lock, soil_present) else {
-        return Status::NotLowered { soil_present };
-    };
-    let (Some(lowering), Some(checks)) = (&lock.lowering, &lock.checks) else {
-        return Status::NotLowered { soil_present: true };
-    };
-    let recorded = lock.spec.hashes;
+    // An invalid spec outranks even a missing lowering: `lower`, `adopt` and
+    // `test` all refuse it, so no row may prescribe them while it holds.
     let problems = current.spec_problems();
     if !problems.is_empty() {
         return Status::SpecInvalid { problems };
     }
+    let soil_present = current.soil_present();
+    let recorded_lowering =
+        lock.and_then(|lock| Some((lock, lock.lowering.as_ref()?, lock.checks.as_ref()?)));
+    let Some((lock, lowering, checks)) = recorded_lowering.filter(|_| soil_present) else {
+        if soil_present {
+            // `trellis adopt` records a hand-written `.soil` only once it checks.
+            let problems = current.check_problems();
+            if !problems.is_empty() {
+                return Status::CheckFailing { problems };
+            }
+            if !current.has_equation() {
+                return Status::CheckFailing {
+                    problems: vec![
+                        "the .soil file holds no equation for this definition".to_owned(),
+                    ],
+                };
+            }
+        }
+        return Status::NotLowered { soil_present };
+    };
+    let recorded = lock.spec.hashes;
     let spec = current.spec();
     if recorded.formal != spec.formal {
         return Status::SpecChanged;
@@ -378,13 +467,26 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
         };
     }
     if !checks.holes.is_empty() {
-        return Status::Partial {
-            holes: checks.holes.clone(),
+        // Hashed here only for a partial lowering: what is on disk now may
+        // have its holes filled, and then the Soil changed, not the holes.
+        if current.soil_hash() == Some(lowering.soil_hash) {
+            return Status::Partial {
+                holes: checks.holes.clone(),
+            };
+        }
+        let open = current.open_holes();
+        if !open.is_empty() {
+            return Status::Partial { holes: open };
+        }
+        return Status::TestsStale {
+            causes: vec![StaleCause::HolesFilled(checks.holes.clone())],
         };
     }
     let moved = moved_edges(recorded_edges(lowering), |name| current.edge(name));
     if !moved.is_empty() {
-        return Status::CalleeChanged { edges: moved };
+        return Status::CalleeChanged {
+            edges: current.explain_moved(lowering, moved),
+        };
     }
     let mut causes = Vec::new();
     if recorded.test != spec.test {
@@ -392,7 +494,11 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
     }
     // Hashed only now: a moved callee (above) moves this hash too.
     if current.soil_hash() != Some(lowering.soil_hash) {
-        causes.push(StaleCause::SoilChanged);
+        let rebound = current.rebound_names(lowering);
+        causes.push(match rebound.is_empty() {
+            true => StaleCause::SoilChanged,
+            false => StaleCause::NamesRebound(rebound),
+        });
     }
     for oracle in &lock.oracles {
         if current.oracle(&oracle.source) != Some(oracle.hash) {
@@ -428,19 +534,22 @@ pub fn status(current: &impl Current, lock: Option<&DefinitionLock>) -> Status {
         }
         return Status::Failing { failures };
     }
-    let labels: Vec<String> = lowering
+    let flagged: Vec<&DecisionEdge> = lowering
         .decisions
         .applied
         .iter()
         .filter(|edge| current.decision(edge.scope, &edge.label) != Some(edge.hash))
-        .map(|edge| edge.label.clone())
         .collect();
     // A scope-hash change (an entry added or removed) flags the scope once, in
     // its own row (`scope_status`), not every lowering in it (lock-schema §8.6).
-    if !labels.is_empty() {
+    if !flagged.is_empty() {
         return Status::DecisionFlagged {
-            labels,
+            labels: flagged.iter().map(|edge| edge.label.clone()).collect(),
             scopes: Vec::new(),
+            module_labels: (flagged.iter())
+                .filter(|edge| edge.scope == Scope::Module)
+                .map(|edge| edge.label.clone())
+                .collect(),
         };
     }
     if recorded.prose != spec.prose {
@@ -475,6 +584,7 @@ pub fn scope_status(
             Status::DecisionFlagged {
                 labels: added.chain(removed).cloned().collect(),
                 scopes: vec![scope],
+                module_labels: Vec::new(),
             }
         }
         Some(_) => Status::Green,

@@ -46,6 +46,9 @@ fn current_for(lock: &DefinitionLock) -> CurrentHashes {
         spec_problems: Vec::new(),
         check_problems: Vec::new(),
         suite_key: common::median_suite_key(),
+        open_holes: Vec::new(),
+        rebound_names: Vec::new(),
+        edge_notes: BTreeMap::new(),
     }
 }
 
@@ -112,6 +115,74 @@ fn not_lowered_with_hand_written_soil() {
     );
 }
 
+/// Issue 43: a spec that does not check outranks a missing lowering — `lower`,
+/// `adopt` and `test` all refuse it, so the row says so instead of
+/// prescribing one of them.
+#[test]
+fn an_invalid_spec_outranks_a_missing_lowering() {
+    let lock = function(common::mean());
+    let mut current = current_for(&lock);
+    current.spec_problems =
+        vec!["a function spec needs a test block (tr-missing-test-block)".to_owned()];
+    for soil in [false, true] {
+        current.soil_present = soil;
+        assert_eq!(
+            show(&status(&current, Some(&lock))),
+            "spec-invalid — the spec does not check: a function spec needs a test block (tr-missing-test-block) — fix the spec (trellis check csvstats/median shows where)"
+        );
+        assert_eq!(status(&current, None).name(), "spec-invalid");
+    }
+}
+
+/// A hand-written `.soil` that does not check cannot be adopted: the row says
+/// the check fails, not `adopt`.
+#[test]
+fn an_unlowered_soil_that_does_not_check_fails_its_check() {
+    let lock = function(common::mean());
+    let mut current = current_for(&lock);
+    current.soil_present = true;
+    current.soil_hash = Some(h("hand-written soil"));
+    current.check_problems = vec!["unknown name `x` (unknown-name)".to_owned()];
+    assert_eq!(
+        show(&status(&current, None)),
+        "check-failing — the Soil does not check: unknown name `x` (unknown-name) — fix the Soil (trellis check csvstats/median shows where), then trellis adopt csvstats/median"
+    );
+    current.check_problems.clear();
+    current.soil_hash = None;
+    assert_eq!(status(&current, Some(&lock)).name(), "check-failing");
+}
+
+/// A partial lowering whose holes are filled on disk: the Soil changed.
+#[test]
+fn a_partial_lowering_filled_on_disk_is_a_soil_change() {
+    let lock = function(common::parse_row_partial());
+    let mut current = current_for(&lock);
+    current.soil_hash = Some(h("the holes filled"));
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "tests-stale — recorded results are stale: the Soil changed since the partial lowering was recorded: the holes it left open (quoted, escape) are filled on disk — trellis adopt csvstats/median && trellis test csvstats/median"
+    );
+    current.open_holes = vec!["escape".to_owned()];
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "partial — the lowering left typed holes open: escape — trellis lower csvstats/median (by hand: fill the holes, then trellis adopt csvstats/median)"
+    );
+}
+
+/// A body whose bytes are the same but whose names resolve elsewhere says so.
+#[test]
+fn a_name_that_resolves_elsewhere_is_not_a_body_change() {
+    let lock = median();
+    let mut current = current_for(&lock);
+    current.soil_hash = Some(h("reverse is a root definition now"));
+    current.rebound_names =
+        vec!["`reverse` now names csvstats::reverse, not the builtin".to_owned()];
+    assert_eq!(
+        show(&status(&current, Some(&lock))),
+        "tests-stale — recorded results are stale: the Soil body is unchanged, but `reverse` now names csvstats::reverse, not the builtin — trellis adopt csvstats/median && trellis test csvstats/median"
+    );
+}
+
 #[test]
 fn a_present_soil_without_a_hash_fails_its_check() {
     let lock = function(common::median());
@@ -154,7 +225,7 @@ fn callee_changed() {
     current.edges.insert("sort".to_owned(), h("sort, edited"));
     assert_eq!(
         show(&status(&current, Some(&lock))),
-        "callee-changed — a callee or private helper changed since the lowering was checked: sort — trellis adopt csvstats/median && trellis test csvstats/median"
+        "callee-changed — a callee or private helper changed since the lowering was checked: `sort` — trellis adopt csvstats/median && trellis test csvstats/median"
     );
 }
 
@@ -229,6 +300,29 @@ fn decision_flagged_by_an_edited_entry() {
     );
 }
 
+/// A label the lowering cites from its module is named with the module:
+/// `decisions editorial` refuses a label several scopes hold unless told which.
+#[test]
+fn a_module_decision_flag_names_its_module() {
+    let mut lock = median();
+    let lowering = lock.lowering.as_mut().expect("lowered");
+    for edge in &mut lowering.decisions.applied {
+        edge.scope = Scope::Module;
+    }
+    let mut current = current_for(&lock);
+    let label = lock.lowering.as_ref().expect("lowered").decisions.applied[0]
+        .label
+        .clone();
+    current
+        .decisions
+        .insert((Scope::Module, label.clone()), h("reworded"));
+    let flagged = status(&current, Some(&lock));
+    assert_eq!(
+        flagged.fixing_command("csvstats::median").as_deref(),
+        Some(format!("trellis decisions editorial {label} --module csvstats").as_str())
+    );
+}
+
 #[test]
 fn a_new_entry_flags_the_scope_once_not_each_definition() {
     let lock = median();
@@ -248,7 +342,8 @@ fn a_new_entry_flags_the_scope_once_not_each_definition() {
         ),
         Status::DecisionFlagged {
             labels: vec!["new-rule".to_owned()],
-            scopes: vec![Scope::Module]
+            scopes: vec![Scope::Module],
+            module_labels: Vec::new(),
         }
     );
     assert_eq!(
@@ -294,17 +389,17 @@ fn precedence_follows_the_ladder() {
     seen.push(status(&current, Some(&lock)).name());
     current.spec.formal = h("edited signature");
     seen.push(status(&current, Some(&lock)).name());
-    current.spec_problems = vec!["an undeclared tag".to_owned()];
-    seen.push(status(&current, Some(&lock)).name());
     current.soil_present = false;
     current.soil_hash = None;
+    seen.push(status(&current, Some(&lock)).name());
+    current.spec_problems = vec!["an undeclared tag".to_owned()];
     seen.push(status(&current, Some(&lock)).name());
     seen.reverse();
     assert_eq!(
         seen,
         [
-            "not-lowered",
             "spec-invalid",
+            "not-lowered",
             "spec-changed",
             "check-failing",
             "partial",

@@ -1,8 +1,12 @@
 //! Completion: on a `.tr` fence's opening line, the reserved block languages;
-//! after `module::`, that module's definitions; elsewhere in Soil (a `.soil` file
+//! after `module::`, the names a call there may use — all of the module's own
+//! definitions and helpers, or only what another module exports (tr-grammar
+//! §5.1: anything else is `unexported-name`); elsewhere in Soil (a `.soil` file
 //! or a spec's formal and test blocks), the names in scope — the locals at the
 //! cursor, the module's definitions and helpers, the root's types and
-//! constructors, the other modules, and the prelude.
+//! constructors, the other modules, and the prelude. The text before the cursor
+//! is cut on character boundaries only: whatever precedes the word (`—`, `“`,
+//! a no-break space, an emoji) may be several bytes long.
 
 use std::collections::BTreeMap;
 
@@ -37,7 +41,10 @@ pub struct Completion {
 
 /// The completions at `offset` of a root file (`text` is the document's).
 pub fn completions(db: &dyn Db, path: &str, text: &str, offset: u32) -> Vec<Completion> {
-    let offset = (offset as usize).min(text.len());
+    let mut offset = (offset as usize).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
     let line_start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
     let before = &text[line_start..offset];
     if path.ends_with(".tr") {
@@ -54,10 +61,16 @@ pub fn completions(db: &dyn Db, path: &str, text: &str, offset: u32) -> Vec<Comp
     let module = module_of(path).unwrap_or_default();
     // `other::` completes that module's names.
     let word_start = before
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .map_or(0, |at| at + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .map_or(0, |(at, c)| at + c.len_utf8());
     if let Some((qualifier, _)) = before[word_start..].rsplit_once("::") {
-        return module_names(db, qualifier);
+        return if qualifier == module {
+            module_names(db, qualifier)
+        } else {
+            exported_names(db, qualifier)
+        };
     }
     let mut items: BTreeMap<String, Completion> = BTreeMap::new();
     let mut add = |label: &str, kind: CompletionKind, detail: Option<String>| {
@@ -140,6 +153,19 @@ fn module_names(db: &dyn Db, module: &str) -> Vec<Completion> {
             label: name,
             kind: CompletionKind::Function,
         })
+        .collect()
+}
+
+/// What another module exports of its definitions (its types are completed
+/// everywhere, unqualified).
+fn exported_names(db: &dyn Db, module: &str) -> Vec<Completion> {
+    if trellis_db::files_of(db, module).is_none() {
+        return Vec::new();
+    }
+    let exports = trellis_db::module_exports(db, trellis_db::Module::new(db, module.to_owned()));
+    module_names(db, module)
+        .into_iter()
+        .filter(|completion| exports.contains(&completion.label))
         .collect()
 }
 

@@ -41,6 +41,9 @@ pub enum Place {
 pub struct Context {
     pub root: Option<PathBuf>,
     pub encoding: Encoding,
+    /// The root paths whose open buffers differ from the disk, in order (filled
+    /// for the requests that run or offer `trellis` commands).
+    pub unsaved: Vec<String>,
 }
 
 /// A request failed: the protocol's code and a message.
@@ -50,7 +53,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn invalid(message: impl Into<String>) -> Failure {
+    pub fn invalid(message: impl Into<String>) -> Failure {
         Failure {
             code: ErrorCode::InvalidParams as i32,
             message: message.into(),
@@ -293,21 +296,47 @@ pub fn code_lenses(db: &RootDatabase, context: &Context, place: &Place) -> Answe
     };
     let lenses: Vec<CodeLens> = crate::lenses::lenses(db, path, file)
         .into_iter()
-        .map(|lens| CodeLens {
-            range: lines.range(lens.range),
-            command: Some(Command {
-                title: lens.title(),
-                command: if lens.commands.is_some() {
-                    RUN_COMMAND.to_owned()
-                } else {
-                    String::new()
-                },
-                arguments: lens.commands.map(|steps| vec![json!(steps)]),
-            }),
-            data: None,
+        .map(|lens| {
+            let mut title = lens.title();
+            // The row is the buffers' status; the command acts on the disk. They
+            // agree only once every buffer is saved.
+            let commands = match (lens.commands, unsaved_note(&context.unsaved)) {
+                (Some(_), Some(note)) => {
+                    title.push_str(&format!(" ({note})"));
+                    None
+                }
+                (commands, _) => commands,
+            };
+            CodeLens {
+                range: lines.range(lens.range),
+                command: Some(Command {
+                    title,
+                    command: if commands.is_some() {
+                        RUN_COMMAND.to_owned()
+                    } else {
+                        String::new()
+                    },
+                    arguments: commands.map(|steps| vec![json!(steps)]),
+                }),
+                data: None,
+            }
         })
         .collect();
     to_value(lenses)
+}
+
+/// What a lens says, and a `trellis.run` answers, while buffers are unsaved:
+/// `save m/f.soil first` (none when every buffer is saved).
+pub fn unsaved_note(unsaved: &[String]) -> Option<String> {
+    let first = unsaved.first()?;
+    Some(match unsaved.len() {
+        1 => format!("save {first} first: `trellis` acts on the saved files"),
+        n => format!(
+            "save {first} and {} other file{} first: `trellis` acts on the saved files",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        ),
+    })
 }
 
 /// One spec section by anchor (`soil-syntax-spec#9.1`), from the copies built into

@@ -78,7 +78,7 @@ pub fn status_row(db: &dyn Db, name: &str) -> Option<trellis_db::StatusRow> {
         let item = Item::new(db, module.to_owned(), def.to_owned());
         return Some(match trellis_db::definition_status(db, item) {
             Ok(status) => trellis_db::StatusRow::from_status(name.to_owned(), "function", status),
-            Err(errors) => trellis_db::StatusRow::unreadable(name.to_owned(), "function", errors),
+            Err(errors) => trellis_db::unreadable_function_row(db, item, errors),
         });
     }
     trellis_db::root_status(db)

@@ -9,7 +9,9 @@
 //! symbols, `.soil` formatting through the canonical printer, completion and
 //! status code lenses, on worker threads over snapshots that salsa cancels when
 //! an edit arrives. It reads no file and starts no process: the host's [`Host`]
-//! port finds the root, loads its disk and runs a lens's `trellis` command.
+//! port finds the root, loads its disk and runs a lens's `trellis` command. The
+//! byte stream is its own [`transport`]'s, which reads frames within stated
+//! bounds and answers malformed ones instead of ending the process.
 //!
 //! Workspace dependencies: `trellis-db` (the database, its queries and `Change`),
 //! `trellis-spec` (spec blocks and their locations), `soil-syntax` (trees and the
@@ -33,6 +35,7 @@ mod ports;
 mod resolve;
 mod server;
 mod text;
+pub mod transport;
 
 pub use handlers::root_diagnostics;
 pub use ports::{DiskRefresh, Host, RootDisk};

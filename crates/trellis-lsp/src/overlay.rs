@@ -23,9 +23,23 @@ impl Overlay {
         self.shadowed.contains_key(path)
     }
 
+    /// Whether an open buffer's `text` differs from what the disk holds for its
+    /// path (a file the disk lacks is always unsaved). A `trellis` command acts
+    /// on the disk, so a code lens waits for such a buffer to be saved.
+    pub fn is_unsaved(&self, path: &str, text: &str) -> bool {
+        self.shadowed
+            .get(path)
+            .is_some_and(|on_disk| on_disk.as_deref() != Some(text))
+    }
+
     /// A buffer opens with `text`. The file becomes volatile at once, so the
     /// first keystroke costs no more than the next (design §7.1).
     pub fn open(&mut self, db: &dyn Db, path: &str, text: &str) -> Change {
+        if self.is_open(path) {
+            // Opened again without a close: the disk's text kept aside stays
+            // (the database holds the earlier buffer's, not the disk's).
+            return self.edit(path, text);
+        }
         let on_disk = if path == CONFIG_FILE {
             trellis_db::Workspace::try_get(db).map(|w| w.config_text(db).to_string())
         } else {
@@ -125,5 +139,12 @@ mod tests {
         assert!(text(&db, "m/new.soil").is_some());
         overlay.close("m/new.soil").apply(&mut db);
         assert_eq!(text(&db, "m/new.soil"), None);
+
+        // Opened twice without a close: closing still restores the disk's text.
+        overlay.open(&db, "m/f.soil", "f x = 3\n").apply(&mut db);
+        overlay.open(&db, "m/f.soil", "f x = 4\n").apply(&mut db);
+        assert_eq!(text(&db, "m/f.soil").as_deref(), Some("f x = 4\n"));
+        overlay.close("m/f.soil").apply(&mut db);
+        assert_eq!(text(&db, "m/f.soil").as_deref(), Some("f x = 2\n"));
     }
 }

@@ -10,6 +10,13 @@
 //! Open buffers are inputs of this server's own database only (design §9.9):
 //! the disk's text of an overlaid file is kept aside and restored when the buffer
 //! closes, and what the disk says of it meanwhile updates only that copy.
+//!
+//! Nothing a client sends is dropped unsaid: params that do not fit answer
+//! `InvalidParams` (a notification's are logged to the client); an edit that
+//! cannot be applied marks its document diverged — the client is told, and
+//! requests on it fail — until its whole text arrives again. Work waits in
+//! bounded queues (the transport's, [`JOBS`]), so a client that stops reading
+//! pauses the server instead of growing it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
@@ -18,11 +25,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 
-use crossbeam_channel::{Receiver, Sender, select, unbounded};
+use crossbeam_channel::{Receiver, Sender, bounded, select, unbounded};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, LogMessage, Notification as _, PublishDiagnostics,
+    DidSaveTextDocument, LogMessage, Notification as _, PublishDiagnostics, ShowMessage,
 };
 use lsp_types::request::{
     CodeLensRequest, Completion, DocumentSymbolRequest, ExecuteCommand, Formatting, GotoDefinition,
@@ -31,8 +38,8 @@ use lsp_types::request::{
 use lsp_types::{
     CodeLensOptions, CompletionOptions, ExecuteCommandOptions, InitializeParams, InitializeResult,
     LogMessageParams, MessageType, OneOf, PositionEncodingKind, PublishDiagnosticsParams,
-    SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    SaveOptions, ServerCapabilities, ServerInfo, ShowMessageParams, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
 };
 use serde_json::{Value, json};
 use trellis_db::{Change, RootDatabase};
@@ -49,15 +56,16 @@ use crate::text::{Encoding, apply_change};
 const DISK_TICK: Duration = Duration::from_millis(250);
 /// Workers: enough that a hover never waits behind a re-check.
 const WORKERS: usize = 3;
+/// Jobs waiting for a worker. Past this the main loop waits for one to finish
+/// (and so stops reading): each job holds a snapshot and its request.
+const JOBS: usize = 64;
 
 /// Serves one editor session over `connection` until `exit` (or the editor goes
 /// away). `db` is the database to fill (tests pass one that logs executions).
 pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> Result<(), String> {
-    let (id, params) = connection
-        .initialize_start()
-        .map_err(|e| format!("initialize: {e}"))?;
-    let params: InitializeParams =
-        serde_json::from_value(params).map_err(|e| format!("initialize params: {e}"))?;
+    let Some((id, params)) = initialize_request(&connection) else {
+        return Ok(());
+    };
     let encoding = negotiate_encoding(&params);
     let lens_refresh = params
         .capabilities
@@ -74,9 +82,9 @@ pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> R
         }),
     };
     let result = serde_json::to_value(result).map_err(|e| e.to_string())?;
-    connection
-        .initialize_finish(id, result)
-        .map_err(|e| format!("initialize: {e}"))?;
+    // `initialized` is read by the main loop like any notification: a client
+    // that sends something else first is served, not dropped.
+    let _ = connection.sender.send(Response::new_ok(id, result).into());
     let folder = workspace_folder(&params);
     let (root, why_no_root) = match host.find_root(folder.as_deref()) {
         Ok(root) => (Some(root), None),
@@ -102,9 +110,43 @@ pub fn serve(connection: Connection, host: Arc<dyn Host>, db: RootDatabase) -> R
         shutting_down: false,
         lens_refresh,
         next_request: 0,
+        unsaved: Vec::new(),
     };
     server.refresh_disk(true);
     server.run(&connection.receiver, &event_queue)
+}
+
+/// Waits for `initialize` with params that fit (none: the client left or sent
+/// `exit`). Requests before it answer `ServerNotInitialized`, an `initialize`
+/// whose params do not fit answers `InvalidParams` and is waited for again, and
+/// other notifications are dropped, as the protocol says.
+fn initialize_request(connection: &Connection) -> Option<(RequestId, InitializeParams)> {
+    for message in &connection.receiver {
+        let reply = match message {
+            Message::Request(request) if request.method == "initialize" => {
+                match serde_json::from_value::<InitializeParams>(request.params) {
+                    Ok(params) => return Some((request.id, params)),
+                    Err(error) => Response::new_err(
+                        request.id,
+                        ErrorCode::InvalidParams as i32,
+                        format!("initialize: the params do not fit: {error}"),
+                    ),
+                }
+            }
+            Message::Request(request) => Response::new_err(
+                request.id,
+                ErrorCode::ServerNotInitialized as i32,
+                format!(
+                    "{} before initialize: send initialize first",
+                    request.method
+                ),
+            ),
+            Message::Notification(notification) if notification.method == "exit" => return None,
+            Message::Notification(_) | Message::Response(_) => continue,
+        };
+        let _ = connection.sender.send(reply.into());
+    }
+    None
 }
 
 fn negotiate_encoding(params: &InitializeParams) -> Encoding {
@@ -172,6 +214,10 @@ struct Document {
     version: i32,
     text: String,
     place: Place,
+    /// Why the server's text can no longer be trusted to be the editor's: an
+    /// edit that could not be applied. Requests on the document fail until the
+    /// editor sends its whole text (or reopens it).
+    diverged: Option<String>,
 }
 
 /// What workers report back to the main loop.
@@ -212,6 +258,8 @@ struct Server {
     lens_refresh: bool,
     /// The id of the last request this server sent the client.
     next_request: i32,
+    /// The root paths whose open buffers differ from the disk, in order.
+    unsaved: Vec<String>,
 }
 
 impl Server {
@@ -270,6 +318,7 @@ impl Server {
         Context {
             root: self.root.clone(),
             encoding: self.encoding,
+            unsaved: Vec::new(),
         }
     }
 
@@ -285,6 +334,13 @@ impl Server {
         let refresh = disk.refresh();
         let problems_moved = refresh.problems != self.load_problems;
         self.load_problems = refresh.problems;
+        // A save (or any write) under an open buffer may make it saved.
+        let under_buffers = refresh.change.config_text.is_some()
+            || refresh
+                .change
+                .files
+                .keys()
+                .any(|path| self.overlay.is_open(path));
         let change = self.overlay.from_disk(refresh.change);
         if first || problems_moved || !change.is_empty() {
             // A lock a command wrote moves a status row: the lenses are stale.
@@ -292,15 +348,12 @@ impl Server {
             change.apply(&mut self.db);
             self.generation += 1;
             self.recheck();
-            if locks_moved && self.lens_refresh && !first {
-                self.next_request += 1;
-                let id = RequestId::from(format!("trellis-{}", self.next_request));
-                self.send(Request::new(
-                    id,
-                    "workspace/codeLens/refresh".to_owned(),
-                    Value::Null,
-                ));
+            if locks_moved && !first {
+                self.refresh_lenses();
             }
+        }
+        if under_buffers {
+            self.note_unsaved();
         }
     }
 
@@ -328,11 +381,12 @@ impl Server {
     }
 
     fn on_notification(&mut self, notification: Notification) {
-        match notification.method.as_str() {
+        let Notification { method, params } = notification;
+        match method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(
-                    notification.params,
-                ) else {
+                let Some(params) = self
+                    .notification_params::<lsp_types::DidOpenTextDocumentParams>(&method, params)
+                else {
                     return;
                 };
                 let document = params.text_document;
@@ -348,38 +402,17 @@ impl Server {
                         version: document.version,
                         text: document.text,
                         place,
+                        diverged: None,
                     },
                 );
                 self.force_apply(change);
+                self.note_unsaved();
             }
-            DidChangeTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(
-                    notification.params,
-                ) else {
-                    return;
-                };
-                let encoding = self.encoding;
-                let Some(document) = self.documents.get_mut(params.text_document.uri.as_str())
-                else {
-                    return;
-                };
-                for change in &params.content_changes {
-                    apply_change(&mut document.text, change, encoding);
-                }
-                document.version = params.text_document.version;
-                let change = match &mut document.place {
-                    Place::Root(path) => self.overlay.edit(path, &document.text),
-                    Place::Outside { text, .. } => {
-                        text.clone_from(&document.text);
-                        Change::default()
-                    }
-                };
-                self.force_apply(change);
-            }
+            DidChangeTextDocument::METHOD => self.on_change(params),
             DidCloseTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<lsp_types::DidCloseTextDocumentParams>(
-                    notification.params,
-                ) else {
+                let Some(params) = self
+                    .notification_params::<lsp_types::DidCloseTextDocumentParams>(&method, params)
+                else {
                     return;
                 };
                 let Some(document) = self.documents.remove(params.text_document.uri.as_str())
@@ -399,12 +432,174 @@ impl Server {
                     }
                 };
                 self.force_apply(change);
+                self.note_unsaved();
             }
             DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => {
                 self.refresh_disk(false);
             }
             _ => {}
         }
+    }
+
+    /// A notification's params, or (logged to the client) none when they do
+    /// not fit its method.
+    fn notification_params<P: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Option<P> {
+        match serde_json::from_value(params) {
+            Ok(params) => Some(params),
+            Err(error) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!("trellis lsp ignored a {method} whose params do not fit: {error}"),
+                );
+                None
+            }
+        }
+    }
+
+    fn log(&self, typ: MessageType, message: String) {
+        self.notify(LogMessage::METHOD, LogMessageParams { typ, message });
+    }
+
+    /// `didChange`: each change applied in order to a copy of the text, the
+    /// copy kept only if every change applied. Otherwise (or when the params
+    /// do not fit) the document is diverged: the client is told, requests on it
+    /// fail, and its next whole-text change (or reopening it) brings it back.
+    fn on_change(&mut self, params: Value) {
+        let uri = request_document(&params);
+        let params = match serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(params)
+        {
+            Ok(params) => params,
+            Err(error) => {
+                let why = format!("a didChange whose params do not fit: {error}");
+                match uri {
+                    Some(uri) if self.documents.contains_key(&uri) => self.diverge(&uri, why),
+                    _ => self.log(MessageType::WARNING, format!("trellis lsp ignored {why}")),
+                }
+                return;
+            }
+        };
+        let uri = params.text_document.uri.as_str().to_owned();
+        let encoding = self.encoding;
+        let Some(document) = self.documents.get_mut(&uri) else {
+            self.log(
+                MessageType::WARNING,
+                format!("trellis lsp ignored a didChange of {uri}, which is not open"),
+            );
+            return;
+        };
+        document.version = params.text_document.version;
+        // While diverged, only a whole text is worth applying: start from the last.
+        let from = match document.diverged {
+            Some(_) => match params
+                .content_changes
+                .iter()
+                .rposition(|change| change.range.is_none())
+            {
+                Some(whole) => whole,
+                None => return,
+            },
+            None => 0,
+        };
+        let mut text = document.text.clone();
+        for (index, change) in params.content_changes.iter().enumerate().skip(from) {
+            if let Err(error) = apply_change(&mut text, change, encoding) {
+                let why = format!(
+                    "change {} of version {} could not be applied: {error}",
+                    index + 1,
+                    params.text_document.version
+                );
+                self.diverge(&uri, why);
+                return;
+            }
+        }
+        let Some(document) = self.documents.get_mut(&uri) else {
+            return;
+        };
+        let recovered = document.diverged.take().is_some();
+        document.text = text;
+        let change = match &mut document.place {
+            Place::Root(path) => self.overlay.edit(path, &document.text),
+            Place::Outside { text, .. } => {
+                text.clone_from(&document.text);
+                Change::default()
+            }
+        };
+        if recovered {
+            self.log(
+                MessageType::INFO,
+                format!("trellis lsp has the whole text of {uri} again"),
+            );
+        }
+        self.force_apply(change);
+        self.note_unsaved();
+    }
+
+    /// Marks an open document diverged and tells the client why (once per
+    /// divergence: its later changes are dropped in silence until it recovers).
+    fn diverge(&mut self, uri: &str, why: String) {
+        let Some(document) = self.documents.get_mut(uri) else {
+            return;
+        };
+        if document.diverged.is_some() {
+            return;
+        }
+        let message = format!(
+            "trellis lsp lost track of {uri}: {why}. Its answers are paused until the editor \
+             sends its whole text: close and reopen it"
+        );
+        document.diverged = Some(message.clone());
+        self.notify(
+            ShowMessage::METHOD,
+            ShowMessageParams {
+                typ: MessageType::ERROR,
+                message: message.clone(),
+            },
+        );
+        self.log(MessageType::ERROR, message);
+    }
+
+    /// Recomputes which open buffers differ from the disk. When one no longer
+    /// does (saved, or closed unsaved), every lens that said "save first" is
+    /// stale: the client is asked to fetch them again. A buffer that becomes
+    /// unsaved needs no such ask — the client fetches the edited document's
+    /// lenses itself, and a stale lens elsewhere has its command refused with
+    /// the same words.
+    fn note_unsaved(&mut self) {
+        let unsaved: Vec<String> = self
+            .documents
+            .values()
+            .filter_map(|document| match &document.place {
+                Place::Root(path) if self.overlay.is_unsaved(path, &document.text) => {
+                    Some(path.clone())
+                }
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let saved = self.unsaved.iter().any(|path| !unsaved.contains(path));
+        self.unsaved = unsaved;
+        if saved {
+            self.refresh_lenses();
+        }
+    }
+
+    /// Asks the client to fetch its code lenses again, when it can be asked.
+    fn refresh_lenses(&mut self) {
+        if !self.lens_refresh {
+            return;
+        }
+        self.next_request += 1;
+        let id = RequestId::from(format!("trellis-{}", self.next_request));
+        self.send(Request::new(
+            id,
+            "workspace/codeLens/refresh".to_owned(),
+            Value::Null,
+        ));
     }
 
     /// [`Server::apply`], re-checking even when the inputs did not move (a
@@ -525,10 +720,31 @@ impl Server {
             self.send(Response::new_ok(request.id, Value::Null));
             return;
         }
-        let place = request_document(&request.params)
-            .and_then(|uri| self.documents.get(&uri))
-            .map(|document| document.place.clone());
-        let context = self.context();
+        if request.method == "initialize" {
+            self.send(Response::new_err(
+                request.id,
+                ErrorCode::InvalidRequest as i32,
+                "the server is already initialized".to_owned(),
+            ));
+            return;
+        }
+        let document = request_document(&request.params).and_then(|uri| self.documents.get(&uri));
+        if let Some(why) = document.and_then(|document| document.diverged.clone()) {
+            self.send(Response::new_err(
+                request.id,
+                ErrorCode::RequestFailed as i32,
+                why,
+            ));
+            return;
+        }
+        let place = document.map(|document| document.place.clone());
+        let mut context = self.context();
+        if matches!(
+            request.method.as_str(),
+            CodeLensRequest::METHOD | ExecuteCommand::METHOD
+        ) {
+            context.unsaved.clone_from(&self.unsaved);
+        }
         let snapshot = self.db.clone();
         let sender = self.sender.clone();
         let host = self.host.clone();
@@ -605,33 +821,40 @@ fn dispatch(
     host: &dyn Host,
     events: &Sender<Event>,
 ) -> Answer {
-    // A request about a document that is not open answers nothing.
-    let needs_document = matches!(
-        method,
-        HoverRequest::METHOD
-            | GotoDefinition::METHOD
-            | References::METHOD
-            | DocumentSymbolRequest::METHOD
-            | Formatting::METHOD
-            | Completion::METHOD
-            | CodeLensRequest::METHOD
-    );
-    if needs_document && place.is_none() {
-        return Ok(Value::Null);
+    // The params are read first, so ones that do not fit answer `InvalidParams`
+    // whether the document is open or not; a request about a document that is
+    // not open then answers nothing.
+    macro_rules! on_document {
+        ($handler:expr) => {{
+            let params = params_of(params)?;
+            match place {
+                Some(place) => $handler(db, context, place, params),
+                None => Ok(Value::Null),
+            }
+        }};
     }
-    let place = place.cloned().unwrap_or(Place::Root(String::new()));
     match method {
-        HoverRequest::METHOD => handlers::hover(db, context, &place, params_of(params)?),
-        GotoDefinition::METHOD => handlers::definition(db, context, &place, params_of(params)?),
-        References::METHOD => handlers::references_of(db, context, &place, params_of(params)?),
-        DocumentSymbolRequest::METHOD => handlers::document_symbols(db, context, &place),
-        Formatting::METHOD => handlers::formatting(db, context, &place, params_of(params)?),
-        Completion::METHOD => handlers::completion(db, context, &place, params_of(params)?),
-        CodeLensRequest::METHOD => handlers::code_lenses(db, context, &place),
-        "trellis/readSpec" => {
-            let reference = params["ref"].as_str().unwrap_or_default();
-            handlers::read_spec(reference)
+        HoverRequest::METHOD => on_document!(handlers::hover),
+        GotoDefinition::METHOD => on_document!(handlers::definition),
+        References::METHOD => on_document!(handlers::references_of),
+        DocumentSymbolRequest::METHOD => {
+            on_document!(|db, context, place, _: lsp_types::DocumentSymbolParams| {
+                handlers::document_symbols(db, context, place)
+            })
         }
+        Formatting::METHOD => on_document!(handlers::formatting),
+        Completion::METHOD => on_document!(handlers::completion),
+        CodeLensRequest::METHOD => {
+            on_document!(|db, context, place, _: lsp_types::CodeLensParams| {
+                handlers::code_lenses(db, context, place)
+            })
+        }
+        "trellis/readSpec" => match params["ref"].as_str() {
+            Some(reference) => handlers::read_spec(reference),
+            None => Err(Failure::invalid(
+                "trellis/readSpec takes {\"ref\": \"<doc>#<section>\"}",
+            )),
+        },
         ExecuteCommand::METHOD => {
             let params: lsp_types::ExecuteCommandParams = params_of(params)?;
             execute(context, params, host, events)
@@ -652,18 +875,19 @@ fn execute(
     events: &Sender<Event>,
 ) -> Answer {
     match params.command.as_str() {
-        READ_SPEC_COMMAND => {
-            let reference = params
-                .arguments
-                .first()
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            handlers::read_spec(reference)
-        }
+        READ_SPEC_COMMAND => match params.arguments.first().and_then(Value::as_str) {
+            Some(reference) => handlers::read_spec(reference),
+            None => Err(Failure::invalid(
+                "trellis.readSpec takes one argument, \"<doc>#<section>\"",
+            )),
+        },
         RUN_COMMAND => {
             let Some(root) = &context.root else {
                 return Err(Failure::failed("no root: nothing to run"));
             };
+            if let Some(note) = handlers::unsaved_note(&context.unsaved) {
+                return Err(Failure::failed(format!("not run: {note}")));
+            }
             let steps: Vec<Vec<String>> = params
                 .arguments
                 .first()
@@ -705,7 +929,7 @@ struct Pool {
 
 impl Pool {
     fn new(workers: usize) -> Pool {
-        let (jobs, queue) = unbounded::<Box<dyn FnOnce() + Send>>();
+        let (jobs, queue) = bounded::<Box<dyn FnOnce() + Send>>(JOBS);
         for index in 0..workers {
             let queue = queue.clone();
             let spawned = std::thread::Builder::new()

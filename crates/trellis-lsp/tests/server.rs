@@ -5,250 +5,17 @@
 //! the snapshot; the server says so in a log message), that a request is
 //! answered while a re-check runs, and a soil.toml that does not parse.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
 use serde_json::{Value, json};
-use trellis_db::{Change, RootDatabase};
+use support::{Client, WAIT, count, small_root, uri};
+use trellis_db::RootDatabase;
 use trellis_diag::Diagnostic;
-use trellis_lsp::{DiskRefresh, Host, RootDisk};
-
-const ROOT: &str = "/virtual/root";
-
-struct MapHost {
-    files: Vec<(String, String)>,
-    /// Every `trellis` command the server asked the host to run.
-    ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
-    writes: Writes,
-}
-
-/// Files written to the "disk" after the first load, reported by the next refresh.
-type Writes = Arc<std::sync::Mutex<Vec<(String, String)>>>;
-
-struct MapDisk {
-    files: Option<Vec<(String, String)>>,
-    writes: Writes,
-}
-
-impl RootDisk for MapDisk {
-    fn refresh(&mut self) -> DiskRefresh {
-        let mut change = Change::default();
-        let written = std::mem::take(&mut *self.writes.lock().expect("writes"));
-        for (path, text) in self
-            .files
-            .take()
-            .unwrap_or_default()
-            .into_iter()
-            .chain(written)
-        {
-            change.set_root_file(path, text);
-        }
-        DiskRefresh {
-            change,
-            problems: Vec::new(),
-        }
-    }
-}
-
-impl Host for MapHost {
-    fn find_root(&self, _folder: Option<&Path>) -> Result<PathBuf, Diagnostic> {
-        Ok(PathBuf::from(ROOT))
-    }
-
-    fn disk(&self, _root: &Path) -> Box<dyn RootDisk> {
-        Box::new(MapDisk {
-            files: Some(self.files.clone()),
-            writes: self.writes.clone(),
-        })
-    }
-
-    fn run_trellis(&self, _root: &Path, args: &[String]) -> Result<String, String> {
-        self.ran.lock().expect("the log").push(args.to_vec());
-        Ok(format!("ran {}", args.join(" ")))
-    }
-}
-
-/// A client on one end of the connection, the server on a thread at the other.
-struct Client {
-    connection: Connection,
-    server: Option<std::thread::JoinHandle<Result<(), String>>>,
-    ran: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
-    writes: Writes,
-    next_id: i32,
-    /// Every message read, in order.
-    seen: Vec<Message>,
-    /// Those not yet picked by a wait (a wait looks here first).
-    unpicked: Vec<usize>,
-}
-
-const WAIT: Duration = Duration::from_secs(60);
-
-impl Client {
-    fn start(files: Vec<(String, String)>) -> Client {
-        let (server_end, client_end) = Connection::memory();
-        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let writes = Writes::default();
-        let host = MapHost {
-            files,
-            ran: ran.clone(),
-            writes: writes.clone(),
-        };
-        let server = std::thread::spawn(move || {
-            trellis_lsp::serve(server_end, Arc::new(host), RootDatabase::default())
-        });
-        let mut client = Client {
-            connection: client_end,
-            server: Some(server),
-            ran,
-            writes,
-            next_id: 0,
-            seen: Vec::new(),
-            unpicked: Vec::new(),
-        };
-        let init = client.request(
-            "initialize",
-            json!({
-                "capabilities": { "workspace": { "codeLens": { "refreshSupport": true } } },
-                "rootUri": format!("file://{ROOT}"),
-            }),
-        );
-        let answer = client.response(init);
-        assert_eq!(answer["capabilities"]["positionEncoding"], "utf-16");
-        client.notify("initialized", json!({}));
-        client
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> RequestId {
-        self.next_id += 1;
-        let id = RequestId::from(self.next_id);
-        let request = Request::new(id.clone(), method.to_owned(), params);
-        self.connection.sender.send(request.into()).expect("send");
-        id
-    }
-
-    fn notify(&self, method: &str, params: Value) {
-        let notification = Notification::new(method.to_owned(), params);
-        self.connection
-            .sender
-            .send(notification.into())
-            .expect("send");
-    }
-
-    /// The first message, read before or now, that `pick` accepts and no earlier
-    /// wait picked.
-    fn until<T>(&mut self, mut pick: impl FnMut(&Message) -> Option<T>) -> T {
-        for at in 0..self.unpicked.len() {
-            if let Some(found) = pick(&self.seen[self.unpicked[at]]) {
-                self.unpicked.remove(at);
-                return found;
-            }
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(message) = self.connection.receiver.recv_timeout(left) else {
-                panic!(
-                    "the server did not answer in time; it sent: {:#?}",
-                    self.seen
-                );
-            };
-            let found = pick(&message);
-            self.seen.push(message);
-            match found {
-                Some(found) => return found,
-                None => self.unpicked.push(self.seen.len() - 1),
-            }
-        }
-    }
-
-    fn response(&mut self, id: RequestId) -> Value {
-        self.until(|message| match message {
-            Message::Response(response) if response.id == id => {
-                Some(match &response.response_result {
-                    Ok(value) => value.clone(),
-                    Err(error) => json!({ "error": error.code, "message": error.message }),
-                })
-            }
-            _ => None,
-        })
-    }
-
-    /// The next publication for `uri` whose diagnostics satisfy `accept`.
-    fn published(&mut self, uri: &str, accept: impl Fn(&Value) -> bool) -> Value {
-        self.until(|message| match message {
-            Message::Notification(n)
-                if n.method == "textDocument/publishDiagnostics"
-                    && n.params["uri"] == uri
-                    && accept(&n.params) =>
-            {
-                Some(n.params.clone())
-            }
-            _ => None,
-        })
-    }
-
-    fn open(&self, path: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({ "textDocument": {
-                "uri": uri(path), "languageId": "soil", "version": 1, "text": text
-            }}),
-        );
-    }
-
-    fn replace(&self, path: &str, version: i32, text: &str) {
-        self.notify(
-            "textDocument/didChange",
-            json!({
-                "textDocument": { "uri": uri(path), "version": version },
-                "contentChanges": [{ "text": text }],
-            }),
-        );
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let id = self.request("shutdown", Value::Null);
-        self.response(id);
-        self.notify("exit", Value::Null);
-        if let Some(server) = self.server.take() {
-            let outcome = server.join().expect("the server thread ends");
-            assert_eq!(outcome, Ok(()));
-        }
-    }
-}
-
-fn uri(path: &str) -> String {
-    format!("file://{ROOT}/{path}")
-}
-
-fn small_root() -> Vec<(String, String)> {
-    let spec = |name: &str, sig: &str| {
-        format!(
-            "---\nname: {name}\n---\n\n# {name}\n\nA definition.\n\n```soil-sig\n{sig}\n```\n\n```test basics\n{name}(1) -> 2\n```\n"
-        )
-    };
-    [
-        (
-            "soil.toml",
-            "[toolchain]\ntrellis = \"0.1.0\"\nsoil0_cli = \"0.1.0\"\n".to_owned(),
-        ),
-        ("m/double.tr", spec("double", "double : (x : I64) -> I64")),
-        ("m/double.soil", "double x = x + x\n".to_owned()),
-        ("m/quad.tr", spec("quad", "quad : (x : I64) -> I64")),
-        ("m/quad.soil", "quad x = double (double x)\n".to_owned()),
-    ]
-    .into_iter()
-    .map(|(path, text)| (path.to_owned(), text))
-    .collect()
-}
-
-fn count(params: &Value) -> usize {
-    params["diagnostics"].as_array().map_or(0, Vec::len)
-}
+use trellis_lsp::{Host, RootDisk};
 
 #[test]
 fn diagnostics_follow_edits_with_versions_callers_included() {
@@ -503,4 +270,235 @@ fn without_a_root_documents_get_their_syntax_checked_and_formatting() {
     send(Request::new(RequestId::from(3), "shutdown".to_owned(), Value::Null).into());
     send(Notification::new("exit".to_owned(), Value::Null).into());
     assert_eq!(server.join().expect("the server ends"), Ok(()));
+}
+
+/// Params that do not fit answer `InvalidParams` — `initialize`'s too, after
+/// which the client may try again — whether or not the document is open;
+/// requests before `initialize` answer `ServerNotInitialized`.
+#[test]
+fn params_that_do_not_fit_answer_invalid_params() {
+    let mut client = Client::connect(small_root());
+    let early = client.request("textDocument/hover", json!({}));
+    assert_eq!(client.response(early)["error"], -32002);
+    let bad = client.request("initialize", json!({ "capabilities": 5 }));
+    let answer = client.response(bad);
+    assert_eq!(answer["error"], -32602, "{answer}");
+    let good = client.request("initialize", support::initialize_params(false));
+    assert!(client.response(good)["capabilities"].is_object());
+    client.notify("initialized", json!({}));
+
+    let position = json!({ "line": 0, "character": 0 });
+    for (method, params) in [
+        (
+            "textDocument/hover",
+            json!({ "textDocument": 5, "position": position }),
+        ),
+        (
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri("m/quad.soil") } }),
+        ),
+        (
+            "textDocument/codeLens",
+            json!({ "textDocument": { "uri": 7 } }),
+        ),
+        ("textDocument/documentSymbol", json!({})),
+        (
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": uri("m/quad.soil") } }),
+        ),
+        ("workspace/executeCommand", json!({ "command": 3 })),
+        (
+            "workspace/executeCommand",
+            json!({ "command": "trellis.readSpec", "arguments": [] }),
+        ),
+        ("trellis/readSpec", json!({ "reference": "design#9.9" })),
+    ] {
+        let id = client.request(method, params.clone());
+        let answer = client.response(id);
+        assert_eq!(answer["error"], -32602, "{method} {params}: {answer}");
+    }
+    // Params that fit, about a document that is not open: nothing to say.
+    let closed = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri("m/quad.soil") }, "position": position }),
+    );
+    assert_eq!(client.response(closed), Value::Null);
+    let unknown = client.request("textDocument/rename", json!({}));
+    assert_eq!(client.response(unknown)["error"], -32601);
+    let again = client.request("initialize", support::initialize_params(false));
+    assert_eq!(client.response(again)["error"], -32600);
+}
+
+/// An edit that names no place in the server's text (a line it does not have,
+/// the middle of a character) is not applied anywhere else: the document is
+/// diverged — the client is told, and requests on it fail — until its whole
+/// text arrives, which brings it back.
+#[test]
+fn an_edit_that_cannot_be_applied_diverges_the_document_until_its_whole_text_arrives() {
+    let mut client = Client::start(small_root());
+    let path = "m/quad.soil";
+    client.open(path, "quad x = double (double x) -- 😀\n");
+    client.published(&uri(path), |p| p["version"] == 1);
+    let change = |version: i32, line: u32, character: u32| {
+        json!({
+            "textDocument": { "uri": uri(path), "version": version },
+            "contentChanges": [{
+                "range": { "start": { "line": line, "character": character },
+                           "end": { "line": line, "character": character } },
+                "text": "!"
+            }],
+        })
+    };
+    // Inside the emoji's surrogate pair (UTF-16 column 31 of 30..32).
+    client.notify("textDocument/didChange", change(2, 0, 31));
+    let shown = client.notified("window/showMessage", "lost track of");
+    let message = shown["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("lost track of") && message.contains("falls inside a character"),
+        "{message}"
+    );
+    assert_eq!(shown["type"], 1, "an error");
+    let hover = json!({ "textDocument": { "uri": uri(path) },
+                        "position": { "line": 0, "character": 10 } });
+    let refused = client.request("textDocument/hover", hover.clone());
+    let answer = client.response(refused);
+    assert_eq!(answer["error"], -32803, "{answer}");
+    // Later range edits stay unapplied, with no second message.
+    client.notify("textDocument/didChange", change(3, 0, 0));
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(path), "version": 4 }, "contentChanges": 5 }),
+    );
+    client.replace(path, 5, "quad x = double (double x)\n");
+    client.notified("window/logMessage", "has the whole text of");
+    let answered = client.request("textDocument/hover", hover);
+    let answer = client.response(answered);
+    assert!(
+        answer["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("double"),
+        "{answer}"
+    );
+    client.published(&uri(path), |p| p["version"] == 5);
+    let messages = client
+        .seen
+        .iter()
+        .filter(|m| matches!(m, Message::Notification(n) if n.method == "window/showMessage"))
+        .count();
+    assert_eq!(messages, 1);
+
+    // Params that do not fit diverge an open document too.
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(path), "version": 6 }, "contentChanges": 5 }),
+    );
+    client.notified("window/showMessage", "a didChange whose params do not fit");
+}
+
+/// `other::` completes what `other` exports, never its private names (which a
+/// call could not use: `unexported-name`); a module's own names, helpers
+/// included, complete inside it.
+#[test]
+fn completion_offers_only_what_another_module_exports() {
+    let mut client = Client::start(support::multi_byte_root());
+    let labels = |client: &mut Client, path: &str, text: &str, at: &str| {
+        client.open(path, text);
+        let before = &text[..text.find(at).expect("the probe") + at.len()];
+        let line = before.matches('\n').count() as u32;
+        let column = before.rsplit('\n').next().unwrap_or_default();
+        let id = client.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri(path) },
+                    "position": { "line": line, "character": column.encode_utf16().count() } }),
+        );
+        let answer = client.response(id);
+        let labels: Vec<String> = answer
+            .as_array()
+            .unwrap_or_else(|| panic!("completion answers a list: {answer}"))
+            .iter()
+            .map(|item| item["label"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        labels
+    };
+    let across = labels(
+        &mut client,
+        "app/main.soil",
+        "main x =\n  text::sh x\n",
+        "text::",
+    );
+    assert_eq!(across, ["shout"]);
+    let inside = labels(
+        &mut client,
+        "text/shout.soil",
+        "shout s =\n  text::_e (s ++ \"—😀\")\n",
+        "text::",
+    );
+    assert!(
+        inside.contains(&"_echo".to_owned()) && inside.contains(&"shout".to_owned()),
+        "{inside:?}"
+    );
+}
+
+/// A status lens offers its command only while every buffer is saved: the
+/// status it shows is the buffers', the command acts on the disk. Typing makes
+/// it say "save first", a stale lens's command refuses to run, and saving
+/// brings the command back (the editor is asked to refresh its lenses).
+#[test]
+fn a_lens_waits_for_unsaved_buffers_to_be_saved() {
+    let root = small_root();
+    let mut client = Client::start(root.clone());
+    let path = "m/double.tr";
+    let spec = root.iter().find(|(p, _)| p == path).unwrap().1.clone();
+    client.open(path, &spec);
+    let lens = |client: &mut Client| {
+        let id = client.request(
+            "textDocument/codeLens",
+            json!({ "textDocument": { "uri": uri(path) } }),
+        );
+        client.response(id)[0]["command"].clone()
+    };
+    let runnable = lens(&mut client);
+    assert_eq!(runnable["command"], "trellis.run");
+
+    let edited = spec.replace("A definition.", "A definition — “doubled” → 😀.");
+    client.replace(path, 2, &edited);
+    let waiting = lens(&mut client);
+    let title = waiting["title"].as_str().unwrap_or_default();
+    assert!(
+        title.starts_with("not-lowered")
+            && title.ends_with("(save m/double.tr first: `trellis` acts on the saved files)"),
+        "{title}"
+    );
+    assert_eq!(waiting["command"], "");
+    assert_eq!(waiting["arguments"], Value::Null);
+    let stale = client.request(
+        "workspace/executeCommand",
+        json!({ "command": "trellis.run", "arguments": runnable["arguments"] }),
+    );
+    let refused = client.response(stale);
+    assert_eq!(refused["error"], -32803, "{refused}");
+    assert!(client.ran.lock().unwrap().is_empty(), "nothing ran");
+
+    // Saved: the disk has the buffer's text, and the lens its command.
+    client
+        .writes
+        .lock()
+        .unwrap()
+        .push((path.to_owned(), edited.clone()));
+    client.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": { "uri": uri(path) } }),
+    );
+    client.until(|message| match message {
+        Message::Request(request) if request.method == "workspace/codeLens/refresh" => Some(()),
+        _ => None,
+    });
+    assert_eq!(lens(&mut client)["command"], "trellis.run");
+    let refreshes = client
+        .seen
+        .iter()
+        .filter(|m| matches!(m, Message::Request(r) if r.method == "workspace/codeLens/refresh"))
+        .count();
+    assert_eq!(refreshes, 1, "asked once: when the buffer was saved");
 }

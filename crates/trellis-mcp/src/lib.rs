@@ -16,7 +16,7 @@ pub mod server;
 pub mod tools;
 
 pub use port::JobPort;
-pub use schema::Ty;
+pub use schema::{Ty, excerpt};
 pub use server::{
     DEFAULT_RESULT_CAP, LEGACY_PROTOCOL, MODERN_PROTOCOL, McpServer, PROTOCOL_META_KEY, serve,
 };

@@ -145,7 +145,8 @@ fn extra_fields(
         Some(extra) => Err(Diagnostic::new(
             "json-extra-field",
             format!(
-                "{path} has no field `{extra}` (expected: {})",
+                "{path} has no field {} (expected: {})",
+                excerpt(extra),
                 allowed.join(", ")
             ),
         )),
@@ -178,7 +179,13 @@ fn mismatch(path: &str, wanted: &str, found: &Value) -> Diagnostic {
 }
 
 fn unknown_tag(path: &str, tag: Option<&Value>, names: &[&str]) -> Diagnostic {
-    let found = tag.map_or_else(|| "no tag".to_owned(), |tag| format!("tag {tag}"));
+    let found = tag.map_or_else(
+        || "no tag".to_owned(),
+        |tag| match tag {
+            Value::String(tag) => format!("tag {}", excerpt(tag)),
+            other => format!("the tag {}", excerpt(&other.to_string())),
+        },
+    );
     Diagnostic::new(
         "json-unknown-tag",
         format!(
@@ -190,6 +197,18 @@ fn unknown_tag(path: &str, tag: Option<&Value>, names: &[&str]) -> Diagnostic {
                 .join(", ")
         ),
     )
+}
+
+/// How much of an argument a message quotes.
+const EXCERPT_CHARS: usize = 64;
+
+/// An argument as a message quotes it: its first characters, and its length
+/// when there is more, so that a message never grows with a hostile input.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}… ({} bytes)", &text[..end], text.len()),
+    }
 }
 
 #[cfg(test)]
@@ -225,5 +244,26 @@ mod tests {
         for (value, code) in cases {
             assert_eq!(REF.validate(&value, "$").unwrap_err().code, code, "{value}");
         }
+    }
+
+    #[test]
+    fn messages_quote_an_excerpt_of_a_hostile_input() {
+        let key = "k".repeat(1 << 20);
+        let mut value = json!({"scope": {"tag": "Module"}, "hole": {"tag": "None"}});
+        value[key.as_str()] = json!(1);
+        let extra = REF.validate(&value, "$").unwrap_err();
+        assert_eq!(extra.code, "json-extra-field");
+        assert!(extra.message.len() < 200, "{}", extra.message);
+        assert!(
+            extra.message.contains("(1048576 bytes)"),
+            "{}",
+            extra.message
+        );
+        let tag = json!({"scope": {"tag": key}, "hole": {"tag": "None"}});
+        assert!(REF.validate(&tag, "$").unwrap_err().message.len() < 300);
+        assert_eq!(excerpt("short"), "\"short\"");
+        let long = "é".repeat(100);
+        assert!(excerpt(&long).ends_with("… (200 bytes)"));
+        assert_eq!(excerpt(&long).matches('é').count(), EXCERPT_CHARS);
     }
 }

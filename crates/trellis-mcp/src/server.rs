@@ -6,7 +6,9 @@
 //! server's identity rides in `_meta`); anything else is the `initialize`
 //! generation ([`LEGACY_PROTOCOL`]). Clients that probe `server/discover` and
 //! fall back on `-32601` therefore reach whichever path they prefer. Notifications
-//! (and stray responses) are never answered; unknown methods get `-32601`.
+//! (and stray responses) are never answered, nor are blank lines; unknown
+//! methods get `-32601`; an id that is not a string, a number or null is never
+//! echoed (`-32600` with id `null`).
 
 use std::io::{self, BufRead, Write};
 
@@ -15,6 +17,7 @@ use trellis_diag::Diagnostic;
 use trellis_rpc::{DEFAULT_FRAME_LIMIT, ErrorCode, FrameError, FrameReader, RpcError, write_frame};
 
 use crate::port::JobPort;
+use crate::schema::excerpt;
 use crate::tools::{Tool, tool_list};
 
 /// The 2026 revision: `server/discover`, the version in each request's `_meta`.
@@ -38,6 +41,8 @@ pub struct McpServer<P> {
     version: String,
     /// In tokens (bytes/4).
     result_cap: usize,
+    /// The longest message [`serve`] reads, in bytes.
+    frame_limit: usize,
 }
 
 impl<P: JobPort> McpServer<P> {
@@ -47,6 +52,7 @@ impl<P: JobPort> McpServer<P> {
             port,
             version: version.to_owned(),
             result_cap: DEFAULT_RESULT_CAP,
+            frame_limit: DEFAULT_FRAME_LIMIT,
         }
     }
 
@@ -55,8 +61,20 @@ impl<P: JobPort> McpServer<P> {
         self
     }
 
-    /// Answers one frame; `None` when nothing is to be sent back.
+    /// Reads messages of at most `bytes` (the daemon's 16 MiB by default; the
+    /// fuzzer lowers it so that oversized frames are cheap).
+    pub fn with_frame_limit(mut self, bytes: usize) -> Self {
+        self.frame_limit = bytes;
+        self
+    }
+
+    /// Answers one frame; `None` when nothing is to be sent back. A blank line
+    /// (clients may end a message with `\r\n` or send a lone newline) is no
+    /// message and gets no answer.
     pub fn handle_frame(&mut self, frame: &[u8]) -> Option<Value> {
+        if frame.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
         let message: Value = match serde_json::from_slice(frame) {
             Ok(message) => message,
             Err(error) => {
@@ -81,21 +99,34 @@ impl<P: JobPort> McpServer<P> {
             ));
         };
         let id = message.get("id").cloned();
+        let is_response = message.contains_key("result") || message.contains_key("error");
+        if let Some(bad) = id.as_ref().filter(|id| !valid_id(id)) {
+            // JSON-RPC ids are strings, numbers or null: anything else is not
+            // echoed (a stray response is not answered at all).
+            let found = match bad {
+                Value::Object(_) => "an object",
+                Value::Array(_) => "an array",
+                _ => "a boolean",
+            };
+            return (!is_response).then(|| {
+                error_response(
+                    Value::Null,
+                    RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        format!("a request id is a string, a number or null, not {found}"),
+                    ),
+                )
+            });
+        }
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             // A response to nothing we asked, or garbage without an id: a reply
             // to either could only confuse the client.
-            return id
-                .filter(|id| {
-                    !id.is_null()
-                        && !message.contains_key("result")
-                        && !message.contains_key("error")
-                })
-                .map(|id| {
-                    error_response(
-                        id,
-                        RpcError::new(ErrorCode::InvalidRequest, "a request needs a method"),
-                    )
-                });
+            return id.filter(|id| !id.is_null() && !is_response).map(|id| {
+                error_response(
+                    id,
+                    RpcError::new(ErrorCode::InvalidRequest, "a request needs a method"),
+                )
+            });
         };
         let id = id?; // a notification: never answered
         if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -115,7 +146,7 @@ impl<P: JobPort> McpServer<P> {
         {
             let error = RpcError::new(
                 ErrorCode::InvalidParams,
-                format!("unsupported protocol version {version:?}; this server speaks {MODERN_PROTOCOL} and {LEGACY_PROTOCOL}"),
+                format!("unsupported protocol version {}; this server speaks {MODERN_PROTOCOL} and {LEGACY_PROTOCOL}", excerpt(version)),
             )
             .with_data_field("supported", json!([MODERN_PROTOCOL, LEGACY_PROTOCOL]));
             return Some(error_response(id, error));
@@ -151,7 +182,10 @@ impl<P: JobPort> McpServer<P> {
                 Ok(result)
             }
             "tools/call" => self.call(&params),
-            _ => Err(RpcError::method_not_found(method)),
+            _ => Err(RpcError::new(
+                ErrorCode::MethodNotFound,
+                format!("no method named {}", excerpt(method)),
+            )),
         };
         Some(match result {
             Ok(mut result) => {
@@ -177,7 +211,7 @@ impl<P: JobPort> McpServer<P> {
             return Ok(self.failure(vec![
                 Diagnostic::new(
                     "mcp-unknown-tool",
-                    format!("no tool named {name:?}; the tools are read_context, check_types, check_refinements, run_tests, write_soil, read_spec and ask_human"),
+                    format!("no tool named {}; the tools are read_context, check_types, check_refinements, run_tests, write_soil, read_spec and ask_human", excerpt(name)),
                 )
                 .to_json(),
             ]));
@@ -224,6 +258,11 @@ impl<P: JobPort> McpServer<P> {
 
 const INSTRUCTIONS: &str = "Trellis lowering job: read the bundle with read_context, write Soil with write_soil, check with check_types and run_tests, and ask_human when the spec does not decide. Every result is one JSON document.";
 
+/// Whether `id` may be a JSON-RPC id: a string, a number or null.
+fn valid_id(id: &Value) -> bool {
+    matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
+}
+
 fn error_response(id: Value, error: RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": error.to_json() })
 }
@@ -236,7 +275,7 @@ pub fn serve<P: JobPort>(
     mut output: impl Write,
     server: &mut McpServer<P>,
 ) -> io::Result<()> {
-    let mut reader = FrameReader::new(input, DEFAULT_FRAME_LIMIT);
+    let mut reader = FrameReader::new(input, server.frame_limit);
     loop {
         let reply = match reader.read_frame() {
             Ok(None) => return Ok(()),

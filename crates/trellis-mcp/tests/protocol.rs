@@ -189,6 +189,31 @@ fn bad_frames_are_errors_and_the_session_goes_on() {
     );
 }
 
+#[test]
+fn ids_are_strings_numbers_or_null_and_blank_lines_are_no_messages() {
+    let replies = session(&[
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+        "",
+        "   \r",
+        r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+        // A stray response with a bad id: not answered.
+        r#"{"jsonrpc":"2.0","id":{"a":1},"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+    ]);
+    expect![[r#"
+        {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request id is a string, a number or null, not an object","data":{"errors":[{"code":"rpc-invalid-request","message":"a request id is a string, a number or null, not an object","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"design#9.2"}]}}}
+        {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request id is a string, a number or null, not an array","data":{"errors":[{"code":"rpc-invalid-request","message":"a request id is a string, a number or null, not an array","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"design#9.2"}]}}}
+        {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request id is a string, a number or null, not a boolean","data":{"errors":[{"code":"rpc-invalid-request","message":"a request id is a string, a number or null, not a boolean","file":{"tag":"None"},"span":{"tag":"None"},"notes":[],"repair_class":"fix-input","spec_ref":"design#9.2"}]}}}
+        {"jsonrpc":"2.0","id":"s","result":{}}
+        {"jsonrpc":"2.0","id":1.5,"result":{}}
+        {"jsonrpc":"2.0","id":null,"result":{}}
+    "#]]
+    .assert_eq(&render(&replies));
+}
+
 fn render(replies: &[Value]) -> String {
     replies.iter().map(|r| format!("{r}\n")).collect()
 }

@@ -5,28 +5,31 @@
 //! connections, each on its own thread.
 //!
 //! No handler ever writes to the socket: responses and notifications are queued
-//! to the connection's writer thread, which bounds every write with the server's
-//! write timeout and drops a client that does not read (it shuts the socket, so
+//! to the connection's writer thread (through the byte-bounded outbox of
+//! `outbox.rs`), which must hand each frame over within the server's write
+//! timeout and drops a client that does not take it (it shuts the socket, so
 //! the reading side ends too). A handler that holds shared state while it
-//! notifies therefore never waits on a client. A frame, once its first byte has
+//! notifies therefore never waits on a client. A response waits for room in
+//! the outbox before the next request is read, so a client that does not read
+//! its answers is not read from either. A frame, once its first byte has
 //! arrived, must be complete within the frame timeout, so a half-sent frame
 //! cannot hold its buffer for longer than that.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::codes::ErrorCode;
-use crate::framing::{FrameError, FrameReader, encode_frame, write_encoded};
+use crate::framing::{FrameError, FrameReader, encode_frame};
 use crate::jsonrpc::{Request, Response, RpcError, decode_request};
-use crate::server::ShutdownHandle;
+use crate::outbox::{Outbox, Outboxes, WriterQueue};
+use crate::shutdown::ShutdownHandle;
 
 /// The handshake method the server answers itself (JSON-RPC reserves `rpc.`
 /// names for the protocol, so no handler method can collide with it).
@@ -71,8 +74,8 @@ pub struct Notifier<'a> {
 impl Notifier<'_> {
     /// Queues `{"jsonrpc":"2.0","method":…,"params":…}`. A notification over the
     /// frame limit is refused here rather than sent for the client to reject. When
-    /// the client has fallen [`OUTBOX_FRAMES`] frames behind, the notification is
-    /// dropped (`WouldBlock`); when the client is gone, `BrokenPipe`.
+    /// the client's outbox (or the server's) has no room for it, the notification
+    /// is dropped (`WouldBlock`); when the client is gone, `BrokenPipe`.
     pub fn notify(&mut self, method: &str, params: Value) -> io::Result<()> {
         let frame = encode_frame(&Request::notification(method, params))?;
         let size = frame.len() - 1;
@@ -89,59 +92,54 @@ impl Notifier<'_> {
     }
 }
 
-/// How many frames may wait for a slow client before notifications are dropped.
-pub const OUTBOX_FRAMES: usize = 1024;
-
-/// The queue to one connection's writer thread.
-pub(crate) struct Outbox {
-    frames: SyncSender<Vec<u8>>,
-}
-
-impl Outbox {
-    /// Queues a frame that may be lost (a notification); never blocks.
-    fn offer(&self, frame: Vec<u8>) -> io::Result<()> {
-        match self.frames.try_send(frame) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "the client is not reading; the notification was dropped",
-            )),
-            Err(TrySendError::Disconnected(_)) => Err(gone()),
-        }
-    }
-
-    /// Queues a frame that must not be lost (a response). Blocks only while the
-    /// queue is full, which the writer's timeout bounds.
-    fn send(&self, frame: Vec<u8>) -> io::Result<()> {
-        self.frames.send(frame).map_err(|_| gone())
-    }
-}
-
-fn gone() -> io::Error {
-    io::Error::new(io::ErrorKind::BrokenPipe, "the client was dropped")
-}
-
-/// Starts the thread that writes `stream`'s frames, each write bounded by
-/// `timeout`; a write that fails or times out shuts the socket down both ways.
+/// Starts the thread that writes `stream`'s frames from `queue`; a frame the
+/// client has not taken within `timeout` (however it trickles) shuts the socket
+/// down both ways and frees what was queued.
 fn spawn_writer(
     stream: UnixStream,
     timeout: Duration,
-) -> io::Result<(Outbox, thread::JoinHandle<()>)> {
+    queue: WriterQueue,
+) -> io::Result<thread::JoinHandle<()>> {
     let mut stream = stream;
-    stream.set_write_timeout(Some(timeout))?;
-    let (frames, queue) = sync_channel::<Vec<u8>>(OUTBOX_FRAMES);
-    let thread = thread::Builder::new()
+    thread::Builder::new()
         .name("trellis-rpc-writer".to_owned())
         .spawn(move || {
-            for frame in queue {
-                if write_encoded(&mut stream, &frame).is_err() {
+            while let Some(frame) = queue.next() {
+                if write_within(&mut stream, &frame, timeout).is_err() {
+                    // Closed before any room is freed, so no response waiting
+                    // for room slips in (and the reader on to another request).
+                    queue.close();
                     // Also wakes the reading side, which then ends the connection.
                     let _ = stream.shutdown(Shutdown::Both);
                     return;
                 }
+                queue.written(frame.len());
             }
-        })?;
-    Ok((Outbox { frames }, thread))
+        })
+}
+
+/// Writes all of `frame` within `timeout`: a client that reads a byte at a time
+/// cannot keep a frame (and the room it holds) for longer than that.
+fn write_within(stream: &mut UnixStream, frame: &[u8], timeout: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + timeout;
+    let mut rest = frame;
+    while !rest.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client did not take the frame in time",
+            ));
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(written) => rest = &rest[written..],
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    stream.flush()
 }
 
 /// The socket's reading side, with an optional deadline for the frame being read.
@@ -177,6 +175,7 @@ pub(crate) struct ConnectionContext {
     pub frame_limit: usize,
     pub write_timeout: Duration,
     pub frame_timeout: Duration,
+    pub outboxes: Arc<Outboxes>,
     pub shutdown: ShutdownHandle,
 }
 
@@ -187,7 +186,8 @@ pub(crate) fn serve_connection(stream: UnixStream, context: &ConnectionContext) 
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
-    let Ok((outbox, writer)) = spawn_writer(write_half, context.write_timeout) else {
+    let (outbox, queue) = context.outboxes.open();
+    let Ok(writer) = spawn_writer(write_half, context.write_timeout, queue) else {
         return;
     };
     let reader = DeadlineReader {

@@ -24,10 +24,17 @@
 //! once it has arrived the whole frame must arrive within the frame timeout (10 s,
 //! [`DEFAULT_FRAME_TIMEOUT`]) or the connection is dropped and its partial frame
 //! freed. Handlers never write to the socket: responses and notifications go
-//! to the connection's writer thread through a bounded queue, notifications
-//! never wait (past [`OUTBOX_FRAMES`] queued frames they are dropped), and every
-//! write is bounded by the write timeout (5 s, [`DEFAULT_WRITE_TIMEOUT`]); a
-//! client that reads nothing for that long is disconnected.
+//! to the connection's writer thread through an outbox bounded in bytes, per
+//! connection (1 MiB, [`DEFAULT_OUTBOX_BYTES`]) and across the server's
+//! connections (64 MiB, [`DEFAULT_OUTBOX_TOTAL_BYTES`]); a frame counts until it
+//! is written, and a connection with nothing queued may always queue one frame
+//! if the total has room. Notifications never wait (without room they are
+//! dropped); a response waits for room, and the connection reads no further
+//! request meanwhile, so a client that does not read its answers stops being
+//! read (backpressure) and costs at most its outbox and the answer in hand.
+//! Each frame must be taken by the client within the write timeout (5 s,
+//! [`DEFAULT_WRITE_TIMEOUT`]), however it trickles; a client that does not take
+//! it is disconnected and its outbox freed.
 //!
 //! ## 2. Messages
 //!
@@ -125,7 +132,9 @@ mod connection;
 mod credentials;
 mod framing;
 mod jsonrpc;
+mod outbox;
 mod server;
+mod shutdown;
 mod socket_file;
 
 pub use client::{
@@ -134,8 +143,7 @@ pub use client::{
 };
 pub use codes::{ErrorCode, diag};
 pub use connection::{
-    Answer, HELLO_METHOD, Handler, Notifier, OUTBOX_FRAMES, PROTOCOL_VERSION, SHUTDOWN_METHOD,
-    catching,
+    Answer, HELLO_METHOD, Handler, Notifier, PROTOCOL_VERSION, SHUTDOWN_METHOD, catching,
 };
 pub use credentials::{
     FixedPeerCredentials, PeerCredentials, PeerIdentity, SocketPeerCredentials, current_uid,
@@ -148,10 +156,11 @@ pub use jsonrpc::{
     Id, Incoming, IncomingFrame, JSONRPC_VERSION, Notification, Request, Response, ResultFrame,
     RpcError, decode_incoming, decode_incoming_frame, decode_request,
 };
+pub use outbox::{DEFAULT_OUTBOX_BYTES, DEFAULT_OUTBOX_TOTAL_BYTES};
 pub use server::{
     DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_WRITE_TIMEOUT, Server, ServerConfig,
-    ShutdownHandle,
 };
+pub use shutdown::ShutdownHandle;
 pub use socket_file::{
     PathFacts, Probe, SocketError, check_private_dir, ensure_private_dir, path_facts,
     private_dir_violation, probe,

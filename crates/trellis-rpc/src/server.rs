@@ -18,8 +18,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -28,6 +27,8 @@ use crate::connection::{ConnectionContext, Handler, serve_connection};
 use crate::credentials::{PeerCredentials, SocketPeerCredentials, current_uid};
 use crate::framing::{DEFAULT_FRAME_LIMIT, write_frame};
 use crate::jsonrpc::{Response, RpcError};
+use crate::outbox::{DEFAULT_OUTBOX_BYTES, DEFAULT_OUTBOX_TOTAL_BYTES, Outboxes};
+use crate::shutdown::{Event, ShutdownHandle};
 use crate::socket_file::{Probe, SocketError, ensure_private_dir, path_facts, probe};
 
 /// The default cap on simultaneous connections.
@@ -36,8 +37,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 /// How long a refusal frame may take to write before the peer is dropped.
 const REFUSAL_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The default bound on one write to a client: a client that reads nothing for
-/// this long is dropped.
+/// The default time a client has to take one frame the server writes: a client
+/// that does not read it within this long is dropped.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The default time a request frame may take to arrive once its first byte has.
@@ -49,11 +50,17 @@ pub struct ServerConfig {
     /// This binary's version, reported by `rpc.hello`.
     pub version: String,
     pub frame_limit: usize,
-    /// Bounds every write to a client; one that does not read is dropped.
+    /// Bounds the writing of each frame to a client; one that does not take
+    /// the frame in time is dropped.
     pub write_timeout: Duration,
     /// Bounds how long a started request frame may take to arrive; a client that
     /// stalls mid-frame is dropped and its partial frame freed.
     pub frame_timeout: Duration,
+    /// Bounds the answers waiting for one client, in bytes; past it the
+    /// connection's requests wait (see `outbox.rs`).
+    pub outbox_bytes: usize,
+    /// Bounds the answers waiting for all clients together, in bytes.
+    pub outbox_total_bytes: usize,
     pub max_connections: usize,
     pub credentials: Arc<dyn PeerCredentials>,
     /// The uid that must own the socket directory and every peer.
@@ -67,47 +74,12 @@ impl ServerConfig {
             frame_limit: DEFAULT_FRAME_LIMIT,
             write_timeout: DEFAULT_WRITE_TIMEOUT,
             frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            outbox_bytes: DEFAULT_OUTBOX_BYTES,
+            outbox_total_bytes: DEFAULT_OUTBOX_TOTAL_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
         }
-    }
-}
-
-enum Event {
-    Accepted(UnixStream),
-    Closed(u64),
-    Shutdown,
-}
-
-/// Requests a graceful shutdown: stop accepting, let in-flight requests finish,
-/// close every connection, remove the socket. Cheap to clone; a handler keeps one
-/// to implement its stop method.
-#[derive(Clone)]
-pub struct ShutdownHandle {
-    inner: Arc<ShutdownInner>,
-}
-
-struct ShutdownInner {
-    requested: AtomicBool,
-    events: Sender<Event>,
-    path: PathBuf,
-}
-
-impl ShutdownHandle {
-    pub fn shutdown(&self) {
-        if self.inner.requested.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let _ = self.inner.events.send(Event::Shutdown);
-        // The accept thread is blocked in accept(); a connection wakes it to see
-        // the flag. If the socket file is gone the thread stays parked, but
-        // `serve` no longer waits for it.
-        let _ = UnixStream::connect(&self.inner.path);
-    }
-
-    pub fn is_requested(&self) -> bool {
-        self.inner.requested.load(Ordering::SeqCst)
     }
 }
 
@@ -176,13 +148,7 @@ impl Server {
             .map(|facts| facts.file_id)
             .unwrap_or_default();
         let (sender, events) = channel();
-        let shutdown = ShutdownHandle {
-            inner: Arc::new(ShutdownInner {
-                requested: AtomicBool::new(false),
-                events: sender,
-                path: path.to_owned(),
-            }),
-        };
+        let shutdown = ShutdownHandle::new(sender, path);
         Ok(Server {
             listener: Some(listener),
             ownership,
@@ -214,6 +180,7 @@ impl Server {
             frame_limit: self.config.frame_limit,
             write_timeout: self.config.write_timeout,
             frame_timeout: self.config.frame_timeout,
+            outboxes: Outboxes::new(self.config.outbox_bytes, self.config.outbox_total_bytes),
             shutdown: self.shutdown.clone(),
         });
         spawn_acceptor(listener, self.shutdown.clone())?;
@@ -302,7 +269,7 @@ impl Server {
             }
         };
         let context = Arc::clone(context);
-        let events = self.shutdown.inner.events.clone();
+        let events = self.shutdown.events().clone();
         let spawned = thread::Builder::new()
             .name(format!("trellis-rpc-conn-{id}"))
             .spawn(move || {
@@ -356,7 +323,7 @@ fn spawn_acceptor(listener: UnixListener, shutdown: ShutdownHandle) -> io::Resul
                 }
                 match accepted {
                     Ok((stream, _)) => {
-                        if shutdown.inner.events.send(Event::Accepted(stream)).is_err() {
+                        if shutdown.events().send(Event::Accepted(stream)).is_err() {
                             return;
                         }
                     }

@@ -1,6 +1,8 @@
 //! No client can stall the server for another: a client that stops reading while
 //! its request streams notifications under a shared lock, and a client that sends
 //! half a frame and goes quiet, are both dropped, and everyone else is answered.
+//! A client that sends requests and never reads their answers stops being read:
+//! the server answers only as many as its outbox holds (design §9.1, §9.11).
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -21,11 +23,20 @@ use trellis_rpc::{Answer, Client, Handler, Notifier, Server, ServerConfig, Shutd
 struct Locked {
     state: Mutex<()>,
     flooded: AtomicUsize,
+    /// How many `big` requests were answered.
+    big: AtomicUsize,
 }
+
+/// The size of one `big` answer.
+const BIG: usize = 256 * 1024;
 
 impl Handler for Locked {
     fn handle(&self, method: &str, params: Value, notifier: &mut Notifier<'_>) -> Answer {
         let _guard = self.state.lock().expect("lock");
+        if method == "big" {
+            self.big.fetch_add(1, Ordering::SeqCst);
+            return Ok(json!("b".repeat(BIG)));
+        }
         if method != "flood" {
             return Ok(params);
         }
@@ -73,6 +84,7 @@ fn serve(tag: &str, config: ServerConfig) -> Served {
     let handler = Arc::new(Locked {
         state: Mutex::new(()),
         flooded: AtomicUsize::new(0),
+        big: AtomicUsize::new(0),
     });
     let served = Arc::clone(&handler);
     let thread = thread::spawn(move || server.serve(served));
@@ -166,4 +178,52 @@ fn a_half_sent_frame_is_dropped_after_the_frame_timeout() {
     idle.set_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     assert_eq!(idle.call("echo", json!([2])).expect("answered"), json!([2]));
+}
+
+#[test]
+fn a_client_that_never_reads_its_answers_stops_being_read() {
+    let mut config = ServerConfig::new("1");
+    config.write_timeout = Duration::from_secs(3);
+    let served = serve("deaf", config);
+    let mut deaf = UnixStream::connect(&served.socket).expect("connects");
+    deaf.set_write_timeout(Some(Duration::from_millis(100)))
+        .expect("timeout");
+    let mut sent = 0;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(1) {
+        let request = format!("{{\"jsonrpc\":\"2.0\",\"id\":{sent},\"method\":\"big\"}}\n");
+        if deaf.write_all(request.as_bytes()).is_ok() {
+            sent += 1;
+        }
+    }
+    let answered = served.handler.big.load(Ordering::SeqCst);
+    // The outbox holds 1 MiB (four answers), the writer one more on its way
+    // into the socket buffer, and the reader one in hand: a handful, not the
+    // thousands of requests the client managed to send before the server
+    // stopped reading.
+    assert!(
+        answered <= 8,
+        "{answered} answers were made for a client that reads none ({sent} requests sent)"
+    );
+    // Everyone else is still answered at once.
+    let mut other = Client::connect(&served.socket).expect("connects");
+    other
+        .set_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    assert_eq!(
+        other.call("echo", json!([3])).expect("answered"),
+        json!([3])
+    );
+    // After the write timeout the deaf client is dropped, its outbox freed.
+    thread::sleep(Duration::from_secs(4));
+    deaf.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut sink = Vec::new();
+    let _ = deaf.read_to_end(&mut sink);
+    assert!(
+        sink.len() < 8 * (BIG + 64),
+        "{} bytes reached the client",
+        sink.len()
+    );
+    assert_eq!(served.handler.big.load(Ordering::SeqCst), answered);
 }

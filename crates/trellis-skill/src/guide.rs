@@ -35,8 +35,10 @@ see callees by signature and clauses only, never their bodies.\n\n\
 1. Read the bundle (`read_context`): `spec.md` is the definition's `.tr`, verbatim — its \
 `soil-sig` block is the signature you implement, its `requires`/`ensures` clauses, `test` \
 cases and `property` blocks are what the final gate runs. `decisions.md` lists the \
-decisions in scope; `tests.json` the expect cases; `callees/` what you may call; \
-`examples/` lowered pairs of this root; `bundle.json` what was packed and dropped.\n\
+decisions in scope; `tests.json` the expect cases; `callees/` the signatures of what this \
+definition uses (what its spec names, and on a re-lowering what `previous.soil` calls); \
+`callable/` everything else you may call; `examples/` lowered pairs of this root; \
+`bundle.json` what was packed and dropped (`callable/` and `examples/` as one entry each).\n\
 2. Write a draft (`write_soil`): the equation `name params = body`, then any private \
 helpers (`_name`, a signature and an equation each). Use typed holes `?name` for parts you \
 have not worked out.\n\

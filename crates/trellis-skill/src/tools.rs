@@ -11,8 +11,9 @@ fn when(tool: Tool) -> &'static str {
         Tool::ReadContext => {
             "First: list the bundle root (`\"\"`), then read `spec.md`, `decisions.md`, \
              `tests.json` and `bundle.json` (its `dropped` list says what did not fit). Read \
-             `callees/` for the signatures you may call and `examples/` for how this root writes \
-             Soil; `previous.soil` when re-lowering."
+             `callees/` for the signatures of what this definition uses, `callable/` for the \
+             rest you may call, and `examples/` for how this root writes Soil; \
+             `previous.soil` when re-lowering."
         }
         Tool::CheckTypes => {
             "After every write_soil. Read the facts, not just success: the row, each clause's \

@@ -3,10 +3,9 @@
 //! strings, records and sums recursively under a depth cap, comparator-consistent
 //! maps. Every draw comes from one [`SplitMix64`], so a seed fixes the values.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use soil_rt::{Key, Payload, RtType, TypeBody, TypeEnv, TypeId, Value};
+use soil_rt::{Key, MapValue, Payload, RtType, TypeBody, TypeEnv, TypeId, Value};
 use trellis_diag::Diagnostic;
 
 use crate::codes::Code;
@@ -164,7 +163,7 @@ impl<'e> Generator<'e> {
             }
             RtType::Map(key, value) => {
                 let len = self.length(rng, depth);
-                let mut entries = BTreeMap::new();
+                let mut entries = MapValue::new();
                 for _ in 0..len {
                     // Keys are deduplicated by the total order, exactly as the
                     // runtime's map does: a later equal key replaces the entry.

@@ -1,10 +1,12 @@
 //! The property runner (impl plan §8.12): a pinned number of cases generated from
-//! the binders' types under a seed derived from the test hash, each judged by the
-//! caller's evaluator; the first failure is shrunk to a minimal counterexample.
+//! the binders' types under a seed derived from the definition's contract and
+//! tests (its formal and test hashes), each judged by the caller's evaluator —
+//! after any examples the caller holds (the spec's own expect cases), which are
+//! judged first; the first failure is shrunk to a minimal counterexample.
 
 use soil_rt::{RtType, TypeEnv, Value};
 use trellis_diag::Diagnostic;
-use trellis_hash::Digest;
+use trellis_hash::{Digest, Hasher};
 
 use crate::generate::{DEFAULT_MAX_DEPTH, Generator};
 use crate::shrink::shrink_inputs;
@@ -21,9 +23,24 @@ pub fn case_count(uses_fakes: bool) -> usize {
     if uses_fakes { FAKE_CASES } else { PURE_CASES }
 }
 
-/// The seed of a property: the first eight bytes of its test hash.
-pub fn seed_for(test_hash: &Digest) -> u64 {
-    test_hash.prefix_u64()
+/// The seed of a definition's generated cases (its properties and derived
+/// clause rows): the first eight bytes of a hash over its formal hash and its
+/// test hash, so a sample is drawn afresh whenever anything the drawn cases
+/// check — a clause, a property, an expect case — changes (tr-grammar §3.4).
+/// A clause added after a sample was drawn is never judged by that sample alone.
+pub fn seed_for(formal_hash: &Digest, test_hash: &Digest) -> u64 {
+    let mut hasher = Hasher::tagged("property-seed/1");
+    hasher.part(formal_hash.bytes()).part(test_hash.bytes());
+    hasher.finish().prefix_u64()
+}
+
+/// The `k`-th fresh seed after `seed` (`k` from 1): the samples `status
+/// --verify --reseed N` draws beyond the recorded one. Deterministic, so a row
+/// one of them flips can be found again.
+pub fn reseed(seed: u64, k: u64) -> u64 {
+    let mut hasher = Hasher::tagged("property-reseed/1");
+    hasher.part(&seed.to_be_bytes()).part(&k.to_be_bytes());
+    hasher.finish().prefix_u64()
 }
 
 /// One evaluated case: the predicate held, or it did not (false, or a panic),
@@ -63,12 +80,30 @@ pub enum PropertyResult {
     Refused(Diagnostic),
 }
 
+/// Where a failing case came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseOrigin {
+    /// One of the caller's examples, by its name (an expect row, `basics#2`).
+    Example(String),
+    /// The 0-based index of a generated case.
+    Drawn(usize),
+}
+
+impl std::fmt::Display for CaseOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaseOrigin::Example(name) => write!(f, "the spec's own example {name}"),
+            CaseOrigin::Drawn(case) => write!(f, "case {case}"),
+        }
+    }
+}
+
 /// A failing case, before and after shrinking; inputs as canonical JSON, one per
 /// binder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Counterexample {
-    /// The 0-based index of the first failing case.
-    pub case: usize,
+    /// The first failing case.
+    pub case: CaseOrigin,
     pub original: Vec<String>,
     pub original_message: String,
     pub shrunk: Vec<String>,
@@ -82,8 +117,28 @@ pub fn run_property(
     config: &PropertyConfig,
     env: &TypeEnv,
     binders: &[RtType],
+    eval: impl FnMut(&[Value]) -> CaseVerdict,
+) -> PropertyResult {
+    run_property_from(config, env, binders, &[], eval)
+}
+
+/// [`run_property`], judging `examples` (named inputs, one value per binder)
+/// before any generated case: each example is evaluated exactly once, in order,
+/// and a failing one is shrunk like a generated failure. `cases` in the result
+/// counts the generated cases only.
+pub fn run_property_from(
+    config: &PropertyConfig,
+    env: &TypeEnv,
+    binders: &[RtType],
+    examples: &[(String, Vec<Value>)],
     mut eval: impl FnMut(&[Value]) -> CaseVerdict,
 ) -> PropertyResult {
+    for (name, inputs) in examples {
+        if let CaseVerdict::Fail(message) = eval(inputs) {
+            let failed = CaseOrigin::Example(name.clone());
+            return falsified(config, env, binders, failed, inputs.clone(), message, eval);
+        }
+    }
     let generator = Generator::new(env).with_max_depth(config.max_depth);
     let mut rng = SplitMix64::new(config.seed);
     for case in 0..config.cases {
@@ -92,32 +147,46 @@ pub fn run_property(
             Err(ungenerable) => return PropertyResult::Refused(ungenerable.diagnostic()),
         };
         if let CaseVerdict::Fail(message) = eval(&inputs) {
-            let original = encode_all(&inputs, env);
-            let shrunk = shrink_inputs(
-                env,
-                binders,
-                inputs,
-                message.clone(),
-                config.shrink_budget,
-                |candidate| match eval(candidate) {
-                    CaseVerdict::Pass => None,
-                    CaseVerdict::Fail(message) => Some(message),
-                },
-            );
-            return PropertyResult::Failed(Box::new(Counterexample {
-                case,
-                original,
-                original_message: message,
-                shrunk: encode_all(&shrunk.inputs, env),
-                shrunk_message: shrunk.message,
-                shrink_steps: shrunk.steps,
-                shrink_evaluations: shrunk.evaluations,
-            }));
+            let failed = CaseOrigin::Drawn(case);
+            return falsified(config, env, binders, failed, inputs, message, eval);
         }
     }
     PropertyResult::Passed {
         cases: config.cases,
     }
+}
+
+/// The result for a failing case: shrunk within the budget.
+fn falsified(
+    config: &PropertyConfig,
+    env: &TypeEnv,
+    binders: &[RtType],
+    case: CaseOrigin,
+    inputs: Vec<Value>,
+    message: String,
+    mut eval: impl FnMut(&[Value]) -> CaseVerdict,
+) -> PropertyResult {
+    let original = encode_all(&inputs, env);
+    let shrunk = shrink_inputs(
+        env,
+        binders,
+        inputs,
+        message.clone(),
+        config.shrink_budget,
+        |candidate| match eval(candidate) {
+            CaseVerdict::Pass => None,
+            CaseVerdict::Fail(message) => Some(message),
+        },
+    );
+    PropertyResult::Failed(Box::new(Counterexample {
+        case,
+        original,
+        original_message: message,
+        shrunk: encode_all(&shrunk.inputs, env),
+        shrunk_message: shrunk.message,
+        shrink_steps: shrunk.steps,
+        shrink_evaluations: shrunk.evaluations,
+    }))
 }
 
 fn encode_all(values: &[Value], env: &TypeEnv) -> Vec<String> {
@@ -155,7 +224,7 @@ mod tests {
             PropertyResult::Passed { cases } => format!("passed {cases} cases"),
             PropertyResult::Refused(d) => format!("refused: {} {}", d.code, d.message),
             PropertyResult::Failed(c) => format!(
-                "failed at case {}\n  shrunk: {} ({})\n  steps: {}",
+                "failed at {}\n  shrunk: {} ({})\n  steps: {}",
                 c.case,
                 c.shrunk.join(" "),
                 c.shrunk_message,
@@ -168,7 +237,75 @@ mod tests {
     fn case_counts_and_seeds_are_pinned() {
         assert_eq!(case_count(false), 128);
         assert_eq!(case_count(true), 32);
-        assert_eq!(seed_for(&Digest::of(b"abc")), 0xba78_16bf_8f01_cfea);
+        let (formal, test) = (Digest::of(b"formal"), Digest::of(b"test"));
+        expect_test::expect!["0x6d7c1a9485e52d8c"]
+            .assert_eq(&format!("{:#018x}", seed_for(&formal, &test)));
+        // Anything the drawn cases check draws a new sample: a clause (the
+        // formal hash) as much as a property (the test hash).
+        assert_ne!(
+            seed_for(&Digest::of(b"formal, one more clause"), &test),
+            seed_for(&formal, &test)
+        );
+        assert_ne!(
+            seed_for(&formal, &Digest::of(b"test, one more case")),
+            seed_for(&formal, &test)
+        );
+        assert_ne!(seed_for(&formal, &test), seed_for(&test, &formal));
+        let seed = seed_for(&formal, &test);
+        let fresh: std::collections::BTreeSet<u64> = (1..=16).map(|k| reseed(seed, k)).collect();
+        assert_eq!(fresh.len(), 16, "every reseed is another seed");
+        assert!(!fresh.contains(&seed));
+        assert_eq!(reseed(seed, 3), reseed(seed, 3), "reseeds are reproducible");
+    }
+
+    #[test]
+    fn examples_are_judged_before_any_drawn_case_and_shrunk_when_they_fail() {
+        let env = TypeEnv::new();
+        let mut order = Vec::new();
+        let examples = vec![
+            (
+                "basics#1".to_owned(),
+                vec![Value::List(soil_rt::List::from_vec(vec![Value::I64(1)]))],
+            ),
+            (
+                "basics#2".to_owned(),
+                vec![Value::List(soil_rt::List::from_vec(vec![
+                    Value::I64(5),
+                    Value::I64(40),
+                ]))],
+            ),
+        ];
+        // True of every list the seed draws here (none holds exactly 40),
+        // false of the second example.
+        let result = run_property_from(
+            &PropertyConfig::new(128, 1),
+            &env,
+            &[list_i64()],
+            &examples,
+            |inputs| {
+                order.push(encode_all(inputs, &env).join(" "));
+                if ints(&inputs[0]).contains(&40) {
+                    CaseVerdict::Fail("it holds 40".into())
+                } else {
+                    CaseVerdict::Pass
+                }
+            },
+        );
+        assert_eq!(order[..2], ["[1]", "[5,40]"]);
+        let PropertyResult::Failed(counterexample) = &result else {
+            panic!("the failing example fails the property: {result:?}");
+        };
+        assert_eq!(counterexample.case, CaseOrigin::Example("basics#2".into()));
+        assert_eq!(counterexample.original, ["[5,40]"]);
+        assert_eq!(counterexample.shrunk, ["[40]"]);
+        let passed = run_property_from(
+            &PropertyConfig::new(128, 1),
+            &env,
+            &[list_i64()],
+            &examples[..1],
+            |_| CaseVerdict::Pass,
+        );
+        assert_eq!(passed, PropertyResult::Passed { cases: 128 });
     }
 
     #[test]

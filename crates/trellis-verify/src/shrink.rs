@@ -4,10 +4,9 @@
 //! toward earlier and payload-free variants and their own sub-terms), searched
 //! greedily under an evaluation budget.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use soil_rt::{Key, Payload, RtType, TypeBody, TypeEnv, TypeId, Value};
+use soil_rt::{Key, MapValue, Payload, RtType, TypeBody, TypeEnv, TypeId, Value};
 
 /// What shrinking reached.
 #[derive(Clone, Debug)]
@@ -124,12 +123,7 @@ impl Shrinker<'_> {
         }
     }
 
-    fn map_candidates(
-        &self,
-        key_ty: &RtType,
-        value_ty: &RtType,
-        entries: &BTreeMap<Key, Value>,
-    ) -> Vec<Value> {
+    fn map_candidates(&self, key_ty: &RtType, value_ty: &RtType, entries: &MapValue) -> Vec<Value> {
         let pairs: Vec<(Value, Value)> = entries
             .iter()
             .map(|(k, v)| (k.0.clone(), v.clone()))
@@ -137,7 +131,7 @@ impl Shrinker<'_> {
         let rebuild = |pairs: Vec<(Value, Value)>| {
             // Re-inserting keeps the map comparator-consistent when a shrunk key
             // collides with another (the map just gets smaller).
-            let map: BTreeMap<Key, Value> = pairs.into_iter().map(|(k, v)| (Key(k), v)).collect();
+            let map: MapValue = pairs.into_iter().map(|(k, v)| (Key(k), v)).collect();
             Value::Map(Rc::new(map))
         };
         let mut out: Vec<Value> = chunk_removals(&pairs).into_iter().map(rebuild).collect();
@@ -254,7 +248,7 @@ impl Shrinker<'_> {
             RtType::F64 => Value::F64(0.0),
             RtType::Utf8 => Value::str(""),
             RtType::List(_) => Value::list(Vec::new()),
-            RtType::Map(..) => Value::Map(Rc::new(BTreeMap::new())),
+            RtType::Map(..) => Value::Map(Rc::new(MapValue::new())),
             RtType::Tuple(types) => Value::tuple(
                 types
                     .iter()

@@ -332,7 +332,7 @@ fn measure(bench: &Bench, definitions: usize, budget: u64) -> Result<(), String>
     unrelated.restore()?;
     let warm = spread(whole);
     let vouched: Vec<&str> = answers.iter().map(|a| a.vouched.as_str()).collect();
-    let all_by_watch = vouched.iter().all(|v| *v == "watch");
+    let all_by_stats = vouched.iter().all(|v| *v == "stats");
     let pick = |field: fn(&Answer) -> Duration| spread(answers.iter().map(field).collect());
 
     let mut packed_whole = Vec::new();
@@ -384,8 +384,8 @@ fn measure(bench: &Bench, definitions: usize, budget: u64) -> Result<(), String>
         pick(|a| a.daemon),
         &format!(
             "(directory vouched by: {})",
-            if all_by_watch {
-                "the watch, every sample".to_owned()
+            if all_by_stats {
+                "the stamp's listing, every sample".to_owned()
             } else {
                 vouched.join(",")
             }

@@ -10,21 +10,32 @@ trellis — spec-driven development with Soil
 Usage: trellis <command> [options]
 
 Commands:
+  init [DIR]                      start a root in DIR (default: here; created if
+                                  absent, refused if it holds one): soil.toml
+                                  pinned to this binary, _project.tr, the module
+                                  hello with one specified and lowered definition,
+                                  hello::greet, its locks and tests (green), and a
+                                  .gitignore for what must not be committed
   check [DEF] [--json]            check specs and Soil (all definitions, or one)
                                   and list the open typed holes
-  status [--json] [--verify] [--all]
+  status [--json] [--verify [--reseed N]] [--all]
                                   what is green, what is stale, and why: the rows
                                   needing work, ten of each status, and a summary
                                   counting all (--all: every row); --verify
                                   recomputes every status from scratch (a fresh
                                   database, every suite re-run, nothing written)
-                                  and reports each row where they disagree
-  refresh                         reload the root's files into the daemon
-  adopt [DEF] [--cite SCOPE:LABEL]...
+                                  and reports each row where they disagree;
+                                  --reseed N also re-runs properties and derived
+                                  ensures rows under N fresh seeds and reports
+                                  each recorded row a fresh sample flips
+  refresh [--json]                reload the root's files into the daemon
+  adopt [DEF|TYPE|MODULE|project] [--cite SCOPE:LABEL]... [--json]
                                   record hand-written Soil as a human-verified
                                   lowering (all definitions, or one, citing the
-                                  decisions it applies: project:LABEL, module:LABEL)
-  review DEF                      accept a prose-only edit after reading it
+                                  decisions it applies: project:LABEL, module:LABEL),
+                                  or stamp one type's, module's or the project's
+                                  lock; says when it resets an acceptance
+  review DEF [--json]             accept a prose-only edit after reading it
   answer DEF [--text ANSWER] [--scope project|module] [--label LABEL] [--interactive]
                                   answer DEF's open question (status lists them):
                                   the answer is written into the spec (a
@@ -35,29 +46,42 @@ Commands:
                                   was asked. Without --text it asks on the terminal
                                   (an option's number picks that option);
                                   --interactive asks on a stdin that is no terminal
-  test [DEF]                      run the test tiers and record results in the locks
-  call DEF JSON-ARGS              run a definition with real capabilities
-  repl                            call definitions line by line (`DEF JSON-ARGS`,
+  test [DEF] [--json]             run the test tiers and record results in the locks
+  call DEF JSON-ARGS [--json]     run a definition with real capabilities: its
+                                  result as canonical JSON, or the error
+  repl [--json]                   call definitions line by line (`DEF JSON-ARGS`,
                                   `:keep NAME` to save the last call as a test
-                                  case, `:help`, `:quit`); history in
+                                  case, `:json` to switch errors between human and
+                                  JSON, `:help`, `:quit`); history in
                                   .trellis/repl_history
-  decisions editorial LABEL [--module M]
+  decisions editorial LABEL [--module M] [--json]
                                   declare a decision edit meaning-preserving
   decisions triage [LABEL] [--provider NAME] [--json]
                                   ask an agent whether each lowering flagged by a
                                   changed decision (LABEL's, or any) still follows
                                   it: `conforms` re-stamps, else it stays flagged
-  toolchain update                pin soil.toml [toolchain] to this binary
-  lower [DEF]... [--provider NAME] [--json]
+  toolchain update [--json]       pin soil.toml [toolchain] to this binary (adds
+                                  the table or a key it lacks)
+  cache keygen                    a new signing key for the shared result cache:
+                                  the secret for CI (TRELLIS_CACHE_SIGNING_KEY),
+                                  the public key for soil.toml [cache] trusted_keys
+  lower [DEF]... [--provider NAME] [--jobs N] [--json]
                                   lower definitions with an agent (all that are not
                                   lowered, partial or stale when none is named),
-                                  callee-first, one job at a time in the daemon; a
-                                  line per job state change (--json: one event per
-                                  line). Providers: ~/.config/trellis/providers.toml;
-                                  --provider claude-code (Claude Code in a bubblewrap
-                                  jail) needs no file
-  jobs [--json]                   the lowering queue, the running job and the
-                                  finished ones with their outcomes
+                                  callee-first: up to N jobs at once in the daemon
+                                  (default: one per core, at most 4; at most 64), a
+                                  definition starting once the callees it may call
+                                  have landed, and held (not lowered) when one fails
+                                  or asks; drafts that add private helpers land in
+                                  queue order, so the root ends byte for byte as with
+                                  --jobs 1. A line per job state change (--json: one
+                                  event per line). Providers:
+                                  ~/.config/trellis/providers.toml; without it, the
+                                  `claude` on PATH (Claude Code in a bubblewrap jail,
+                                  also --provider claude-code)
+  jobs [--json]                   the lowering queue (what each entry waits on), the
+                                  running jobs and the finished ones with their
+                                  outcomes
   context DEF --budget N [--out DIR] [--json]
                                   write DEF's context bundle (to .trellis/context/,
                                   or an empty DIR) and list what was packed and dropped
@@ -71,6 +95,9 @@ Commands:
                                   root for the editor only)
 
 Options:
+  --json        where a command lists it: print its answer as one JSON document,
+                errors too (`{\"errors\":[...]}` on stdout); without it errors
+                are diagnostics for a person, on stderr
   --no-daemon   answer in this process instead of the root's daemon
   -h, --help    print this help
   -V, --version print the version
@@ -87,6 +114,10 @@ sets how many (1: the caller's thread alone). Answers are the same either way.
 pub enum Command {
     Help,
     Version,
+    Init {
+        /// Where the root goes; `None` is the working directory.
+        dir: Option<String>,
+    },
     Check {
         def: Option<String>,
         json: bool,
@@ -96,14 +127,20 @@ pub enum Command {
         verify: bool,
         /// Every row in the human table, green ones too.
         all: bool,
+        /// With `verify`: fresh seeds to re-run the generated tiers under.
+        reseed: Option<u32>,
     },
-    Refresh,
+    Refresh {
+        json: bool,
+    },
     Adopt {
         def: Option<String>,
         cite: Vec<String>,
+        json: bool,
     },
     Review {
         def: String,
+        json: bool,
     },
     Answer {
         def: String,
@@ -116,17 +153,26 @@ pub enum Command {
     },
     Test {
         def: Option<String>,
+        json: bool,
     },
     Call {
         def: String,
         args: String,
+        json: bool,
     },
-    Repl,
+    Repl {
+        /// Start with `:json` on.
+        json: bool,
+    },
     DecisionsEditorial {
         label: String,
         module: Option<String>,
+        json: bool,
     },
-    ToolchainUpdate,
+    ToolchainUpdate {
+        json: bool,
+    },
+    CacheKeygen,
     Context {
         def: String,
         budget: u64,
@@ -140,6 +186,8 @@ pub enum Command {
     Lower {
         defs: Vec<String>,
         provider: Option<String>,
+        /// `--jobs N`; `None` leaves the daemon's default.
+        jobs: Option<usize>,
         json: bool,
     },
     DecisionsTriage {
@@ -156,6 +204,38 @@ pub enum Command {
     },
     Daemon(DaemonCommand),
     Lsp,
+}
+
+impl Command {
+    /// Whether `--json` was given: the answer, or the errors, as the JSON
+    /// document instead of the human view.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Check { json, .. }
+            | Command::Status { json, .. }
+            | Command::Refresh { json }
+            | Command::Adopt { json, .. }
+            | Command::Review { json, .. }
+            | Command::Test { json, .. }
+            | Command::Call { json, .. }
+            | Command::Repl { json }
+            | Command::DecisionsEditorial { json, .. }
+            | Command::ToolchainUpdate { json }
+            | Command::Context { json, .. }
+            | Command::Lower { json, .. }
+            | Command::DecisionsTriage { json, .. }
+            | Command::Jobs { json } => *json,
+            Command::Help
+            | Command::Version
+            | Command::Init { .. }
+            | Command::CacheKeygen
+            | Command::Answer { .. }
+            | Command::Spec { .. }
+            | Command::Skill { .. }
+            | Command::Daemon(_)
+            | Command::Lsp => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,10 +299,25 @@ fn parse_budget(budget: Option<String>) -> Result<u64, UsageError> {
     })
 }
 
+/// `--jobs N`: from 1 to the daemon's most (`schedule::MAX_JOBS`).
+fn parse_jobs(count: &str) -> Result<usize, UsageError> {
+    let most = trellis_agent::schedule::MAX_JOBS;
+    count
+        .parse()
+        .ok()
+        .filter(|jobs| (1..=most).contains(jobs))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--jobs needs a whole number from 1 to {most}, not `{count}`"
+            ))
+        })
+}
+
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut no_daemon = false;
     let mut json = false;
     let mut verify = false;
+    let mut reseed: Option<String> = None;
     let mut all = false;
     let mut hash = false;
     let mut module = None;
@@ -230,6 +325,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let mut budget = None;
     let mut out = None;
     let mut provider: Option<String> = None;
+    let mut jobs: Option<String> = None;
     let mut text = None;
     let mut scope = None;
     let mut label = None;
@@ -253,6 +349,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--no-daemon" => no_daemon = true,
             "--json" => json = true,
             "--verify" => verify = true,
+            "--reseed" => match iter.next() {
+                Some(value) => reseed = Some(value.clone()),
+                None => return Err(UsageError("--reseed needs a number of seeds".into())),
+            },
             "--all" => all = true,
             "--hash" => hash = true,
             "--cite" => match iter.next() {
@@ -270,6 +370,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "--provider" => match iter.next() {
                 Some(value) => provider = Some(value.clone()),
                 None => return Err(UsageError("--provider needs a provider name".into())),
+            },
+            "--jobs" => match iter.next() {
+                Some(value) => jobs = Some(value.clone()),
+                None => return Err(UsageError("--jobs needs a number of jobs".into())),
             },
             "--out" => match iter.next() {
                 Some(value) => out = Some(value.clone()),
@@ -297,32 +401,51 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         }
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let refuse_json = |name: &str| {
-        if json {
-            Err(UsageError(format!("`{name}` does not take --json")))
-        } else {
-            Ok(())
-        }
-    };
     let command = match words.as_slice() {
         [] => return Err(UsageError("no command given; see `trellis --help`".into())),
+        ["init"] => Command::Init { dir: None },
+        ["init", dir] => Command::Init {
+            dir: Some((*dir).to_owned()),
+        },
         ["check"] => Command::Check { def: None, json },
         ["check", def] => Command::Check {
             def: Some((*def).to_owned()),
             json,
         },
-        ["status"] => Command::Status { json, verify, all },
-        ["refresh"] => Command::Refresh,
+        ["status"] => Command::Status {
+            json,
+            verify,
+            all,
+            reseed: match reseed.take() {
+                None => None,
+                Some(_) if !verify => {
+                    return Err(UsageError(
+                        "--reseed only applies to `status --verify`".into(),
+                    ));
+                }
+                Some(count) => {
+                    Some(count.parse().ok().filter(|&n: &u32| n > 0).ok_or_else(|| {
+                        UsageError(format!(
+                            "--reseed needs a positive number of seeds, not `{count}`"
+                        ))
+                    })?)
+                }
+            },
+        },
+        ["refresh"] => Command::Refresh { json },
         ["adopt"] => Command::Adopt {
             def: None,
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["adopt", def] => Command::Adopt {
             def: Some((*def).to_owned()),
             cite: std::mem::take(&mut cite),
+            json,
         },
         ["review", def] => Command::Review {
             def: (*def).to_owned(),
+            json,
         },
         ["answer", def] => Command::Answer {
             def: (*def).to_owned(),
@@ -331,20 +454,24 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             label: label.take(),
             interactive: std::mem::take(&mut interactive),
         },
-        ["test"] => Command::Test { def: None },
+        ["test"] => Command::Test { def: None, json },
         ["test", def] => Command::Test {
             def: Some((*def).to_owned()),
+            json,
         },
-        ["repl"] => Command::Repl,
+        ["repl"] => Command::Repl { json },
         ["call", def, args] => Command::Call {
             def: (*def).to_owned(),
             args: (*args).to_owned(),
+            json,
         },
         ["decisions", "editorial", label] => Command::DecisionsEditorial {
             label: (*label).to_owned(),
             module: module.take(),
+            json,
         },
-        ["toolchain", "update"] => Command::ToolchainUpdate,
+        ["toolchain", "update"] => Command::ToolchainUpdate { json },
+        ["cache", "keygen"] => Command::CacheKeygen,
         ["context", def] => Command::Context {
             def: (*def).to_owned(),
             budget: parse_budget(budget.take())?,
@@ -357,6 +484,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ["lower", defs @ ..] => Command::Lower {
             defs: defs.iter().map(|def| (*def).to_owned()).collect(),
             provider: provider.take(),
+            jobs: match jobs.take() {
+                None => None,
+                Some(count) => Some(parse_jobs(&count)?),
+            },
             json,
         },
         ["jobs"] => Command::Jobs { json },
@@ -382,19 +513,16 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             )));
         }
     };
-    if !matches!(
-        command,
-        Command::Status { .. }
-            | Command::Check { .. }
-            | Command::Context { .. }
-            | Command::Lower { .. }
-            | Command::DecisionsTriage { .. }
-            | Command::Jobs { .. }
-    ) {
-        refuse_json(words[0])?;
+    if json && !command.json() {
+        return Err(UsageError(format!("`{}` does not take --json", words[0])));
     }
     if verify && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--verify only applies to `status`".into()));
+    }
+    if reseed.is_some() {
+        return Err(UsageError(
+            "--reseed only applies to `status --verify`".into(),
+        ));
     }
     if all && !matches!(command, Command::Status { .. }) {
         return Err(UsageError("--all only applies to `status`".into()));
@@ -412,6 +540,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if provider.is_some() {
         return Err(UsageError("--provider only applies to `lower`".into()));
+    }
+    if jobs.is_some() {
+        return Err(UsageError("--jobs only applies to `lower`".into()));
     }
     if budget.is_some() || out.is_some() {
         return Err(UsageError(
@@ -452,9 +583,27 @@ mod tests {
             Ok(Command::Status {
                 json: true,
                 verify: false,
-                all: false
+                all: false,
+                reseed: None,
             })
         );
+        assert_eq!(
+            parse_words("status --verify --reseed 16").map(|i| i.command),
+            Ok(Command::Status {
+                json: false,
+                verify: true,
+                all: false,
+                reseed: Some(16),
+            })
+        );
+        for refused in [
+            "status --reseed 4",
+            "status --verify --reseed 0",
+            "status --verify --reseed x",
+            "test --reseed 2",
+        ] {
+            assert!(parse_words(refused).is_err(), "{refused}");
+        }
         assert_eq!(
             parse_words("check --json").map(|i| i.command),
             Ok(Command::Check {
@@ -476,7 +625,8 @@ mod tests {
             parse_words("decisions editorial cell-errors --module csvstats").map(|i| i.command),
             Ok(Command::DecisionsEditorial {
                 label: "cell-errors".into(),
-                module: Some("csvstats".into())
+                module: Some("csvstats".into()),
+                json: false,
             })
         );
     }
@@ -505,6 +655,35 @@ mod tests {
         assert_eq!(
             parse_words("skill").map(|i| i.command),
             Ok(Command::Skill { hash: false })
+        );
+        assert_eq!(
+            parse_words("init words").map(|i| i.command),
+            Ok(Command::Init {
+                dir: Some("words".into())
+            })
+        );
+        assert_eq!(
+            parse_words("init").map(|i| i.command),
+            Ok(Command::Init { dir: None })
+        );
+        assert_eq!(
+            parse_words("call m::f [] --json").map(|i| i.command),
+            Ok(Command::Call {
+                def: "m::f".into(),
+                args: "[]".into(),
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("test --json").map(|i| i.command),
+            Ok(Command::Test {
+                def: None,
+                json: true
+            })
+        );
+        assert_eq!(
+            parse_words("repl").map(|i| i.command),
+            Ok(Command::Repl { json: false })
         );
     }
 
@@ -536,13 +715,40 @@ mod tests {
     }
 
     #[test]
+    fn lower_takes_a_number_of_jobs() {
+        assert_eq!(
+            parse_words("lower m::f m::g --jobs 8 --json").map(|i| i.command),
+            Ok(Command::Lower {
+                defs: vec!["m::f".into(), "m::g".into()],
+                provider: None,
+                jobs: Some(8),
+                json: true,
+            })
+        );
+        assert_eq!(
+            parse_words("lower").map(|i| i.command),
+            Ok(Command::Lower {
+                defs: Vec::new(),
+                provider: None,
+                jobs: None,
+                json: false,
+            })
+        );
+        let error = parse_words("lower --jobs 0").expect_err("zero jobs");
+        assert_eq!(
+            error.to_string(),
+            "--jobs needs a whole number from 1 to 64, not `0`"
+        );
+    }
+
+    #[test]
     fn mistakes_are_usage_errors() {
         for line in [
             "",
             "chek",
             "check a b",
             "status --bogus",
-            "test --json",
+            "spec x --json",
             "refresh --module m",
             "context csvstats::mean",
             "context csvstats::mean --budget lots",
@@ -559,6 +765,14 @@ mod tests {
             "answer m::f --text a --interactive",
             "check --text a",
             "status --scope module",
+            "init a b",
+            "init --json",
+            "lower --jobs",
+            "lower --jobs 0",
+            "lower --jobs 65",
+            "lower --jobs many",
+            "status --jobs 2",
+            "decisions triage --jobs 2",
         ] {
             assert!(parse_words(line).is_err(), "{line:?} parsed");
         }

@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 use trellis_rpc::{Answer, Handler, Notifier, RpcError, Server, ServerConfig, ShutdownHandle};
 
-use crate::identity::binary_identity;
-use crate::lowering::Lowering;
-use crate::protocol::{DaemonStatus, DaemonStopped, encode_answer};
-use crate::service::Service;
+use trellis_agent::{Lowering, Requeue};
+use trellis_service::identity::binary_identity;
+use trellis_service::protocol::{DaemonStatus, DaemonStopped, encode_answer};
+use trellis_service::service::Service;
 
 struct DaemonHandler {
     service: Arc<Mutex<Service>>,
@@ -37,7 +37,10 @@ impl Handler for DaemonHandler {
         };
         match method {
             "daemon.stop" => {
-                self.lowering.shutdown();
+                // The jobs end first, each with its outcome, so every client
+                // following one is answered before the connections close.
+                self.lowering
+                    .shutdown("the daemon was stopped (trellis daemon stop)");
                 self.shutdown.shutdown();
                 Ok(encode_answer(&DaemonStopped {
                     stopped: true,
@@ -50,19 +53,28 @@ impl Handler for DaemonHandler {
                 uptime_ms: self.started.elapsed().as_millis() as u64,
             })),
             "jobs" => Ok(self.lowering.jobs()),
+            "jobs.follow" => self.lowering.follow_request(&params, &mut progress),
             "lower" => self.lowering.lower(&params, &mut progress),
             "decisions.triage" => self.lowering.triage(&params, &mut progress),
             "answer" => {
-                // The re-queue rides beside the answer's own params.
+                // A request to re-run the asking job rides beside the answer's
+                // own params; it re-runs as the job that asked ran.
                 let mut params = params;
                 let lower = params
                     .as_object_mut()
                     .and_then(|fields| fields.remove("lower"));
                 let mut answer = self.service_call(method, &params, &mut progress)?;
-                if let (Some(lower), Some(def)) = (lower, answer["requeue"].as_str()) {
-                    let path = crate::service::client_path_param(&lower);
-                    let queued = self.lowering.requeue(def, &lower["provider"], path)?;
-                    answer["requeued"] = Value::Bool(queued);
+                if let (Some(_), Some(def)) = (lower, answer["requeue"].as_str()) {
+                    let (requeued, provider, follow) = match self.lowering.requeue_asked(def) {
+                        Requeue::Queued { provider, cursor } => {
+                            (true, Some(provider), Some(cursor))
+                        }
+                        Requeue::Busy { cursor } => (false, None, Some(cursor)),
+                        Requeue::Unknown => (false, None, None),
+                    };
+                    answer["requeued"] = Value::Bool(requeued);
+                    answer["requeued_with"] = serde_json::json!(provider);
+                    answer["follow"] = serde_json::json!(follow);
                 }
                 Ok(answer)
             }
@@ -79,7 +91,18 @@ impl DaemonHandler {
         params: &Value,
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
-        lock(&self.service).handle(method, params, progress)
+        let mut service = lock(&self.service);
+        let answer = service.handle(method, params, progress);
+        // What can wait until the answer is out waits, on a thread of its own.
+        if service.untidy() {
+            let service = Arc::clone(&self.service);
+            std::thread::spawn(move || lock(&service).tidy());
+        }
+        if service.wants_warm_up() {
+            let service = Arc::clone(&self.service);
+            std::thread::spawn(move || Service::warm_up(&service));
+        }
+        answer
     }
 }
 
@@ -96,7 +119,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     // this found missing, and a `lower` arriving first waits for the probe
     // (design §4.9.1).
     std::thread::spawn(|| {
-        if let Err(problem) = crate::lowering::jail::probe_once() {
+        if let Err(problem) = trellis_agent::jail::probe_once() {
             eprintln!(
                 "trellis daemon: {} (real agent providers are refused)",
                 problem.message
@@ -104,19 +127,45 @@ pub fn run(root: &Path) -> Result<(), String> {
         }
     });
     let mut service = Service::watching(root.to_owned(), watch);
-    // Load the root before the first client asks, so its first answer is quick.
-    service.refresh();
+    // Answer from the stored answers while the root loads behind them, when
+    // the root is as they were (design §7.16); else load the root before the
+    // first client asks, so its first answer is quick.
+    if !service.start_from_store() {
+        service.refresh();
+    }
     let queue = service.change_queue();
     let service = Arc::new(Mutex::new(service));
+    if lock(&service).wants_warm_up() {
+        // The client that started this daemon asks first; the load behind
+        // the stored answers starts once it is answered, or after a while.
+        let service = Arc::clone(&service);
+        std::thread::spawn(move || {
+            std::thread::sleep(WARM_UP_PATIENCE);
+            Service::warm_up(&service);
+        });
+    }
     if let Some(queue) = queue {
         let service = Arc::clone(&service);
         std::thread::spawn(move || ask_ahead_of_requests(&service, &queue));
     }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
+    let service_for_store = Arc::clone(&service);
+    let shutdown = server.shutdown_handle();
+    // A stop that does not come through `daemon.stop` (`rpc.shutdown`, from a
+    // client of another build) ends the jobs the same way.
+    {
+        let (lowering, shutdown) = (Arc::clone(&lowering), shutdown.clone());
+        std::thread::spawn(move || {
+            while !shutdown.is_requested() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            lowering.shutdown("the daemon was stopped");
+        });
+    }
     let handler = DaemonHandler {
         service,
-        lowering,
-        shutdown: server.shutdown_handle(),
+        lowering: Arc::clone(&lowering),
+        shutdown,
         started: std::time::Instant::now(),
     };
     eprintln!(
@@ -125,9 +174,18 @@ pub fn run(root: &Path) -> Result<(), String> {
         socket.display()
     );
     let served = server.serve(handler);
-    crate::service::stop_warm_oracles();
+    // However serving ended, no job outlives it without its outcome.
+    lowering.shutdown("the daemon stopped");
+    // The next daemon starts from what this one answered (design §7.16).
+    lock(&service_for_store).store_answers(true);
+    trellis_service::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
 }
+
+/// How long a daemon that starts from stored answers waits for its first
+/// request before it loads the root behind them (design §7.16): the load
+/// takes both cores, and the request that started the daemon is quick.
+const WARM_UP_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How long a file may stay open for writing before its change is applied
 /// anyway: an editor's save closes within microseconds; a process that keeps
@@ -148,10 +206,10 @@ const QUIET: Duration = Duration::from_micros(300);
 /// here, off the service's lock, so a request that arrives meanwhile is never
 /// held up by it. A request that changes the root first cancels the work.
 fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
-    use crate::service::AheadOfRequests;
+    use trellis_service::service::AheadOfRequests;
     let mut patience = None;
     loop {
-        let news = crate::watch::sys::wait_for_events(queue, patience);
+        let news = trellis_service::watch::sys::wait_for_events(queue, patience);
         if news && lock(service).change_may_continue() {
             std::thread::sleep(QUIET);
         }
@@ -169,7 +227,10 @@ fn ask_ahead_of_requests(service: &Mutex<Service>, queue: &std::fs::File) {
                     // What no request took yet is kept, unless the feed
                     // already has the next change.
                     Ok(true)
-                        if !crate::watch::sys::wait_for_events(queue, Some(Duration::ZERO)) =>
+                        if !trellis_service::watch::sys::wait_for_events(
+                            queue,
+                            Some(Duration::ZERO),
+                        ) =>
                     {
                         lock(service).absorb_answered_ahead();
                     }

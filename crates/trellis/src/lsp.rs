@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 use trellis_diag::Diagnostic;
 use trellis_lsp::{DiskRefresh, Host, RootDisk};
 
-use crate::codes::HostCode;
-use crate::loader::RootLoader;
-use crate::watch::{Dirty, RootWatch};
+use trellis_service::codes::HostCode;
+use trellis_service::loader::RootLoader;
+use trellis_service::watch::{Dirty, RootWatch};
 
 pub fn run() -> ExitCode {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    // The server's own transport: bounded frames, malformed ones answered (§9.9).
+    let (connection, io_threads) = trellis_lsp::transport::stdio();
     let served = trellis_lsp::serve(
         connection,
         Arc::new(CliHost),

@@ -11,7 +11,10 @@
 //!   daemon and prints its id (with `--json`: the job record plus the root and
 //!   socket a shim needs); `trellis _job inspect ID` prints the record.
 //!
-//! Both are underscore commands: internal, for the job loop and for tests.
+//! - `trellis _script …` and `trellis _relay …`: the scripted provider's agent
+//!   and the jail's network relay (`trellis-agent`'s `script` and `relay`).
+//!
+//! All are underscore commands: internal, for the job loop and for tests.
 
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -22,15 +25,17 @@ use trellis_diag::Diagnostic;
 use trellis_mcp::{DEFAULT_RESULT_CAP, JobPort, McpServer, Tool};
 use trellis_rpc::{CallError, Client, HelloOutcome};
 
-use crate::codes::HostCode;
-use crate::identity::{VERSION, binary_identity};
+use trellis_service::codes::HostCode;
+use trellis_service::identity::{VERSION, binary_identity};
+use trellis_service::service::tool_limits::RESULT_CAP_PARAM;
 
 /// Runs an underscore command, or `None` when `args` is not one.
 pub fn run_internal(args: &[String]) -> Option<ExitCode> {
     match args.first().map(String::as_str) {
         Some("_mcp") => Some(mcp(&args[1..])),
         Some("_job") => Some(job(&args[1..])),
-        Some("_script") => Some(crate::lowering::script::run(&args[1..])),
+        Some("_script") => Some(trellis_agent::script::run(&args[1..])),
+        Some("_relay") => Some(trellis_agent::relay::run(&args[1..])),
         _ => None,
     }
 }
@@ -113,6 +118,7 @@ fn mcp(args: &[String]) -> ExitCode {
         job: job.to_owned(),
         socket,
         client: None,
+        result_cap_bytes: cap.saturating_mul(4),
     };
     let mut server = McpServer::new(port, VERSION).with_result_cap(cap);
     let stdin = std::io::stdin();
@@ -132,6 +138,9 @@ struct DaemonPort {
     job: String,
     socket: PathBuf,
     client: Option<Client>,
+    /// This session's result cap, told to the daemon with each call so that a
+    /// draft whose echo this shim would refuse is refused, not stored.
+    result_cap_bytes: usize,
 }
 
 impl DaemonPort {
@@ -180,7 +189,12 @@ fn transport(error: CallError) -> Vec<Value> {
 
 impl JobPort for DaemonPort {
     fn call(&mut self, tool: Tool, arguments: &Value) -> Result<Value, Vec<Value>> {
-        let params = json!({ "job": self.job, "tool": tool.name(), "arguments": arguments });
+        let params = json!({
+            "job": self.job,
+            "tool": tool.name(),
+            "arguments": arguments,
+            RESULT_CAP_PARAM: self.result_cap_bytes,
+        });
         let client = self.client()?;
         match client.call("job.tool", params) {
             Ok(mut document) => {
@@ -220,7 +234,7 @@ fn job(args: &[String]) -> ExitCode {
             let json_out = option(&options, "--json").is_some();
             (
                 "job.create",
-                json!({ "def": def, "budget": budget, "path": crate::cli::client_path() }),
+                json!({ "def": def, "budget": budget, "path": crate::client_env::client_path() }),
                 json_out,
             )
         }

@@ -1,5 +1,5 @@
 //! Human-readable output. The daemon answers in JSON; the client decodes it
-//! into the protocol's types (`crate::protocol`) and renders them here, so
+//! into the protocol's types (`trellis_service::protocol`) and renders them here, so
 //! `--json` output and the human view come from the same document.
 
 use std::io::Write;
@@ -9,7 +9,7 @@ use serde_json::Value;
 use trellis_diag::Diagnostic;
 
 use crate::args::Command;
-use crate::protocol::{
+use trellis_service::protocol::{
     AdoptAnswer, CheckAnswer, ContextAnswer, EditorialAnswer, OpenHole, Question, RefreshAnswer,
     ReviewAnswer, StatusAnswer, StatusRow, TestAnswer, TestEvent, TestProgress, Timings,
     ToolchainAnswer, UP_TO_DATE, VerifyAnswer, decode_answer, is_settled,
@@ -46,6 +46,16 @@ pub fn diagnostics(out: &mut impl Write, errors: &[Diagnostic]) {
     }
 }
 
+/// A command's errors: the `{"errors":[…]}` document on `out` under `--json`,
+/// else [`diagnostics`] on stderr.
+pub fn errors(out: &mut impl Write, json: bool, errors: &[Diagnostic]) {
+    if json {
+        let _ = writeln!(out, "{}", trellis_diag::errors_document(errors));
+    } else {
+        diagnostics(&mut std::io::stderr(), errors);
+    }
+}
+
 /// `--json`: the daemon's document as it came, less what it says about the
 /// daemon's own work (`timings`: it depends on what it did before, not on the
 /// request).
@@ -79,7 +89,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
                     .as_array()
                     .is_some_and(|items| !items.is_empty())
             };
-            u8::from(has("problems") || has("disagreements"))
+            u8::from(has("problems") || has("disagreements") || has("flips"))
         }
         Command::Status {
             json: false,
@@ -101,14 +111,34 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
         Command::Check { json: false, .. } => {
             decoded(result, |answer: CheckAnswer| check_report(out, &answer))
         }
+        // The document as it came, with the exit code the human view gives.
+        command if command.json() => {
+            let code = human(&mut std::io::sink(), command, result);
+            json_document(out, result);
+            code
+        }
+        command => human(out, command, result),
+    }
+}
+
+/// The human view of the answers whose `--json` is the document as it came.
+fn human(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
+    match command {
         Command::Adopt { .. } => decoded(result, |answer: AdoptAnswer| {
-            written_report(out, &answer.written, &answer.errors)
+            let code = written_report(out, &answer.written, &answer.errors);
+            for name in &answer.unaccepted {
+                let _ = writeln!(
+                    out,
+                    "{name}: `accepted` reset to false: what the acceptance stood on (the spec, the Soil or a callee) changed since it was given"
+                );
+            }
+            code
         }),
         Command::DecisionsEditorial { .. } => decoded(result, |answer: EditorialAnswer| {
             written_report(out, &answer.written, &answer.errors)
         }),
         Command::Test { .. } => decoded(result, |answer: TestAnswer| test_report(out, &answer)),
-        Command::Refresh => decoded(result, |answer: RefreshAnswer| {
+        Command::Refresh { .. } => decoded(result, |answer: RefreshAnswer| {
             let changed = decode_answer::<Timings>(&result["timings"])
                 .map_or(0, |timings| timings.files_changed);
             diagnostics(out, &answer.problems);
@@ -123,7 +153,7 @@ pub fn answer(out: &mut impl Write, command: &Command, result: &Value) -> u8 {
             );
             0
         }),
-        Command::ToolchainUpdate => decoded(result, |answer: ToolchainAnswer| {
+        Command::ToolchainUpdate { .. } => decoded(result, |answer: ToolchainAnswer| {
             let _ = writeln!(
                 out,
                 "soil.toml pins trellis {} / soil0 {} / skill {}{}",
@@ -193,10 +223,24 @@ fn context_json(answer: &ContextAnswer<'_>) -> Value {
 /// by hand into one reused buffer (`{:<40}` pads a character at a time) and
 /// handed to the buffered `out`, never gathered into one large string.
 fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
+    // The manifest lists what was packed, so it is counted after the packing,
+    // outside the budget (trellis-daemon §5): say so, or the estimate reads as
+    // a budget overrun.
+    let manifest = answer
+        .packed()
+        .find(|(path, _)| *path == "bundle.json")
+        .map_or(0, |(_, bytes)| trellis_context::tokens(bytes as usize));
     let _ = writeln!(
         out,
-        "context bundle for {} in {}: estimate {} tokens of a {} token budget",
-        answer.definition.0, answer.dir.0, answer.estimate, answer.budget
+        "context bundle for {} in {}: about {} tokens — files of {} tokens packed within \
+         the {}-token budget, plus {} for bundle.json, the manifest, which lists the \
+         packing and so is not counted against it",
+        answer.definition.0,
+        answer.dir.0,
+        answer.estimate,
+        answer.estimate.saturating_sub(manifest),
+        answer.budget,
+        manifest
     );
     let pad = |line: &mut String, width: usize, used: usize| {
         const SPACES: &str = "                                        ";
@@ -246,6 +290,14 @@ fn context_report(out: &mut impl Write, answer: &ContextAnswer<'_>) -> u8 {
         line.push_str(reason);
         line.push('\n');
         let _ = out.write_all(line.as_bytes());
+    }
+    let dropped = answer.dropped().count();
+    if dropped > 0 {
+        let _ = writeln!(
+            out,
+            "{} did not fit the budget, lowest priority last (a larger --budget packs more)",
+            counted(dropped, "file")
+        );
     }
     0
 }
@@ -498,6 +550,26 @@ fn verify_report(out: &mut impl Write, answer: &VerifyAnswer) -> u8 {
             row.reason.as_deref().unwrap_or("")
         );
     }
+    for flip in &answer.flips {
+        let _ = writeln!(
+            out,
+            "{}: `{}` is recorded {}, a fresh sample (seed {}) makes it {}: {}",
+            flip.def,
+            flip.row,
+            flip.recorded,
+            flip.seed,
+            flip.fresh,
+            flip.message.as_deref().unwrap_or("")
+        );
+    }
+    if let Some(seeds) = answer.reseeded {
+        let _ = writeln!(
+            out,
+            "reseeded: {} tried per confirmed suite; {} would flip",
+            counted(seeds as usize, "fresh seed"),
+            counted(answer.flips.len(), "recorded row")
+        );
+    }
     if answer.disagreements.is_empty() {
         let _ = writeln!(
             out,
@@ -505,7 +577,7 @@ fn verify_report(out: &mut impl Write, answer: &VerifyAnswer) -> u8 {
             counted(rows, "status row"),
             counted(answer.suites_run, "suite")
         );
-        0
+        u8::from(!answer.flips.is_empty())
     } else {
         let _ = writeln!(
             out,
@@ -553,7 +625,12 @@ fn test_report(out: &mut impl Write, answer: &TestAnswer) -> u8 {
             continue;
         }
         if entry.green {
-            let _ = writeln!(out, "{def}: {} rows, all green", entry.rows.len());
+            let reused = answer
+                .cache
+                .as_ref()
+                .is_some_and(|cache| cache.reused.contains(def));
+            let origin = if reused { " (from the cache)" } else { "" };
+            let _ = writeln!(out, "{def}: {} rows, all green{origin}", entry.rows.len());
             for note in &entry.not_derived {
                 let _ = writeln!(out, "  note: {note}");
             }
@@ -588,9 +665,34 @@ fn test_report(out: &mut impl Write, answer: &TestAnswer) -> u8 {
         .iter()
         .filter(|skip| skip.reason == UP_TO_DATE)
         .count();
+    let mut from_cache = String::new();
+    if let Some(cache) = &answer.cache {
+        for rejected in &cache.rejected {
+            let _ = writeln!(
+                out,
+                "cache: refused the entry for {} ({}); ran it here",
+                rejected.def, rejected.reason
+            );
+        }
+        for note in &cache.notes {
+            let _ = writeln!(out, "cache: {note}");
+        }
+        if let Some(down) = &cache.down {
+            let _ = writeln!(
+                out,
+                "cache: {} stopped answering ({down}); the rest ran here",
+                cache.url
+            );
+        }
+        from_cache = format!(
+            "; {} from the cache; {} stored",
+            cache.reused.len(),
+            cache.stored
+        );
+    }
     let _ = writeln!(
         out,
-        "ran {} ({failing} failing); {up_to_date} already up to date",
+        "ran {} ({failing} failing); {up_to_date} already up to date{from_cache}",
         counted(answer.ran.len(), "suite")
     );
     u8::from(failing > 0 || !answer.errors.is_empty())
@@ -602,17 +704,30 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
     let state = event["state"].as_str().unwrap_or("?");
     let detail = &event["detail"];
     let note = match state {
-        "queued" | "started" => match detail["attempt"].as_u64() {
-            Some(attempt) if attempt > 1 => format!(" (attempt {attempt})"),
-            _ => String::new(),
-        },
+        "queued" | "started" => {
+            let attempt = match detail["attempt"].as_u64() {
+                Some(attempt) if attempt > 1 => format!(" (attempt {attempt})"),
+                _ => String::new(),
+            };
+            let waits = list(&detail["waits_on"]);
+            if waits.is_empty() {
+                attempt
+            } else {
+                format!("{attempt} after {waits}")
+            }
+        }
         "agent" => format!(
             " {} ({})",
             event["job"].as_str().unwrap_or("?"),
             detail["provider"].as_str().unwrap_or("?")
         ),
-        "green" => format!(" → {}", detail["soil"].as_str().unwrap_or("?")),
-        "partial" => format!(" with holes {}", list(&detail["holes"])),
+        "green" => format!(
+            " → {}{}",
+            detail["soil"].as_str().unwrap_or("?"),
+            capped(detail)
+        ),
+        "partial" => format!(" with holes {}{}", list(&detail["holes"]), capped(detail)),
+        "cancelled" | "held" => format!(" — {}", detail["reason"].as_str().unwrap_or("?")),
         "question" => format!(" asked: see {}", detail["question"].as_str().unwrap_or("?")),
         "invalidated" => format!(" ({}), re-queued", detail["reason"].as_str().unwrap_or("?")),
         "conforms" => " — the edge is re-stamped".to_owned(),
@@ -623,7 +738,7 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
         _ => String::new(),
     };
     let _ = writeln!(out, "{def}: {state}{note}");
-    if state == "failed" {
+    if state == "failed" || state == "cancelled" {
         let errors: Vec<Diagnostic> = decode_answer(&detail["errors"]).unwrap_or_default();
         for error in errors {
             let _ = writeln!(out, "  error[{}]: {}", error.code, error.message);
@@ -637,6 +752,26 @@ pub fn job_event(out: &mut impl Write, event: &Value) {
             );
         }
     }
+}
+
+/// What a cap that stopped the agent adds to a green or partial outcome: the
+/// draft passed its gate, but the agent did not finish on its own.
+fn capped(detail: &Value) -> String {
+    match detail["cap"].as_str() {
+        Some(cap) => format!(
+            " (the agent was stopped by its {cap} cap; its last draft passed the gate and was kept)"
+        ),
+        None => String::new(),
+    }
+}
+
+/// A lowering whose daemon went away before it had an outcome.
+pub fn lost_daemon(message: &str) {
+    eprintln!(
+        "trellis: {message}\ntrellis: the daemon went away before the lowering had an outcome; \
+         each module's f.log has what the job recorded, and the next daemon removes what the \
+         job left"
+    );
 }
 
 fn list(values: &Value) -> String {
@@ -684,49 +819,81 @@ pub fn lower_summary(out: &mut impl Write, result: &Value, json: bool) -> u8 {
     if outcomes.is_empty() {
         let _ = writeln!(out, "nothing to lower");
     } else {
-        let parts: Vec<String> = counts
+        let mut parts: Vec<String> = counts
             .iter()
             .map(|(state, n)| format!("{n} {state}"))
             .collect();
+        let stopped = outcomes
+            .iter()
+            .filter(|o| o["detail"]["cap"].is_string())
+            .count();
+        if stopped > 0 {
+            parts.push(format!("{stopped} stopped by a cap"));
+        }
         let _ = writeln!(out, "lowered {}: {}", outcomes.len(), parts.join(", "));
     }
     u8::from(not_green > 0)
 }
 
-/// `trellis jobs`: the queue, the running job, the finished ones.
+/// `trellis jobs`: the running set, the queue with what each entry waits on,
+/// the finished ones.
 fn jobs_report(out: &mut impl Write, result: &Value) -> u8 {
-    let running = &result["running"];
-    if running.is_null() {
+    // `running_set` is every running job; a daemon before it had `running` alone.
+    let running = match result["running_set"].as_array() {
+        Some(set) => set.clone(),
+        None => [&result["running"]]
+            .into_iter()
+            .filter(|running| !running.is_null())
+            .cloned()
+            .collect(),
+    };
+    if running.is_empty() {
         let _ = writeln!(out, "running: nothing");
-    } else {
+    }
+    for job in &running {
+        let landing = if job["phase"] == "landing" {
+            ", its agent done, waiting to land after an earlier job of its module"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "running: {} {} (attempt {}, {:.1} s)",
-            running["def"].as_str().unwrap_or("?"),
-            running["job"].as_str().unwrap_or("-"),
-            running["attempt"],
-            running["seconds"].as_f64().unwrap_or(0.0)
+            "running: {} {} (attempt {}, {:.1} s{landing})",
+            job["def"].as_str().unwrap_or("?"),
+            job["job"].as_str().unwrap_or("-"),
+            job["attempt"],
+            job["seconds"].as_f64().unwrap_or(0.0)
         );
     }
     let pending = result["pending"].as_array().cloned().unwrap_or_default();
-    let names: Vec<&str> = pending.iter().filter_map(|p| p["def"].as_str()).collect();
-    let _ = writeln!(
-        out,
-        "queued: {}",
-        if names.is_empty() {
-            "nothing".to_owned()
-        } else {
-            names.join(", ")
-        }
-    );
+    if pending.is_empty() {
+        let _ = writeln!(out, "queued: nothing");
+    }
+    for entry in &pending {
+        let waits = list(&entry["waits_on"]);
+        let _ = writeln!(
+            out,
+            "queued: {}{}",
+            entry["def"].as_str().unwrap_or("?"),
+            if waits.is_empty() {
+                " (ready: waits for a free slot)".to_owned()
+            } else {
+                format!(" (waits on {waits})")
+            }
+        );
+    }
     let finished = result["finished"].as_array().cloned().unwrap_or_default();
     if !finished.is_empty() {
         let _ = writeln!(out, "finished:");
     }
     for job in &finished {
+        let cap = match job["cap"].as_str() {
+            Some(cap) => format!("  stopped by its {cap} cap"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  {:<28} {:<12} {:<11} {:.1} s",
+            "  {:<28} {:<12} {:<11} {:.1} s{cap}",
             job["def"].as_str().unwrap_or("?"),
             job["outcome"].as_str().unwrap_or("?"),
             job["job"].as_str().unwrap_or("-"),
@@ -756,7 +923,7 @@ mod tests {
                 "items": ["examples/m/g.tr", "examples/m/g.soil", "module.md"],
                 "reasons": [["over budget", 2], ["after over budget", 1]],
             },
-            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "watch" },
+            "write": { "us": 5, "files": 0, "removed": 0, "vouched": "stats" },
             "answer_us": 3,
             "timings": { "refresh_us": 1 },
         })
@@ -773,7 +940,9 @@ mod tests {
             &trellis_rpc::ResultFrame::of(&context_answer()),
         );
         let mut expected =
-            "context bundle for m/f in /r/.trellis/context/m/f: estimate 120 tokens of a 100 token budget\n"
+            "context bundle for m/f in /r/.trellis/context/m/f: about 120 tokens — files of 19 \
+             tokens packed within the 100-token budget, plus 101 for bundle.json, the manifest, \
+             which lists the packing and so is not counted against it\n"
                 .to_owned();
         for (path, bytes) in [
             ("bundle.json", 401usize),
@@ -797,6 +966,9 @@ mod tests {
         ] {
             expected.push_str(&format!("  dropped  {item:<40} {reason}\n"));
         }
+        expected.push_str(
+            "3 files did not fit the budget, lowest priority last (a larger --budget packs more)\n",
+        );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 

@@ -4,8 +4,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::codes::HostCode;
 use trellis_diag::Diagnostic;
+use trellis_service::codes::HostCode;
 
 pub use trellis_db::CONFIG_FILE;
 

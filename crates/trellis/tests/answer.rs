@@ -266,7 +266,7 @@ fn an_ambiguity_answer_is_a_clarification_and_moves_only_prose() {
             +- **Q:** Must the mean of one element be that element exactly?
             +  **A:** Yes: exactly that element,
             +  subnormals included.
-            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean
+            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean (this daemon did not run the job that asked, so it does not guess its provider)
         "#]],
     );
     let after = root.read("csvstats/mean.tr");
@@ -360,7 +360,7 @@ fn a_rule_answer_is_a_decision_of_the_module_or_the_project() {
             +- **statistic-round-tie** — Round half to even
             +  rejected: Round half away from zero
              ```
-            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean
+            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean (this daemon did not run the job that asked, so it does not guess its provider)
         "#]],
     );
     assert_eq!(
@@ -616,7 +616,7 @@ fn answering_interactively_from_piped_stdin() {
             +
             +- **Q:** Exact for one element?
             +  **A:** Within one ulp
-            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean
+            removed csvstats/mean.question.json; lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean (this daemon did not run the job that asked, so it does not guess its provider)
         "#]],
     );
     assert!(root.read("csvstats/mean.tr").starts_with(&before));

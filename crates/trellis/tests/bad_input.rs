@@ -35,6 +35,8 @@ fn unknown_definitions_are_refused_by_every_command_naming_one() {
         }
     }
     let call = root.run(&["call", "csvstats::no_such_def", "[]"]);
+    assert_error(&call, "unknown-definition");
+    let call = root.run(&["call", "csvstats::no_such_def", "[]", "--json"]);
     assert_eq!(call.code, Some(1), "{call:?}");
     assert_eq!(call.json()["errors"][0]["code"], "unknown-definition");
 }
@@ -119,10 +121,17 @@ fn a_missing_root_is_a_config_error() {
             .expect("run trellis");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(
-            stderr.contains("error[config-no-root]"),
-            "{args:?}: {stderr}"
-        );
+        if args.contains(&"--json") {
+            // Under --json the error is the document, on stdout.
+            let document: serde_json::Value =
+                serde_json::from_slice(&output.stdout).expect("a JSON document");
+            assert_eq!(document["errors"][0]["code"], "config-no-root", "{args:?}");
+        } else {
+            assert!(
+                stderr.contains("error[config-no-root]"),
+                "{args:?}: {stderr}"
+            );
+        }
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let output = std::process::Command::new(TRELLIS)
@@ -144,7 +153,7 @@ fn usage_errors_exit_2() {
         &["chek"],
         &["check", "a", "b"],
         &["status", "--bogus"],
-        &["test", "--json"],
+        &["skill", "--json"],
         &["adopt", "--cite"],
         &["refresh", "--module", "m"],
         &["check", "--cite", "project:x"],
@@ -183,6 +192,9 @@ fn a_broken_config_or_spec_is_reported_with_its_location() {
 fn call_reports_bad_json_arguments() {
     let root = Root::examples_with_daemon();
     let run = root.run(&["call", "csvstats::median", "not json"]);
+    assert_error(&run, "json-syntax");
+    assert!(run.stderr.contains("--> JSON-ARGS:1:1"), "{run:?}");
+    let run = root.run(&["call", "csvstats::median", "not json", "--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.json()["errors"][0]["code"], "json-syntax");
 }

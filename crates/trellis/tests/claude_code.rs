@@ -1,6 +1,6 @@
 //! The claude-code provider end to end (design §4.9.1): `trellis lower` through
-//! the root's daemon, the pinned Claude Code CLI (2.1.328, installed by `.ci/run`
-//! into `.ci/cache/claude/`; a missing install fails these tests) inside the
+//! the root's daemon, the pinned Claude Code CLI (test-data/clients.toml, installed
+//! by `cargo xtask provision`; a missing install fails these tests) inside the
 //! bubblewrap jail, driven by the scripted model endpoint (`endpoint/`) and
 //! reaching its job only through `trellis _mcp` and the job's own socket.
 //! Stand-in CLIs (shell scripts, run in the same jail) show how a broken CLI
@@ -19,19 +19,13 @@ use std::time::{Duration, Instant};
 
 use endpoint::{Endpoint, Turn};
 use serde_json::{Value, json};
-use support::{Root, Run, TempDir, workspace, workspace_file};
+use support::{Root, Run, TempDir, workspace_file};
 
-/// The pinned CLI, as `.ci/run` installs it.
+/// The pinned CLI, as `cargo xtask provision` installs it; the jail it runs in
+/// needs bubblewrap, pinned beside it.
 fn claude_cli() -> PathBuf {
-    let cli = workspace().join(".ci/cache/claude/node_modules/.bin/claude");
-    assert!(
-        cli.exists(),
-        "{} is missing: the pinned Claude Code is not installed. Run the install step of \
-         .ci/run (cd .ci/cache/claude && npm install @anthropic-ai/claude-code@2.1.328) and \
-         try again.",
-        cli.display()
-    );
-    cli
+    xtask::clients::require("bubblewrap");
+    xtask::clients::require("claude-code").join("node_modules/.bin/claude")
 }
 
 /// The seven tools as the CLI offers them, sorted by name.
@@ -211,7 +205,7 @@ fn last_tool_results(request: &Value) -> String {
 }
 
 fn mean_soil() -> String {
-    workspace_file("test-data/lowering/soil/csvstats_mean.soil")
+    workspace_file("test-data/lowering/playbooks/csvstats/mean.soil")
 }
 
 fn write_mean(soil: &str, cite: bool) -> Turn {
@@ -703,7 +697,11 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
         seen["writable"], "",
         "nothing outside the scratch dir (and HOME) is: {seen:?}"
     );
-    assert_eq!(seen["pid"], "2", "a pid namespace of its own: {seen:?}");
+    // Bubblewrap's init is 1, the relay 2 (its listener thread 3), the CLI next.
+    assert!(
+        seen["pid"].parse::<u32>().is_ok_and(|pid| pid < 10),
+        "a pid namespace of its own: {seen:?}"
+    );
     assert_eq!(
         seen["key"], "sk-from-the-client",
         "pass_env reached the jail"
@@ -718,6 +716,8 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
             "ANTHROPIC_API_KEY",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
             "HOME",
+            "HTTPS_PROXY",
+            "HTTP_PROXY",
             "LANG",
             "PATH",
             "PROBE_DAEMON_SOCKET",
@@ -737,6 +737,313 @@ fn inside_the_jail_the_project_is_absent_home_is_empty_and_only_scratch_is_writa
     assert!(
         left.is_empty(),
         "the scratch directory is removed: {left:?}"
+    );
+}
+
+/// A stand-in CLI that tries, from inside the jail, every way out it can think
+/// of, and reports which worked: the model endpoint through the jail's proxy;
+/// a host port, the endpoint's own port, outside addresses and an abstract Unix
+/// socket directly; the same and other hosts through the proxy; other roots'
+/// sockets by path.
+const NETWORK_PROBE: &str = r#"if [ "$1" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi
+proxy=${HTTP_PROXY#http://}
+direct() { timeout 5 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && echo open || echo closed; }
+proxied() {
+  timeout 20 bash -c 'exec 3<>"/dev/tcp/${2%:*}/${2##*:}" || exit 1; printf "%b" "$1" >&3; head -c 12 <&3' _ "$1" "$proxy" 2>/dev/null | cut -d' ' -f2
+}
+body='{"model":"probe","max_tokens":1,"messages":[{"role":"user","content":"probe"}]}'
+endpoint=$(proxied "POST http://$PROBE_ENDPOINT/v1/messages HTTP/1.1\r\nHost: $PROBE_ENDPOINT\r\nx-probe: jail\r\ncontent-type: application/json\r\ncontent-length: ${#body}\r\nconnection: close\r\n\r\n$body")
+endpoint_direct=$(direct "${PROBE_ENDPOINT%:*}" "${PROBE_ENDPOINT##*:}")
+host_port_direct=$(direct 127.0.0.1 "$PROBE_HOST_PORT")
+host_port_connect=$(proxied "CONNECT 127.0.0.1:$PROBE_HOST_PORT HTTP/1.1\r\n\r\n")
+host_port_get=$(proxied "GET http://127.0.0.1:$PROBE_HOST_PORT/ HTTP/1.1\r\nconnection: close\r\n\r\n")
+outside_direct=$(direct 10.255.255.1 80)
+dns_direct=$(direct 1.1.1.1 53)
+outside_connect=$(proxied "CONNECT 1.1.1.1:53 HTTP/1.1\r\n\r\n")
+allowed_https=$(proxied "CONNECT api.anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443\r\n\r\n")
+other_https=$(proxied "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+abstract=$(python3 -c 'import socket,sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(3)
+try:
+    s.connect("\0" + sys.argv[1]); print("open")
+except OSError:
+    print("closed")' "$PROBE_ABSTRACT")
+[ -e "$PROBE_NEIGHBOUR_SOCKET" ] && neighbour_seen=yes
+[ -e "$PROBE_OTHER_SOCKET" ] && other_seen=yes
+[ -e "$(dirname "$PROBE_OTHER_SOCKET")" ] && other_dir_seen=yes
+echo '{"type":"system","subtype":"init","session_id":"probe","model":"probe","mcp_servers":[{"name":"trellis","status":"connected"}],"tools":[]}'
+printf '{"type":"result","subtype":"success","is_error":false,"num_turns":0,"result":"endpoint=%s;endpoint_direct=%s;host_port_direct=%s;host_port_connect=%s;host_port_get=%s;outside_direct=%s;dns_direct=%s;outside_connect=%s;allowed_https=%s;other_https=%s;abstract=%s;neighbour_seen=%s;other_seen=%s;other_dir_seen=%s"}\n' \
+  "$endpoint" "$endpoint_direct" "$host_port_direct" "$host_port_connect" "$host_port_get" "$outside_direct" "$dns_direct" "$outside_connect" "$allowed_https" "$other_https" "$abstract" "$neighbour_seen" "$other_seen" "$other_dir_seen"
+"#;
+
+#[test]
+fn the_jail_reaches_its_model_endpoint_and_nothing_else() {
+    use std::os::linux::net::SocketAddrExt;
+    let endpoint = Endpoint::start(Vec::new());
+    let harness = Harness::new(Root::examples(), "");
+    // A service on a host port: a developer's database, a dev server.
+    let host_service = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let host_port = host_service.local_addr().expect("address").port();
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let reached = std::sync::Arc::clone(&reached);
+        std::thread::spawn(move || {
+            for _ in host_service.incoming() {
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+    }
+    // Another root's daemon, and a socket beside this root's own.
+    let other = Root::examples().start_daemon();
+    let neighbour_path = harness
+        .root
+        .socket()
+        .with_file_name("0123456789abcdef.sock");
+    let _neighbour = std::os::unix::net::UnixListener::bind(&neighbour_path).expect("bind");
+    let abstract_name = format!("trellis-probe-{}", std::process::id());
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes())
+        .expect("an abstract address");
+    let _abstract = std::os::unix::net::UnixListener::bind_addr(&address).expect("bind");
+    let probe = harness.script("network", NETWORK_PROBE);
+    let endpoint_authority = endpoint.base_url().trim_start_matches("http://").to_owned();
+    std::fs::write(
+        harness.config.path().join("trellis/providers.toml"),
+        format!(
+            "[providers.probe]\nkind = \"claude-code\"\ncommand = \"{}\"\npass_env = []\n\
+             allow_hosts = [\"api.anthropic.com:443\"]\n\
+             env = {{ ANTHROPIC_BASE_URL = \"{}\", PROBE_ENDPOINT = \"{endpoint_authority}\", \
+             PROBE_HOST_PORT = \"{host_port}\", PROBE_ABSTRACT = \"{abstract_name}\", \
+             PROBE_NEIGHBOUR_SOCKET = \"{}\", PROBE_OTHER_SOCKET = \"{}\" }}\n",
+            probe.display(),
+            endpoint.base_url(),
+            neighbour_path.display(),
+            other.socket().display(),
+        ),
+    )
+    .expect("providers.toml");
+    let (_, run) = harness.lower(&["csvstats::mean"]);
+    assert_eq!(run.code, Some(1), "the probe writes no draft: {run:?}");
+    let result = harness.last_event("csvstats", "agent_result");
+    let seen = findings(result["result"].as_str().expect("the probe's report"));
+    assert_eq!(
+        seen["endpoint"], "200",
+        "the endpoint, through the proxy: {seen:?}"
+    );
+    let probed: Vec<Value> = endpoint
+        .requests()
+        .into_iter()
+        .filter(|request| request["headers"]["x-probe"] == "jail")
+        .collect();
+    assert_eq!(probed.len(), 1, "{probed:?}");
+    assert_eq!(
+        probed[0]["path"], "/v1/messages",
+        "forwarded in origin form"
+    );
+    for (way, expected) in [
+        ("endpoint_direct", "closed"),
+        ("host_port_direct", "closed"),
+        ("host_port_connect", "403"),
+        ("host_port_get", "403"),
+        ("outside_direct", "closed"),
+        ("dns_direct", "closed"),
+        ("outside_connect", "403"),
+        ("other_https", "403"),
+        ("abstract", "closed"),
+        ("neighbour_seen", ""),
+        ("other_seen", ""),
+        ("other_dir_seen", ""),
+    ] {
+        assert_eq!(seen[way], expected, "{way}: {seen:?}");
+    }
+    // An allowed HTTPS host is tried (no internet here: the daemon cannot
+    // reach it, 502), never refused.
+    assert!(
+        matches!(seen["allowed_https"].as_str(), "502" | "200"),
+        "allowed_https: {seen:?}"
+    );
+    assert_eq!(
+        reached.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing reached the host's port"
+    );
+    let network = &result["network"];
+    let refused: Vec<&str> = network["refused"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for target in [
+        format!("127.0.0.1:{host_port}"),
+        "1.1.1.1:53".to_owned(),
+        "example.com:443".to_owned(),
+    ] {
+        assert!(refused.contains(&target.as_str()), "{target}: {network}");
+    }
+    assert!(
+        !refused
+            .iter()
+            .any(|target| target.starts_with("api.anthropic.com")),
+        "{network}"
+    );
+    assert_eq!(
+        network["connections"], 6,
+        "one per request through the proxy: {network}"
+    );
+}
+
+#[test]
+fn stopping_the_daemon_mid_job_cancels_it_with_an_outcome_and_removes_its_scratch() {
+    let harness = Harness::new(Root::examples(), "");
+    let hang = harness.script(
+        "hang",
+        "if [ \"$1\" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi\n\
+         echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"h\",\"mcp_servers\":[{\"name\":\"trellis\",\"status\":\"connected\"}],\"tools\":[]}'\n\
+         echo draft > \"$PWD/written-by-the-agent\"\nexec sleep 600\n",
+    );
+    std::fs::write(
+        harness.config.path().join("trellis/providers.toml"),
+        provider("hang", &hang, "http://127.0.0.1:9", ""),
+    )
+    .expect("providers.toml");
+    let lower = harness
+        .command(&["lower", "csvstats::mean"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn trellis lower");
+    let group = running_group(&harness);
+    let jobs = harness.root.runtime.join("trellis/jobs");
+    let scratch_files = || -> Vec<PathBuf> {
+        std::fs::read_dir(&jobs)
+            .map(|dir| dir.flatten().map(|entry| entry.path()).collect())
+            .unwrap_or_default()
+    };
+    wait_for("the agent's scratch", 30, || {
+        scratch_files()
+            .iter()
+            .any(|dir| dir.join("written-by-the-agent").exists())
+    });
+    let stopped = harness.run(&["daemon", "stop"]);
+    assert_eq!(stopped.code, Some(0), "{stopped:?}");
+    let run = finish(lower);
+    assert_eq!(run.code, Some(1), "a cancelled job is no success: {run:?}");
+    assert!(
+        run.stdout
+            .contains("csvstats::mean: cancelled — the daemon was stopped (trellis daemon stop)")
+            && run.stdout.contains("error[job-cancelled]")
+            && run.stdout.contains("lowered 1: 1 cancelled"),
+        "{run:?}"
+    );
+    let outcome = harness.last_event("csvstats", "outcome");
+    assert_eq!(outcome["outcome"], "cancelled", "{outcome}");
+    assert_eq!(
+        outcome["detail"]["reason"],
+        "the daemon was stopped (trellis daemon stop)"
+    );
+    assert_eq!(
+        scratch_files(),
+        Vec::<PathBuf>::new(),
+        "the scratch is gone"
+    );
+    assert!(group_members(group).is_empty(), "so is the agent");
+
+    // What a killed daemon leaves is swept when the next one starts: this
+    // root's scratch, and that of daemons that no longer run; not another
+    // live daemon's.
+    let make = |name: &str, owner: &Path| {
+        let dir = jobs.join(name);
+        std::fs::create_dir_all(dir.join("tmp")).expect("scratch");
+        std::fs::write(dir.join("owner"), owner.as_os_str().as_encoded_bytes()).expect("owner");
+        dir
+    };
+    let ours = make("job-1-1", &harness.root.socket());
+    let dead = make("job-999999999-1", Path::new("/elsewhere/a.sock"));
+    let alive = make(
+        &format!("job-{}-1", std::process::id()),
+        Path::new("/elsewhere/b.sock"),
+    );
+    harness.run(&["status"]);
+    assert!(!ours.exists() && !dead.exists(), "{:?}", scratch_files());
+    assert!(alive.exists(), "a live daemon's scratch stays");
+    let _ = std::fs::remove_dir_all(alive);
+}
+
+#[test]
+fn an_answer_from_a_shell_without_the_key_reruns_the_asking_jobs_provider_and_follows_it() {
+    let endpoint = Endpoint::start(vec![
+        Turn::tool(
+            "ask_human",
+            json!({ "kind": { "tag": "Ambiguity" }, "question": "Is the mean of one value that value?",
+                    "hole": { "tag": "None" }, "options": ["yes"] }),
+        ),
+        // The asking session's CLI may ask once more before it is ended.
+        Turn::NextSession,
+        write_mean(&mean_soil(), true),
+        Turn::tool("run_tests", json!({})),
+        Turn::text("mean is lowered"),
+    ]);
+    // The default provider would fail outright: the re-run must not use it.
+    let providers = format!(
+        "default = \"broken\"\n\
+         [providers.broken]\nkind = \"claude-code\"\ncommand = \"/nonexistent/claude\"\n\
+         [providers.claude]\nkind = \"claude-code\"\ncommand = \"{}\"\nmodel = \"claude-sonnet-4-5\"\n\
+         pass_env = [\"ANTHROPIC_API_KEY\"]\nenv = {{ ANTHROPIC_BASE_URL = \"{}\" }}\n",
+        claude_cli().display(),
+        endpoint.base_url()
+    );
+    let harness = Harness::new(Root::examples(), &providers);
+    let asked = finish(
+        harness
+            .command(&["lower", "--json", "csvstats::mean", "--provider", "claude"])
+            .env("ANTHROPIC_API_KEY", "sk-the-asker")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(
+        states(&events_of(&asked)).last().map(String::as_str),
+        Some("question"),
+        "{asked:?}"
+    );
+    let answered = finish(
+        harness
+            .command(&[
+                "answer",
+                "csvstats::mean",
+                "--text",
+                "Yes: the mean of [x] is x.",
+            ])
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(answered.code, Some(0), "{answered:?}");
+    for expected in [
+        "by provider `claude` (the one whose job asked)",
+        "csvstats::mean: agent",
+        "(claude)",
+        "csvstats::mean: green → csvstats/mean.soil",
+        "lowered 1: 1 green",
+    ] {
+        assert!(
+            answered.stdout.contains(expected),
+            "{expected}: {answered:?}"
+        );
+    }
+    assert_eq!(harness.root.statuses(true)["csvstats::mean"], "green");
+    let keys: Vec<Value> = endpoint
+        .model_requests()
+        .iter()
+        .map(|request| request["headers"]["x-api-key"].clone())
+        .collect();
+    assert!(
+        keys.len() >= 4 && keys.iter().all(|key| key == "sk-the-asker"),
+        "every request of both jobs carried the asking shell's key: {keys:?}"
     );
 }
 
@@ -841,6 +1148,78 @@ fn without_a_jail_a_real_provider_is_refused_naming_what_is_missing() {
         let jobs = harness.run(&["jobs", "--json"]).ok().json();
         assert_eq!(jobs["finished"], json!([]), "nothing ran: {jobs}");
     }
+}
+
+#[test]
+fn without_a_providers_file_lower_runs_the_claude_on_path_or_says_what_it_needs() {
+    xtask::clients::require("bubblewrap");
+    let harness = Harness::new(Root::examples(), "");
+    std::fs::remove_file(harness.config.path().join("trellis/providers.toml"))
+        .expect("remove providers.toml");
+    // A stand-in `claude` that reports the arguments it was given and the key
+    // it sees; it writes no draft, so the job fails after it ran.
+    let fake = harness.script(
+        "on-path",
+        r#"if [ "$1" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi
+first="$1"
+while [ $# -gt 0 ]; do [ "$1" = --model ] && model="$2"; shift; done
+echo '{"type":"system","subtype":"init","session_id":"fake","model":"fake-default","mcp_servers":[{"name":"trellis","status":"connected"}],"tools":[]}'
+printf '{"type":"result","subtype":"success","is_error":false,"num_turns":0,"result":"first=%s;model=%s;key=%s"}\n' "$first" "$model" "$ANTHROPIC_API_KEY"
+"#,
+    );
+    let bin = fake.parent().expect("the fake's directory");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = finish(
+        harness
+            .command(&["lower", "--json", "csvstats::mean"])
+            .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", "sk-users-own")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(run.code, Some(1), "the stand-in writes no draft: {run:?}");
+    let started = harness.last_event("csvstats", "job_started");
+    assert_eq!(started["provider"], "claude-code", "{started}");
+    assert_eq!(
+        started["model"], "default",
+        "the CLI's own model: {started}"
+    );
+    let result = harness.last_event("csvstats", "agent_result");
+    let seen = findings(result["result"].as_str().expect("the stand-in's report"));
+    assert_eq!(
+        (seen["first"].as_str(), seen["model"].as_str()),
+        ("-p", "default"),
+        "the built-in provider ran the CLI found on PATH, at its own model: {seen:?}"
+    );
+    assert_eq!(seen["key"], "sk-users-own", "the user's own key: {seen:?}");
+    // No `claude` on PATH and no file: the command says what it needs, and
+    // queues nothing.
+    let run = finish(
+        harness
+            .command(&["lower", "csvstats::mean"])
+            .env("PATH", "/usr/bin:/bin")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains("error[config-providers]")
+            && run.stderr.contains("no `claude` is on PATH")
+            && run
+                .stderr
+                .contains("npm install -g @anthropic-ai/claude-code"),
+        "{run:?}"
+    );
+    let finished = harness.run(&["jobs", "--json"]).ok().json()["finished"].clone();
+    assert_eq!(
+        finished.as_array().map(Vec::len),
+        Some(1),
+        "nothing more ran: {finished}"
+    );
 }
 
 /// `TRELLIS_LIVE=1`: one lowering of `csvstats::mean` against the real service,

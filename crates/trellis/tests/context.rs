@@ -49,7 +49,37 @@ fn context_writes_the_bundle_through_the_daemon_and_wipes_it_each_time() {
         serde_json::from_str(&root.read(".trellis/context/csvstats/median/bundle.json")).unwrap();
     assert_eq!(manifest["definition"], "csvstats/median");
     assert_eq!(manifest["budget"], 1100);
-    assert_eq!(manifest["dropped"], answer["dropped"]);
+    // The answer lists every dropped file; the manifest the same, but the
+    // callable surface and the corpus as one entry each, counted.
+    let dropped = answer["dropped"].as_array().expect("dropped");
+    let in_dir = |dir: &str| {
+        dropped
+            .iter()
+            .filter(|d| d["item"].as_str().is_some_and(|item| item.starts_with(dir)))
+            .count()
+    };
+    let mut expected: Vec<serde_json::Value> = dropped
+        .iter()
+        .filter(|d| {
+            let item = d["item"].as_str().unwrap_or_default();
+            !item.starts_with("callable/") && !item.starts_with("examples/")
+        })
+        .cloned()
+        .collect();
+    let module_md = expected.pop().expect("module.md drops last");
+    expected.push(serde_json::json!({
+        "item": "callable/",
+        "reason": format!("after over budget: {} files from callable/contains.md", in_dir("callable/")),
+    }));
+    expected.push(serde_json::json!({
+        "item": "examples/",
+        "reason": format!(
+            "after over budget: {} files from examples/csvstats/all_finite.tr",
+            in_dir("examples/")
+        ),
+    }));
+    expected.push(module_md);
+    assert_eq!(manifest["dropped"], serde_json::Value::Array(expected));
 }
 
 #[test]
@@ -115,6 +145,45 @@ fn bad_context_requests_are_clear_errors() {
     ]);
     assert_eq!(small.code, Some(1), "{small:?}");
     assert_eq!(small.json()["errors"][0]["code"], "budget-too-small");
+    // The error and its note agree on what is never dropped and what is
+    // counted: the three files count, the manifest does not.
+    let small = root.run(&[
+        "--no-daemon",
+        "context",
+        "csvstats::median",
+        "--budget",
+        "300",
+    ]);
+    assert_eq!(small.code, Some(1), "{small:?}");
+    let needed: u64 = small
+        .stderr
+        .split("need about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the tokens needed");
+    assert!(
+        small.stderr.starts_with(&format!(
+            "error[budget-too-small]: a budget of 300 tokens cannot hold the files that are never \
+             dropped: spec.md, decisions.md and tests.json need about {needed} tokens\n"
+        )),
+        "{small:?}"
+    );
+    assert!(
+        small.stderr.contains(&format!(
+            "= note: bundle.json, the manifest, is never dropped either but is not counted \
+             against the budget, since it lists what was packed: --budget {needed} or more"
+        )),
+        "{small:?}"
+    );
+    root.run(&[
+        "--no-daemon",
+        "context",
+        "csvstats::median",
+        "--budget",
+        &needed.to_string(),
+    ])
+    .ok();
     let words = root.run(&["context", "csvstats::median", "--budget", "lots"]);
     assert_eq!(words.code, Some(2), "{words:?}");
     assert!(words.stderr.contains("whole number"), "{words:?}");
@@ -266,10 +335,11 @@ fn an_unchanged_bundle_is_left_untouched_and_a_tampered_one_repaired() {
     );
 }
 
-/// After the racy window the watch alone vouches for the directory; an edit
-/// that keeps the file's size and modification time is still seen.
+/// After the racy window the stats alone vouch for the directory; an edit
+/// that keeps the file's size and modification time is still seen (its change
+/// time moved).
 #[test]
-fn the_watch_vouches_for_a_quiet_directory_and_sees_an_edit() {
+fn the_stats_vouch_for_a_quiet_directory_and_see_an_edit() {
     let root = Root::examples_with_daemon();
     let dir = root.path(".trellis/context/csvstats/mean");
     let first = context_over_socket(&root, "csvstats::mean", 4000);
@@ -279,9 +349,7 @@ fn the_watch_vouches_for_a_quiet_directory_and_sees_an_edit() {
     let renewed = context_over_socket(&root, "csvstats::mean", 4000);
     assert_eq!(renewed["write"]["vouched"], "stats", "{renewed}");
     let quiet = context_over_socket(&root, "csvstats::mean", 4000);
-    if cfg!(target_os = "linux") {
-        assert_eq!(quiet["write"]["vouched"], "watch", "{quiet}");
-    }
+    assert_eq!(quiet["write"]["vouched"], "stats", "{quiet}");
     assert_eq!(quiet["write"]["files"], 0, "{quiet}");
     assert_eq!(files_of(&dir), written);
 
@@ -328,17 +396,15 @@ fn an_edit_to_what_the_bundle_packs_rewrites_only_that() {
     assert_eq!(changed, ["bundle.json", "spec.md"], "{answer}");
     assert_eq!(answer["write"]["files"], 2, "{answer}");
 
-    // The next edit is vouched for by the watch alone (on Linux), and writes
-    // the same two files; an edit by hand after it is still seen.
+    // The next edit is vouched for by the stats too, and writes the same two
+    // files; an edit by hand after it is still seen.
     root.edit(
         "csvstats/median.tr",
         "A prose line added by the test.",
         "A prose line the test edited.",
     );
     let answer = context_over_socket(&root, "csvstats::median", 100000);
-    if cfg!(target_os = "linux") {
-        assert_eq!(answer["write"]["vouched"], "watch", "{answer}");
-    }
+    assert_eq!(answer["write"]["vouched"], "stats", "{answer}");
     assert_eq!(answer["write"]["files"], 2, "{answer}");
     assert_eq!(files_of(&dir)["tests.json"], before["tests.json"]);
     root.write(".trellis/context/csvstats/median/tests.json", "{}");
@@ -348,7 +414,7 @@ fn an_edit_to_what_the_bundle_packs_rewrites_only_that() {
 }
 
 /// With `TRELLIS_WATCH=off` (a root on a network filesystem) the stamp is
-/// vouched for by stats alone, and still sees an edit.
+/// vouched for by stats as with the feed, and still sees an edit.
 #[test]
 fn without_the_watch_the_stats_vouch_for_the_directory() {
     let root = Root::examples();

@@ -11,9 +11,9 @@ mod support;
 use std::path::Path;
 
 use support::workspace;
-use trellis::loader::RootLoader;
 use trellis_db::{ItemKind, RootDatabase, Workspace, root_index, spec_record};
 use trellis_lock::{DefinitionLock, Lock, Toolchain};
+use trellis_service::loader::RootLoader;
 
 fn update() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some()
@@ -45,8 +45,8 @@ fn every_example_spec_has_a_lock_and_mean_is_not_lowered() {
     let mean = Lock::Function(DefinitionLock {
         name: "mean".to_owned(),
         toolchain: Toolchain {
-            trellis: trellis::identity::VERSION.to_owned(),
-            soil0_cli: trellis::identity::SOIL0_VERSION.to_owned(),
+            trellis: trellis_service::identity::VERSION.to_owned(),
+            soil0_cli: trellis_service::identity::SOIL0_VERSION.to_owned(),
         },
         spec: spec_record(&db, csvstats.specs["mean"]),
         lowering: None,

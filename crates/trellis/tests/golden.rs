@@ -56,9 +56,14 @@ fn human_status_summarizes_many_rows_of_one_status() {
         let name = format!("mean_{n:02}");
         root.write(
             &format!("csvstats/{name}.tr"),
+            // A valid spec of its own (its signature and cases name it), so
+            // each row is `not-lowered` and not `spec-invalid`.
             &spec
                 .replace("name: mean", &format!("name: {name}"))
-                .replace("# mean", &format!("# {name}")),
+                .replace("# mean", &format!("# {name}"))
+                .replace("mean : ", &format!("{name} : "))
+                .replace("mean([", &format!("{name}(["))
+                .replace("implies mean (", &format!("implies {name} (")),
         );
     }
     let summary = root.run(&["status"]).ok();

@@ -441,7 +441,7 @@ fn a_private_helper_body_change_flags_each_owner() {
     let json = root.status(true).to_string();
     assert!(
         json.contains(
-            "a callee or private helper changed since the lowering was checked: _halfway"
+            "a callee or private helper changed since the lowering was checked: `_halfway`, a private helper whose body changed"
         ),
         "{json}"
     );

@@ -9,6 +9,11 @@ use std::path::Path;
 fn locks_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
         let path = entry.path();
+        // `.trellis/` is Trellis's own state beside a root (its writer lock is
+        // a lock file, not a lock); running the README's first command makes it.
+        if path.file_name().is_some_and(|n| n == ".trellis") {
+            continue;
+        }
         if path.is_dir() {
             locks_under(&path, out);
         } else if path.extension().is_some_and(|e| e == "lock") {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{Root, Run, TempDir, is_alive, workspace};
 
 /// A root with a daemon, a providers.toml of its own and a playbook directory.
@@ -26,14 +26,11 @@ struct Lowering {
 impl Lowering {
     fn new(root: Root, provider_extra: &str) -> Lowering {
         let config = TempDir::new("cfg");
-        // The playbooks and the Soil files they name, side by side as checked in.
+        // The playbooks with the Soil files they name beside them, copied as a
+        // user copies them: a playbook directory works from anywhere.
         copy_dir(
             &workspace().join("test-data/lowering/playbooks"),
             &config.path().join("lowering/playbooks"),
-        );
-        copy_dir(
-            &workspace().join("test-data/lowering/soil"),
-            &config.path().join("lowering/soil"),
         );
         let playbooks = config.path().join("lowering/playbooks");
         let file = config.path().join("trellis/providers.toml");
@@ -152,8 +149,10 @@ fn mean_lowers_to_green_with_agent_provenance_citations_and_f_log() {
     let root = &lowering.root;
     assert_eq!(
         root.read("csvstats/mean.soil"),
-        std::fs::read_to_string(workspace().join("test-data/lowering/soil/csvstats_mean.soil"))
-            .expect("the playbook's Soil"),
+        std::fs::read_to_string(
+            workspace().join("test-data/lowering/playbooks/csvstats/mean.soil")
+        )
+        .expect("the playbook's Soil"),
         "the canonical draft is what lands"
     );
     let lock = lock_json(root, "csvstats/mean.lock");
@@ -215,18 +214,31 @@ fn mean_lowers_to_green_with_agent_provenance_citations_and_f_log() {
 
 #[test]
 fn the_fixture_root_lowers_to_green_callee_first_twice_with_identical_locks() {
-    let lower_once = || {
+    // Once with the default number of jobs at once, once with one: the
+    // callees land first either way, and the root ends byte-identical.
+    let lower_once = |jobs: &str| {
         let lowering = Lowering::new(
             Root::copy_of(&workspace().join("test-data/lowering/root")),
             "",
         );
-        let run = lowering.run(&["lower", "--json"]);
+        let mut args = vec!["lower", "--json"];
+        if !jobs.is_empty() {
+            args.extend(["--jobs", jobs]);
+        }
+        let run = lowering.run(&args);
         assert_eq!(run.code, Some(0), "{run:?}");
         let (events, _) = lower_output(&run);
+        // Each event as `state def`, in the order the daemon reported them.
         let order: Vec<String> = events
             .iter()
-            .filter(|event| event["state"] == "started")
-            .map(|event| event["def"].as_str().unwrap_or("?").to_owned())
+            .filter(|event| event["state"] == "started" || event["state"] == "green")
+            .map(|event| {
+                format!(
+                    "{} {}",
+                    event["state"].as_str().unwrap_or("?"),
+                    event["def"].as_str().unwrap_or("?")
+                )
+            })
             .collect();
         let statuses = lowering.root.statuses(true);
         assert!(
@@ -250,8 +262,8 @@ fn the_fixture_root_lowers_to_green_callee_first_twice_with_identical_locks() {
         files.push(("soil.lock".to_owned(), lowering.root.read("soil.lock")));
         (order, files)
     };
-    let (order, first) = lower_once();
-    let position = |def: &str| order.iter().position(|d| d == def).expect(def);
+    let (order, first) = lower_once("");
+    let position = |event: &str| order.iter().position(|e| e == event).expect(event);
     for (caller, callee) in [
         ("stats::mean", "stats::total"),
         ("stats::mean", "stats::count"),
@@ -261,13 +273,12 @@ fn the_fixture_root_lowers_to_green_callee_first_twice_with_identical_locks() {
         ("stats::variance", "stats::sum_squares"),
     ] {
         assert!(
-            position(callee) < position(caller),
-            "{callee} is lowered before {caller}: {order:?}"
+            position(&format!("green {callee}")) < position(&format!("started {caller}")),
+            "{callee} is green before {caller} starts: {order:?}"
         );
     }
-    assert_eq!(order.len(), 6, "{order:?}");
-    let (second_order, second) = lower_once();
-    assert_eq!(order, second_order);
+    assert_eq!(order.len(), 12, "{order:?}");
+    let (_, second) = lower_once("1");
     for ((path, a), (_, b)) in first.iter().zip(&second) {
         assert_eq!(
             a, b,
@@ -550,7 +561,7 @@ fn a_callee_edit_mid_flight_invalidates_the_job() {
     assert!(
         invalidated["detail"]["reason"]
             .as_str()
-            .is_some_and(|r| r.contains("callees/sort.md")),
+            .is_some_and(|r| r.contains("callable/sort.md")),
         "{invalidated}"
     );
     assert_eq!(
@@ -570,7 +581,7 @@ fn status_and_check_answer_while_an_agent_thinks() {
         "mean.jsonl",
         concat!(r#"{"sleep_ms": 60000}"#, "\n"),
     );
-    let mut child = lowering.spawn_lower(&["csvstats::mean"]);
+    let child = lowering.spawn_lower(&["csvstats::mean"]);
     support::wait_until("the job runs", || {
         lowering.run(&["jobs", "--json"]).json()["running"]["def"] == "csvstats::mean"
     });
@@ -583,9 +594,124 @@ fn status_and_check_answer_while_an_agent_thinks() {
         jobs["running"]["def"], "csvstats::mean",
         "still running: {jobs}"
     );
-    // Stopping the daemon kills the agent and ends the client.
+    // Stopping the daemon ends the job with an outcome, and the client says so.
     lowering.run(&["daemon", "stop"]).ok();
-    let _ = child.wait();
+    let run = finish(child);
+    assert_eq!(run.code, Some(1), "a cancelled job is no success: {run:?}");
+    let (events, summary) = lower_output(&run);
+    assert_eq!(
+        states_of(&events, "csvstats::mean"),
+        ["queued", "started", "agent", "cancelled"]
+    );
+    assert_eq!(summary["outcomes"][0]["state"], "cancelled", "{summary}");
+    let outcome = lowering
+        .flog("csvstats")
+        .into_iter()
+        .rev()
+        .find(|event| event["event"] == "outcome")
+        .expect("an outcome in f.log");
+    assert_eq!(outcome["outcome"], "cancelled", "{outcome}");
+    assert_eq!(
+        outcome["detail"]["errors"][0]["code"], "job-cancelled",
+        "{outcome}"
+    );
+}
+
+#[test]
+fn a_stop_cancels_the_queued_jobs_too_and_no_follower_is_left_waiting() {
+    let lowering = Lowering::new(Root::examples(), "");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(r#"{"sleep_ms": 60000}"#, "\n"),
+    );
+    lowering.playbook(
+        "csvstats",
+        "median.jsonl",
+        concat!(r#"{"sleep_ms": 60000}"#, "\n"),
+    );
+    // One at a time, so one is queued when the stop comes.
+    let child = lowering.spawn_lower(&["csvstats::mean", "csvstats::median", "--jobs", "1"]);
+    support::wait_until("a job runs", || {
+        !lowering.run(&["jobs", "--json"]).json()["running"].is_null()
+    });
+    lowering.run(&["daemon", "stop"]).ok();
+    let run = finish(child);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let (_, summary) = lower_output(&run);
+    let outcomes: Vec<(String, String)> = summary["outcomes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            (
+                o["detail"]["stage"].as_str().unwrap_or("?").to_owned(),
+                o["state"].as_str().unwrap_or("?").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("queue".to_owned(), "cancelled".to_owned()),
+            ("agent".to_owned(), "cancelled".to_owned())
+        ],
+        "the queued one is cancelled at once, the running one once it ended: {summary}"
+    );
+    let ended: Vec<Value> = lowering
+        .flog("csvstats")
+        .into_iter()
+        .filter(|event| event["event"] == "outcome")
+        .collect();
+    assert_eq!(
+        ended.len(),
+        1,
+        "only the job that started has an f.log outcome: {ended:?}"
+    );
+}
+
+#[test]
+fn a_green_draft_the_turn_cap_stopped_is_kept_and_the_cap_is_shown() {
+    let lowering = Lowering::new(Root::examples(), "turns = 3\n");
+    lowering.playbook(
+        "csvstats",
+        "mean.jsonl",
+        concat!(
+            r#"{"tool": "write_soil", "soil_file": "mean.soil", "args": {"decisions_applied": [{"scope": {"tag": "Project"}, "label": "total-order"}]}, "expect": {"is_error": false}}"#,
+            "\n",
+            r#"{"tool": "run_tests", "expect": {"is_error": false}}"#,
+            "\n",
+            r#"{"tool": "check_types", "expect": {"is_error": false}}"#,
+            "\n",
+            r#"{"tool": "check_types", "expect": {"is_error": true, "codes": ["job-cap-exceeded"]}}"#,
+            "\n",
+            r#"{"sleep_ms": 60000}"#,
+            "\n",
+        ),
+    );
+    let run = lowering.run(&["lower", "csvstats::mean"]);
+    assert_eq!(run.code, Some(0), "the draft is green: {run:?}");
+    assert!(
+        run.stdout.contains(
+            "csvstats::mean: green → csvstats/mean.soil (the agent was stopped by its turn cap; \
+             its last draft passed the gate and was kept)"
+        ) && run
+            .stdout
+            .contains("lowered 1: 1 green, 1 stopped by a cap"),
+        "{run:?}"
+    );
+    assert_eq!(lowering.root.statuses(true)["csvstats::mean"], "green");
+    let jobs = lowering.run(&["jobs"]).ok();
+    assert!(
+        jobs.stdout
+            .lines()
+            .any(|line| line.contains("csvstats::mean")
+                && line.contains("green")
+                && line.ends_with("stopped by its turn cap")),
+        "{jobs:?}"
+    );
+    let listed = lowering.run(&["jobs", "--json"]).ok().json();
+    assert_eq!(listed["finished"][0]["cap"], "turn", "{listed}");
 }
 
 #[test]
@@ -804,8 +930,14 @@ fn a_question_answered_with_trellis_answer_writes_back_requeues_and_lowers_green
     ]);
     assert_eq!(answered.code, Some(0), "{answered:?}");
     assert!(
-        answered.stdout.contains("queued to be lowered again"),
-        "{answered:?}"
+        answered
+            .stdout
+            .contains("is lowered again with the answer in its spec, by provider `fixture`")
+            && answered
+                .stdout
+                .contains("csvstats::mean: green → csvstats/mean.soil")
+            && answered.stdout.contains("lowered 1: 1 green"),
+        "answer follows the re-run to its outcome: {answered:?}"
     );
     // The answer is a visible spec diff: a Clarifications Q/A pair, appended.
     let after = lowering.root.read("csvstats/mean.tr");
@@ -834,6 +966,51 @@ fn a_question_answered_with_trellis_answer_writes_back_requeues_and_lowers_green
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(lowering.root.statuses(true)["csvstats::mean"], "green");
+}
+
+#[test]
+fn an_answer_whose_rerun_fails_exits_non_zero() {
+    let lowering = Lowering::new(Root::examples(), "");
+    asks_then_lowers(&lowering);
+    lowering.playbook(
+        "csvstats",
+        "mean.2.jsonl",
+        concat!(r#"{"say": "no draft this time"}"#, "\n"),
+    );
+    lowering.run(&["lower", "csvstats::mean"]);
+    let answered = lowering.run(&["answer", "csvstats::mean", "--text", "No."]);
+    assert_eq!(answered.code, Some(1), "{answered:?}");
+    assert!(
+        answered.stdout.contains("csvstats::mean: failed")
+            && answered.stdout.contains("error[no-draft]"),
+        "{answered:?}"
+    );
+    assert!(
+        !lowering.root.path("csvstats/mean.question.json").exists(),
+        "the answer itself was written"
+    );
+}
+
+#[test]
+fn an_answer_after_the_asking_daemon_stopped_does_not_guess_a_provider() {
+    let lowering = Lowering::new(Root::examples(), "");
+    asks_then_lowers(&lowering);
+    lowering.run(&["lower", "csvstats::mean"]);
+    lowering.run(&["daemon", "stop"]).ok();
+    let answered = lowering.run(&["answer", "csvstats::mean", "--text", "No."]);
+    assert_eq!(answered.code, Some(0), "{answered:?}");
+    assert!(
+        answered.stdout.contains(
+            "lower csvstats::mean again with the answer in its spec: trellis lower csvstats::mean \
+             (this daemon did not run the job that asked, so it does not guess its provider)"
+        ),
+        "{answered:?}"
+    );
+    let jobs = lowering.run(&["jobs", "--json"]).ok().json();
+    assert!(
+        jobs["pending"] == json!([]) && jobs["running"].is_null() && jobs["finished"] == json!([]),
+        "nothing was queued: {jobs}"
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! `trellis lsp` driven by a real third-party client: pytest-lsp 1.0.1 (pygls
-//! 2.1.1's client), installed by `.ci/run` into `.ci/cache/lsp-py`, runs
+//! `trellis lsp` driven by a real third-party client: pytest-lsp (pygls's client,
+//! pinned in test-data/clients.toml and installed by `cargo xtask provision`), runs
 //! `test-data/lsp/test_trellis_lsp.py` against the binary over a copy of
 //! `examples/` — diagnostics on open (the open hole as information), hover,
 //! go to definition and references across `.tr`, `.soil` and `.lock`,
@@ -15,19 +15,9 @@ use std::process::Command;
 
 use support::{Root, TRELLIS, workspace};
 
-/// The pinned install (.ci/run's line, exactly).
-const INSTALL: &str = "python3 -m pip install --target .ci/cache/lsp-py pytest-lsp==1.0.1 \
-                       pygls==2.1.1 lsprotocol==2025.0.0 pytest==9.2.0 pytest-asyncio==1.5.0";
-
 #[test]
 fn pytest_lsp_drives_the_server_over_the_examples() {
-    let cache = workspace().join(".ci/cache/lsp-py");
-    assert!(
-        cache.join("pytest_lsp-1.0.1.dist-info").is_dir(),
-        "{} has no pytest-lsp 1.0.1: the LSP client is not installed. Run the install step \
-         of .ci/run ({INSTALL}) from the workspace root and try again.",
-        cache.display()
-    );
+    let cache = xtask::clients::require("pytest-lsp");
     let root = Root::examples();
     // `-S`: no site-packages, so only the pinned install (on PYTHONPATH) loads —
     // a pytest plugin installed on the machine cannot join in.

@@ -1,9 +1,10 @@
 //! Conformance with the official MCP clients: the Python SDK (`mcp==2.3.0`, once
 //! per protocol generation) and the TypeScript SDK (`@modelcontextprotocol/sdk`
-//! 1.32.2) each start `trellis _mcp --job ID` on a job over a copy of
+//! 1.32.2), pinned in test-data/clients.toml, each start `trellis _mcp --job ID` on a job over a copy of
 //! `examples/`, list the tools (exactly seven, schemas as `tools_list.json`) and
 //! run `test-data/mcp/script.json`: every tool, with the error paths. The SDKs
-//! are installed by `.ci/run` into `.ci/cache/`; a missing SDK fails the test.
+//! are installed by `cargo xtask provision` (run by `cargo xtask test`); a
+//! missing SDK fails the test naming that command.
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -27,16 +28,9 @@ pub fn create_job(root: &Root, def: &str) -> (String, String) {
     )
 }
 
-fn cache(relative: &str) -> PathBuf {
-    let path = workspace().join(".ci/cache").join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: the MCP SDKs are not installed. Run the install step of .ci/run \
-         (pip install --target .ci/cache/py mcp==2.3.0; npm install --prefix .ci/cache/node \
-         @modelcontextprotocol/sdk@1.32.2) and try again.",
-        path.display()
-    );
-    path
+/// A pinned client's install directory, joined with `relative`.
+fn cache(client: &str, relative: &str) -> PathBuf {
+    xtask::clients::require(client).join(relative)
 }
 
 /// What the script's steps must print, derived from each step's `expect`.
@@ -89,7 +83,7 @@ fn run_client(mut command: Command) -> String {
 }
 
 fn python(mode: &str, expected_protocol: &str) {
-    let sdk = cache("py/mcp");
+    let sdk = cache("mcp-python", "mcp");
     let root = Root::examples_with_daemon();
     let (job, socket) = create_job(&root, "csvstats::median");
     let mut command = Command::new("python3");
@@ -142,7 +136,7 @@ fn python_sdk_on_the_initialize_handshake() {
 
 #[test]
 fn typescript_sdk_on_the_initialize_handshake() {
-    let modules = cache("node/node_modules/@modelcontextprotocol/sdk");
+    let modules = cache("mcp-typescript", "node_modules/@modelcontextprotocol/sdk");
     let root = Root::examples_with_daemon();
     let (job, socket) = create_job(&root, "csvstats::median");
     // ES modules resolve packages next to the script, so it runs from a

@@ -312,6 +312,67 @@ fn hostile_input_is_a_clean_error_and_the_daemon_goes_on() {
 }
 
 #[test]
+fn an_input_over_its_bound_gets_its_tools_code_and_a_refused_draft_is_not_stored() {
+    let root = Root::examples_with_daemon();
+    let (mut session, _) = Session::start(&root, "csvstats::median");
+    let code = |document: &Value| document["errors"][0]["code"].as_str().unwrap().to_owned();
+    let no_draft = |session: &mut Session| {
+        let (is_error, document) = session.call("check_types", json!({}));
+        assert!(is_error && code(&document) == "no-draft", "{document}");
+    };
+    // 10 MB of Soil: refused before it is parsed, nothing stored.
+    let huge = format!("median xs =\n  \"{}\"\n", "x".repeat(10 * 1024 * 1024));
+    let (is_error, document) =
+        session.call("write_soil", json!({"soil": huge, "decisions_applied": []}));
+    assert!(is_error);
+    assert_eq!(code(&document), "mcp-result-too-large", "{document}");
+    no_draft(&mut session);
+    // A draft that parses but whose echo is over the session's result cap
+    // (25,000 tokens): refused, nothing stored.
+    let long = format!("median xs =\n  \"{}\"\n", "x".repeat(200 * 1024));
+    let (is_error, document) =
+        session.call("write_soil", json!({"soil": long, "decisions_applied": []}));
+    assert!(is_error);
+    assert_eq!(code(&document), "mcp-result-too-large", "{document}");
+    assert!(
+        document["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was stored")
+    );
+    no_draft(&mut session);
+    // Over-long arguments get their tools' own codes, not the transport's.
+    let nine_mb = "a".repeat(9 * 1024 * 1024);
+    let (_, document) = session.call("read_context", json!({"path": nine_mb}));
+    assert_eq!(code(&document), "bundle-path", "{document}");
+    let (_, document) = session.call("read_spec", json!({"ref": nine_mb}));
+    assert_eq!(code(&document), "unknown-spec-ref", "{document}");
+    let (_, document) = session.call(
+        "write_soil",
+        json!({"soil": root.read("csvstats/median.soil"),
+               "decisions_applied": [{"scope": {"tag": "Module"}, "label": nine_mb}]}),
+    );
+    assert_eq!(code(&document), "unknown-decision", "{document}");
+    no_draft(&mut session);
+    // A draft of garbage: a bounded list of parse errors, not a frame too large.
+    let garbage = "f x = \"\\q\"\n".repeat(50 * 1024);
+    let (is_error, document) = session.call(
+        "write_soil",
+        json!({"soil": garbage, "decisions_applied": []}),
+    );
+    assert!(is_error);
+    let errors = document["errors"].as_array().unwrap();
+    assert!(errors.len() <= 32, "{} errors", errors.len());
+    assert_ne!(code(&document), "rpc-frame-too-large");
+    no_draft(&mut session);
+    // The session goes on: a draft that fits is stored.
+    session.write(&root.read("csvstats/median.soil"));
+    let (is_error, document) = session.call("check_types", json!({}));
+    assert!(!is_error, "{document}");
+    assert!(session.finish().success());
+}
+
+#[test]
 fn a_drafts_private_helpers_join_the_modules_helpers_in_its_job_only() {
     let root = Root::examples_with_daemon();
     let private = root.read("csvstats/_private.soil");

@@ -12,10 +12,15 @@ use std::process::Stdio;
 
 use support::Root;
 
-/// One REPL session over `input`, in-process (`--no-daemon`); stdout by line.
+/// One REPL session over `input`, in-process (`--no-daemon`), errors as JSON
+/// documents (`--json`, one line each); stdout by line.
 fn session(root: &Root, input: &str) -> Vec<String> {
+    session_with(root, &["--no-daemon", "repl", "--json"], input)
+}
+
+fn session_with(root: &Root, args: &[&str], input: &str) -> Vec<String> {
     let mut child = root
-        .command(&["--no-daemon", "repl"])
+        .command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -108,4 +113,50 @@ fn keep_writes_a_case_that_trellis_test_runs_green_and_is_refused_when_not_green
     assert!(root.read("csvstats/median.tr").ends_with(
         "```test from_repl\nmedian([4.0,1.0,2.0,3.0]) -> 2.5\nmedian([7.0]) -> 7.0\n```\n"
     ));
+}
+
+/// Errors are diagnostics for a person unless asked for as JSON: `:json`
+/// switches, and a value prints the same either way.
+#[test]
+fn errors_are_human_until_json_is_switched_on() {
+    let root = Root::examples();
+    let out = session_with(
+        &root,
+        &["--no-daemon", "repl"],
+        "csvstats::median [[]]\n:json\ncsvstats::median [[]]\n:json\ncsvstats::median [[2.0]]\n",
+    );
+    assert!(out[0].starts_with("error[requires-violated]: "), "{out:?}");
+    assert!(out[1].starts_with("  --> csvstats/median."), "{out:?}");
+    let switched = out
+        .iter()
+        .position(|line| line == "errors as JSON")
+        .expect("switched");
+    assert_eq!(code_of(&out[switched + 1]), "requires-violated", "{out:?}");
+    assert_eq!(out[switched + 2], "errors as diagnostics", "{out:?}");
+    assert_eq!(out[switched + 3], "2.0", "{out:?}");
+}
+
+/// `:keep` alone is a `:keep` without its name, not an unknown command.
+#[test]
+fn keep_without_a_name_asks_for_one() {
+    let root = Root::examples();
+    let out = session_with(
+        &root,
+        &["--no-daemon", "repl"],
+        "csvstats::median [[1.0]]\n:keep\n:keep bad!name\n",
+    );
+    assert_eq!(out[0], "1.0", "{out:?}");
+    assert!(
+        out[1].starts_with("error[usage-error]: `:keep` needs the name of the test block"),
+        "{out:?}"
+    );
+    assert!(
+        out.iter()
+            .any(|line| line.contains("`bad!name` is not a test block name")),
+        "{out:?}"
+    );
+    assert!(
+        !out.iter().any(|line| line.contains("unknown REPL command")),
+        "{out:?}"
+    );
 }

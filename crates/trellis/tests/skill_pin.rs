@@ -170,13 +170,13 @@ fn toolchain_update_adds_a_missing_skill_pin_and_keeps_every_other_byte() {
     let expected = text
         .replace(
             "trellis = \"0.0.1\"   \n",
-            &format!("trellis = \"{}\"\n", trellis::identity::VERSION),
+            &format!("trellis = \"{}\"\n", trellis_service::identity::VERSION),
         )
         .replace(
             "soil0_cli = \"0.0.1\"\n",
             &format!(
                 "soil0_cli = \"{}\"\nskill = \"{}\"\n",
-                trellis::identity::SOIL0_VERSION,
+                trellis_service::identity::SOIL0_VERSION,
                 skill_hash()
             ),
         );

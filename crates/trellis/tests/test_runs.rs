@@ -151,7 +151,7 @@ fn the_synthetic_hub_root_adopted_and_tested_is_green() {
     assert_eq!(lazy_and_gathered_ladders(&root.root), BTreeMap::new());
 
     // A host's joins hold the green rows before the edits.
-    let refresh = trellis::loader::RootLoader::new(root.root.clone()).refresh();
+    let refresh = trellis_service::loader::RootLoader::new(root.root.clone()).refresh();
     let mut db = trellis_db::RootDatabase::default();
     let mut joins = trellis_db::RootJoins::default();
     joins.invalidate(&db, &refresh.change);
@@ -233,7 +233,7 @@ fn both_ladders_agree_on_the_examples_and_after_a_helper_s_edit() {
 /// the ladder gives over every hash gathered at once (`current_hashes`).
 fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
     use trellis_db::{ItemKind, RootDatabase, all_code_items, current_hashes, definition_status};
-    let refresh = trellis::loader::RootLoader::new(dir.to_owned()).refresh();
+    let refresh = trellis_service::loader::RootLoader::new(dir.to_owned()).refresh();
     assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
     let mut db = RootDatabase::default();
     refresh.change.apply(&mut db);
@@ -257,4 +257,54 @@ fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
         }
     }
     rungs
+}
+
+/// Adding modules of one's own — a type and a function over it each — re-runs
+/// only their suites: no suite of the root that cannot observe them runs again
+/// (the suite key used to hash the whole type environment, so each new module
+/// re-ran every suite). Counted by the `ran` line.
+#[test]
+fn adding_modules_re_runs_only_their_own_suites() {
+    let root = Root::examples();
+    assert_eq!(
+        summary(&root.run(&["--no-daemon", "test"]).ok().stdout),
+        (0, 0, 19)
+    );
+    for (module, ty, field) in [("rle", "Run", "count"), ("calc", "Expr", "value")] {
+        let files = [
+            (
+                format!("{module}/_module.tr"),
+                format!("---\nname: {module}\n---\n\n# {module}\n\n```exports\n{ty}, size\n```\n"),
+            ),
+            (
+                format!("{module}/{ty}.tr"),
+                format!(
+                    "---\nname: {ty}\n---\n\n# {ty}\n\n```soil-type\ntype {ty} = {{ {field} : I64 }}\n```\n"
+                ),
+            ),
+            (
+                format!("{module}/size.tr"),
+                format!(
+                    "---\nname: size\n---\n\n# size\n\n```soil-sig\nsize : (x : {ty}) -> I64\n```\n\n```test basics\nsize({{\"{field}\": 2}}) -> 2\n```\n"
+                ),
+            ),
+            (
+                format!("{module}/size.soil"),
+                format!("size x = x.{field}\n"),
+            ),
+        ];
+        std::fs::create_dir_all(root.path(module)).expect("module dir");
+        for (path, text) in files {
+            root.write(&path, &text);
+        }
+        root.run(&["--no-daemon", "adopt"]).ok();
+        let run = root.run(&["--no-daemon", "test"]).ok();
+        let (ran, failing, _) = summary(&run.stdout);
+        assert_eq!((ran, failing), (1, 0), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("{module}::size: ")),
+            "{}",
+            run.stdout
+        );
+    }
 }

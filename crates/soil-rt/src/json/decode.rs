@@ -4,13 +4,14 @@
 // boxing it here would only move the allocation.
 #![allow(clippy::result_large_err)]
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use super::parse::{Kind, Member, Node, parse};
 use crate::codes::JsonCode;
+use crate::map::MapValue;
+use crate::text::Str;
 use crate::types::{Payload, RtType, ShapeId, TypeBody, TypeEnv};
 use crate::value::{Key, List, Value};
 
@@ -23,16 +24,17 @@ pub fn decode(text: &str, ty: &RtType, env: &TypeEnv) -> Result<Value, Diagnosti
 /// Decodes `text` as a JSON array holding one value per type in `types`
 /// (positional arguments, soil0-cli §8.6).
 pub fn decode_args(text: &str, types: &[RtType], env: &TypeEnv) -> Result<Vec<Value>, Diagnostic> {
-    let root = parse_root(text)?;
+    let mut root = parse_root(text)?;
     let mut decoder = Decoder::new(text, env);
-    let Kind::Array(items) = &root.kind else {
+    let describe = root.kind.describe();
+    let Kind::Array(items) = &mut root.kind else {
         return Err(decoder.fail(
             JsonCode::TypeMismatch,
             root.at,
             format!(
                 "expected an array of {} arguments, found {}",
                 types.len(),
-                root.kind.describe()
+                describe
             ),
         ));
     };
@@ -44,9 +46,14 @@ pub fn decode_args(text: &str, types: &[RtType], env: &TypeEnv) -> Result<Vec<Va
         ));
     }
     let mut values = Vec::with_capacity(items.len());
-    for (i, (item, ty)) in items.iter().zip(types).enumerate() {
+    for (i, (item, ty)) in items.iter_mut().zip(types).enumerate() {
         decoder.path.push(Segment::Index(i));
-        values.push(decoder.value(item, ty, &[])?);
+        // A string argument (a whole text, say) is taken over, not copied.
+        let value = match (ty, &mut item.kind) {
+            (RtType::Utf8, Kind::String(text)) => Value::Str(Str::from(std::mem::take(text))),
+            _ => decoder.value(item, ty, &[])?,
+        };
+        values.push(value);
         decoder.path.pop();
     }
     Ok(values)
@@ -177,7 +184,7 @@ impl<'a> Decoder<'a> {
                     format!("expected F64, found the string {s:?} (only \"NaN\", \"Infinity\", \"-Infinity\" stand for numbers)"),
                 )),
             },
-            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Rc::from(s.as_str()))),
+            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Str::from(s.clone()))),
             (RtType::List(elem), Kind::Array(items)) => {
                 let mut values = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
@@ -206,7 +213,7 @@ impl<'a> Decoder<'a> {
                 Ok(Value::Tuple(Rc::from(values)))
             }
             (RtType::Map(k, v), Kind::Array(entries)) => {
-                let mut map = BTreeMap::new();
+                let mut map = MapValue::new();
                 for (i, entry) in entries.iter().enumerate() {
                     self.path.push(Segment::Index(i));
                     let pair = match &entry.kind {

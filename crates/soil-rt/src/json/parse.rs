@@ -235,6 +235,16 @@ impl<'a> Reader<'a> {
         let mut out = String::new();
         loop {
             let run_start = self.pos;
+            // Eight bytes at a time while none of them can end the run (a
+            // text argument is megabytes of plain characters).
+            while let Some(chunk) = self.bytes.get(self.pos..self.pos + 8) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(chunk);
+                if may_end_a_run(u64::from_le_bytes(word)) {
+                    break;
+                }
+                self.pos += 8;
+            }
             while let Some(b) = self.peek() {
                 if b == b'"' || b == b'\\' || b < 0x20 {
                     break;
@@ -310,4 +320,18 @@ impl<'a> Reader<'a> {
         self.pos += 4;
         Ok(value)
     }
+}
+
+/// Whether one of the eight bytes of `word` is `"`, `\\` or a control
+/// character (below 0x20), the bytes that end a run of plain string text
+/// (the zero-byte test: a byte's top bit survives the borrow only where the
+/// byte was below the subtrahend).
+pub(crate) fn may_end_a_run(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    (quote | backslash | control) != 0
 }

@@ -1,6 +1,5 @@
 //! Goldens for the canonical form and its refusals; round-trip properties.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use expect_test::{Expect, expect};
@@ -9,6 +8,7 @@ use proptest::strategy::{BoxedStrategy, Union};
 
 use super::*;
 use crate::json::decode::decode;
+use crate::map::MapValue;
 use crate::types::{FieldDecl, PayloadDecl, RtType, TypeBody, TypeEnv, prelude};
 use crate::value::{Key, List};
 
@@ -102,7 +102,7 @@ fn encodes_the_canonical_form() {
                 Rc::from(vec![Value::str("x.csv"), Value::str("boom")]),
             )),
         ),
-        Value::Map(Rc::new(BTreeMap::from([
+        Value::Map(Rc::new(MapValue::from_iter([
             (Key(Value::F64(f64::NAN)), Value::Unit),
             (Key(Value::F64(-0.0)), Value::Unit),
             (Key(Value::F64(0.0)), Value::Unit),
@@ -402,6 +402,13 @@ fn record_strategy(env: &Rc<TypeEnv>, shape: u32, args: &[RtType]) -> BoxedStrat
         .boxed()
 }
 
+fn hash_of(value: &Value) -> u64 {
+    use std::hash::Hasher;
+    let mut state = rustc_hash::FxHasher::default();
+    crate::order::hash_value(value, &mut state);
+    state.finish()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -418,7 +425,37 @@ proptest! {
         prop_assert!(decoded.is_ok(), "{} failed to decode: {:?}", text, decoded.err());
         let decoded = decoded.unwrap_or(Value::Unit);
         prop_assert_eq!(&decoded, &value);
+        prop_assert_eq!(crate::order::compare(&decoded, &value), std::cmp::Ordering::Equal);
         prop_assert_eq!(encode(&decoded, &env), text);
+        // Equal values hash alike, though a decoded map's table was filled in
+        // another order and NaN payloads may differ.
+        prop_assert_eq!(hash_of(&decoded), hash_of(&value));
+    }
+
+    /// The quick comparison, equality and hashing agree with the structural
+    /// order on any two values of one type (small types collide often).
+    #[test]
+    fn quick_comparison_equality_and_hash_agree_with_the_order(
+        (a, b) in type_strategy(&test_env()).prop_flat_map(|ty| {
+            let env = Rc::new(test_env());
+            (value_strategy(&ty, &env), value_strategy(&ty, &env))
+        })
+    ) {
+        use crate::order::{compare, compare_quick, equal};
+        let order = compare(&a, &b);
+        prop_assert_eq!(compare_quick(&a, &b), order);
+        prop_assert_eq!(equal(&a, &b), order == std::cmp::Ordering::Equal);
+        if order == std::cmp::Ordering::Equal {
+            prop_assert_eq!(hash_of(&a), hash_of(&b));
+        }
+    }
+
+    /// The word-wise scan of string text stops exactly where a byte-wise
+    /// one would.
+    #[test]
+    fn word_scan_flags_exactly_the_bytes_that_end_a_run(bytes in any::<[u8; 8]>()) {
+        let expected = bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        prop_assert_eq!(crate::json::parse::may_end_a_run(u64::from_le_bytes(bytes)), expected);
     }
 
     #[test]

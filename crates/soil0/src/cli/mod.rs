@@ -75,6 +75,7 @@ USAGE:
     soil0 print [--hash-form] FILE...
     soil0 check --env ENV.json --program PROGRAM.json [--def NAME]
     soil0 run   --env ENV.json --program PROGRAM.json DEF JSON-ARGS
+    soil0 run   FILE.soil... DEF JSON-ARGS
     soil0 test  [--env ENV.json] [--program PROGRAM.json] BUNDLE.json
     soil0 COMMAND --help
 
@@ -89,7 +90,9 @@ COMMANDS:
     run      Check the program, then run DEF (§8.6): capability parameters (Fs, Clock,
              Stdout) come from the real world, the others are decoded in order from
              the JSON array JSON-ARGS. Writes the result's canonical JSON (§7.1).
-             Lines the program prints through Stdout go to stderr.
+             Lines the program prints through Stdout go to stderr. Given FILE.soil...
+             instead of the options, the program is those Soil files, one module
+             each, named after the file's stem (§13.8).
     test     Run every case of the test bundle BUNDLE.json (§10) with fakes built per
              case and write {\"cases\":[...]}. env.json and program.json are the
              options when given, else the bundle's `env` / `program` paths (relative
@@ -398,6 +401,7 @@ mod tests {
             "soil0 print [--hash-form] FILE...",
             "soil0 check --env ENV.json --program PROGRAM.json [--def NAME]",
             "soil0 run   --env ENV.json --program PROGRAM.json DEF JSON-ARGS",
+            "soil0 run   FILE.soil... DEF JSON-ARGS",
             "soil0 test  [--env ENV.json] [--program PROGRAM.json] BUNDLE.json",
         ] {
             assert!(text.contains(command), "{text}");

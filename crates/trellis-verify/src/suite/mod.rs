@@ -21,21 +21,32 @@
 //!    bundle, run by [`execute_bundle`]; an `xfail` block turns fail into
 //!    `xfail` and pass into `xpass`.
 //! 4. **Property** rows, bare block names (tier `property`): 128 cases (32 when
-//!    the definition takes capabilities) seeded by the first 8 bytes of
-//!    `test_hash`; failures are shrunk. A `where` filter is
-//!    `unsupported-where-filter` and the row is `error`.
+//!    the definition takes capabilities) drawn under the suite's seed
+//!    ([`crate::property::seed_for`]: the first 8 bytes of a hash over the
+//!    formal and test hashes, so a new clause or property draws a new sample);
+//!    failures are shrunk. A `where` filter is `unsupported-where-filter` and
+//!    the row is `error`.
 //! 5. **Derived** rows (tier `property`, design §4.1):
 //!    `derived:requires:<label>` checks that every expect case that expects a
 //!    value satisfies the requires clause (cases expecting `panic` document
 //!    behaviour outside the domain and are exempt) — a spec whose own examples
 //!    violate its precondition has a spec bug. `derived:ensures:<label>`
-//!    generates inputs of the parameter types, skips those violating any
-//!    requires clause (filtering by the precondition, not a `where` sampler),
-//!    runs the definition without its own clause guards and checks the clause
-//!    with `result` bound. A panic on an in-domain input fails the row unless
-//!    the signature's row has `Panic`, in which case the input is skipped like
-//!    an out-of-domain one. When more than 90% of the cases are skipped the row
-//!    is `error` (`test-requires-too-selective`), never a vacuous pass.
+//!    judges the clause first on every expect case's arguments (the spec's
+//!    own examples, so an expect case that fails on the clause's runtime
+//!    guard fails the derived row too: the tiers never contradict each other
+//!    on one clause), then on inputs generated from the parameter types under
+//!    the suite's seed; it skips inputs violating any requires clause
+//!    (filtering by the precondition, not a `where` sampler), runs the
+//!    definition without its own clause guards and checks the clause with
+//!    `result` bound. A panic on an in-domain input fails the row unless the
+//!    signature's row has `Panic`, in which case the input is skipped like an
+//!    out-of-domain one. When more than 90% of the generated cases are
+//!    skipped the row is `error` (`test-requires-too-selective`), never a
+//!    vacuous pass. And a row that would pass while an expect or property row
+//!    of the same suite failed on the clause's own runtime guard (a case with
+//!    fakes, a recursive call's inner guard, a property's input) fails,
+//!    naming that row: the rows of one suite never contradict each other on
+//!    one clause.
 //! 6. **Differential** rows `derived:differential:<reference line>` (tier
 //!    `differential`), `<line>` the 1-based line of the reference within its
 //!    block: the oracle over every expect case's arguments, compared through
@@ -101,8 +112,9 @@ pub struct SuiteInput<'a> {
     pub ensures: &'a [trellis_spec::Clause],
     /// The test-class blocks: `test`, `property`, `cram`, `reference`.
     pub blocks: &'a [BlockValue],
-    /// Seeds the properties (`property::seed_for`).
-    pub test_hash: Digest,
+    /// Seeds the generated cases of properties and derived ensures rows
+    /// (`property::seed_for` over the formal and test hashes).
+    pub seed: u64,
     /// Python references resolve against it; cram exports it as `TRELLIS_ROOT`.
     pub root: &'a Path,
     /// The text of each Python reference file, by the root-relative path its
@@ -332,7 +344,9 @@ pub fn run_suite(
     for row in derived::requires_rows(input, &prepared, &expect_inputs) {
         push(&mut outcome, row);
     }
-    let (ensures, not_derived) = derived::ensures_rows(input, &prepared, &parts);
+    let refuted = derived::guard_failures(input, &prepared, &outcome.rows);
+    let (ensures, not_derived) =
+        derived::ensures_rows(input, &prepared, &parts, &expect_inputs, &refuted);
     outcome.not_derived = not_derived;
     for row in ensures {
         push(&mut outcome, row);
@@ -347,6 +361,40 @@ pub fn run_suite(
         push(&mut outcome, row);
     }
     outcome
+}
+
+/// The generated tiers alone — property rows and derived ensures rows — under
+/// each of `seeds` in turn, the rest of `input` as given: what `status --verify
+/// --reseed N` runs to find rows a fresh sample would flip. The program is
+/// prepared once; a suite the pre-flight stops (or that does not check) has
+/// no generated rows, so the answer is empty.
+pub fn run_generated(input: &SuiteInput, seeds: &[u64]) -> Vec<(u64, Vec<Row>)> {
+    let parts = SigParts::of(input.signature);
+    let Ok(prepared) = derived::prepare(input, &parts) else {
+        return Vec::new();
+    };
+    let cases = expect_cases(input.blocks);
+    let Ok(expect_inputs) = decode_cases(input, &prepared, &parts, &cases) else {
+        return Vec::new();
+    };
+    if !derived::preflight(input, &prepared, &parts, &expect_inputs).is_empty() {
+        return Vec::new();
+    }
+    seeds
+        .iter()
+        .map(|&seed| {
+            let reseeded = SuiteInput {
+                seed,
+                ..input.clone()
+            };
+            let mut rows = derived::property_rows(&reseeded, &prepared, &parts);
+            let refuted = derived::guard_failures(&reseeded, &prepared, &rows);
+            let (ensures, _) =
+                derived::ensures_rows(&reseeded, &prepared, &parts, &expect_inputs, &refuted);
+            rows.extend(ensures);
+            (seed, rows)
+        })
+        .collect()
 }
 
 fn decode_cases(
@@ -435,7 +483,20 @@ fn expect_row(named: &NamedCase, outcome: Option<&serde_json::Value>) -> Row {
     };
     let detail = (!passed).then(|| {
         let field = |key: &str| outcome.and_then(|o| o.get(key)).map(|v| v.to_string());
-        let diagnostics: Vec<Diagnostic> = Vec::new();
+        // A panic is kept as a diagnostic: a clause guard it names is what the
+        // derived rows must not contradict (`derived::guard_failures`).
+        let diagnostics: Vec<Diagnostic> = (tag == "Panicked")
+            .then(|| {
+                let text = |key: &str| {
+                    outcome
+                        .and_then(|o| o.pointer(&format!("/diagnostic/{key}")))
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                };
+                Diagnostic::new(text("code"), text("message"))
+            })
+            .into_iter()
+            .collect();
         let message = match tag {
             "Fail" => "the result differs from the expected value".to_owned(),
             "Panicked" => format!(

@@ -9,6 +9,9 @@
 //! A request is the conversation's when it offers the trellis tools
 //! (`mcp__trellis__…`); only those take the next turn. Anything else the CLI
 //! asks on the side gets a short text, and an exhausted playbook answers "done".
+//! A [`Turn::NextSession`] marker keeps the turns after it for the next CLI
+//! session (its `x-claude-code-session-id` header): a session that asks on
+//! after its own turns are played gets "done", never the next job's turns.
 
 #![allow(dead_code)]
 
@@ -30,6 +33,8 @@ pub enum Turn {
     Text(String),
     /// Accept the request and never answer it.
     Hang,
+    /// The turns after this one are the next session's.
+    NextSession,
 }
 
 impl Turn {
@@ -57,6 +62,8 @@ struct State {
     turns: VecDeque<Turn>,
     requests: Vec<Value>,
     answered: u64,
+    /// The session the last conversational request came from.
+    session: Option<String>,
 }
 
 impl Endpoint {
@@ -68,6 +75,7 @@ impl Endpoint {
                 turns: turns.into(),
                 requests: Vec::new(),
                 answered: 0,
+                session: None,
             }),
             stopping: AtomicBool::new(false),
         });
@@ -162,11 +170,23 @@ fn serve(stream: TcpStream, shared: &Shared) {
             let mut state = shared.lock();
             state.answered += 1;
             let id = state.answered;
+            let session = request
+                .headers
+                .iter()
+                .find(|(name, _)| name == "x-claude-code-session-id")
+                .map(|(_, value)| value.clone());
             let turn = if conversation {
-                state
-                    .turns
-                    .pop_front()
-                    .unwrap_or_else(|| Turn::text("done"))
+                let turn = loop {
+                    match state.turns.front() {
+                        Some(Turn::NextSession) if state.session != session => {
+                            state.turns.pop_front();
+                        }
+                        Some(Turn::NextSession) | None => break Turn::text("done"),
+                        Some(_) => break state.turns.pop_front().unwrap_or(Turn::Hang),
+                    }
+                };
+                state.session = session;
+                turn
             } else {
                 Turn::text("ok")
             };
@@ -177,14 +197,14 @@ fn serve(stream: TcpStream, shared: &Shared) {
             "output_tokens": match &turn {
                 Turn::Tool(name, input) => (name.len() + input.to_string().len()) as u64 / 4 + 1,
                 Turn::Text(text) => text.len() as u64 / 4 + 1,
-                Turn::Hang => 0,
+                Turn::Hang | Turn::NextSession => 0,
             },
         });
         let answer = match &turn {
             _ if !is_messages => json!({ "kind": "not-found" }),
             Turn::Tool(name, _) => json!({ "kind": "tool", "tool": name, "usage": usage }),
             Turn::Text(text) => json!({ "kind": "text", "text": text, "usage": usage }),
-            Turn::Hang => json!({ "kind": "hang" }),
+            Turn::Hang | Turn::NextSession => json!({ "kind": "hang" }),
         };
         shared.lock().requests.push(json!({
             "method": request.method,
@@ -214,7 +234,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 "tool_use",
             ),
             Turn::Text(text) => (json!({ "type": "text", "text": text }), "end_turn"),
-            Turn::Hang => return,
+            Turn::Hang | Turn::NextSession => return,
         };
         let (content_type, payload) = if body["stream"] == json!(true) {
             (

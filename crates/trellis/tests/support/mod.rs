@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod edits;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -221,6 +223,10 @@ impl Root {
             .env("XDG_RUNTIME_DIR", &self.runtime)
             // No user's providers.toml leaks into a test (design §4.9).
             .env("XDG_CONFIG_HOME", self.base.path().join("config"))
+            // Nor does the caller's shared result cache (design §12.5).
+            .env_remove("TRELLIS_CACHE_URL")
+            .env_remove("TRELLIS_CACHE_WRITE")
+            .env_remove("TRELLIS_CACHE_SIGNING_KEY")
             .env_remove("RUST_BACKTRACE");
         command
     }

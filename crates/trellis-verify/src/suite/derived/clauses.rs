@@ -63,6 +63,53 @@ pub(in crate::suite) fn requires_rows(
         .collect()
 }
 
+/// A clause of the definition under test whose own runtime guard failed in a
+/// row of the suite that is not derived from it: an expect case's call, or a
+/// property's.
+pub(in crate::suite) struct GuardFailure {
+    pub label: String,
+    pub row: String,
+    pub message: String,
+}
+
+/// The ensures guards of `input`'s definition that failing `rows` met, read
+/// from each failure's panic (`ensures-violated`, `<name> ensures <label> does
+/// not hold`). A callee's guard names the callee, and is not the definition's.
+pub(in crate::suite) fn guard_failures(
+    input: &SuiteInput,
+    prepared: &Prepared,
+    rows: &[Row],
+) -> Vec<GuardFailure> {
+    let short = input
+        .definition
+        .rsplit("::")
+        .next()
+        .unwrap_or(input.definition);
+    let mut found = Vec::new();
+    for row in rows.iter().filter(|row| !row.name.starts_with("derived:")) {
+        let Some(detail) = &row.detail else { continue };
+        for panic in detail
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "ensures-violated")
+        {
+            for (label, _) in &prepared.ensures {
+                let guard = format!("{short} ensures {label} does not hold");
+                if panic.message.starts_with(&guard)
+                    && !found.iter().any(|f: &GuardFailure| &f.label == label)
+                {
+                    found.push(GuardFailure {
+                        label: label.clone(),
+                        row: row.name.clone(),
+                        message: panic.message.clone(),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
 /// The derived ensures rows, and the clauses not derived at all: when a parameter
 /// type cannot be generated (a function, say), the clause is reported as not
 /// derived in v1 rather than recorded as a failing row — the spec is not wrong,
@@ -71,6 +118,8 @@ pub(in crate::suite) fn ensures_rows(
     input: &SuiteInput,
     prepared: &Prepared,
     parts: &SigParts,
+    examples: &[ExpectCase],
+    refuted: &[GuardFailure],
 ) -> (Vec<Row>, Vec<Diagnostic>) {
     let types = prepared.bare.types();
     let generable = crate::suite::expect::data_types(types, parts).and_then(|data| {
@@ -88,7 +137,10 @@ pub(in crate::suite) fn ensures_rows(
     });
     match generable {
         Ok(data_types) => (
-            ensures_rows_generated(input, prepared, parts, &data_types),
+            ensures_rows_generated(input, prepared, parts, &data_types, examples)
+                .into_iter()
+                .map(|row| not_contradicting(row, refuted))
+                .collect(),
             Vec::new(),
         ),
         Err(message) => {
@@ -106,16 +158,61 @@ pub(in crate::suite) fn ensures_rows(
     }
 }
 
+/// A passing `derived:ensures:<label>` row fails when another row of the suite
+/// met that clause's guard failing: the rows never contradict each other.
+fn not_contradicting(row: Row, refuted: &[GuardFailure]) -> Row {
+    let label = row.name.strip_prefix("derived:ensures:");
+    let Some(failure) = refuted.iter().find(|f| Some(f.label.as_str()) == label) else {
+        return row;
+    };
+    if row.result != RowResult::Pass {
+        return row;
+    }
+    let detail = Failure {
+        row: row.name.clone(),
+        case: Some(failure.row.clone()),
+        message: format!(
+            "row `{}` failed on this clause's runtime guard ({}): the clause does not hold on every input this suite tried",
+            failure.row, failure.message
+        ),
+        ..Failure::default()
+    };
+    Row {
+        result: RowResult::Fail,
+        detail: Some(detail),
+        ..row
+    }
+}
+
+/// The ensures rows over generated inputs, after the spec's own examples: every
+/// expect case's arguments are judged first, so a clause one of them violates
+/// fails its derived row whatever the seed draws (an expect case that fails on
+/// the clause's runtime guard and a derived row that passes it would contradict
+/// each other). Examples outside the requires clauses are skipped, as generated
+/// inputs are, but never count toward the vacuity bound; so are cases with
+/// fakes, whose world the sandbox here does not build.
 fn ensures_rows_generated(
     input: &SuiteInput,
     prepared: &Prepared,
     parts: &SigParts,
     data_types: &[RtType],
+    examples: &[ExpectCase],
 ) -> Vec<Row> {
     let program = &prepared.bare;
     let types = program.types();
     let cases = case_count(parts.takes_capabilities());
-    let config = PropertyConfig::new(cases, crate::property::seed_for(&input.test_hash));
+    let config = PropertyConfig::new(cases, input.seed);
+    // A case with fakes ran in a world the sandbox here does not build; its
+    // clause is judged by its own expect row. Values are not `Send`: the
+    // examples cross to the evaluation stack as canonical JSON.
+    let examples: Vec<(String, Vec<String>)> = examples
+        .iter()
+        .filter(|case| case.fakes.is_empty())
+        .map(|case| {
+            let args = case.args.iter().map(|v| soil_rt::encode(v, types));
+            (case.row.clone(), args.collect())
+        })
+        .collect();
     let requires: Vec<&str> = prepared
         .requires
         .iter()
@@ -140,8 +237,18 @@ fn ensures_rows_generated(
             let evaluated = AtomicUsize::new(0);
             let skipped = AtomicUsize::new(0);
             let result = with_eval_stack(|| {
-                run_property(&config, types, data_types, |inputs| {
-                    let main_phase = evaluated.fetch_add(1, Ordering::Relaxed) < cases;
+                let examples: Vec<(String, Vec<Value>)> = (examples.iter())
+                    .filter_map(|(name, args)| {
+                        let decoded = args.iter().zip(data_types).map(|(text, ty)| {
+                            soil_rt::decode(text, ty, types).ok()
+                        });
+                        Some((name.clone(), decoded.collect::<Option<Vec<Value>>>()?))
+                    })
+                    .collect();
+                run_property_from(&config, types, data_types, &examples, |inputs| {
+                    // Examples come first, each once; shrinking comes last.
+                    let n = evaluated.fetch_add(1, Ordering::Relaxed);
+                    let main_phase = (examples.len()..examples.len() + cases).contains(&n);
                     let args = full_args(program, input.definition, inputs);
                     let skip = || {
                         if main_phase {

@@ -10,7 +10,7 @@ mod differential;
 mod prepare;
 mod properties;
 
-pub(super) use clauses::{ensures_rows, requires_rows};
+pub(super) use clauses::{ensures_rows, guard_failures, requires_rows};
 pub(super) use differential::differential_rows;
 pub(super) use prepare::{preflight, prepare, prepare_allowing_holes};
 pub(super) use properties::property_rows;
@@ -35,7 +35,10 @@ use crate::oracle::{
 };
 use crate::preflight::{self, ExpectCase, LabelledClause};
 use crate::process::ProcessRunner;
-use crate::property::{CaseVerdict, PropertyConfig, PropertyResult, case_count, run_property};
+use crate::property::{
+    CaseOrigin, CaseVerdict, PropertyConfig, PropertyResult, case_count, run_property,
+    run_property_from,
+};
 use crate::warm::WarmRunner;
 
 /// Skipping more than this share of generated inputs makes an ensures-derived
@@ -73,18 +76,37 @@ fn full_args(program: &soil_eval::Program, definition: &str, data: &[Value]) -> 
 
 /// Calls a Bool wrapper: `Ok(true)`, or why the predicate did not hold.
 fn holds(program: &soil_eval::Program, wrapper: &str, args: Vec<Value>) -> Result<(), String> {
+    holds_or_panicked(program, wrapper, args).map_err(|(why, _)| why)
+}
+
+/// [`holds`], with the panic as a diagnostic (its code and message) when the
+/// predicate panicked: a clause guard's panic names the clause.
+fn holds_or_panicked(
+    program: &soil_eval::Program,
+    wrapper: &str,
+    args: Vec<Value>,
+) -> Result<(), (String, Option<Diagnostic>)> {
     let mut world = World::sandbox();
     match program.call(wrapper, args, &mut world) {
         Ok(Value::Bool(true)) => Ok(()),
-        Ok(Value::Bool(false)) => Err("the predicate is false".into()),
-        Ok(other) => Err(format!("the predicate returned {other:?}, not a Bool")),
-        Err(RunError::Panic(panic)) => Err(format!("the predicate panicked: {panic}")),
-        Err(RunError::Refused(d)) => Err(format!(
-            "the predicate could not run: {}",
-            d.iter()
-                .map(|d| d.message.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
+        Ok(Value::Bool(false)) => Err(("the predicate is false".into(), None)),
+        Ok(other) => Err((
+            format!("the predicate returned {other:?}, not a Bool"),
+            None,
+        )),
+        Err(RunError::Panic(panic)) => Err((
+            format!("the predicate panicked: {panic}"),
+            Some(Diagnostic::new(panic.code.code(), panic.message.clone())),
+        )),
+        Err(RunError::Refused(d)) => Err((
+            format!(
+                "the predicate could not run: {}",
+                d.iter()
+                    .map(|d| d.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            None,
         )),
     }
 }
@@ -119,7 +141,7 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
             Some(Failure {
                 row: name.clone(),
                 case: Some(format!(
-                    "case {}: {}",
+                    "{}: {}",
                     counterexample.case,
                     counterexample.original.join(" ")
                 )),
@@ -127,9 +149,18 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
                 actual: Some(counterexample.shrunk_message.clone()),
                 shrunk: Some(counterexample.shrunk.clone()),
                 message: format!(
-                    "falsified by {} (shrunk in {} steps from {}): {}",
+                    "falsified by {} (shrunk in {} step{} from {}{}): {}",
                     counterexample.shrunk.join(" "),
                     counterexample.shrink_steps,
+                    if counterexample.shrink_steps == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
+                    match &counterexample.case {
+                        CaseOrigin::Example(_) => format!("{}, ", counterexample.case),
+                        CaseOrigin::Drawn(_) => String::new(),
+                    },
                     counterexample.original.join(" "),
                     counterexample.shrunk_message
                 ),
@@ -161,5 +192,35 @@ fn property_result_row(name: String, result: PropertyResult, xfail: bool) -> Row
         } else {
             detail
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::property::Counterexample;
+
+    fn failed_after(steps: usize) -> String {
+        let counterexample = Counterexample {
+            case: crate::property::CaseOrigin::Drawn(3),
+            original: vec!["[5,7]".into()],
+            original_message: "the predicate is false".into(),
+            shrunk: vec!["[0]".into()],
+            shrunk_message: "the predicate is false".into(),
+            shrink_steps: steps,
+            shrink_evaluations: 9,
+        };
+        let row = property_result_row(
+            "p".into(),
+            PropertyResult::Failed(Box::new(counterexample)),
+            false,
+        );
+        row.detail.expect("a failure").message
+    }
+
+    #[test]
+    fn the_shrink_count_agrees_with_its_noun() {
+        assert!(failed_after(1).contains("(shrunk in 1 step from [5,7])"));
+        assert!(failed_after(2).contains("(shrunk in 2 steps from [5,7])"));
     }
 }

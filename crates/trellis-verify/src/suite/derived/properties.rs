@@ -8,10 +8,7 @@ pub(in crate::suite) fn property_rows(
     prepared: &Prepared,
     parts: &SigParts,
 ) -> Vec<Row> {
-    let config = PropertyConfig::new(
-        case_count(parts.takes_capabilities()),
-        crate::property::seed_for(&input.test_hash),
-    );
+    let config = PropertyConfig::new(case_count(parts.takes_capabilities()), input.seed);
     let program = &prepared.guarded;
     let types = program.types();
     let mut rows = Vec::new();
@@ -80,15 +77,30 @@ pub(in crate::suite) fn property_rows(
                 continue;
             }
         };
+        // The guard panics the failing cases met: a clause of the definition
+        // under test they name must not pass its own derived row.
+        let guards = std::sync::Mutex::new(Vec::<Diagnostic>::new());
         let result = with_eval_stack(|| {
             run_property(&config, types, &binders, |inputs| {
-                match holds(program, &wrapper_name, inputs.to_vec()) {
+                match holds_or_panicked(program, &wrapper_name, inputs.to_vec()) {
                     Ok(()) => CaseVerdict::Pass,
-                    Err(message) => CaseVerdict::Fail(message),
+                    Err((message, panic)) => {
+                        if let Some(panic) = panic
+                            && let Ok(mut seen) = guards.lock()
+                            && !seen.contains(&panic)
+                        {
+                            seen.push(panic);
+                        }
+                        CaseVerdict::Fail(message)
+                    }
                 }
             })
         });
-        rows.push(property_result_row(name, result, block.header.xfail));
+        let mut row = property_result_row(name, result, block.header.xfail);
+        if let Some(detail) = row.detail.as_mut() {
+            detail.diagnostics = guards.into_inner().unwrap_or_default();
+        }
+        rows.push(row);
     }
     rows
 }

@@ -1,0 +1,339 @@
+//! Answers kept on disk, so a restarted daemon (or `--no-daemon` after a first
+//! run) answers a `check` or `status` of a root nothing has touched without
+//! reading a file (design §7.16). Each answer is stored with the root's
+//! fingerprint: every input's path, modification time and size, as the loader
+//! knew them when the answer was made. A later start walks and stats the root
+//! (no file read), and takes a stored answer only when the fingerprint is the
+//! same, the build is the same, and the store reads back whole (its checksum
+//! holds); a file modified in the two seconds before the loader read it (or
+//! with no modification time) is racy: its digest is stored, and it is read again and compared by content, since a second write in the same clock
+//! tick could keep both its time and its size. Anything else — no store, an
+//! old format, another build, a torn or edited file, a root with open
+//! questions — and the answer is computed as on any cold start. The stamps are
+//! trusted as the loader trusts them between refreshes: a file whose size and
+//! modification time are both as they were is taken as unchanged.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use trellis_db::{CheckReport, OpenHole, StatusCount, StatusRow, count_statuses};
+use trellis_diag::{Diagnostic, Span};
+use trellis_hash::{Digest, Hasher};
+
+/// Where the answers are kept, root-relative (hidden: never walked).
+pub const STORE: &str = ".trellis/cache/answers.json";
+/// The store's format; a store of another format is ignored.
+const FORMAT: &str = "trellis-answers/1";
+/// How close before its read a file's modification time makes it racy:
+/// compared by content, not by stamp.
+const RACY: Duration = Duration::from_secs(2);
+
+/// One input file as the fingerprint sees it: root-relative path,
+/// modification time in nanoseconds since the epoch, size.
+pub type FileStamp = (String, u128, u64);
+
+/// One input file as the loader read it for the answers being stored.
+#[derive(Clone, Debug)]
+pub struct KnownFile {
+    pub stamp: FileStamp,
+    /// The digest of the bytes read.
+    pub digest: Digest,
+    /// Nanoseconds since the epoch no later than the read.
+    pub read_since: u128,
+}
+
+impl KnownFile {
+    /// Whether the file was modified so close before it was read that a
+    /// second write in the same clock tick could have kept both its time and
+    /// its size: its stamp cannot vouch for the bytes read.
+    fn racy(&self) -> bool {
+        self.stamp.1 == 0 || self.stamp.1 + RACY.as_nanos() >= self.read_since
+    }
+}
+
+/// The root's fingerprint: a digest of every input's stamp, in path order.
+pub fn fingerprint(stamps: &mut [FileStamp]) -> Digest {
+    stamps.sort_unstable();
+    let mut hasher = Hasher::tagged("root-stamps/1");
+    for (path, modified, len) in stamps.iter() {
+        hasher
+            .part(path.as_bytes())
+            .part(&modified.to_le_bytes())
+            .part(&len.to_le_bytes());
+    }
+    hasher.finish()
+}
+
+/// Nanoseconds since the epoch of a modification time (0 when unknown).
+pub fn nanos(time: Option<SystemTime>) -> u128 {
+    time.and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_nanos())
+}
+
+/// One group of status rows, with its counts by status and kind.
+pub type RowsAndCounts = (Vec<Arc<StatusRow>>, Vec<StatusCount>);
+
+/// The answers of one root at one fingerprint, each present when it was
+/// answered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Answers {
+    pub check: Option<CheckReport>,
+    /// The status rows in groups (the project's, then each module's), each
+    /// with its counts by status and kind.
+    pub status: Option<Vec<RowsAndCounts>>,
+    pub lock_problems: Option<Vec<Diagnostic>>,
+    pub load_problems: Vec<Diagnostic>,
+}
+
+/// What is written: the header line, then the body line.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    format: String,
+    build: String,
+    /// The root's fingerprint, as written (`sha256:…`).
+    root: String,
+    /// The body's digest: a torn or edited store is never read.
+    body: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Body {
+    /// Files racy when stored, with the digest of what was answered.
+    racy: Vec<(String, String)>,
+    check: Option<StoredCheck>,
+    /// The texts the rows share (kinds, statuses, reasons, fixes), each once:
+    /// a root's rows say the same few things, and 20,000 rows read back
+    /// faster as indices.
+    texts: Vec<String>,
+    status: Option<Vec<Vec<StoredRow>>>,
+    lock_problems: Option<Vec<Diagnostic>>,
+    load_problems: Vec<Diagnostic>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredCheck {
+    checked: usize,
+    diagnostics: Vec<Diagnostic>,
+    holes: Vec<StoredHole>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredHole {
+    definition: String,
+    name: String,
+    goal: String,
+    scope: Vec<(String, String)>,
+    file: Option<String>,
+    span: Option<Span>,
+}
+
+/// A row as (name, kind, status, reason, fix), each text but the name an
+/// index into [`Body::texts`]; a reason's or fix's mention of the row's own
+/// name is stored as [`NAME`], so `trellis adopt m::f` is one text for all.
+type StoredRow = (String, u32, u32, Option<u32>, Option<u32>);
+
+/// Stands for the row's own name in a stored reason or fix.
+const NAME: &str = "\u{0}";
+
+/// The shared texts of stored rows, each given an index once.
+#[derive(Default)]
+struct Texts {
+    texts: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl Texts {
+    fn of(&mut self, text: &str) -> u32 {
+        if let Some(&at) = self.index.get(text) {
+            return at;
+        }
+        let at = self.texts.len() as u32;
+        self.texts.push(text.to_owned());
+        self.index.insert(text.to_owned(), at);
+        at
+    }
+
+    fn row(&mut self, row: &StatusRow) -> StoredRow {
+        let mut named = |text: &Option<String>| {
+            (text.as_deref()).map(|text| match row.name.is_empty() {
+                true => self.of(text),
+                false => self.of(&text.replace(row.name.as_str(), NAME)),
+            })
+        };
+        let (reason, fix) = (named(&row.reason), named(&row.fix));
+        (
+            row.name.clone(),
+            self.of(row.kind),
+            self.of(&row.status),
+            reason,
+            fix,
+        )
+    }
+}
+
+/// The row `stored` stands for, or `None` when it points at no text or names
+/// a kind this build does not make.
+fn row_of(texts: &[String], stored: StoredRow) -> Option<Arc<StatusRow>> {
+    let (name, kind, status, reason, fix) = stored;
+    let text = |at: u32| texts.get(at as usize);
+    let named = |at: Option<u32>| -> Option<Option<String>> {
+        match at {
+            None => Some(None),
+            Some(at) => Some(Some(text(at)?.replace(NAME, &name))),
+        }
+    };
+    let kind = match text(kind)?.as_str() {
+        "function" => "function",
+        "type" => "type",
+        "scope" => "scope",
+        _ => return None,
+    };
+    Some(Arc::new(StatusRow {
+        kind,
+        status: text(status)?.clone(),
+        reason: named(reason)?,
+        fix: named(fix)?,
+        name,
+    }))
+}
+
+/// A stored answer as the root is now, if one may be trusted: `stamps` are
+/// the root's input files as a stat walk found them just now, `read` reads a
+/// root-relative file (for the racy ones).
+pub fn load(
+    root: &Path,
+    stamps: &mut [FileStamp],
+    build: &str,
+    read: impl Fn(&str) -> Option<Vec<u8>>,
+) -> Option<Answers> {
+    let bytes = std::fs::read(root.join(STORE)).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let (header, body) = text.split_once('\n')?;
+    let header: Header = serde_json::from_str(header).ok()?;
+    if header.format != FORMAT
+        || header.build != build
+        || header.body != Digest::of(body.as_bytes()).to_string()
+        || header.root != fingerprint(stamps).to_string()
+    {
+        return None;
+    }
+    let body: Body = serde_json::from_str(body).ok()?;
+    for (path, digest) in &body.racy {
+        if read(path)
+            .map(|bytes| Digest::of(&bytes).to_string())
+            .as_ref()
+            != Some(digest)
+        {
+            return None;
+        }
+    }
+    Some(Answers {
+        check: body.check.map(StoredCheck::into_report),
+        status: match body.status {
+            Some(groups) => Some(
+                (groups.into_iter())
+                    .map(|rows| {
+                        let rows = (rows.into_iter())
+                            .map(|row| row_of(&body.texts, row))
+                            .collect::<Option<Vec<_>>>()?;
+                        let counts = count_statuses(&rows);
+                        Some((rows, counts))
+                    })
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            None => None,
+        },
+        lock_problems: body.lock_problems,
+        load_problems: body.load_problems,
+    })
+}
+
+/// Writes `answers` for a root whose inputs are `files` as the loader read
+/// them (the racy ones' digests kept) through the one atomic writer. Nothing
+/// is written for a root with no answer.
+pub fn store(
+    root: &Path,
+    files: Vec<KnownFile>,
+    build: &str,
+    answers: &Answers,
+) -> std::io::Result<()> {
+    if answers.check.is_none() && answers.status.is_none() {
+        return Ok(());
+    }
+    let racy = (files.iter())
+        .filter(|file| file.racy())
+        .map(|file| (file.stamp.0.clone(), file.digest.to_string()))
+        .collect();
+    let mut stamps: Vec<FileStamp> = files.into_iter().map(|file| file.stamp).collect();
+    let mut texts = Texts::default();
+    // A text holding the name's stand-in could not be read back as it was.
+    let storable =
+        |row: &Arc<StatusRow>| !(row.reason.iter().chain(&row.fix)).any(|text| text.contains(NAME));
+    let status = (answers.status.as_ref())
+        .filter(|groups| groups.iter().all(|(rows, _)| rows.iter().all(storable)))
+        .map(|groups| {
+            (groups.iter())
+                .map(|(rows, _)| rows.iter().map(|row| texts.row(row)).collect())
+                .collect()
+        });
+    let body = Body {
+        racy,
+        check: answers.check.as_ref().map(StoredCheck::of),
+        texts: texts.texts,
+        status,
+        lock_problems: answers.lock_problems.clone(),
+        load_problems: answers.load_problems.clone(),
+    };
+    let body = serde_json::to_string(&body).map_err(std::io::Error::other)?;
+    let header = Header {
+        format: FORMAT.to_owned(),
+        build: build.to_owned(),
+        root: fingerprint(&mut stamps).to_string(),
+        body: Digest::of(body.as_bytes()).to_string(),
+    };
+    let header = serde_json::to_string(&header).map_err(std::io::Error::other)?;
+    let target: PathBuf = root.join(STORE);
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = format!("{header}\n{body}");
+    trellis_lock::write_atomic(&trellis_lock::StdFs, &target, text.as_bytes())
+}
+
+impl StoredCheck {
+    fn of(report: &CheckReport) -> StoredCheck {
+        StoredCheck {
+            checked: report.checked,
+            diagnostics: report.diagnostics.clone(),
+            holes: (report.holes.iter())
+                .map(|hole| StoredHole {
+                    definition: hole.definition.clone(),
+                    name: hole.name.clone(),
+                    goal: hole.goal.clone(),
+                    scope: hole.scope.clone(),
+                    file: hole.file.clone(),
+                    span: hole.span,
+                })
+                .collect(),
+        }
+    }
+
+    fn into_report(self) -> CheckReport {
+        CheckReport {
+            checked: self.checked,
+            diagnostics: self.diagnostics,
+            holes: (self.holes.into_iter())
+                .map(|hole| OpenHole {
+                    definition: hole.definition,
+                    name: hole.name,
+                    goal: hole.goal,
+                    scope: hole.scope,
+                    file: hole.file,
+                    span: hole.span,
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,764 @@
+//! Loading a root's files into the database. This is the host's side of "no I/O in
+//! queries": the loader walks the root, and for every file whose size or mtime moved
+//! it reads the bytes and compares their digest, so a refresh that finds nothing new
+//! produces an empty [`Change`] and the database stays in its revision. A daemon
+//! with a change feed ([`crate::watch`]) refreshes just the files it names.
+//! Open questions (`*.question.json`) are walked and refreshed the same way but
+//! kept here, beside the database rather than in it (design §9.8).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rustc_hash::FxHashMap;
+use trellis_db::{CONFIG_FILE, Change};
+use trellis_diag::Diagnostic;
+use trellis_hash::Digest;
+
+use crate::walk::{
+    Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk_stamped, walk_tree,
+};
+
+/// What the loader remembers of a file between refreshes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    digest: Digest,
+    /// Whether the bytes could be read and were UTF-8. A file that could not is
+    /// read again on every refresh, so its problem is reported every time and
+    /// not only by the refresh that first met it.
+    loaded: bool,
+    /// A time no later than the read of these bytes: a file modified close
+    /// before it may have been written again in the same clock tick after
+    /// it (design §7.16).
+    read_since: SystemTime,
+}
+
+/// How a file enters the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    /// Its text (an input by its name).
+    Text,
+    /// Its digest, written (`sha256:…`), for reference data (crate::walk).
+    Digest,
+}
+
+pub struct RootLoader {
+    root: PathBuf,
+    /// Keyed by the root-relative path's text: hashing a string is much cheaper
+    /// than ordering `Path`s component by component, and a refresh visits every file.
+    known: FxHashMap<String, Stamp>,
+    /// Bumped on every refresh; a file not seen in this generation was removed.
+    generation: u64,
+    seen_in: FxHashMap<String, u64>,
+    /// Files (and directories) that could not be loaded, by root-relative path,
+    /// kept until a refresh of that path succeeds.
+    problems: BTreeMap<String, Diagnostic>,
+    /// The text of every open question file, by root-relative path.
+    questions: BTreeMap<String, String>,
+    /// When the refresh under way started reading.
+    reading_since: SystemTime,
+}
+
+/// The outcome of one refresh: the edits to apply, and files that could not be
+/// loaded (unreadable, not UTF-8).
+pub struct Refresh {
+    pub change: Change,
+    pub problems: Vec<Diagnostic>,
+}
+
+impl RootLoader {
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            known: FxHashMap::default(),
+            generation: 0,
+            seen_in: FxHashMap::default(),
+            problems: BTreeMap::new(),
+            questions: BTreeMap::new(),
+            reading_since: SystemTime::UNIX_EPOCH,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The open question files as the last refresh read them: (root-relative
+    /// path, text), in path order.
+    pub fn questions(&self) -> &BTreeMap<String, String> {
+        &self.questions
+    }
+
+    /// Stats every file and reads and hashes those whose stamp moved and
+    /// those it never read. The stats (one syscall per file, the bulk of a
+    /// no-op refresh) are made by the walk, through each directory; the reads
+    /// (every file on a daemon's first load, a fifth of a cold `check`) run
+    /// on two threads.
+    pub fn refresh(&mut self) -> Refresh {
+        self.generation += 1;
+        self.reading_since = SystemTime::now();
+        self.problems.clear();
+        let mut change = Change::default();
+        // Each file is stat-ed through its directory as the walk lists it; one
+        // the loader never read is read whatever its stamp, which then comes
+        // from the opened file (design §7.15, §7.16).
+        let walked = walk_stamped(&self.root);
+        for problem in walked.problems {
+            let path = problem.file.clone().unwrap_or_default();
+            self.problems.insert(path, problem);
+        }
+        let files = (walked.files.into_iter().zip(walked.stamps.files))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Text));
+        let data = (walked.data.into_iter().zip(walked.stamps.data))
+            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Digest));
+        let mut moved = Vec::new();
+        for (path, absolute, stamp, load) in files.chain(data) {
+            self.seen_in.insert(path.clone(), self.generation);
+            let unchanged = stamp.is_some_and(|(modified, len)| {
+                self.known.get(&path).is_some_and(|stamp| {
+                    stamp.modified == modified
+                        && stamp.len == len
+                        && modified.is_some()
+                        && stamp.loaded
+                })
+            });
+            // An output of the writing commands, never an input (design §9.7).
+            if !unchanged && path != MANIFEST_FILE {
+                moved.push((path, absolute, load));
+            }
+        }
+        let fetched = on_two_threads(&moved, |(_, absolute, load)| Fetched::read(absolute, *load));
+        for ((path, _, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
+            self.accept(path, stamp, fetched, &mut change);
+        }
+        let generation = self.generation;
+        let removed: Vec<String> = self
+            .seen_in
+            .iter()
+            .filter(|(_, seen)| **seen != generation)
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in removed {
+            self.forget(path, &mut change);
+        }
+        self.outcome(change)
+    }
+
+    /// Every input file's stamp as a walk and a stat find it now, without
+    /// reading one (design §7.16); `None` when the walk met a problem or the
+    /// root holds an open question (answers stored without the loader's
+    /// reads cannot speak for either).
+    pub fn stamps_now(&self) -> Option<Vec<crate::answer_cache::FileStamp>> {
+        let walked = walk_stamped(&self.root);
+        if !walked.complete || !walked.problems.is_empty() {
+            return None;
+        }
+        let files = walked.files.into_iter().zip(walked.stamps.files);
+        let data = walked.data.into_iter().zip(walked.stamps.data);
+        (files.chain(data))
+            .filter(|((path, _), _)| path != MANIFEST_FILE)
+            .map(|((path, _), stamp)| {
+                let (modified, len) = stamp?;
+                (!question_file(&path)).then_some(())?;
+                Some((path, crate::answer_cache::nanos(modified), len))
+            })
+            .collect()
+    }
+
+    /// Every input file as this loader last read it, the fingerprint of what
+    /// the database holds; `None` when a file could not be read or the root
+    /// holds an open question.
+    pub fn known_stamps(&self) -> Option<Vec<crate::answer_cache::KnownFile>> {
+        use crate::answer_cache::{KnownFile, nanos};
+        (self.known.iter())
+            .map(|(path, stamp)| {
+                let stored = stamp.loaded && !question_file(path);
+                stored.then(|| KnownFile {
+                    stamp: (path.clone(), nanos(stamp.modified), stamp.len),
+                    digest: stamp.digest,
+                    read_since: nanos(Some(stamp.read_since)),
+                })
+            })
+            .collect()
+    }
+
+    /// Refreshes only `paths` (root-relative), as a change feed reported them:
+    /// each is stat-ed, and read and hashed (whatever its stamp says: the feed saw
+    /// a write, which an unchanged mtime can hide). A path that no longer exists is
+    /// removed. A directory's path (ending in `/`) stands for its whole subtree:
+    /// every file it holds now and every file it held. Requires a full
+    /// [`RootLoader::refresh`] first.
+    pub fn refresh_paths(&mut self, paths: impl IntoIterator<Item = String>) -> Refresh {
+        self.reading_since = SystemTime::now();
+        let mut change = Change::default();
+        let mut files = BTreeSet::new();
+        for path in paths {
+            if path.ends_with('/') {
+                self.subtree_files(&path, &mut files);
+            } else {
+                files.insert(path);
+            }
+        }
+        for path in files {
+            let hidden = path.split('/').rev().skip(1).any(skipped_dir);
+            if hidden {
+                continue;
+            }
+            self.problems.remove(&path);
+            let absolute = self.root.join(&path);
+            // The walker's rule, for one path: its own type, no link followed.
+            let metadata = std::fs::symlink_metadata(&absolute);
+            let (dir, name) = match path.rsplit_once('/') {
+                Some((dir, name)) => (format!("{dir}/"), name),
+                None => (String::new(), path.as_str()),
+            };
+            // Only a name that is no input by itself asks where it lies.
+            let in_reference =
+                !crate::walk::loaded_file(name) && crate::walk::in_reference_dir(&self.root, &dir);
+            let classified = metadata
+                .as_ref()
+                .map(|m| classify(name, m.file_type(), in_reference));
+            match classified {
+                Ok(entry @ (Entry::File | Entry::Data)) => {
+                    self.seen_in.insert(path.clone(), self.generation);
+                    let load = match entry {
+                        Entry::Data => Load::Digest,
+                        _ => Load::Text,
+                    };
+                    self.load(path, &absolute, load, &mut change);
+                }
+                Ok(Entry::NotAFile(what)) => {
+                    self.problems
+                        .insert(path.clone(), crate::walk::not_a_file(&path, what));
+                    self.forget(path, &mut change);
+                }
+                _ => self.forget(path, &mut change),
+            }
+        }
+        self.outcome(change)
+    }
+
+    /// The files of the subtree at `prefix`: those it holds now, and those the
+    /// loader knew there (so a directory deleted or moved away forgets them). A
+    /// walk's problems there replace what was reported there before.
+    fn subtree_files(&mut self, prefix: &str, files: &mut BTreeSet<String>) {
+        let walked = walk_tree(&self.root, prefix);
+        let stale: Vec<String> = (self.problems.range(prefix.to_owned()..))
+            .take_while(|(path, _)| path.starts_with(prefix))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in stale {
+            self.problems.remove(&path);
+        }
+        for problem in walked.problems {
+            let path = problem.file.clone().unwrap_or_default();
+            self.problems.insert(path, problem);
+        }
+        files.extend((walked.files.into_iter().chain(walked.data)).map(|(path, _)| path));
+        files.extend(
+            (self.seen_in.keys())
+                .filter(|path| path.starts_with(prefix))
+                .cloned(),
+        );
+    }
+
+    /// Reads and hashes one file; sets it in `change` when its bytes moved.
+    fn load(&mut self, path: String, absolute: &Path, load: Load, change: &mut Change) {
+        // An output of the writing commands, never an input (design §9.7).
+        if path != MANIFEST_FILE {
+            let (stamp, fetched) = Fetched::read(absolute, load);
+            self.accept(path, stamp, fetched, change);
+        }
+    }
+
+    /// Takes what was read of one file; sets it in `change` when its bytes moved.
+    fn accept(
+        &mut self,
+        path: String,
+        (modified, len): (Option<SystemTime>, u64),
+        fetched: Fetched,
+        change: &mut Change,
+    ) {
+        let known = self.known.get(&path).copied();
+        let (digest, text) = match fetched {
+            Fetched::Read { digest, text } => (digest, text),
+            Fetched::Failed(error) => {
+                let problem = io_problem(&path, &error.to_string());
+                if let Some(stamp) = self.known.get_mut(&path) {
+                    stamp.loaded = false;
+                }
+                self.questions.remove(&path);
+                self.problems.insert(path, problem);
+                return;
+            }
+        };
+        self.known.insert(
+            path.clone(),
+            Stamp {
+                modified,
+                len,
+                digest,
+                loaded: text.is_ok(),
+                read_since: self.reading_since,
+            },
+        );
+        match text {
+            // The database (or the question map) already holds exactly these bytes.
+            Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => {}
+            Ok(text) if question_file(&path) => {
+                self.questions.insert(path, text);
+            }
+            Ok(text) => {
+                change.set_root_file(path, text);
+            }
+            Err(error) => {
+                let problem = not_utf8(&path, error.as_bytes(), error.utf8_error());
+                self.questions.remove(&path);
+                self.problems.insert(path, problem);
+            }
+        }
+    }
+
+    /// A file that is gone: drop what the loader knew and remove it from the root.
+    fn forget(&mut self, path: String, change: &mut Change) {
+        self.seen_in.remove(&path);
+        if question_file(&path) {
+            self.known.remove(&path);
+            self.questions.remove(&path);
+            return;
+        }
+        if self.known.remove(&path).is_some() && path != CONFIG_FILE {
+            change.remove_file(path);
+        }
+    }
+
+    fn outcome(&self, change: Change) -> Refresh {
+        Refresh {
+            change,
+            problems: self.problems.values().cloned().collect(),
+        }
+    }
+}
+
+/// One file as read off the disk and hashed: the part of a load that any
+/// thread may do.
+enum Fetched {
+    Failed(std::io::Error),
+    Read {
+        digest: Digest,
+        text: Result<String, std::string::FromUtf8Error>,
+    },
+}
+
+impl Fetched {
+    /// Reads the file at `path` and hashes it, with its stamp as the opened
+    /// file had it before the read (a write after that moves the stamp, and
+    /// the next refresh reads the file again). One path lookup, one stat of
+    /// the open file and, for a file that does not grow meanwhile, one read:
+    /// a cold load reads every file of the root, and each syscall saved is
+    /// 40,000 saved at 20,000 definitions (design §7.15). Reference data is
+    /// hashed as it streams, in bounded memory, whatever its size.
+    fn read(path: &Path, load: Load) -> ((Option<SystemTime>, u64), Fetched) {
+        let opened = std::fs::File::open(path).and_then(|file| {
+            let metadata = file.metadata()?;
+            Ok((file, metadata))
+        });
+        let (mut file, metadata) = match opened {
+            Ok(opened) => opened,
+            Err(error) => return ((None, 0), Fetched::Failed(error)),
+        };
+        let stamp = (metadata.modified().ok(), metadata.len());
+        if load == Load::Digest {
+            // The database holds the digest as the file's text.
+            let fetched = match Digest::of_reader(file) {
+                Ok(digest) => Fetched::Read {
+                    digest,
+                    text: Ok(digest.to_string()),
+                },
+                Err(error) => Fetched::Failed(error),
+            };
+            return (stamp, fetched);
+        }
+        let fetched = match read_whole(&mut file, metadata.len()) {
+            Ok(bytes) => Fetched::Read {
+                digest: Digest::of(&bytes),
+                text: String::from_utf8(bytes),
+            },
+            Err(error) => Fetched::Failed(error),
+        };
+        (stamp, fetched)
+    }
+}
+
+/// The bytes of `file`, `len` long when it was stat-ed: asked for one byte
+/// more, a regular file answers its whole length and no more at once, which
+/// says it ended there; anything else is read on to the end.
+fn read_whole(file: &mut std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let len = usize::try_from(len).unwrap_or(usize::MAX - 1);
+    let mut bytes = vec![0; len + 1];
+    let read = loop {
+        match file.read(&mut bytes) {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            answer => break answer?,
+        }
+    };
+    bytes.truncate(read);
+    if read != len {
+        file.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
+}
+
+/// `each` of every item, in order. Two threads share the items when there
+/// are enough for a thread's start to pay (each item is a syscall or more).
+fn on_two_threads<T: Sync, R: Send>(items: &[T], each: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 256 {
+        return items.iter().map(&each).collect();
+    }
+    let (first, second) = items.split_at(items.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| second.iter().map(&each).collect::<Vec<R>>());
+        let mut done: Vec<R> = first.iter().map(&each).collect();
+        done.extend(
+            other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        );
+        done
+    })
+}
+
+/// A file that is not UTF-8, located at its first invalid byte.
+fn not_utf8(path: &str, bytes: &[u8], error: std::str::Utf8Error) -> Diagnostic {
+    let valid = error.valid_up_to();
+    // The prefix before the first invalid byte is valid by definition.
+    let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+    let start = trellis_diag::LineIndex::new(prefix).position(prefix, valid as u32);
+    let bad = error.error_len().unwrap_or(bytes.len() - valid);
+    let end = trellis_diag::Position {
+        column: start.column + 1,
+        offset: start.offset + bad as u32,
+        ..start
+    };
+    io_problem(
+        path,
+        &format!(
+            "the file is not valid UTF-8: byte 0x{:02x} at line {}, column {}",
+            bytes[valid], start.line, start.column
+        ),
+    )
+    .with_span(trellis_diag::Span { start, end })
+}
+
+fn io_problem(path: &str, reason: &str) -> Diagnostic {
+    crate::walk::unreadable(path, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis_db::{RootDatabase, all_code_items, soil_hash};
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("create copy");
+        for entry in std::fs::read_dir(from).expect("read examples").flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).expect("copy file");
+            }
+        }
+    }
+
+    fn hashes_of(root: PathBuf) -> Vec<(String, Option<trellis_hash::Digest>)> {
+        let mut loader = RootLoader::new(root);
+        let refresh = loader.refresh();
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        let mut db = RootDatabase::default();
+        refresh.change.apply(&mut db);
+        all_code_items(&db)
+            .iter()
+            .map(|&item| (item.qualified(&db), soil_hash(&db, item)))
+            .collect()
+    }
+
+    /// Paths never enter a hash: the same root at two absolute paths hashes the same.
+    #[test]
+    fn a_copy_elsewhere_hashes_the_same() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let base = std::env::temp_dir().join(format!("trellis-loader-{}", std::process::id()));
+        let (a, b) = (base.join("one"), base.join("deeper/two"));
+        copy_dir(&examples, &a);
+        copy_dir(&examples, &b);
+        let first = hashes_of(a);
+        assert!(!first.is_empty());
+        assert_eq!(first, hashes_of(b));
+        std::fs::remove_dir_all(&base).expect("clean up");
+    }
+
+    /// A file that is not UTF-8 is reported by every refresh — full or by the
+    /// change feed — not only by the one that first read it (a daemon whose
+    /// initial load met the file lost the problem on its next refresh).
+    #[test]
+    fn a_file_that_is_not_utf8_stays_reported() {
+        let root = std::env::temp_dir().join(format!("trellis-utf8-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("soil.toml"), b"# caf\xe9\n").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let codes = |refresh: Refresh| -> Vec<(Option<String>, String)> {
+            refresh
+                .problems
+                .into_iter()
+                .map(|d| (d.file, d.code))
+                .collect()
+        };
+        let expected = vec![(Some("soil.toml".to_owned()), "root-unreadable".to_owned())];
+        assert_eq!(codes(loader.refresh()), expected);
+        assert_eq!(codes(loader.refresh()), expected, "a second full refresh");
+        assert_eq!(
+            codes(loader.refresh_paths(["soil.toml".to_owned()])),
+            expected,
+            "a refresh the change feed asked for"
+        );
+        std::fs::write(root.join("soil.toml"), "fixed").expect("write");
+        let fixed = loader.refresh_paths(["soil.toml".to_owned()]);
+        assert!(fixed.problems.is_empty());
+        assert_eq!(fixed.change.config_text.as_deref(), Some("fixed"));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Question files are walked, refreshed by the feed and removed like inputs,
+    /// but they never enter the database's change: the loader keeps them.
+    #[test]
+    fn question_files_are_kept_beside_the_database() {
+        let root = std::env::temp_dir().join(format!("trellis-questions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        std::fs::write(root.join("m/a.question.json"), "{}").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        let files: Vec<&String> = refresh.change.files.keys().collect();
+        assert_eq!(files, ["m/a.tr"]);
+        let questions: Vec<(&str, &str)> = loader
+            .questions()
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        assert_eq!(questions, [("m/a.question.json", "{}")]);
+
+        std::fs::write(root.join("m/a.question.json"), "{\"edited\":1}").expect("write");
+        let refresh = loader.refresh_paths(["m/a.question.json".to_owned()]);
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        assert_eq!(loader.questions()["m/a.question.json"], "{\"edited\":1}");
+
+        std::fs::remove_file(root.join("m/a.question.json")).expect("remove");
+        let refresh = loader.refresh();
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        assert!(loader.questions().is_empty());
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// `soil.lock` is what writing commands make of the locks: never read, so
+    /// neither a cold load nor the change feed after a `test` pays for its
+    /// bytes. A directory by that name is still reported, as any input name is.
+    #[test]
+    fn the_manifest_is_never_loaded() {
+        let root = std::env::temp_dir().join(format!("trellis-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.lock"), "{}").expect("write");
+        std::fs::write(root.join(MANIFEST_FILE), b"not \xff read").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        let files: Vec<&String> = refresh.change.files.keys().collect();
+        assert_eq!(files, ["m/a.lock"]);
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        std::fs::write(root.join(MANIFEST_FILE), "{\"rewritten\":1}").expect("write");
+        let refresh = loader.refresh_paths([MANIFEST_FILE.to_owned()]);
+        assert!(refresh.change.is_empty(), "{:?}", refresh.change);
+        std::fs::remove_file(root.join(MANIFEST_FILE)).expect("remove");
+        assert!(loader.refresh().change.is_empty());
+        std::fs::create_dir(root.join(MANIFEST_FILE)).expect("mkdir");
+        let problems: Vec<Option<String>> = loader
+            .refresh()
+            .problems
+            .into_iter()
+            .map(|d| d.file)
+            .collect();
+        assert_eq!(problems, [Some(MANIFEST_FILE.to_owned())]);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// Reference data enters the database as its digest, binary or not, from
+    /// a full refresh and from the change feed alike; a directory that stops
+    /// holding a `.py` stops its data being inputs.
+    #[test]
+    fn reference_data_is_loaded_as_its_digest() {
+        let root = std::env::temp_dir().join(format!("trellis-data-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("ref")).expect("create root");
+        std::fs::write(root.join("ref/oracle.py"), "x = 1").expect("write");
+        let table = [0xff_u8, 0x00, 0xfe];
+        std::fs::write(root.join("ref/t.bin"), table).expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        let refresh = loader.refresh();
+        assert!(refresh.problems.is_empty(), "{:?}", refresh.problems);
+        let digest = Digest::of(&table).to_string();
+        assert_eq!(
+            refresh
+                .change
+                .files
+                .get("ref/t.bin")
+                .cloned()
+                .flatten()
+                .as_deref(),
+            Some(digest.as_str())
+        );
+        std::fs::write(root.join("ref/t.bin"), b"other bytes").expect("write");
+        let refresh = loader.refresh_paths(["ref/t.bin".to_owned()]);
+        assert_eq!(
+            refresh.change.files.get("ref/t.bin").cloned().flatten(),
+            Some(Digest::of(b"other bytes").to_string())
+        );
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_file(root.join("ref/oracle.py")).expect("remove");
+        let refresh = loader.refresh_paths(["ref/".to_owned()]);
+        let gone: Vec<(&str, bool)> = (refresh.change.files.iter())
+            .map(|(path, text)| (path.as_str(), text.is_some()))
+            .collect();
+        assert_eq!(gone, [("ref/oracle.py", false), ("ref/t.bin", false)]);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A refresh that finds nothing new yields an empty change.
+    #[test]
+    fn an_unchanged_root_refreshes_to_nothing() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut loader = RootLoader::new(examples);
+        assert!(!loader.refresh().change.is_empty());
+        assert!(loader.refresh().change.is_empty());
+    }
+
+    /// What a change feed names is refreshed, and nothing else: an edit, a new
+    /// file, a removal, a file that stopped being UTF-8 (kept as a problem until
+    /// it is fixed), and a path inside a hidden directory (ignored).
+    #[test]
+    fn refreshing_named_paths_sets_adds_and_removes_exactly_those() {
+        let root = std::env::temp_dir().join(format!("trellis-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m/.cache")).expect("create root");
+        for (path, text) in [("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")] {
+            std::fs::write(root.join(path), text).expect("write");
+        }
+        let mut loader = RootLoader::new(root.clone());
+        assert_eq!(loader.refresh().change.files.len(), 3);
+
+        std::fs::write(root.join("m/a.tr"), "edited").expect("write");
+        std::fs::write(root.join("m/new.soil"), "new").expect("write");
+        std::fs::remove_file(root.join("m/c.lock")).expect("remove");
+        std::fs::write(root.join("m/b.soil"), [0xff, 0xfe]).expect("write");
+        std::fs::write(root.join("m/.cache/x.tr"), "hidden").expect("write");
+        let named = [
+            "m/a.tr",
+            "m/new.soil",
+            "m/c.lock",
+            "m/b.soil",
+            "m/.cache/x.tr",
+        ];
+        let refresh = loader.refresh_paths(named.map(String::from));
+        let files: Vec<(&str, Option<&str>)> = refresh
+            .change
+            .files
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_deref()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("m/a.tr", Some("edited")),
+                ("m/c.lock", None),
+                ("m/new.soil", Some("new")),
+            ]
+        );
+        let problems: Vec<&str> = refresh.problems.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(problems, ["root-unreadable"], "b.soil is not UTF-8");
+
+        std::fs::write(root.join("m/b.soil"), "fixed").expect("write");
+        let refresh = loader.refresh_paths(["m/b.soil".to_owned()]);
+        assert!(
+            refresh.problems.is_empty(),
+            "a fixed file clears its problem"
+        );
+        assert_eq!(refresh.change.files.len(), 1);
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A directory's path stands for its subtree: a module that came is read
+    /// whole, one that went (or moved) is forgotten whole, and a full walk
+    /// afterwards finds nothing the feed missed.
+    #[test]
+    fn refreshing_a_subtree_reads_what_came_and_forgets_what_went() {
+        let root = std::env::temp_dir().join(format!("trellis-trees-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("m")).expect("create root");
+        std::fs::write(root.join("m/a.tr"), "a").expect("write");
+        let mut loader = RootLoader::new(root.clone());
+        assert_eq!(loader.refresh().change.files.len(), 1);
+        let changed = |refresh: Refresh| -> Vec<(String, bool)> {
+            (refresh.change.files.into_iter())
+                .map(|(path, text)| (path, text.is_some()))
+                .collect()
+        };
+
+        std::fs::create_dir_all(root.join("n/deep")).expect("mkdir");
+        std::fs::write(root.join("n/b.tr"), "b").expect("write");
+        std::fs::write(root.join("n/deep/c.soil"), "c").expect("write");
+        let refresh = loader.refresh_paths(["n/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("n/b.tr".to_owned(), true),
+                ("n/deep/c.soil".to_owned(), true)
+            ]
+        );
+
+        std::fs::rename(root.join("n"), root.join("k")).expect("rename");
+        let refresh = loader.refresh_paths(["k/".to_owned(), "n/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("k/b.tr".to_owned(), true),
+                ("k/deep/c.soil".to_owned(), true),
+                ("n/b.tr".to_owned(), false),
+                ("n/deep/c.soil".to_owned(), false),
+            ]
+        );
+        std::fs::remove_dir_all(root.join("k")).expect("rmdir");
+        let refresh = loader.refresh_paths(["k/".to_owned()]);
+        assert_eq!(
+            changed(refresh),
+            [
+                ("k/b.tr".to_owned(), false),
+                ("k/deep/c.soil".to_owned(), false)
+            ]
+        );
+        assert!(
+            loader.refresh().change.is_empty(),
+            "the walk agrees with the feed"
+        );
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+}

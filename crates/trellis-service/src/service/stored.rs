@@ -1,0 +1,227 @@
+//! The service's side of the answers kept on disk (design §7.16,
+//! `crate::answer_cache`): a service that has loaded nothing answers the
+//! root's whole `check` or its `status` from them when the root is as they
+//! were, a daemon loads and answers the root behind them on a thread of its
+//! own and takes that over once it is done, and answers made from a full
+//! load are stored for the next start.
+
+use std::sync::{Mutex, PoisonError};
+
+use trellis_db::{CONFIG_FILE, Change};
+
+use super::Service;
+use crate::answer_cache::{self, Answers};
+use crate::identity::binary_identity;
+use crate::protocol::Request;
+use crate::watch::Dirty;
+
+/// What a request would read of the stored answers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Check,
+    Status,
+}
+
+impl Answers {
+    fn has(&self, part: Part) -> bool {
+        self.lock_problems.is_some()
+            && match part {
+                Part::Check => self.check.is_some(),
+                Part::Status => self.status.is_some(),
+            }
+    }
+}
+
+/// The part of the stored answers `request` reads, if it reads nothing else:
+/// the whole root's check, or the status rows (not a verification).
+fn part_of(request: Option<&Request>) -> Option<Part> {
+    match request? {
+        Request::Check(params) if params.def.is_none() => Some(Part::Check),
+        Request::Status(params) if params.verify != Some(true) => Some(Part::Status),
+        _ => None,
+    }
+}
+
+impl Service {
+    /// Takes the stored answers if the root is as they were, without loading
+    /// it; `false` when there are none to take (the caller loads the root).
+    pub fn start_from_store(&mut self) -> bool {
+        self.started_from_store = self.take_store(None);
+        self.started_from_store
+    }
+
+    /// Whether `request` is answered from stored answers: they are held (or
+    /// read now, for a service that has loaded nothing) and the root has not
+    /// moved since. Anything else drops them, and the request loads the root.
+    pub(super) fn answer_from_store(&mut self, request: Option<&Request>) -> bool {
+        if self.loaded {
+            return false;
+        }
+        let Some(part) = part_of(request) else {
+            self.stored = None;
+            return false;
+        };
+        if self.stored.is_some() {
+            let unmoved = match &mut self.watch {
+                Some(watch) => matches!(watch.take(), Dirty::Paths(paths) if paths.is_empty()),
+                // Without a feed, only a new stat walk can tell.
+                None => false,
+            };
+            if unmoved
+                && self
+                    .stored
+                    .as_ref()
+                    .is_some_and(|answers| answers.has(part))
+            {
+                return true;
+            }
+            self.stored = None;
+            if self.watch.is_some() {
+                return false;
+            }
+        }
+        self.take_store(Some(part))
+    }
+
+    /// Reads the stored answers if they hold `part` (any part when `None`)
+    /// and the root is as they were; loads `soil.toml` alone beside them (the
+    /// pin check and `status` read it).
+    fn take_store(&mut self, part: Option<Part>) -> bool {
+        let Some(mut stamps) = self.loader.stamps_now() else {
+            return false;
+        };
+        let root = self.root().to_owned();
+        let read = |path: &str| std::fs::read(root.join(path)).ok();
+        let Some(answers) = answer_cache::load(&root, &mut stamps, &binary_identity(), read) else {
+            return false;
+        };
+        let wanted = match part {
+            Some(part) => answers.has(part),
+            None => answers.has(Part::Check) || answers.has(Part::Status),
+        };
+        if !wanted {
+            return false;
+        }
+        let mut change = Change::default();
+        if let Ok(text) = std::fs::read_to_string(root.join(CONFIG_FILE)) {
+            change.set_config(text);
+        }
+        self.apply(change);
+        self.load_problems = answers.load_problems.clone();
+        self.stored = Some(answers);
+        true
+    }
+
+    /// Whether the last answers came from the store (tests and benchmarks).
+    pub fn answers_from_store(&self) -> bool {
+        self.stored.is_some()
+    }
+
+    /// Stores what the joins answered for the root as loaded — the check,
+    /// the status rows and the unreadable locks; with `complete`, both even
+    /// if only one was asked — keeping what a store for the same root holds
+    /// that this service was not asked. Nothing is stored by a service that
+    /// has not loaded the root, or whose files could not all be read.
+    pub fn store_answers(&mut self, complete: bool) {
+        if !self.loaded {
+            return;
+        }
+        let Some(stamps) = self.loader.known_stamps() else {
+            return;
+        };
+        let (asked_check, asked_status) = self.joins.answered();
+        if !(complete || asked_check || asked_status) {
+            return;
+        }
+        let mut answers = Answers {
+            check: (complete || asked_check).then(|| self.joins.check(&self.db)),
+            status: None,
+            lock_problems: Some(self.joins.lock_problems(&self.db)),
+            load_problems: self.load_problems.clone(),
+        };
+        if complete || asked_status {
+            let groups = self.joins.status_groups(&self.db);
+            answers.status = Some(
+                (groups.into_iter())
+                    .map(|group| (group.rows.to_vec(), group.counts.to_vec()))
+                    .collect(),
+            );
+        }
+        let root = self.root().to_owned();
+        let build = binary_identity();
+        if answers.check.is_none() || answers.status.is_none() {
+            let mut now: Vec<_> = stamps.iter().map(|file| file.stamp.clone()).collect();
+            let read = |path: &str| std::fs::read(root.join(path)).ok();
+            if let Some(before) = answer_cache::load(&root, &mut now, &build, read) {
+                answers.check = answers.check.or(before.check);
+                answers.status = answers.status.or(before.status);
+            }
+        }
+        // A store that cannot be written is a cold start next time, no more.
+        let _ = answer_cache::store(&root, stamps, &build, &answers);
+    }
+
+    /// Whether a daemon serving stored answers should load the root behind
+    /// them ([`Service::warm_up`]).
+    pub fn wants_warm_up(&self) -> bool {
+        self.stored.is_some() && !self.warming && !self.loaded
+    }
+
+    /// Loads and answers the root on a service of its own, off the lock, and
+    /// hands it to `service` if that still serves stored answers then: the
+    /// next edit then finds the database and the joins it would have had
+    /// without the store. What was answered from the store is compared with
+    /// what the load answers; a difference is said on stderr (a stamp that
+    /// lied), and the loaded answers are the ones served from then on.
+    pub fn warm_up(service: &Mutex<Service>) {
+        let lock = || service.lock().unwrap_or_else(PoisonError::into_inner);
+        let root = {
+            let mut service = lock();
+            if !service.wants_warm_up() {
+                return;
+            }
+            service.warming = true;
+            service.root().to_owned()
+        };
+        let mut fresh = Service::new(root);
+        fresh.refresh();
+        let loaded = Answers {
+            check: Some(fresh.root_check()),
+            lock_problems: Some(fresh.unreadable_locks()),
+            status: Some(
+                (fresh.root_status_groups().into_iter())
+                    .map(|group| (group.rows.to_vec(), group.counts.to_vec()))
+                    .collect(),
+            ),
+            load_problems: fresh.load_problems.clone(),
+        };
+        fresh.joins.prepare_for_edits(&fresh.db);
+        fresh.db.drop_spare_parses();
+        let mut service = lock();
+        service.warming = false;
+        let Some(stored) = service.stored.take() else {
+            return;
+        };
+        if service.loaded {
+            return;
+        }
+        let agrees = |part: Part| {
+            !stored.has(part)
+                || match part {
+                    Part::Check => stored.check == loaded.check,
+                    Part::Status => stored.status == loaded.status,
+                }
+        };
+        if !agrees(Part::Check) || !agrees(Part::Status) {
+            eprintln!(
+                "trellis daemon: the stored answers differ from the root as loaded; serving the loaded ones"
+            );
+        }
+        service.loader = fresh.loader;
+        service.db = fresh.db;
+        service.joins = fresh.joins;
+        service.load_problems = fresh.load_problems;
+        service.loaded = true;
+        service.started_from_store = false;
+    }
+}

@@ -1,0 +1,226 @@
+//! The answers kept on disk (design §7.16): a service that starts on a root
+//! nothing has touched answers `check` and `status` from them, exactly as a
+//! cold start computes them; a store that does not fit the root — a file
+//! edited, added or removed, reference data edited, a racy file edited in
+//! place with its stamp put back, a torn or edited store, another build — is
+//! never taken; and a
+//! daemon's service loads the root behind the stored answers and takes over.
+
+#![allow(clippy::disallowed_methods, reason = "tests write roots")]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use trellis_service::Service;
+use trellis_service::answer_cache::STORE;
+
+fn temp_root(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("trellis-store-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let shape = trellis_db::shaped::Shape::mixed(60);
+    for (path, text) in trellis_db::shaped::shaped_root(&shape) {
+        let target = root.join(path);
+        std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(target, text).expect("write");
+    }
+    // A definition that fails its check, so the answers carry findings.
+    let broken = root.join(trellis_db::shaped::shaped_soil_path(&shape, 30));
+    let text = std::fs::read_to_string(&broken).expect("read");
+    std::fs::write(
+        &broken,
+        text.replacen("let base = ", "let base = \"no\" + ", 1),
+    )
+    .expect("write");
+    // A reference directory: its data are inputs too.
+    std::fs::create_dir_all(root.join("ref")).expect("mkdir");
+    std::fs::write(root.join("ref/oracle.py"), "def f(x):\n    return x\n").expect("write");
+    std::fs::write(root.join("ref/table.csv"), "a,b\n1,2\n").expect("write");
+    root
+}
+
+/// `method`'s answer of a fresh one-shot service, its timings left out, and
+/// whether it came from the store.
+fn answer(root: &Path, method: &str) -> (Value, bool) {
+    let mut service = Service::new(root.to_owned());
+    let answer = ask(&mut service, method);
+    let from_store = service.answers_from_store();
+    service.store_answers(false);
+    (answer, from_store)
+}
+
+fn ask(service: &mut Service, method: &str) -> Value {
+    let params = match method {
+        "check" => json!({ "def": null }),
+        _ => json!({}),
+    };
+    let mut answer = service
+        .handle(method, &params, &mut |_| {})
+        .expect("answered");
+    answer.as_object_mut().expect("an object").remove("timings");
+    answer
+}
+
+/// A cold start's answer: the store moved aside first.
+fn cold(root: &Path, method: &str) -> Value {
+    let store = root.join(STORE);
+    let aside = store.with_extension("aside");
+    let moved = std::fs::rename(&store, &aside).is_ok();
+    let (answer, from_store) = answer(root, method);
+    assert!(!from_store);
+    if moved {
+        std::fs::rename(&aside, &store).expect("put back");
+    }
+    answer
+}
+
+#[test]
+fn stored_answers_are_the_answers_a_cold_start_computes() {
+    let root = temp_root("same");
+    let (check, from_store) = answer(&root, "check");
+    assert!(!from_store, "nothing stored yet");
+    assert!(
+        !check["errors"].as_array().expect("errors").is_empty(),
+        "the broken definition is found"
+    );
+    let (status, _) = answer(&root, "status");
+    assert!(root.join(STORE).is_file());
+    for (method, first) in [("check", &check), ("status", &status)] {
+        let (again, from_store) = answer(&root, method);
+        assert!(from_store, "{method} is answered from the store");
+        assert_eq!(&again, first, "{method}");
+        assert_eq!(again, cold(&root, method), "{method} recomputed");
+    }
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
+
+#[test]
+fn a_store_that_does_not_fit_the_root_is_never_taken() {
+    let root = temp_root("unfit");
+    let spec = root.join("s0001/g000025.tr");
+    type Spoil = fn(&Path, &Path);
+    let spoils: [(&str, Spoil); 9] = [
+        ("a spec edited", |_, spec| {
+            let text = std::fs::read_to_string(spec).expect("read");
+            std::fs::write(
+                spec,
+                text.replacen("A generated", "An edited, generated", 1),
+            )
+            .expect("write");
+        }),
+        (
+            "a spec edited in place, its size and time put back",
+            |_, spec| {
+                let file = std::fs::File::options()
+                    .write(true)
+                    .open(spec)
+                    .expect("open");
+                let modified = file.metadata().expect("stat").modified().expect("mtime");
+                drop(file);
+                let text = std::fs::read_to_string(spec).expect("read");
+                let edited = text.replacen("tags: [shaped]", "tags: [shapes]", 1);
+                assert_eq!(edited.len(), text.len());
+                assert_ne!(edited, text);
+                std::fs::write(spec, edited).expect("write");
+                let file = std::fs::File::options()
+                    .write(true)
+                    .open(spec)
+                    .expect("open");
+                file.set_modified(modified).expect("set the time back");
+            },
+        ),
+        ("reference data edited", |root, _| {
+            std::fs::write(root.join("ref/table.csv"), "a,b\n1,3\n3,4\n").expect("write")
+        }),
+        ("a file added", |root, _| {
+            std::fs::write(root.join("s0001/extra.soil"), "extra x =\n  x\n").expect("write")
+        }),
+        ("a file removed", |root, _| {
+            std::fs::remove_file(root.join("s0001/extra.soil")).expect("remove")
+        }),
+        ("the store torn", |root, _| {
+            let store = root.join(STORE);
+            let text = std::fs::read(&store).expect("read");
+            std::fs::write(&store, &text[..text.len() / 2]).expect("write");
+        }),
+        ("the store edited", |root, _| {
+            let store = root.join(STORE);
+            let text = std::fs::read_to_string(&store).expect("read");
+            let edited = text.replacen("not-lowered", "not-lowerad", 1);
+            assert_ne!(edited, text);
+            std::fs::write(&store, edited).expect("write");
+        }),
+        ("an older format's store", |root, _| {
+            let store = root.join(STORE);
+            let text = std::fs::read_to_string(&store).expect("read");
+            let edited = text.replacen("trellis-answers/1", "trellis-answers/0", 1);
+            assert_ne!(edited, text);
+            std::fs::write(&store, edited).expect("write");
+        }),
+        ("another build's store", |root, _| {
+            let store = root.join(STORE);
+            let text = std::fs::read_to_string(&store).expect("read");
+            std::fs::write(
+                &store,
+                text.replacen("\"build\":\"", "\"build\":\"other ", 1),
+            )
+            .expect("write");
+        }),
+    ];
+    for (what, spoil) in spoils {
+        // Answered cold and stored, then spoiled; the spec is written just
+        // before, so it is racy when stored.
+        std::fs::remove_file(root.join(STORE)).ok();
+        let text = std::fs::read_to_string(&spec).expect("read");
+        std::fs::write(&spec, text).expect("write");
+        answer(&root, "status");
+        assert!(answer(&root, "status").1, "{what}: stored");
+        spoil(&root, &spec);
+        let (status, from_store) = answer(&root, "status");
+        assert!(!from_store, "{what}: the store is not taken");
+        assert_eq!(status, cold(&root, "status"), "{what}");
+    }
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
+
+#[test]
+fn a_daemon_s_service_loads_the_root_behind_the_stored_answers() {
+    let root = temp_root("daemon");
+    answer(&root, "check");
+    answer(&root, "status");
+    let expected = cold(&root, "status");
+    let expected_check = cold(&root, "check");
+    // A request the store cannot answer loads the root, and reports what a
+    // daemon that loaded at its start reports: no file changed.
+    let mut started = Service::watching(root.clone(), true);
+    assert!(started.start_from_store());
+    let refreshed = started
+        .handle("refresh", &json!({}), &mut |_| {})
+        .expect("answered");
+    assert!(!started.answers_from_store());
+    assert_eq!(refreshed["timings"]["files_changed"], 0, "{refreshed}");
+    drop(started);
+    answer(&root, "status");
+    // The root moves under a service that serves the store: it loads.
+    let mut moved = Service::watching(root.clone(), true);
+    assert!(moved.start_from_store());
+    assert_eq!(ask(&mut moved, "check"), expected_check);
+    assert!(moved.answers_from_store());
+    let spec = root.join("s0002/g000045.tr");
+    let text = std::fs::read_to_string(&spec).expect("read");
+    std::fs::write(&spec, text.replacen("-> I64\n```", "-> Bool\n```", 1)).expect("write");
+    let after = ask(&mut moved, "check");
+    assert!(!moved.answers_from_store(), "the edit is loaded");
+    assert_ne!(after, expected_check, "the edit fails a check");
+    std::fs::write(&spec, text).expect("put back");
+    drop(moved);
+    // Nothing moves: the warm-up takes over, and answers as the store did.
+    answer(&root, "status");
+    let service = Service::watching(root.clone(), true);
+    let service = std::sync::Mutex::new(service);
+    assert!(service.lock().expect("lock").start_from_store());
+    Service::warm_up(&service);
+    let mut service = service.into_inner().expect("not poisoned");
+    assert_eq!(ask(&mut service, "status"), expected);
+    assert!(!service.answers_from_store(), "served from the loaded root");
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
