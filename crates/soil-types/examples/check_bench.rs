@@ -4,7 +4,8 @@
 //! reported and the time ratio from one size to the next. Near-linear checking
 //! shows ratios near the size ratio (2x); a quadratic walk shows 4x, a cubic 8x.
 //!
-//! `cargo run --release -p soil-types --example check_bench [SHAPE|all] [KB...]`
+//! `cargo run --release -p soil-types --example check_bench [SHAPE|all] [KB...]`,
+//! or `… check_bench FILE.soil` to time one file (a fuzzer's failing input, say).
 
 #![allow(clippy::disallowed_methods, reason = "benches read the clock")]
 
@@ -20,6 +21,17 @@ use hostile::Shape;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter = args.first().cloned().unwrap_or_else(|| "all".into());
+    if filter.ends_with(".soil") {
+        let text = std::fs::read_to_string(&filter).expect("read the file");
+        let (parse, check, problems) = measure(&text);
+        println!(
+            "{filter}: {} bytes, parse {:.2} ms, check {:.2} ms, {problems} problems",
+            text.len(),
+            parse.as_secs_f64() * 1e3,
+            check.as_secs_f64() * 1e3
+        );
+        return;
+    }
     let mut sizes: Vec<usize> = args
         .iter()
         .skip(1)
