@@ -48,6 +48,7 @@ fuzz:
     TRELLIS_LSP_FUZZ_SECONDS=300 cargo test -p trellis-lsp --release --test fuzz -- --nocapture
     TRELLIS_MCP_FUZZ_SECONDS=300 cargo test -p trellis-mcp --release --test fuzz -- --nocapture
     TRELLIS_RPC_FUZZ_SECONDS=300 cargo test -p trellis-rpc --release --test fuzz -- --nocapture
+    SOIL_CHECK_FUZZ_SECONDS=300 cargo test -p soil-types --release --test fuzz -- --nocapture
 
 fmt:
     cargo fmt --all

@@ -19,6 +19,7 @@ pub enum SyntaxCode {
     NestingTooDeep,
     NonAssociativeOperator,
     PredicateOnlyOperator,
+    TooManySyntaxProblems,
     UnclosedDelimiter,
     UnexpectedCharacter,
     UnexpectedToken,
@@ -39,6 +40,7 @@ impl SyntaxCode {
         SyntaxCode::NestingTooDeep,
         SyntaxCode::NonAssociativeOperator,
         SyntaxCode::PredicateOnlyOperator,
+        SyntaxCode::TooManySyntaxProblems,
         SyntaxCode::UnclosedDelimiter,
         SyntaxCode::UnexpectedCharacter,
         SyntaxCode::UnexpectedToken,
@@ -59,6 +61,7 @@ impl SyntaxCode {
             SyntaxCode::NestingTooDeep => "nesting-too-deep",
             SyntaxCode::NonAssociativeOperator => "non-associative-operator",
             SyntaxCode::PredicateOnlyOperator => "predicate-only-operator",
+            SyntaxCode::TooManySyntaxProblems => "too-many-syntax-problems",
             SyntaxCode::UnclosedDelimiter => "unclosed-delimiter",
             SyntaxCode::UnexpectedCharacter => "unexpected-character",
             SyntaxCode::UnexpectedToken => "unexpected-token",
@@ -83,6 +86,9 @@ impl SyntaxCode {
             SyntaxCode::NestingTooDeep => "expressions, types or patterns nested too deeply",
             SyntaxCode::NonAssociativeOperator => "chained comparisons such as `a < b < c`",
             SyntaxCode::PredicateOnlyOperator => "`implies` or `is` outside a predicate",
+            SyntaxCode::TooManySyntaxProblems => {
+                "more problems in one text than are reported; it counts the rest"
+            }
             SyntaxCode::UnclosedDelimiter => "a bracket still open at the end of the input",
             SyntaxCode::UnexpectedCharacter => "a character that belongs to no token",
             SyntaxCode::UnexpectedToken => {
@@ -108,6 +114,7 @@ impl SyntaxCode {
             SyntaxCode::NestingTooDeep => "soil-syntax-spec#7.3",
             SyntaxCode::NonAssociativeOperator => "soil-syntax-spec#8",
             SyntaxCode::PredicateOnlyOperator => "soil-syntax-spec#11",
+            SyntaxCode::TooManySyntaxProblems => "soil-syntax-spec#7.3",
             SyntaxCode::UnclosedDelimiter => "soil-syntax-spec#2.7",
             SyntaxCode::UnexpectedCharacter => "soil-syntax-spec#2.1",
             SyntaxCode::UnexpectedToken => "soil-syntax-spec#7.3",

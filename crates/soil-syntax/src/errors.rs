@@ -35,6 +35,33 @@ impl SyntaxError {
     }
 }
 
+/// How many problems one parse reports, and one definition's check (design
+/// §3.13): past it the rest are counted by one closing diagnostic. A hundred is
+/// more than anyone reads before fixing the first; thousands (one mistake in a
+/// large file once yielded 20,002) bury the one that matters and cost the
+/// editor seconds to receive.
+pub const MAX_PROBLEMS: usize = 100;
+
+/// Keeps the first [`MAX_PROBLEMS`] of `errors` (sorted by position) and
+/// replaces the rest with one `too-many-syntax-problems` at the first of them,
+/// counting them (spec §7.3).
+pub(crate) fn cap(errors: &mut Vec<SyntaxError>) {
+    if errors.len() <= MAX_PROBLEMS {
+        return;
+    }
+    let left_out = errors.len() - MAX_PROBLEMS;
+    let first = errors[MAX_PROBLEMS].range;
+    errors.truncate(MAX_PROBLEMS);
+    errors.push(SyntaxError::new(
+        SyntaxCode::TooManySyntaxProblems,
+        first,
+        format!(
+            "{left_out} more syntax problem{} not reported: the first {MAX_PROBLEMS} are; fix those and parse again",
+            if left_out == 1 { "" } else { "s" }
+        ),
+    ));
+}
+
 /// Converts errors whose ranges are relative to `text`.
 pub fn to_diagnostics(text: &str, errors: &[SyntaxError]) -> Vec<Diagnostic> {
     if errors.is_empty() {

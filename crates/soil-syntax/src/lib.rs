@@ -23,7 +23,7 @@ mod spans;
 pub mod visit;
 
 pub use codes::SyntaxCode;
-pub use errors::{SyntaxError, to_diagnostics};
+pub use errors::{MAX_PROBLEMS, SyntaxError, to_diagnostics};
 pub use parser::MAX_NESTING;
 
 use trellis_diag::Diagnostic;

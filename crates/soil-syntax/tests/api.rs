@@ -202,9 +202,9 @@ fn one_error_per_broken_item_and_the_rest_still_parse() {
     let text = "a = (1 +\n\nb = 2\n\nc x = x ! 1\n\nd = [1, 2\ne = 3\n";
     let (file, diagnostics) = parse_file(text);
     expect![[r#"
-        unexpected-token 3:3 expected `)` or `,`, found `=`
+        unclosed-delimiter 1:5 `(` is never closed: the next item begins before its closer
         unexpected-character 5:9 unexpected character '!' (use `not`, or `!=` for inequality)
-        unexpected-token 8:3 expected `]` or `,`, found `=`
+        unclosed-delimiter 7:5 `[` is never closed: the next item begins before its closer
     "#]]
     .assert_eq(&render(&diagnostics));
     let names: Vec<&str> = file
@@ -212,7 +212,9 @@ fn one_error_per_broken_item_and_the_rest_still_parse() {
         .iter()
         .map(|item| item.name().text.as_str())
         .collect();
-    assert_eq!(names, ["c"]);
+    // A bracket left open is blamed where it opens, and the items it swallowed
+    // (`b`, `e`) are parsed from the start of their lines.
+    assert_eq!(names, ["b", "c", "e"]);
 }
 
 #[test]

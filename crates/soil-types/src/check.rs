@@ -1,13 +1,15 @@
 //! The driver: builds the environment, checks each definition in callee-first
 //! order, detects mutual recursion, and renders findings as diagnostics.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+use soil_syntax::MAX_PROBLEMS;
 use soil_syntax::ast;
 use trellis_diag::{Diagnostic, TextRange};
 
 use crate::codes::Code;
 use crate::env::{RowMember, TypeEnv};
-use crate::error::{Origin, TypeError};
+use crate::error::{Findings, Origin, Renderer, TypeError};
+use crate::hints::Hints;
 use crate::infer::{Checker, GlobalDef};
 use crate::prelude::{prelude, scheme_of};
 use crate::program::{
@@ -43,9 +45,28 @@ impl DeclaredEnv {
     pub fn of(env: &Env) -> DeclaredEnv {
         let mut types = prelude().env.clone();
         let decls: Vec<&ast::TypeDecl> = env.types.iter().map(|t| &t.node).collect();
-        let mut errors = Vec::new();
+        let mut findings = Vec::new();
         for (found, located) in types.declare(&decls).into_iter().zip(&env.types) {
-            errors.extend(found.iter().map(|e| located.source.diagnostic(e)));
+            findings.extend(found.into_iter().map(|e| (e, &located.source)));
+        }
+        // The environment is one unit of report, capped as a definition is.
+        let left_out = findings.len().saturating_sub(MAX_PROBLEMS);
+        let first_left_out = findings.get(MAX_PROBLEMS).map(|(e, s)| (e.range, *s));
+        findings.truncate(MAX_PROBLEMS);
+        let mut renderer = Renderer::default();
+        let mut errors: Vec<Diagnostic> = findings
+            .iter()
+            .map(|(error, source)| renderer.diagnostic(source, error))
+            .collect();
+        if let Some((range, source)) = first_left_out {
+            let count = Findings {
+                left_out,
+                first_left_out: Some((range, Origin::Equation)),
+                ..Findings::default()
+            };
+            if let Some(finding) = count.left_out_finding() {
+                errors.push(renderer.diagnostic(source, &finding));
+            }
         }
         DeclaredEnv { types, errors }
     }
@@ -99,7 +120,7 @@ fn check_observing(
     for (index, definition) in program.definitions.iter().enumerate() {
         if globals.contains_key(&definition.name) {
             let span = definition.equation.node.name.span;
-            states[index].errors.push(TypeError::new(
+            states[index].errors.add(TypeError::new(
                 Code::DuplicateDefinition,
                 format!("`{}` is defined more than once", definition.name),
                 span,
@@ -113,13 +134,21 @@ fn check_observing(
         globals.insert(definition.name.clone(), entry);
     }
 
+    let hints = Hints::default();
     let mut observed = Vec::new();
     for (index, definition) in program.definitions.iter().enumerate() {
         if !states[index].errors.is_empty() {
             continue;
         }
         let observing = observe == Some(definition.name.as_str());
-        let mut outcome = check_definition(type_env, &globals, &base.values, definition, observing);
+        let mut outcome = check_definition(
+            type_env,
+            &globals,
+            &base.values,
+            &hints,
+            definition,
+            observing,
+        );
         if observing {
             observed = std::mem::take(&mut outcome.name_types);
         }
@@ -132,6 +161,7 @@ fn check_observing(
 
     mark_mutual_recursion(program, &mut states);
 
+    let mut renderer = Renderer::default();
     let definitions = program
         .definitions
         .iter()
@@ -141,7 +171,7 @@ fn check_observing(
             outcome: if state.errors.is_empty() {
                 state.facts.ok_or_else(Vec::new)
             } else {
-                Err(render(definition, state.errors))
+                Err(render(&mut renderer, definition, state.errors))
             },
         })
         .collect();
@@ -158,7 +188,8 @@ fn check_observing(
 /// signature itself is broken (its own check reports why).
 fn signed_scheme(env: &TypeEnv, signature: &ast::Signature) -> GlobalDef {
     let mut errors = Vec::new();
-    let scheme = scheme_of(env, &signature.ty, &mut errors);
+    // Only whether it has errors matters here: no hints are looked for.
+    let scheme = scheme_of(env, &signature.ty, &mut errors, &Hints::none());
     GlobalDef::Ready(if errors.is_empty() { scheme } else { poison() })
 }
 
@@ -171,7 +202,7 @@ fn poison() -> Scheme {
 #[derive(Default)]
 struct DefState {
     facts: Option<CheckFacts>,
-    errors: Vec<TypeError>,
+    errors: Findings,
     references: Vec<(String, TextRange, Origin)>,
 }
 
@@ -202,12 +233,13 @@ fn check_definition(
     env: &TypeEnv,
     globals: &FxHashMap<String, GlobalDef>,
     prelude_values: &FxHashMap<String, Scheme>,
+    hints: &Hints,
     definition: &Definition,
     observing: bool,
 ) -> Outcome {
     let (module, short) = split_name(&definition.name);
     let equation = &definition.equation.node;
-    let mut checker = Checker::new(env, globals, prelude_values, module);
+    let mut checker = Checker::new(env, globals, prelude_values, hints, module);
     checker.observing = observing;
     let fail = |checker: Checker| Outcome {
         name_types: resolved_name_types(&checker),
@@ -244,23 +276,23 @@ fn check_definition(
                     signature.node.name.span,
                 );
             }
-            let mut rigid_types: Vec<String> = Vec::new();
-            let mut rigid_rows: Vec<String> = Vec::new();
+            let mut rigid_types: FxHashSet<String> = FxHashSet::default();
+            let mut rigid_rows: FxHashSet<String> = FxHashSet::default();
             let mut errors = Vec::new();
             let ty = {
                 let mut vars = |name: &str| {
-                    if !rigid_types.iter().any(|v| v == name) {
-                        rigid_types.push(name.to_owned());
+                    if !rigid_types.contains(name) {
+                        rigid_types.insert(name.to_owned());
                     }
                     Some(Ty::Rigid(name.to_owned()))
                 };
                 let mut rows = |name: &str| {
-                    if !rigid_rows.iter().any(|v| v == name) {
-                        rigid_rows.push(name.to_owned());
+                    if !rigid_rows.contains(name) {
+                        rigid_rows.insert(name.to_owned());
                     }
                     Some(RowMember::Rigid(name.to_owned()))
                 };
-                env.lower(&signature.node.ty, &mut vars, &mut rows, &mut errors)
+                env.lower(&signature.node.ty, &mut vars, &mut rows, &mut errors, hints)
             };
             for error in errors {
                 checker.push(error);
@@ -478,7 +510,7 @@ fn check_definition(
         name_types: resolved_name_types(&checker),
         state: DefState {
             facts: Some(facts),
-            errors: Vec::new(),
+            errors: Findings::default(),
             references: checker.references,
         },
         inferred,
@@ -603,7 +635,7 @@ fn mark_mutual_recursion(program: &Program, states: &mut [DefState]) {
                     "grant `allow: {NONSTRUCTURAL_RECURSION}` in the spec if it terminates"
                 ));
                 error.origin = *origin;
-                states[index].errors.push(error);
+                states[index].errors.add(error);
             }
         }
     }
@@ -624,13 +656,17 @@ fn reaches(edges: &[Vec<(usize, TextRange, Origin)>], from: usize, target: usize
     false
 }
 
-fn render(definition: &Definition, mut errors: Vec<TypeError>) -> Vec<Diagnostic> {
+fn render(renderer: &mut Renderer, definition: &Definition, findings: Findings) -> Vec<Diagnostic> {
     let rank = |origin: Origin| match origin {
         Origin::Signature => 0,
         Origin::Equation => 1,
         Origin::Clause(i) => 2 + i,
     };
+    let left_out = findings.left_out_finding();
+    let mut errors = findings.kept;
     errors.sort_by_key(|e| (rank(e.origin), e.range.map(|r| r.start)));
+    // The count of those left out closes the list.
+    errors.extend(left_out);
     errors
         .iter()
         .map(|error| {
@@ -639,10 +675,7 @@ fn render(definition: &Definition, mut errors: Vec<TypeError>) -> Vec<Diagnostic
                 Origin::Equation => Some(&definition.equation.source),
                 Origin::Clause(i) => definition.clauses.get(i).map(|c| &c.predicate.source),
             };
-            match source {
-                Some(source) => source.diagnostic(error),
-                None => definition.equation.source.diagnostic(error),
-            }
+            renderer.diagnostic(source.unwrap_or(&definition.equation.source), error)
         })
         .collect()
 }
@@ -661,7 +694,7 @@ impl Checker<'_> {
         }
         self.push_effects();
         let ty = self.infer(predicate);
-        if self.subst.unify(&Ty::con("Bool"), &ty).is_err() {
+        if self.subst.unify(&Ty::con("Bool"), &ty).is_err() && self.room_for(predicate.span) {
             let shown = self.show(&ty);
             self.push(
                 TypeError::new(

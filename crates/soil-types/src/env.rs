@@ -6,6 +6,7 @@ use soil_syntax::ast;
 
 use crate::codes::Code;
 use crate::error::TypeError;
+use crate::hints::{Hints, did_you_mean};
 use crate::ty::{Row, RowVar, Ty};
 
 /// Effect labels a row may name (prelude.md): the capabilities and `Panic`.
@@ -34,8 +35,42 @@ pub(crate) struct TypeInfo {
 pub(crate) enum TypeBody {
     Builtin,
     Opaque,
-    Record(Vec<(String, Ty)>),
+    Record(Fields),
     Sum(Vec<VariantInfo>),
+}
+
+/// A record's (or an inline-record variant's) fields in declaration order, and
+/// their positions by name: a field is found in the same time among two fields
+/// or two thousand (a search of the list made every access to a wide record
+/// cost its width).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fields {
+    list: Vec<(String, Ty)>,
+    positions: FxHashMap<String, usize>,
+}
+
+impl Fields {
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (String, Ty)> {
+        self.list.iter()
+    }
+
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.positions.get(name).copied()
+    }
+
+    /// Adds a field; `false` (and nothing added) when the name is taken.
+    fn insert(&mut self, name: &str, ty: Ty) -> bool {
+        if self.positions.contains_key(name) {
+            return false;
+        }
+        self.positions.insert(name.to_owned(), self.list.len());
+        self.list.push((name.to_owned(), ty));
+        true
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -48,7 +83,7 @@ pub(crate) struct VariantInfo {
 pub(crate) enum Payload {
     None,
     Positional(Ty),
-    Record(Vec<(String, Ty)>),
+    Record(Fields),
 }
 
 /// What a row variable written in type syntax stands for.
@@ -63,6 +98,8 @@ pub(crate) struct TypeEnv {
     types: FxHashMap<String, TypeInfo>,
     /// Constructor name to (type name, variant index).
     ctors: FxHashMap<String, (String, usize)>,
+    /// Field name to the record types declaring it, sorted.
+    field_owners: FxHashMap<String, Vec<String>>,
 }
 
 impl TypeEnv {
@@ -109,23 +146,14 @@ impl TypeEnv {
     }
 
     /// Record types declaring a field `field` (for field access on an unknown type).
-    pub(crate) fn records_with_field(&self, field: &str) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .types
-            .iter()
-            .filter(|(_, info)| match &info.body {
-                TypeBody::Record(fields) => fields.iter().any(|(name, _)| name == field),
-                _ => false,
-            })
-            .map(|(name, _)| name.clone())
-            .collect();
-        names.sort();
-        names
+    pub(crate) fn records_with_field(&self, field: &str) -> &[String] {
+        self.field_owners.get(field).map_or(&[], Vec::as_slice)
     }
 
     /// Registers declarations (two passes, so types may refer to each other and to
     /// themselves). Returns one list of findings per declaration.
     pub(crate) fn declare(&mut self, decls: &[&ast::TypeDecl]) -> Vec<Vec<TypeError>> {
+        let hints = Hints::default();
         let mut errors: Vec<Vec<TypeError>> = vec![Vec::new(); decls.len()];
         let mut accepted = vec![false; decls.len()];
         for (index, decl) in decls.iter().enumerate() {
@@ -163,7 +191,15 @@ impl TypeEnv {
                 continue;
             }
             let params: Vec<String> = decl.params.iter().map(|p| p.text.clone()).collect();
-            let body = self.lower_decl_body(decl, &params, &mut errors[index]);
+            let body = self.lower_decl_body(decl, &params, &mut errors[index], &hints);
+            if let TypeBody::Record(fields) = &body {
+                for (field, _) in fields.iter() {
+                    let owners = self.field_owners.entry(field.clone()).or_default();
+                    if let Err(at) = owners.binary_search(&decl.name.text) {
+                        owners.insert(at, decl.name.text.clone());
+                    }
+                }
+            }
             if let Some(info) = self.types.get_mut(&decl.name.text) {
                 info.body = body;
             }
@@ -176,6 +212,7 @@ impl TypeEnv {
         decl: &ast::TypeDecl,
         params: &[String],
         errors: &mut Vec<TypeError>,
+        hints: &Hints,
     ) -> TypeBody {
         let mut vars = |name: &str| {
             params
@@ -187,7 +224,7 @@ impl TypeEnv {
         match &decl.body {
             ast::TypeDeclBody::Opaque => TypeBody::Opaque,
             ast::TypeDeclBody::Record(fields) => {
-                TypeBody::Record(self.lower_fields(fields, &mut vars, &mut rows, errors))
+                TypeBody::Record(self.lower_fields(fields, &mut vars, &mut rows, errors, hints))
             }
             ast::TypeDeclBody::Sum(variants) => {
                 let mut infos = Vec::new();
@@ -204,11 +241,11 @@ impl TypeEnv {
                     let payload = match &variant.payload {
                         ast::VariantPayload::None => Payload::None,
                         ast::VariantPayload::Positional(ty) => {
-                            Payload::Positional(self.lower(ty, &mut vars, &mut rows, errors))
+                            Payload::Positional(self.lower(ty, &mut vars, &mut rows, errors, hints))
                         }
-                        ast::VariantPayload::Record(fields) => {
-                            Payload::Record(self.lower_fields(fields, &mut vars, &mut rows, errors))
-                        }
+                        ast::VariantPayload::Record(fields) => Payload::Record(
+                            self.lower_fields(fields, &mut vars, &mut rows, errors, hints),
+                        ),
                     };
                     self.ctors
                         .insert(name.clone(), (decl.name.text.clone(), infos.len()));
@@ -228,10 +265,11 @@ impl TypeEnv {
         vars: &mut dyn FnMut(&str) -> Option<Ty>,
         rows: &mut dyn FnMut(&str) -> Option<RowMember>,
         errors: &mut Vec<TypeError>,
-    ) -> Vec<(String, Ty)> {
-        let mut out: Vec<(String, Ty)> = Vec::new();
+        hints: &Hints,
+    ) -> Fields {
+        let mut out = Fields::default();
         for field in fields {
-            if out.iter().any(|(name, _)| *name == field.name.text) {
+            if out.position(&field.name.text).is_some() {
                 errors.push(TypeError::new(
                     Code::DuplicateField,
                     format!("field `{}` is declared twice", field.name.text),
@@ -239,8 +277,8 @@ impl TypeEnv {
                 ));
                 continue;
             }
-            let ty = self.lower(&field.ty, vars, rows, errors);
-            out.push((field.name.text.clone(), ty));
+            let ty = self.lower(&field.ty, vars, rows, errors, hints);
+            out.insert(&field.name.text, ty);
         }
         out
     }
@@ -253,6 +291,7 @@ impl TypeEnv {
         vars: &mut dyn FnMut(&str) -> Option<Ty>,
         rows: &mut dyn FnMut(&str) -> Option<RowMember>,
         errors: &mut Vec<TypeError>,
+        hints: &Hints,
     ) -> Ty {
         match &ty.kind {
             ast::TypeKind::Unit => Ty::con("Unit"),
@@ -264,42 +303,46 @@ impl TypeEnv {
                 ));
                 Ty::con("Unit")
             }),
-            ast::TypeKind::Named(head) => self.lower_app(head, &[], ty, vars, rows, errors),
-            ast::TypeKind::App { head, args } => self.lower_app(head, args, ty, vars, rows, errors),
+            ast::TypeKind::Named(head) => {
+                self.lower_app((head, &[]), ty, vars, rows, errors, hints)
+            }
+            ast::TypeKind::App { head, args } => {
+                self.lower_app((head, args), ty, vars, rows, errors, hints)
+            }
             ast::TypeKind::Tuple(elements) => Ty::Tuple(
                 elements
                     .iter()
-                    .map(|e| self.lower(e, vars, rows, errors))
+                    .map(|e| self.lower(e, vars, rows, errors, hints))
                     .collect(),
             ),
             ast::TypeKind::Function(function) => {
-                let param = self.lower(&function.param, vars, rows, errors);
+                let param = self.lower(&function.param, vars, rows, errors, hints);
                 let row = self.lower_row(&function.effects, rows, errors);
-                let result = self.lower(&function.result, vars, rows, errors);
+                let result = self.lower(&function.result, vars, rows, errors, hints);
                 Ty::fun(param, row, result)
             }
         }
     }
 
+    /// A named type `head` applied to `args` (none for a bare name), written
+    /// as `whole`.
     fn lower_app(
         &self,
-        head: &ast::Ident,
-        args: &[ast::Type],
+        (head, args): (&ast::Ident, &[ast::Type]),
         whole: &ast::Type,
         vars: &mut dyn FnMut(&str) -> Option<Ty>,
         rows: &mut dyn FnMut(&str) -> Option<RowMember>,
         errors: &mut Vec<TypeError>,
+        hints: &Hints,
     ) -> Ty {
         let lowered: Vec<Ty> = args
             .iter()
-            .map(|a| self.lower(a, vars, rows, errors))
+            .map(|a| self.lower(a, vars, rows, errors, hints))
             .collect();
         match self.types.get(&head.text) {
             None => {
-                let hint = crate::hints::did_you_mean(crate::hints::closest(
-                    &head.text,
-                    self.types.keys().map(String::as_str),
-                ));
+                let hint =
+                    did_you_mean(hints.closest(&head.text, self.types.keys().map(String::as_str)));
                 errors.push(TypeError::new(
                     Code::UnknownType,
                     format!("unknown type `{}`{hint}", head.text),

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+use soil_syntax::MAX_PROBLEMS;
 use trellis_diag::{Diagnostic, LineIndex, TextRange};
 
 use crate::codes::Code;
@@ -26,21 +28,6 @@ impl SourceText {
 
     pub fn unlocated(file: Option<String>) -> Arc<SourceText> {
         Arc::new(SourceText { file, text: None })
-    }
-
-    /// Renders a finding located in this text.
-    pub(crate) fn diagnostic(&self, error: &TypeError) -> Diagnostic {
-        let mut diagnostic = Diagnostic::new(error.code.as_str(), error.message.clone());
-        if let Some(file) = &self.file {
-            diagnostic = diagnostic.with_file(file.clone());
-        }
-        if let (Some(text), Some(range)) = (&self.text, error.range) {
-            diagnostic = diagnostic.with_span(LineIndex::new(text).span(text, range));
-        }
-        for note in &error.notes {
-            diagnostic = diagnostic.with_note(note.clone());
-        }
-        diagnostic
     }
 }
 
@@ -75,5 +62,88 @@ impl TypeError {
     pub(crate) fn note(mut self, note: impl Into<String>) -> TypeError {
         self.notes.push(note.into());
         self
+    }
+}
+
+/// One definition's findings: the first [`MAX_PROBLEMS`] kept, the rest only
+/// counted (and the first of them located), so a body with thousands of
+/// mistakes costs no more to report than one with a hundred (design §3.13).
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub kept: Vec<TypeError>,
+    pub left_out: usize,
+    /// Where the first finding left out was, and in which text.
+    pub first_left_out: Option<(Option<TextRange>, Origin)>,
+}
+
+impl Findings {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.left_out == 0
+    }
+
+    /// Whether a further finding would only be counted.
+    pub(crate) fn full(&self) -> bool {
+        self.kept.len() >= MAX_PROBLEMS
+    }
+
+    /// Keeps `error` unless it repeats one kept, or counts it once full.
+    pub(crate) fn add(&mut self, error: TypeError) {
+        if self.full() {
+            self.leave_out(error.range, error.origin);
+        } else if !self.kept.contains(&error) {
+            self.kept.push(error);
+        }
+    }
+
+    /// Counts a finding that is not kept.
+    pub(crate) fn leave_out(&mut self, range: Option<TextRange>, origin: Origin) {
+        self.left_out += 1;
+        self.first_left_out.get_or_insert((range, origin));
+    }
+
+    /// The finding that stands for those left out, if any were.
+    pub(crate) fn left_out_finding(&self) -> Option<TypeError> {
+        let (range, origin) = self.first_left_out?;
+        let count = self.left_out;
+        Some(TypeError {
+            code: Code::TooManyTypeProblems,
+            message: format!(
+                "{count} more problem{} in this definition not reported: the first {MAX_PROBLEMS} are; fix those and check again",
+                if count == 1 { "" } else { "s" }
+            ),
+            range,
+            notes: Vec::new(),
+            origin,
+        })
+    }
+}
+
+/// Line indexes of the texts findings point into, built once per text however
+/// many findings it holds (building one per finding made rendering a file's
+/// findings quadratic in its size).
+#[derive(Default)]
+pub(crate) struct Renderer {
+    /// By the text's address; each entry holds its text so no other can take
+    /// that address while the renderer lives.
+    indexes: FxHashMap<usize, (Arc<SourceText>, LineIndex)>,
+}
+
+impl Renderer {
+    pub(crate) fn diagnostic(&mut self, source: &Arc<SourceText>, error: &TypeError) -> Diagnostic {
+        let mut diagnostic = Diagnostic::new(error.code.as_str(), error.message.clone());
+        if let Some(file) = &source.file {
+            diagnostic = diagnostic.with_file(file.clone());
+        }
+        if let (Some(text), Some(range)) = (&source.text, error.range) {
+            let (_, index) = self
+                .indexes
+                .entry(Arc::as_ptr(source) as usize)
+                .or_insert_with(|| (source.clone(), LineIndex::new(text)));
+            diagnostic = diagnostic.with_span(index.span(text, range));
+        }
+        for note in &error.notes {
+            diagnostic = diagnostic.with_note(note.clone());
+        }
+        diagnostic
     }
 }

@@ -8,6 +8,7 @@ use soil_syntax::ast;
 
 use crate::env::{RowMember, TypeEnv};
 use crate::error::TypeError;
+use crate::hints::Hints;
 use crate::ty::{RowVar, Scheme, Ty};
 
 /// The prelude. `soil-eval` implements every value named here; both crates test
@@ -237,7 +238,7 @@ fn build() -> (Prelude, Vec<String>) {
     for item in &file.items {
         if let ast::Item::Signature(signature) = item {
             let mut errors = Vec::new();
-            let scheme = scheme_of(&env, &signature.ty, &mut errors);
+            let scheme = scheme_of(&env, &signature.ty, &mut errors, &Hints::default());
             problems.extend(errors.into_iter().map(|e| e.message));
             names.push(signature.name.text.clone());
             values.insert(signature.name.text.clone(), scheme);
@@ -247,25 +248,27 @@ fn build() -> (Prelude, Vec<String>) {
 }
 
 /// The scheme of a declared type: every type and row variable quantified.
-pub(crate) fn scheme_of(env: &TypeEnv, ty: &ast::Type, errors: &mut Vec<TypeError>) -> Scheme {
-    let mut type_vars: Vec<String> = Vec::new();
-    let mut row_vars: Vec<String> = Vec::new();
-    let mut vars = |name: &str| {
-        let index = type_vars.iter().position(|v| v == name).unwrap_or_else(|| {
-            type_vars.push(name.to_owned());
-            type_vars.len() - 1
-        });
-        Some(Ty::Gen(index as u32))
+pub(crate) fn scheme_of(
+    env: &TypeEnv,
+    ty: &ast::Type,
+    errors: &mut Vec<TypeError>,
+    hints: &Hints,
+) -> Scheme {
+    // Numbered in order of first mention, found by name in constant time.
+    let mut type_vars: FxHashMap<String, u32> = FxHashMap::default();
+    let mut row_vars: FxHashMap<String, u32> = FxHashMap::default();
+    let number = |vars: &mut FxHashMap<String, u32>, name: &str| match vars.get(name) {
+        Some(index) => *index,
+        None => {
+            let index = vars.len() as u32;
+            vars.insert(name.to_owned(), index);
+            index
+        }
     };
-    let mut rows = |name: &str| {
-        let index = row_vars.iter().position(|v| v == name).unwrap_or_else(|| {
-            row_vars.push(name.to_owned());
-            row_vars.len() - 1
-        });
-        Some(RowMember::Flex(RowVar::Gen(index as u32)))
-    };
+    let mut vars = |name: &str| Some(Ty::Gen(number(&mut type_vars, name)));
+    let mut rows = |name: &str| Some(RowMember::Flex(RowVar::Gen(number(&mut row_vars, name))));
     Scheme {
-        ty: env.lower(ty, &mut vars, &mut rows, errors),
+        ty: env.lower(ty, &mut vars, &mut rows, errors, hints),
     }
 }
 

@@ -1,9 +1,20 @@
 //! The substitution and unifier: types by Hindley–Milner unification with an occurs
 //! check, effect rows as sets with flexible row variables absorbing the difference.
 
-use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ty::{Row, RowVar, Scheme, Ty};
+
+/// How many arguments a chain of applications may give a function whose type
+/// it infers ([`Subst::applied_result`]): twice as many as one application or
+/// a signature can have.
+pub(crate) const MAX_APPLIED: u32 = 2 * soil_syntax::MAX_NESTING;
+
+/// How many arrows of a function's spine an instantiation widens
+/// ([`Subst::instantiate`]): as many as a signature can have.
+const OPENED_ARROWS: u32 = soil_syntax::MAX_NESTING;
 
 /// Why two types did not unify.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,17 +27,31 @@ pub(crate) enum UnifyError {
     },
 }
 
-/// All flexible type and row variables of one definition's check. `Clone` so a
-/// diagnosis can try a unification without committing it.
-#[derive(Clone, Default)]
+/// All flexible type and row variables of one definition's check.
+#[derive(Default)]
 pub(crate) struct Subst {
     tys: Vec<Option<Ty>>,
     rows: Vec<Option<Row>>,
+    /// Per type variable made as the result of applying an unknown function
+    /// ([`Subst::applied_result`]): how many arguments the chain of
+    /// applications that made it had taken. Zero for every other variable.
+    applied: Vec<u32>,
+    /// While a trial runs ([`Subst::trial`]): each binding it made, with the value
+    /// it replaced, so the trial can be undone in time proportional to its own
+    /// work rather than by copying the whole substitution.
+    trail: Option<Vec<Undo>>,
+}
+
+/// One binding a trial made, and what was there before.
+enum Undo {
+    Ty(u32, Option<Ty>),
+    Row(u32, Option<Row>),
 }
 
 impl Subst {
     pub(crate) fn fresh(&mut self) -> Ty {
         self.tys.push(None);
+        self.applied.push(0);
         Ty::Var(self.tys.len() as u32 - 1)
     }
 
@@ -37,6 +62,28 @@ impl Subst {
 
     pub(crate) fn fresh_row(&mut self) -> Row {
         Row::var(self.fresh_row_var())
+    }
+
+    /// A fresh variable for the result of applying the unknown function
+    /// `function` (an unbound variable) to one more argument, or `None` when
+    /// the chain of applications it ends would pass [`MAX_APPLIED`] arguments.
+    /// Applications chained through parentheses or `let` (`let g = f a in g b`)
+    /// extend one arrow type without bound; past a few hundred arrows every
+    /// walk over it (unifying, resolving, generalizing, printing) risks the
+    /// stack, and each use of the function copies them.
+    pub(crate) fn applied_result(&mut self, function: &Ty) -> Option<Ty> {
+        let taken = match function {
+            Ty::Var(id) => self.applied.get(*id as usize).copied().unwrap_or(0),
+            _ => 0,
+        };
+        if taken >= MAX_APPLIED {
+            return None;
+        }
+        let result = self.fresh();
+        if let Some(slot) = self.applied.last_mut() {
+            *slot = taken + 1;
+        }
+        Some(result)
     }
 
     /// The type with every bound variable replaced, recursively.
@@ -62,14 +109,74 @@ impl Subst {
 
     /// Only the outermost variable chain followed: enough to see the head.
     pub(crate) fn shallow(&self, ty: &Ty) -> Ty {
-        let mut current = ty.clone();
+        self.head(ty).clone()
+    }
+
+    /// [`Subst::shallow`] of a type the caller owns: a type that is not a
+    /// variable comes back as it is, uncopied (copying a long arrow at every
+    /// argument made applying it quadratic).
+    pub(crate) fn shallow_owned(&self, ty: Ty) -> Ty {
+        match ty {
+            Ty::Var(_) => self.shallow(&ty),
+            other => other,
+        }
+    }
+
+    /// The end of `ty`'s variable chain, borrowed.
+    fn head<'t>(&'t self, ty: &'t Ty) -> &'t Ty {
+        let mut current = ty;
         while let Ty::Var(id) = current {
-            match self.tys.get(id as usize) {
-                Some(Some(bound)) => current = bound.clone(),
+            match self.tys.get(*id as usize) {
+                Some(Some(bound)) => current = bound,
                 _ => break,
             }
         }
         current
+    }
+
+    /// The head of `ty` without copying it unless it is a bound variable's.
+    fn head_cow<'t>(&self, ty: &'t Ty) -> Cow<'t, Ty> {
+        match ty {
+            Ty::Var(_) => Cow::Owned(self.shallow(ty)),
+            _ => Cow::Borrowed(ty),
+        }
+    }
+
+    fn set_ty(&mut self, var: u32, ty: Ty) {
+        if let Some(slot) = self.tys.get_mut(var as usize) {
+            let old = slot.replace(ty);
+            if let Some(trail) = &mut self.trail {
+                trail.push(Undo::Ty(var, old));
+            }
+        }
+    }
+
+    fn set_row(&mut self, var: u32, row: Row) {
+        if let Some(slot) = self.rows.get_mut(var as usize) {
+            let old = slot.replace(row);
+            if let Some(trail) = &mut self.trail {
+                trail.push(Undo::Row(var, old));
+            }
+        }
+    }
+
+    /// Runs `attempt` on the substitution and then undoes every binding and
+    /// variable it made, whatever it returned: how a diagnosis tries a
+    /// unification without committing it. Not reentrant.
+    pub(crate) fn trial<T>(&mut self, attempt: impl FnOnce(&mut Subst) -> T) -> T {
+        let (tys, rows) = (self.tys.len(), self.rows.len());
+        self.trail = Some(Vec::new());
+        let result = attempt(self);
+        for undo in self.trail.take().unwrap_or_default().into_iter().rev() {
+            match undo {
+                Undo::Ty(var, old) => self.tys[var as usize] = old,
+                Undo::Row(var, old) => self.rows[var as usize] = old,
+            }
+        }
+        self.tys.truncate(tys);
+        self.applied.truncate(tys);
+        self.rows.truncate(rows);
+        result
     }
 
     /// The row flattened: bound row variables replaced by their rows.
@@ -79,12 +186,11 @@ impl Subst {
             vars: Default::default(),
         };
         let mut pending: Vec<RowVar> = row.vars.iter().copied().collect();
-        let mut seen = Vec::new();
+        let mut seen = Seen::default();
         while let Some(var) = pending.pop() {
-            if seen.contains(&var) {
+            if !seen.insert(var) {
                 continue;
             }
-            seen.push(var);
             match var {
                 RowVar::Flex(id) => match self.rows.get(id as usize) {
                     Some(Some(bound)) => {
@@ -103,24 +209,52 @@ impl Subst {
         out
     }
 
-    pub(crate) fn bind_row(&mut self, var: u32, row: Row) {
-        let mut row = self.resolve_row(&row);
-        row.vars.remove(&RowVar::Flex(var));
-        if let Some(slot) = self.rows.get_mut(var as usize) {
-            *slot = Some(row);
+    /// [`Subst::resolve_row`], first rebinding each bound variable of `row` to
+    /// its own flattened row where that still goes through other bound
+    /// variables (path compression; the substitution means the same). A row
+    /// unified again and again, as the rows of a local function used at every
+    /// element of a long list are, otherwise gains one link of a chain of
+    /// bindings per use, and flattening it at each use walks the whole chain:
+    /// quadratic in the uses.
+    pub(crate) fn resolve_row_compressing(&mut self, row: &Row) -> Row {
+        for var in row.vars.iter().filter_map(|var| flex(*var)) {
+            let Some(bound) = self.bound_row(var) else {
+                continue;
+            };
+            let chained = bound
+                .vars
+                .iter()
+                .any(|inner| flex(*inner).is_some_and(|id| self.bound_row(id).is_some()));
+            if chained {
+                let mut flat = self.resolve_row(&bound.clone());
+                flat.vars.remove(&RowVar::Flex(var));
+                self.set_row(var, flat);
+            }
         }
+        self.resolve_row(row)
+    }
+
+    pub(crate) fn bind_row(&mut self, var: u32, row: Row) {
+        let mut row = self.resolve_row_compressing(&row);
+        row.vars.remove(&RowVar::Flex(var));
+        self.set_row(var, row);
+    }
+
+    /// The row a flexible variable is bound to, if any.
+    pub(crate) fn bound_row(&self, var: u32) -> Option<&Row> {
+        self.rows.get(var as usize).and_then(Option::as_ref)
     }
 
     pub(crate) fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), UnifyError> {
-        let a = self.shallow(a);
-        let b = self.shallow(b);
-        match (&a, &b) {
+        let a = self.head_cow(a);
+        let b = self.head_cow(b);
+        match (&*a, &*b) {
             (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
             (Ty::Var(x), other) | (other, Ty::Var(x)) => {
                 if self.occurs(*x, other) {
                     return Err(UnifyError::Infinite);
                 }
-                self.tys[*x as usize] = Some(other.clone());
+                self.set_ty(*x, other.clone());
                 Ok(())
             }
             (Ty::Rigid(x), Ty::Rigid(y)) if x == y => Ok(()),
@@ -146,12 +280,13 @@ impl Subst {
         }
     }
 
+    /// Whether `var` occurs in `ty`, bound variables followed in place.
     fn occurs(&self, var: u32, ty: &Ty) -> bool {
-        match self.shallow(ty) {
-            Ty::Var(id) => id == var,
+        match self.head(ty) {
+            Ty::Var(id) => *id == var,
             Ty::Gen(_) | Ty::Rigid(_) => false,
             Ty::Con(_, args) | Ty::Tuple(args) => args.iter().any(|arg| self.occurs(var, arg)),
-            Ty::Fun(param, _, result) => self.occurs(var, &param) || self.occurs(var, &result),
+            Ty::Fun(param, _, result) => self.occurs(var, param) || self.occurs(var, result),
         }
     }
 
@@ -160,8 +295,16 @@ impl Subst {
     /// variables, the first takes the other side's extra members and the rest
     /// become empty.
     pub(crate) fn unify_rows(&mut self, a: &Row, b: &Row) -> Result<(), UnifyError> {
-        let a = self.resolve_row(a);
-        let b = self.resolve_row(b);
+        // The same row on both sides (the arrows an instantiation left
+        // unopened, say) unifies as it is, without the sets built below.
+        if a == b {
+            return Ok(());
+        }
+        let a = self.resolve_row_compressing(a);
+        let b = self.resolve_row_compressing(b);
+        if a == b {
+            return Ok(());
+        }
         let only = |x: &Row, y: &Row| Row {
             labels: x.labels.difference(&y.labels).cloned().collect(),
             vars: x.vars.difference(&y.vars).copied().collect(),
@@ -261,17 +404,30 @@ impl Subst {
         let mut tys = FxHashMap::default();
         let mut rows = FxHashMap::default();
         let ty = self.copy_generic(&scheme.ty, &mut tys, &mut rows);
-        self.open_spine(ty)
+        self.open_spine(ty, OPENED_ARROWS)
     }
 
-    pub(crate) fn open_spine(&mut self, ty: Ty) -> Ty {
-        match self.shallow(&ty) {
+    /// Opens the first `arrows` arrows of the spine (see [`Subst::instantiate`]).
+    /// Each use of a function copies what it opens, so the opening stops at
+    /// [`OPENED_ARROWS`]: no signature has more arrows (types nest at most as
+    /// deep, soil-syntax-spec §7.3), while a local applied in a chain of
+    /// applications can have thousands, and copying them all at every use made
+    /// a body of such uses quadratic. Arrows past it keep their own rows.
+    fn open_spine(&mut self, ty: Ty, arrows: u32) -> Ty {
+        if arrows == 0 {
+            return ty;
+        }
+        let head = match &ty {
+            Ty::Var(_) if matches!(self.head(&ty), Ty::Fun(..)) => self.shallow(&ty),
+            _ => ty,
+        };
+        match head {
             Ty::Fun(param, mut row, result) => {
                 row.vars.insert(self.fresh_row_var());
-                let result = self.open_spine(*result);
+                let result = self.open_spine(*result, arrows - 1);
                 Ty::Fun(param, row, Box::new(result))
             }
-            _ => ty,
+            other => other,
         }
     }
 
@@ -330,6 +486,36 @@ impl Subst {
                 rows.push(var);
             }
         }
+    }
+}
+
+/// The row variables one flattening has expanded. A flattening usually meets a
+/// handful, so a short list searched in place serves until it grows; past that a
+/// hash set keeps each test O(1), so a row built up through thousands of bound
+/// variables flattens in time linear in them (a list alone made it quadratic,
+/// and checking a long application cubic: issue 41).
+#[derive(Default)]
+struct Seen {
+    few: Vec<RowVar>,
+    many: FxHashSet<RowVar>,
+}
+
+impl Seen {
+    const FEW: usize = 16;
+
+    /// Whether `var` is new (and now recorded).
+    fn insert(&mut self, var: RowVar) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&var) {
+                return false;
+            }
+            if self.few.len() < Self::FEW {
+                self.few.push(var);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(var)
     }
 }
 

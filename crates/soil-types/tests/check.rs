@@ -269,7 +269,7 @@ later n = n + 1
 "#,
     );
     expect![[r#"
-        {"definition":"m::twice","signature":"(a ->{e, e1} a) -> a ->{e, e1} a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
+        {"definition":"m::twice","signature":"(a ->{e} a) -> a ->{e} a","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         {"definition":"m::double","signature":"(n : I64) -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}
         callee-order 8:11 `m::later` has no signature and is not checked yet
         {"definition":"m::later","signature":"I64 -> I64","row":[],"checks":{"clauses":[],"termination":"non-recursive","holes":[]}}

@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::{TokenKind, decode_string};
 
-use super::{PResult, Parser};
+use super::{NameSet, PResult, Parser};
 
 /// Precedence levels of spec §8, lowest first.
 pub(crate) mod level {
@@ -202,10 +202,16 @@ impl Parser<'_> {
         if !self.at_atom_start() {
             return Ok(func);
         }
+        // `f a b` is `(f a) b`: each argument counts one level, as each fold
+        // of a left-associative operator does, so no application's type is
+        // more than MAX_NESTING arrows long (the checker walks such types).
+        let entered = self.nesting;
         let mut args = Vec::new();
         while self.at_atom_start() {
+            self.enter_counting("arguments in one application")?;
             args.push(self.postfix()?);
         }
+        self.nesting = entered;
         Ok(Expr {
             kind: ExprKind::App {
                 func: Box::new(func),
@@ -380,11 +386,12 @@ impl Parser<'_> {
     /// One or more `field = e` or `field` separated by commas.
     fn field_inits(&mut self) -> PResult<Vec<FieldInit>> {
         let mut fields = Vec::new();
+        let mut names = NameSet::default();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Lower, "naming a field")?;
+            let repeated = !names.insert(self.text_of(name));
             let name = self.ident(name);
-            let repeated = fields.iter().any(|f: &FieldInit| f.name.text == name.text);
             self.check_new_field(repeated, &name)?;
             let value = if self.eat(TokenKind::Equals).is_some() {
                 Some(self.expr()?)

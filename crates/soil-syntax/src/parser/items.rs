@@ -7,7 +7,7 @@ use crate::ast::{
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser};
+use super::{NameSet, PResult, Parser};
 
 impl Parser<'_> {
     pub(super) fn item(&mut self) -> PResult<Item> {
@@ -63,16 +63,25 @@ impl Parser<'_> {
     }
 
     /// Parameters of an equation, lambda or local function: names and `_`.
+    /// `\a b -> e` is `\a -> \b -> e`: each parameter counts one level of
+    /// nesting while the list is read (see `app`).
     pub(super) fn params(&mut self) -> PResult<Vec<crate::ast::Param>> {
+        let entered = self.nesting;
         let mut params = Vec::new();
         loop {
+            if matches!(self.peek(), TokenKind::Lower | TokenKind::Underscore) {
+                self.enter_counting("parameters")?;
+            }
             match self.peek() {
                 TokenKind::Lower => {
                     let token = self.bump();
                     params.push(Param::Named(self.ident(token)));
                 }
                 TokenKind::Underscore => params.push(Param::Wildcard(self.bump().range())),
-                _ => return Ok(params),
+                _ => {
+                    self.nesting = entered;
+                    return Ok(params);
+                }
             }
         }
     }
@@ -109,11 +118,13 @@ impl Parser<'_> {
     fn variants(&mut self) -> PResult<Vec<Variant>> {
         self.eat(TokenKind::Pipe);
         let mut variants = Vec::new();
+        let mut names = NameSet::default();
         loop {
             let start = self.start();
             let name = self.expect(TokenKind::Upper, "naming a variant")?;
+            let repeated = !names.insert(self.text_of(name));
             let name = self.ident(name);
-            if variants.iter().any(|v: &Variant| v.name.text == name.text) {
+            if repeated {
                 return Err(self.error(
                     SyntaxCode::DuplicateVariant,
                     name.span,
@@ -142,12 +153,13 @@ impl Parser<'_> {
     fn field_decls(&mut self) -> PResult<Vec<FieldDecl>> {
         let open = self.open_bracket();
         let mut fields = Vec::new();
+        let mut names = NameSet::default();
         if !self.at(TokenKind::RBrace) {
             loop {
                 let start = self.start();
                 let name = self.expect(TokenKind::Lower, "naming a field")?;
+                let repeated = !names.insert(self.text_of(name));
                 let name = self.ident(name);
-                let repeated = fields.iter().any(|f: &FieldDecl| f.name.text == name.text);
                 self.check_new_field(repeated, &name)?;
                 self.expect(TokenKind::Colon, "after the field name")?;
                 let ty = self.ty()?;

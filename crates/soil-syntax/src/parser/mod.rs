@@ -4,7 +4,9 @@
 //!
 //! Errors abort the current item (an `Abort` propagates with `?`); the file parser
 //! then skips to the next token that starts an item at the beginning of a line, so
-//! one mistake does not hide the rest of the file.
+//! one mistake does not hide the rest of the file. When the item failed inside a
+//! bracket that was still open at the start of a later item's line, the mistake
+//! is that bracket: it is reported once and parsing resumes at that line.
 
 mod exprs;
 pub(crate) use exprs::level;
@@ -38,7 +40,12 @@ pub(crate) struct Parser<'a> {
     pos: usize,
     last_end: u32,
     errors: Vec<SyntaxError>,
-    bracket_depth: u32,
+    /// The brackets open around the cursor, innermost last.
+    open_brackets: Vec<Token>,
+    /// The first token of the current item passed while brackets were open that
+    /// would begin an item at the start of a line were they closed: where the
+    /// file parser resumes if the item fails with that bracket still open.
+    swallowed: Option<Swallowed>,
     nesting: u32,
     predicate_mode: bool,
 }
@@ -55,7 +62,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             last_end: 0,
             errors,
-            bracket_depth: 0,
+            open_brackets: Vec::new(),
+            swallowed: None,
             nesting: 0,
             predicate_mode: false,
         }
@@ -83,6 +91,9 @@ impl<'a> Parser<'a> {
 
     fn bump(&mut self) -> Token {
         let token = self.tokens[self.pos];
+        if self.swallowed.is_none() && !self.open_brackets.is_empty() {
+            self.note_swallowed();
+        }
         if token.kind != TokenKind::Eof {
             self.pos += 1;
             self.last_end = token.end;
@@ -149,7 +160,7 @@ impl<'a> Parser<'a> {
     /// equation could begin at any of them.
     fn at_item_start(&self, offset: usize) -> bool {
         let index = self.pos + offset;
-        if self.bracket_depth != 0 || !self.item_start.get(index).copied().unwrap_or(false) {
+        if !self.open_brackets.is_empty() || !self.item_start.get(index).copied().unwrap_or(false) {
             return false;
         }
         let token = self.tokens[index];
@@ -197,25 +208,95 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// [`Parser::enter`] for one more of a flat list that nests in meaning
+    /// (arguments, parameters): its error names the list.
+    fn enter_counting(&mut self, what: &str) -> PResult<()> {
+        if self.nesting < MAX_NESTING {
+            self.nesting += 1;
+            return Ok(());
+        }
+        let range = self.current().range();
+        Err(self.error(
+            SyntaxCode::NestingTooDeep,
+            range,
+            format!(
+                "too many {what}: with what encloses them they nest more than {MAX_NESTING} levels deep"
+            ),
+        ))
+    }
+
     fn leave(&mut self) {
         self.nesting = self.nesting.saturating_sub(1);
     }
 
     fn open_bracket(&mut self) -> Token {
-        self.bracket_depth += 1;
-        self.bump()
+        let token = self.bump();
+        self.open_brackets.push(token);
+        token
     }
 
     fn close_bracket(&mut self, open: Token, close: TokenKind) -> PResult<Token> {
         let token = self.expect_close(open, close)?;
-        self.bracket_depth = self.bracket_depth.saturating_sub(1);
+        self.open_brackets.pop();
+        // A bracket that closes after all held a line that looked like an item
+        // (a field `name = e` at column 1, say): that was no boundary.
+        if self
+            .swallowed
+            .is_some_and(|s| s.depth > self.open_brackets.len())
+        {
+            self.swallowed = None;
+        }
         Ok(token)
+    }
+
+    /// Records the token under the cursor as [`Parser::swallowed`] if it would
+    /// begin an item at the start of a line.
+    fn note_swallowed(&mut self) {
+        let token = self.tokens[self.pos];
+        if self.item_start[self.pos] && self.at_line_start(token.start) {
+            self.swallowed = Some(Swallowed {
+                index: self.pos,
+                opener: *self.open_brackets.last().expect("a bracket is open"),
+                depth: self.open_brackets.len(),
+            });
+        }
+    }
+
+    /// After the item that began at token `item_began_at` failed with
+    /// `errors_before` errors recorded before it: when a bracket it opened was
+    /// still open at a line that begins an item, the one mistake is that bracket.
+    /// Its error replaces what the item reported after swallowing that line, and
+    /// parsing resumes at the line, so the items after it are kept (spec §7.3).
+    fn recover_unclosed(&mut self, errors_before: usize) -> bool {
+        if self.swallowed.is_none() && !self.open_brackets.is_empty() {
+            // The failing token itself may be the boundary.
+            self.note_swallowed();
+        }
+        let Some(swallowed) = self.swallowed.take() else {
+            return false;
+        };
+        let still_open = self.open_brackets.get(swallowed.depth - 1) == Some(&swallowed.opener);
+        if !still_open {
+            return false;
+        }
+        self.errors.truncate(errors_before);
+        let describe = swallowed.opener.kind.describe();
+        self.errors.push(SyntaxError::new(
+            SyntaxCode::UnclosedDelimiter,
+            swallowed.opener.range(),
+            format!("{describe} is never closed: the next item begins before its closer"),
+        ));
+        self.pos = swallowed.index;
+        self.open_brackets.clear();
+        self.nesting = 0;
+        true
     }
 
     /// Skips to the next item start at the beginning of a line (or the end). The
     /// token the failed item began with is always skipped, so recovery advances.
     fn recover_to_item(&mut self, item_began_at: usize) {
-        self.bracket_depth = 0;
+        self.open_brackets.clear();
+        self.swallowed = None;
         self.nesting = 0;
         if self.pos == item_began_at {
             self.bump();
@@ -246,6 +327,7 @@ impl<'a> Parser<'a> {
     fn finish(self) -> Vec<SyntaxError> {
         let mut errors = self.errors;
         errors.sort_by_key(|error| (error.range.start, error.range.end));
+        crate::errors::cap(&mut errors);
         errors
     }
 
@@ -262,9 +344,15 @@ impl<'a> Parser<'a> {
         let mut items = Vec::with_capacity(capacity);
         while !self.at(TokenKind::Eof) {
             let item_began_at = self.pos;
+            let errors_before = self.errors.len();
+            self.swallowed = None;
             match self.item() {
                 Ok(item) => items.push(item),
-                Err(Abort) => self.recover_to_item(item_began_at),
+                Err(Abort) => {
+                    if !self.recover_unclosed(errors_before) {
+                        self.recover_to_item(item_began_at);
+                    }
+                }
             }
         }
         let file = SourceFile {
@@ -308,6 +396,20 @@ impl<'a> Parser<'a> {
     pub(crate) fn item_fragment(self) -> (Option<Item>, Vec<SyntaxError>) {
         self.fragment(|p| p.item())
     }
+}
+
+/// The names a record, pattern or sum has given so far, to find one given
+/// twice in constant time however many there are.
+pub(crate) type NameSet<'a> = std::collections::HashSet<&'a str>;
+
+/// See [`Parser::swallowed`].
+#[derive(Clone, Copy, Debug)]
+struct Swallowed {
+    /// The token that would begin an item.
+    index: usize,
+    /// The innermost bracket open when it was passed, and how many were.
+    opener: Token,
+    depth: usize,
 }
 
 /// `item_start[i]` holds when token `i` is `type`, or a lower-case name followed by

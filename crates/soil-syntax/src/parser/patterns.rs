@@ -4,7 +4,7 @@ use crate::ast::{FieldPattern, ListRest, Literal, Pattern, PatternKind};
 use crate::codes::SyntaxCode;
 use crate::lexer::TokenKind;
 
-use super::{PResult, Parser};
+use super::{NameSet, PResult, Parser};
 
 impl Parser<'_> {
     /// `Upper atom` (a constructor with a positional payload) or an atom.
@@ -127,6 +127,7 @@ impl Parser<'_> {
         let name = self.ident(name);
         let open = self.open_bracket();
         let mut fields = Vec::new();
+        let mut names = NameSet::default();
         let mut rest = false;
         if !self.at(TokenKind::RBrace) {
             loop {
@@ -136,10 +137,8 @@ impl Parser<'_> {
                 }
                 let start = self.start();
                 let field = self.expect(TokenKind::Lower, "naming a field")?;
+                let repeated = !names.insert(self.text_of(field));
                 let field = self.ident(field);
-                let repeated = fields
-                    .iter()
-                    .any(|f: &FieldPattern| f.name.text == field.text);
                 self.check_new_field(repeated, &field)?;
                 let pattern = if self.eat(TokenKind::Equals).is_some() {
                     Some(self.pattern()?)

@@ -3,17 +3,17 @@
 //! nominal records and sums, operator constraints resolved after inference, effect
 //! accumulation per function body, holes.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use soil_syntax::ast::{self, Expr, ExprKind, UnaryOp};
 use trellis_diag::TextRange;
 
 use crate::codes::Code;
 use crate::env::{Payload, RowMember, TypeBody, TypeEnv, substitute_params};
-use crate::error::{Origin, TypeError};
+use crate::error::{Findings, Origin, TypeError};
 use crate::exhaustive::{Matrix, Pat};
-use crate::hints::{closest, did_you_mean};
+use crate::hints::{Hints, did_you_mean};
 use crate::ty::{Row, RowVar, Scheme, Ty, VarNames, print_ty};
-use crate::unify::{Subst, UnifyError, generalize};
+use crate::unify::{MAX_APPLIED, Subst, UnifyError, generalize};
 
 mod operators;
 mod patterns;
@@ -79,6 +79,8 @@ pub(crate) struct Checker<'a> {
     pub env: &'a TypeEnv,
     globals: &'a FxHashMap<String, GlobalDef>,
     prelude: &'a FxHashMap<String, Scheme>,
+    /// The check's hint finder, shared by its definitions.
+    pub hints: &'a Hints,
     module: String,
     /// The definition under check, when unsigned: its monomorphic self type.
     pub self_mono: Option<(String, Ty)>,
@@ -87,9 +89,9 @@ pub(crate) struct Checker<'a> {
     accumulators: Vec<Vec<EffectUse>>,
     deferred: Vec<Deferred>,
     pub holes: Vec<HoleRecord>,
-    pub errors: Vec<TypeError>,
-    pub rigid_types: Vec<String>,
-    pub rigid_rows: Vec<String>,
+    pub errors: Findings,
+    pub rigid_types: FxHashSet<String>,
+    pub rigid_rows: FxHashSet<String>,
     pub origin: Origin,
     /// Module-level definitions referenced, with where.
     pub references: Vec<(String, TextRange, Origin)>,
@@ -109,12 +111,14 @@ impl<'a> Checker<'a> {
         env: &'a TypeEnv,
         globals: &'a FxHashMap<String, GlobalDef>,
         prelude: &'a FxHashMap<String, Scheme>,
+        hints: &'a Hints,
         module: &str,
     ) -> Checker<'a> {
         Checker {
             env,
             globals,
             prelude,
+            hints,
             module: module.to_owned(),
             self_mono: None,
             subst: Subst::default(),
@@ -122,9 +126,9 @@ impl<'a> Checker<'a> {
             accumulators: Vec::new(),
             deferred: Vec::new(),
             holes: Vec::new(),
-            errors: Vec::new(),
-            rigid_types: Vec::new(),
-            rigid_rows: Vec::new(),
+            errors: Findings::default(),
+            rigid_types: FxHashSet::default(),
+            rigid_rows: FxHashSet::default(),
             origin: Origin::Equation,
             references: Vec::new(),
             signature_row: false,
@@ -147,9 +151,19 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn push(&mut self, mut error: TypeError) {
         error.origin = self.origin;
-        if !self.errors.contains(&error) {
-            self.errors.push(error);
+        self.errors.add(error);
+    }
+
+    /// Whether a finding at `span` will be kept: once the definition has its
+    /// fill, it is only counted here, and the caller skips composing it (a
+    /// mismatch's message prints both types, which on a long body of mistakes
+    /// cost time in proportion to each type, for every one).
+    pub(crate) fn room_for(&mut self, span: TextRange) -> bool {
+        if self.errors.full() {
+            self.errors.leave_out(Some(span), self.origin);
+            return false;
         }
+        true
     }
 
     pub(crate) fn show(&self, ty: &Ty) -> String {
@@ -160,6 +174,7 @@ impl<'a> Checker<'a> {
     pub(crate) fn expect(&mut self, expected: &Ty, found: &Ty, span: TextRange) -> bool {
         match self.subst.unify(expected, found) {
             Ok(()) => true,
+            Err(_) if !self.room_for(span) => false,
             Err(error) => {
                 let mut names = VarNames::default();
                 let expected_text = print_ty(&self.subst.resolve(expected), &mut names);
@@ -216,8 +231,8 @@ impl<'a> Checker<'a> {
 
     /// When `found` is a function whose result after some arguments would be
     /// `expected` (a call given too few arguments), the types of the missing ones.
-    /// Tried on a copy of the substitution, so nothing is committed.
-    fn missing_arguments(&self, expected: &Ty, found: &Ty) -> Option<Vec<String>> {
+    /// Each unification is a trial, undone at once, so nothing is committed.
+    fn missing_arguments(&mut self, expected: &Ty, found: &Ty) -> Option<Vec<String>> {
         if matches!(self.subst.shallow(expected), Ty::Fun(..)) {
             return None;
         }
@@ -225,17 +240,19 @@ impl<'a> Checker<'a> {
         let mut current = self.subst.shallow(found);
         while let Ty::Fun(param, _, result) = current {
             params.push(*param);
-            let mut trial = self.subst.clone();
-            if trial.unify(expected, &result).is_ok() {
-                let mut names = VarNames::default();
-                return Some(
+            let shown = self.subst.trial(|trial| {
+                trial.unify(expected, &result).ok().map(|()| {
+                    let mut names = VarNames::default();
                     params
                         .iter()
                         .map(|p| print_ty(&trial.resolve(p), &mut names))
-                        .collect(),
-                );
+                        .collect()
+                })
+            });
+            if shown.is_some() {
+                return shown;
             }
-            current = self.subst.shallow(&result);
+            current = self.subst.shallow_owned(*result);
         }
         None
     }
@@ -287,19 +304,27 @@ impl<'a> Checker<'a> {
 
     /// Requires every effect in `entries` to be within `target`: an open target
     /// grows, a closed one reports `code` at the call that needs the effect.
+    ///
+    /// `target` is flattened once and kept flat by hand as its tail is bound:
+    /// binding the tail `t` to `R` (flattened at binding time, `t` left out)
+    /// leaves the flattened target `(current - {t}) + R`, and binding a variable
+    /// outside it leaves it as it was. Re-flattening it after every binding, as
+    /// this once did, cost time in proportion to everything the target had
+    /// absorbed so far: a body of n calls took n^2 (with a quadratic flattening,
+    /// n^3: issue 41).
     pub(crate) fn constrain_subset(&mut self, entries: &[EffectUse], target: &Row, code: Code) {
+        let mut current = self.subst.resolve_row(target);
         for entry in entries {
             let row = self.subst.resolve_row(&entry.row);
             for label in &row.labels {
-                let current = self.subst.resolve_row(target);
                 if current.labels.contains(label) {
                     continue;
                 }
-                match current.flex_vars().first() {
-                    Some(&tail) => {
+                match newest_flex(&current) {
+                    Some(tail) => {
                         let mut grown = Row::label(label);
                         grown.union(&self.subst.fresh_row());
-                        self.subst.bind_row(tail, grown);
+                        self.grow_tail(&mut current, tail, grown);
                     }
                     None => {
                         let declared = row_text(&current);
@@ -322,22 +347,19 @@ impl<'a> Checker<'a> {
                             });
                         }
                         error.origin = entry.origin;
-                        if !self.errors.contains(&error) {
-                            self.errors.push(error);
-                        }
+                        self.errors.add(error);
                     }
                 }
             }
             for var in row.flex_vars() {
-                let current = self.subst.resolve_row(target);
-                if current.flex_vars().contains(&var) {
+                if current.vars.contains(&RowVar::Flex(var)) {
                     continue;
                 }
-                match current.flex_vars().first() {
-                    Some(&tail) => {
+                match newest_flex(&current) {
+                    Some(tail) => {
                         let mut grown = Row::var(RowVar::Flex(var));
                         grown.union(&self.subst.fresh_row());
-                        self.subst.bind_row(tail, grown);
+                        self.grow_tail(&mut current, tail, grown);
                     }
                     None => {
                         let bound = Row {
@@ -348,6 +370,16 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// Binds `current`'s flexible `tail` to `grown` and keeps `current` the
+    /// flattened target it stood for (see [`Checker::constrain_subset`]).
+    fn grow_tail(&mut self, current: &mut Row, tail: u32, grown: Row) {
+        self.subst.bind_row(tail, grown);
+        current.vars.remove(&RowVar::Flex(tail));
+        if let Some(bound) = self.subst.bound_row(tail) {
+            current.union(bound);
         }
     }
 
@@ -372,6 +404,9 @@ impl<'a> Checker<'a> {
             let scheme = scheme.clone();
             return self.subst.instantiate(&scheme);
         }
+        if !self.room_for(span) {
+            return self.subst.fresh();
+        }
         let prefix = format!("{}::", self.module);
         let candidates = self
             .scope
@@ -379,7 +414,7 @@ impl<'a> Checker<'a> {
             .map(|(name, _)| name.as_str())
             .chain(self.globals.keys().filter_map(|q| q.strip_prefix(&prefix)))
             .chain(self.prelude.keys().map(String::as_str));
-        let hint = did_you_mean(closest(&ident.text, candidates));
+        let hint = did_you_mean(self.hints.closest(&ident.text, candidates));
         self.error(
             Code::UnknownName,
             format!("unknown name `{}`{hint}", ident.text),
@@ -459,11 +494,12 @@ impl<'a> Checker<'a> {
                         self.observe(name.span, &ty);
                         ty
                     }
+                    None if !self.room_for(span) => self.subst.fresh(),
                     None => {
-                        let hint = did_you_mean(closest(
-                            &qualified,
-                            self.globals.keys().map(String::as_str),
-                        ));
+                        let hint = did_you_mean(
+                            self.hints
+                                .closest(&qualified, self.globals.keys().map(String::as_str)),
+                        );
                         self.error(
                             Code::UnknownName,
                             format!("unknown definition `{qualified}`{hint}"),
@@ -567,18 +603,19 @@ impl<'a> Checker<'a> {
     /// An annotation's type: the signature's type and row variables keep their
     /// meaning, any other variable is a fresh unknown (one per name).
     fn lower_annotation(&mut self, ty: &ast::Type) -> Ty {
-        let mut type_names = Vec::new();
-        let mut row_names = Vec::new();
-        variable_names(ty, &mut type_names, &mut row_names);
-        let fresh_types: FxHashMap<String, Ty> = type_names
-            .into_iter()
-            .filter(|name| !self.rigid_types.contains(name))
-            .map(|name| (name, self.subst.fresh()))
+        let mut names = VariableNames::default();
+        names.collect(ty);
+        let fresh_types: FxHashMap<&str, Ty> = names
+            .types
+            .iter()
+            .filter(|name| !self.rigid_types.contains(**name))
+            .map(|name| (*name, self.subst.fresh()))
             .collect();
-        let fresh_rows: FxHashMap<String, RowVar> = row_names
-            .into_iter()
-            .filter(|name| !self.rigid_rows.contains(name))
-            .map(|name| (name, self.subst.fresh_row_var()))
+        let fresh_rows: FxHashMap<&str, RowVar> = names
+            .rows
+            .iter()
+            .filter(|name| !self.rigid_rows.contains(**name))
+            .map(|name| (*name, self.subst.fresh_row_var()))
             .collect();
         let mut vars = |name: &str| {
             Some(
@@ -595,7 +632,9 @@ impl<'a> Checker<'a> {
             })
         };
         let mut errors = Vec::new();
-        let lowered = self.env.lower(ty, &mut vars, &mut rows, &mut errors);
+        let lowered = self
+            .env
+            .lower(ty, &mut vars, &mut rows, &mut errors, self.hints);
         for error in errors {
             self.push(error);
         }
@@ -618,7 +657,8 @@ impl<'a> Checker<'a> {
                     name.span,
                 );
             } else {
-                let hint = did_you_mean(closest(&name.text, self.env.constructor_names()));
+                let hint =
+                    did_you_mean(self.hints.closest(&name.text, self.env.constructor_names()));
                 self.error(
                     Code::UnknownConstructor,
                     format!("unknown constructor `{}`{hint}", name.text),
@@ -658,21 +698,43 @@ impl<'a> Checker<'a> {
         let mut current = self.infer(func);
         let mut params: Vec<Ty> = Vec::new();
         for (index, arg) in args.iter().enumerate() {
-            match self.subst.shallow(&current) {
+            match self.subst.shallow_owned(current) {
                 Ty::Fun(param, row, result) => {
                     params.push(*param);
                     self.add_effect(row, span, cause.clone());
                     current = *result;
                 }
-                Ty::Var(_) => {
+                unknown @ Ty::Var(_) => {
+                    let Some(result) = self.subst.applied_result(&unknown) else {
+                        if self.room_for(arg.span) {
+                            self.push(TypeError::new(
+                                Code::ArityMismatch,
+                                format!(
+                                    "this chain of applications gives one function more than {MAX_APPLIED} arguments; give it a signature or split the chain"
+                                ),
+                                arg.span,
+                            ));
+                        }
+                        for extra in &args[index..] {
+                            self.infer(extra);
+                        }
+                        current = self.subst.fresh();
+                        break;
+                    };
                     let param = self.subst.fresh();
                     let row = self.subst.fresh_row();
-                    let result = self.subst.fresh();
                     let arrow = Ty::fun(param.clone(), row.clone(), result.clone());
-                    self.expect(&arrow, &current, func.span);
+                    self.expect(&arrow, &unknown, func.span);
                     params.push(param);
                     self.add_effect(row, span, cause.clone());
                     current = result;
+                }
+                other if !self.room_for(arg.span) => {
+                    for extra in &args[index..] {
+                        self.infer(extra);
+                    }
+                    current = other;
+                    break;
                 }
                 other => {
                     let shown = self.show(&other);
@@ -689,6 +751,7 @@ impl<'a> Checker<'a> {
                     for extra in &args[index..] {
                         self.infer(extra);
                     }
+                    current = other;
                     break;
                 }
             }
@@ -724,7 +787,7 @@ impl<'a> Checker<'a> {
         let mut rows: Vec<Option<Row>> = Vec::new();
         let mut remaining = expected.cloned();
         for _ in params {
-            match remaining.as_ref().map(|t| self.subst.shallow(t)) {
+            match remaining.take().map(|t| self.subst.shallow_owned(t)) {
                 Some(Ty::Fun(param, row, result)) => {
                     param_tys.push(*param);
                     rows.push(Some(row));
@@ -893,12 +956,34 @@ fn literal_type(literal: &ast::Literal) -> Ty {
     })
 }
 
+/// Names in backquotes, the first twenty of them: a message listing every
+/// missing field of a very wide record would grow with the record at every
+/// construction.
 fn quoted(names: &[&str]) -> String {
-    names
+    const SHOWN: usize = 20;
+    let mut text = names
         .iter()
+        .take(SHOWN)
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+/// The row's newest flexible variable: where a subset constraint has grown
+/// the row, the tail it grew it by, which nothing else mentions. Growing the
+/// row's oldest variable instead, as this once did, grew whatever else shared
+/// that variable (the rows of the arrows a body calls), so each later call's
+/// row flattened through every earlier one: quadratic in the calls of a body,
+/// and a looser inferred row (`twice f x = f (f x)` read `{e, e1}` for `{e}`).
+fn newest_flex(row: &Row) -> Option<u32> {
+    row.vars.iter().rev().find_map(|var| match var {
+        RowVar::Flex(id) => Some(*id),
+        RowVar::Gen(_) => None,
+    })
 }
 
 pub(crate) fn row_text(row: &Row) -> String {
@@ -906,27 +991,37 @@ pub(crate) fn row_text(row: &Row) -> String {
     format!("{{{}}}", labels.join(", "))
 }
 
-/// The type and row variable names a type mentions, each once.
-fn variable_names(ty: &ast::Type, types: &mut Vec<String>, rows: &mut Vec<String>) {
-    match &ty.kind {
-        ast::TypeKind::Var(name) => {
-            if !types.contains(&name.text) {
-                types.push(name.text.clone());
-            }
-        }
-        ast::TypeKind::Named(_) | ast::TypeKind::Unit => {}
-        ast::TypeKind::App { args, .. } => args.iter().for_each(|a| variable_names(a, types, rows)),
-        ast::TypeKind::Tuple(elements) => {
-            elements.iter().for_each(|e| variable_names(e, types, rows))
-        }
-        ast::TypeKind::Function(function) => {
-            variable_names(&function.param, types, rows);
-            for var in &function.effects.vars {
-                if !rows.contains(&var.text) {
-                    rows.push(var.text.clone());
+/// The type and row variable names a type mentions, each once, in order of
+/// first mention (found in constant time each: a signature of thousands of
+/// variables made a search of the list quadratic).
+#[derive(Default)]
+struct VariableNames<'t> {
+    types: Vec<&'t str>,
+    rows: Vec<&'t str>,
+    seen_types: FxHashSet<&'t str>,
+    seen_rows: FxHashSet<&'t str>,
+}
+
+impl<'t> VariableNames<'t> {
+    fn collect(&mut self, ty: &'t ast::Type) {
+        match &ty.kind {
+            ast::TypeKind::Var(name) => {
+                if self.seen_types.insert(&name.text) {
+                    self.types.push(&name.text);
                 }
             }
-            variable_names(&function.result, types, rows);
+            ast::TypeKind::Named(_) | ast::TypeKind::Unit => {}
+            ast::TypeKind::App { args, .. } => args.iter().for_each(|a| self.collect(a)),
+            ast::TypeKind::Tuple(elements) => elements.iter().for_each(|e| self.collect(e)),
+            ast::TypeKind::Function(function) => {
+                self.collect(&function.param);
+                for var in &function.effects.vars {
+                    if self.seen_rows.insert(&var.text) {
+                        self.rows.push(&var.text);
+                    }
+                }
+                self.collect(&function.result);
+            }
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Patterns: checking them against the scrutinee's type, binding their
 //! variables, and `match` exhaustiveness and redundancy through the matrix.
 
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use soil_syntax::ast::{self, Expr, Pattern, PatternKind};
 use trellis_diag::TextRange;
 
@@ -8,7 +11,7 @@ use super::{Checker, literal_type, quoted};
 use crate::codes::Code;
 use crate::env::{Payload, substitute_params};
 use crate::error::TypeError;
-use crate::exhaustive::{Ctor, Matrix, Pat};
+use crate::exhaustive::{Ctor, Matrix, Pat, merged};
 use crate::ty::{Scheme, Ty};
 
 impl Checker<'_> {
@@ -25,6 +28,11 @@ impl Checker<'_> {
             None => self.subst.fresh(),
         };
         let mut rows: Vec<Vec<Pat>> = Vec::new();
+        // The earlier arms by head constructor: an arm headed by `C` can only
+        // be covered by arms headed by `C` or `_`, so only those are asked
+        // (asking all of them made a match of n arms take n^2).
+        let mut headed: FxHashMap<Ctor, Vec<usize>> = FxHashMap::default();
+        let mut wild: Vec<usize> = Vec::new();
         let mut patterns_ok = true;
         for arm in arms {
             let mark = self.scope_mark();
@@ -38,7 +46,18 @@ impl Checker<'_> {
             match pat {
                 Some(pat) => {
                     let matrix = Matrix { env: self.env };
-                    if patterns_ok && matrix.useful(&rows, std::slice::from_ref(&pat)).is_none() {
+                    let covering: Cow<[Vec<Pat>]> = match &pat {
+                        Pat::Ctor(ctor, _) => {
+                            let same = headed.get(ctor).map_or(&[][..], Vec::as_slice);
+                            Cow::Owned(merged(same, &wild).map(|i| rows[i].clone()).collect())
+                        }
+                        Pat::Wild => Cow::Borrowed(&rows),
+                    };
+                    if patterns_ok
+                        && matrix
+                            .useful(&covering, std::slice::from_ref(&pat))
+                            .is_none()
+                    {
                         self.error(
                             Code::RedundantPattern,
                             "this arm can never match: earlier arms cover it",
@@ -46,6 +65,12 @@ impl Checker<'_> {
                         );
                     }
                     if arm.guard.is_none() {
+                        match &pat {
+                            Pat::Ctor(ctor, _) => {
+                                headed.entry(ctor.clone()).or_default().push(rows.len())
+                            }
+                            Pat::Wild => wild.push(rows.len()),
+                        }
                         rows.push(vec![pat]);
                     }
                 }
@@ -106,10 +131,9 @@ impl Checker<'_> {
             PatternKind::Constructor { name, payload } => {
                 let env = self.env;
                 let Some((type_name, index, info, variant)) = env.ctor(&name.text) else {
-                    let hint = crate::hints::did_you_mean(crate::hints::closest(
-                        &name.text,
-                        env.constructor_names(),
-                    ));
+                    let hint = crate::hints::did_you_mean(
+                        self.hints.closest(&name.text, env.constructor_names()),
+                    );
                     self.error(
                         Code::UnknownConstructor,
                         format!("unknown constructor `{}`{hint}", name.text),
@@ -163,8 +187,8 @@ impl Checker<'_> {
                 }
             }
             PatternKind::Record { name, fields, rest } => {
-                let (ty, declared) = self.record_fields(name)?;
-                if !self.expect(expected, &ty, span) {
+                let declared = self.record_fields(name)?;
+                if !self.expect(expected, &declared.ty, span) {
                     return None;
                 }
                 let ctor = match self.env.ctor(&name.text) {
@@ -176,12 +200,11 @@ impl Checker<'_> {
                         ty: name.text.clone(),
                     },
                 };
-                let mut subs = vec![Pat::Wild; declared.len()];
+                let mut subs = vec![Pat::Wild; declared.fields.len()];
                 let mut ok = true;
-                let mut seen: Vec<&str> = Vec::new();
+                let mut seen: FxHashSet<&str> = FxHashSet::default();
                 for field in fields {
-                    let Some(position) = declared.iter().position(|(n, _)| *n == field.name.text)
-                    else {
+                    let Some(position) = declared.fields.position(&field.name.text) else {
                         self.error(
                             Code::UnknownField,
                             format!("`{}` has no field `{}`", name.text, field.name.text),
@@ -190,7 +213,7 @@ impl Checker<'_> {
                         ok = false;
                         continue;
                     };
-                    if seen.contains(&field.name.text.as_str()) {
+                    if !seen.insert(&field.name.text) {
                         self.error(
                             Code::DuplicateField,
                             format!("field `{}` appears twice", field.name.text),
@@ -198,8 +221,9 @@ impl Checker<'_> {
                         );
                         ok = false;
                     }
-                    seen.push(&field.name.text);
-                    let field_ty = declared[position].1.clone();
+                    let Some(field_ty) = declared.field_at(position) else {
+                        continue;
+                    };
                     match &field.pattern {
                         Some(inner) => match self.pattern(inner, &field_ty, binds) {
                             Some(sub) => subs[position] = sub,
@@ -209,11 +233,7 @@ impl Checker<'_> {
                     }
                 }
                 if !rest {
-                    let missing: Vec<&str> = declared
-                        .iter()
-                        .filter(|(n, _)| !seen.contains(&n.as_str()))
-                        .map(|(n, _)| n.as_str())
-                        .collect();
+                    let missing = declared.missing(&seen);
                     if !missing.is_empty() {
                         self.error(
                             Code::MissingField,

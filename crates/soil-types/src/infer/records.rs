@@ -1,37 +1,69 @@
 //! Records and inline-record variants: construction by name, field access and
 //! functional update, all nominal.
 
+use rustc_hash::FxHashSet;
 use soil_syntax::ast::{self, Expr};
 use trellis_diag::TextRange;
 
 use super::{Checker, quoted};
 use crate::codes::Code;
-use crate::env::{Payload, TypeBody, substitute_params};
+use crate::env::{Fields, Payload, TypeBody, substitute_params};
 use crate::error::TypeError;
 use crate::ty::Ty;
 
-impl Checker<'_> {
-    pub(super) fn record_fields(&mut self, name: &ast::Ident) -> Option<(Ty, Vec<(String, Ty)>)> {
+/// A record type (or inline-record variant) as a construction, pattern or
+/// access meets it: its instantiated type and its declared fields, each
+/// instantiated only when used (instantiating all of them at every access made
+/// a body of n accesses to an n-field record quadratic).
+pub(crate) struct RecordShape<'e> {
+    pub ty: Ty,
+    args: Vec<Ty>,
+    pub fields: &'e Fields,
+}
+
+impl RecordShape<'_> {
+    /// The type of the field at `position`, instantiated.
+    pub(crate) fn field_at(&self, position: usize) -> Option<Ty> {
+        let (_, ty) = self.fields.iter().nth(position)?;
+        Some(substitute_params(ty, &self.args))
+    }
+
+    pub(crate) fn field(&self, name: &str) -> Option<Ty> {
+        self.field_at(self.fields.position(name)?)
+    }
+
+    /// The declared fields not in `given`, in declaration order.
+    pub(crate) fn missing<'n>(&'n self, given: &FxHashSet<&str>) -> Vec<&'n str> {
+        self.fields
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|name| !given.contains(name))
+            .collect()
+    }
+}
+
+impl<'a> Checker<'a> {
+    pub(super) fn record_fields(&mut self, name: &ast::Ident) -> Option<RecordShape<'a>> {
         let env = self.env;
         if let Some(info) = env.get(&name.text)
             && let TypeBody::Record(fields) = &info.body
         {
             let args: Vec<Ty> = info.params.iter().map(|_| self.subst.fresh()).collect();
-            let fields = fields
-                .iter()
-                .map(|(n, t)| (n.clone(), substitute_params(t, &args)))
-                .collect();
-            return Some((Ty::Con(name.text.clone(), args), fields));
+            return Some(RecordShape {
+                ty: Ty::Con(name.text.clone(), args.clone()),
+                args,
+                fields,
+            });
         }
         match env.ctor(&name.text) {
             Some((type_name, _, info, variant)) => match &variant.payload {
                 Payload::Record(fields) => {
                     let args: Vec<Ty> = info.params.iter().map(|_| self.subst.fresh()).collect();
-                    let fields = fields
-                        .iter()
-                        .map(|(n, t)| (n.clone(), substitute_params(t, &args)))
-                        .collect();
-                    Some((Ty::Con(type_name.to_owned(), args), fields))
+                    Some(RecordShape {
+                        ty: Ty::Con(type_name.to_owned(), args.clone()),
+                        args,
+                        fields,
+                    })
                 }
                 _ => {
                     self.error(
@@ -59,7 +91,7 @@ impl Checker<'_> {
         inits: &[ast::FieldInit],
         span: TextRange,
     ) -> Ty {
-        let Some((ty, fields)) = self.record_fields(name) else {
+        let Some(shape) = self.record_fields(name) else {
             for init in inits {
                 if let Some(value) = &init.value {
                     self.infer(value);
@@ -67,12 +99,9 @@ impl Checker<'_> {
             }
             return self.subst.fresh();
         };
-        self.field_inits(&name.text, &fields, inits);
-        let missing: Vec<&str> = fields
-            .iter()
-            .filter(|(field, _)| !inits.iter().any(|init| init.name.text == *field))
-            .map(|(field, _)| field.as_str())
-            .collect();
+        self.field_inits(&name.text, &shape, inits);
+        let given: FxHashSet<&str> = inits.iter().map(|init| init.name.text.as_str()).collect();
+        let missing = shape.missing(&given);
         if !missing.is_empty() {
             self.error(
                 Code::MissingField,
@@ -80,20 +109,20 @@ impl Checker<'_> {
                 span,
             );
         }
-        ty
+        shape.ty
     }
 
     pub(super) fn field_inits(
         &mut self,
         owner: &str,
-        fields: &[(String, Ty)],
+        shape: &RecordShape<'_>,
         inits: &[ast::FieldInit],
     ) {
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
         for init in inits {
             let field = init.name.text.as_str();
-            let value_ty = match fields.iter().find(|(n, _)| n == field) {
-                Some((_, ty)) => Some(ty.clone()),
+            let value_ty = match shape.field(field) {
+                Some(ty) => Some(ty),
                 None => {
                     self.error(
                         Code::UnknownField,
@@ -103,14 +132,13 @@ impl Checker<'_> {
                     None
                 }
             };
-            if seen.contains(&field) {
+            if !seen.insert(field) {
                 self.error(
                     Code::DuplicateField,
                     format!("field `{field}` is given twice"),
                     init.name.span,
                 );
             }
-            seen.push(field);
             match (&init.value, value_ty) {
                 (Some(value), Some(ty)) => self.check(value, &ty),
                 (Some(value), None) => {
@@ -131,16 +159,17 @@ impl Checker<'_> {
         &mut self,
         ty: &Ty,
         field: &ast::Ident,
-    ) -> Option<(String, Vec<(String, Ty)>)> {
+    ) -> Option<(String, RecordShape<'a>)> {
         let env = self.env;
         match self.subst.shallow(ty) {
             Ty::Con(name, args) => match env.get(&name).map(|info| &info.body) {
                 Some(TypeBody::Record(fields)) => Some((
                     name.clone(),
-                    fields
-                        .iter()
-                        .map(|(n, t)| (n.clone(), substitute_params(t, &args)))
-                        .collect(),
+                    RecordShape {
+                        ty: Ty::Con(name, args.clone()),
+                        args,
+                        fields,
+                    },
                 )),
                 _ => {
                     self.error(
@@ -157,15 +186,15 @@ impl Checker<'_> {
             },
             Ty::Var(_) => {
                 let candidates = env.records_with_field(&field.text);
-                match candidates.as_slice() {
+                match candidates {
                     [only] => {
                         let ident = ast::Ident {
                             text: only.clone(),
                             span: field.span,
                         };
-                        let (record_ty, fields) = self.record_fields(&ident)?;
-                        self.expect(&record_ty, ty, field.span);
-                        Some((only.clone(), fields))
+                        let shape = self.record_fields(&ident)?;
+                        self.expect(&shape.ty, ty, field.span);
+                        Some((only.clone(), shape))
                     }
                     [] => {
                         self.error(
@@ -205,11 +234,11 @@ impl Checker<'_> {
 
     pub(super) fn field(&mut self, record: &Expr, field: &ast::Ident) -> Ty {
         let ty = self.infer(record);
-        let Some((owner, fields)) = self.record_of(&ty, field) else {
+        let Some((owner, shape)) = self.record_of(&ty, field) else {
             return self.subst.fresh();
         };
-        match fields.into_iter().find(|(n, _)| *n == field.text) {
-            Some((_, field_ty)) => field_ty,
+        match shape.field(&field.text) {
+            Some(field_ty) => field_ty,
             None => {
                 self.error(
                     Code::UnknownField,
@@ -227,7 +256,7 @@ impl Checker<'_> {
             return ty;
         };
         match self.record_of(&ty, &first.name) {
-            Some((owner, fields)) => self.field_inits(&owner, &fields, inits),
+            Some((owner, shape)) => self.field_inits(&owner, &shape, inits),
             None => {
                 for init in inits {
                     if let Some(value) = &init.value {

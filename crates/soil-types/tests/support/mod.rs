@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod file_check;
+
 use soil_syntax::ast;
 use soil_types::{
     Allow, CheckReport, Clause, ClauseKind, Definition, Env, Located, Program, SourceText,
