@@ -8,8 +8,8 @@
 //! `_private.soil` and `soil.lock` byte for byte the same.
 //!
 //! Run with `cargo build --release -p trellis && cargo run --release -p trellis
-//! --example jobs_bench -- [THINK_MS] [JOBS]` (defaults: 2000 ms a turn, as the
-//! issue asks, and 8 jobs; `just bench` passes 200 ms to keep it short).
+//! --example jobs_bench -- [THINK_MS] [JOBS]` (defaults: 2000 ms a turn, a model's
+//! pace, and 8 jobs; `just bench` passes 200 ms to keep it short).
 
 #![allow(clippy::disallowed_methods, reason = "benches use real files")]
 
