@@ -1,9 +1,12 @@
 //! `trellis-hash` owns the one way Trellis hashes content: SHA-256 over
 //! length-prefixed parts, written as `sha256:` followed by 64 lowercase hex digits
-//! (impl plan §8.5, §9.10). Every hash in specs, locks and bundles is made here. It
-//! depends on no other workspace crate and never sees a path or a clock.
+//! (impl plan §8.5, §9.10). Every hash in specs, locks and bundles is made here, and
+//! so is the one seeded mixer ([`splitmix`]) behind every reproducible random
+//! choice. It depends on no other workspace crate and never sees a path or a clock.
 
 #![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
+
+pub mod splitmix;
 
 use std::fmt;
 

@@ -34,6 +34,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
+use trellis_hash::splitmix::SplitMix64;
 
 use serde_json::{Value, json};
 use trellis_rpc::{Answer, Client, Handler, Notifier, Server, ServerConfig};
@@ -43,16 +44,17 @@ const DEFAULT_SEED: u64 = 0x7270_6366;
 /// How long one case may take, end to end.
 const CASE_LIMIT: Duration = Duration::from_secs(60);
 
-/// splitmix64: small, seeded, and the same everywhere.
-struct Rng(u64);
+/// The workspace's one seeded source (`trellis_hash::splitmix`), drawn from as
+/// this fuzzer always has, so a seed replays the same cases.
+struct Rng(SplitMix64);
 
 impl Rng {
+    fn seeded(seed: u64) -> Rng {
+        Rng(SplitMix64::new(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -111,7 +113,7 @@ fn the_transport_survives_fuzzed_byte_streams() {
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             break;
         }
-        let mut rng = Rng(seed ^ case.wrapping_mul(0xa076_1d64_78bd_642f));
+        let mut rng = Rng::seeded(seed ^ case.wrapping_mul(0xa076_1d64_78bd_642f));
         let socket = dir.join("run").join(format!("{}.sock", case % 8));
         let (sent, answered) = run_case(&mut rng, socket).unwrap_or_else(|why| {
             panic!("seed {seed} case {case}: {why}");
@@ -147,7 +149,7 @@ fn run_case(rng: &mut Rng, socket: PathBuf) -> Result<(u64, u64), String> {
     let serving = thread::spawn(move || server.serve(Fuzzed));
 
     let mut session = Session {
-        rng: Rng(rng.next()),
+        rng: Rng::seeded(rng.next()),
         next_id: 1,
         frames: 0,
         expected: Vec::new(),
@@ -165,7 +167,7 @@ fn run_case(rng: &mut Rng, socket: PathBuf) -> Result<(u64, u64), String> {
         .set_read_timeout(Some(CASE_LIMIT))
         .map_err(|why| why.to_string())?;
     let mut writing = connection.try_clone().map_err(|why| why.to_string())?;
-    let mut chunks = Rng(rng.next());
+    let mut chunks = Rng::seeded(rng.next());
     let writer = thread::spawn(move || {
         let mut at = 0;
         while at < stream.len() {

@@ -25,7 +25,8 @@ pub mod preflight;
 pub mod process;
 pub mod property;
 pub mod shrink;
-pub mod splitmix;
+/// The seeded mixer property generation draws from (it lives in `trellis-hash`).
+pub use trellis_hash::splitmix;
 pub mod suite;
 pub mod warm;
 

@@ -1,7 +1,8 @@
 //! SplitMix64 (Steele, Lea and Flood; the reference algorithm exactly), the one
-//! random source of property generation: seeded from a test hash
-//! ([`crate::property::seed_for`]) so runs are reproducible and re-seed exactly
-//! when the tests change (impl plan §8.12).
+//! seeded random source of the workspace: property generation seeds it from a
+//! test hash (`trellis_verify::property::seed_for`) so runs are reproducible and
+//! re-seed exactly when the tests change (impl plan §8.12), and every fuzzer and
+//! randomized test draws from it by a seed it prints.
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitMix64 {
