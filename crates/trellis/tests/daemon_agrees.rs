@@ -20,35 +20,8 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::Root;
-use support::edits::{apply, catalog, prepared_root, seed_and_steps};
+use support::edits::{self, apply, catalog, prepared_root, seed_and_steps};
 use trellis_verify::splitmix::SplitMix64;
-
-/// `status --json` as data, whatever its exit code (problems exit 1).
-fn status(root: &Root, daemon: bool) -> Value {
-    let args: &[&str] = match daemon {
-        true => &["status", "--json"],
-        false => &["--no-daemon", "status", "--json"],
-    };
-    root.run(args).json()
-}
-
-/// Runs the `trellis …` commands the rows prescribe, through the daemon
-/// (an agent's `trellis lower` is left out: it needs a provider).
-fn follow_prescriptions(root: &Root, log: &mut Vec<String>) {
-    let status = status(root, true);
-    let mut commands: Vec<String> = (status["definitions"].as_array().into_iter().flatten())
-        .filter_map(|row| row["fix"].as_str())
-        .flat_map(|fix| fix.split(" && ").map(str::to_owned).collect::<Vec<_>>())
-        .filter(|command| command.starts_with("trellis ") && !command.starts_with("trellis lower "))
-        .collect();
-    commands.dedup();
-    for command in commands {
-        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
-        let run = root.run(&args);
-        log.push(format!("  $ {command} → exit {:?}", run.code));
-    }
-}
 
 fn walk(seed: u64, steps: usize, verify_every: usize) {
     let (seed, steps) = seed_and_steps("TRELLIS_DAEMON_AGREES", seed, steps);
@@ -66,11 +39,11 @@ fn walk(seed: u64, steps: usize, verify_every: usize) {
         let edit = random.pick(&edits).expect("a non-empty catalog");
         log.push(format!("step {step}: {}", apply(&root, edit)));
         if random.chance(1, 4) {
-            follow_prescriptions(&root, &mut log);
+            edits::follow_prescriptions(&root, &mut log);
         }
         // Asked at once: the write just finished.
-        let immediate = status(&root, true);
-        let alone = status(&root, false);
+        let immediate = edits::status_data(&root, true);
+        let alone = edits::status_data(&root, false);
         if immediate != alone {
             fail(
                 "the daemon, asked at once, differs",
@@ -80,7 +53,7 @@ fn walk(seed: u64, steps: usize, verify_every: usize) {
             );
         }
         std::thread::sleep(Duration::from_millis(100));
-        let later = status(&root, true);
+        let later = edits::status_data(&root, true);
         if later != alone {
             fail(
                 "the daemon, asked after a pause, differs",

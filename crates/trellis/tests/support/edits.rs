@@ -400,3 +400,29 @@ pub fn seed_and_steps(prefix: &str, seed: u64, steps: usize) -> (u64, usize) {
         read("STEPS").and_then(|s| s.parse().ok()).unwrap_or(steps),
     )
 }
+
+/// `status --json` as data, whatever its exit code (problems exit 1).
+pub fn status_data(root: &Root, daemon: bool) -> Value {
+    let args: &[&str] = match daemon {
+        true => &["status", "--json"],
+        false => &["--no-daemon", "status", "--json"],
+    };
+    root.run(args).json()
+}
+
+/// Runs the `trellis …` commands the rows prescribe, through the daemon
+/// (an agent's `trellis lower` is left out: it needs a provider), logging each.
+pub fn follow_prescriptions(root: &Root, log: &mut Vec<String>) {
+    let status = status_data(root, true);
+    let mut commands: Vec<String> = (status["definitions"].as_array().into_iter().flatten())
+        .filter_map(|row| row["fix"].as_str())
+        .flat_map(|fix| fix.split(" && ").map(str::to_owned).collect::<Vec<_>>())
+        .filter(|command| command.starts_with("trellis ") && !command.starts_with("trellis lower "))
+        .collect();
+    commands.dedup();
+    for command in commands {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let run = root.run(&args);
+        log.push(format!("  $ {command} → exit {:?}", run.code));
+    }
+}
