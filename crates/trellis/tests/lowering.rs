@@ -14,6 +14,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::lowering::lower_output;
 use support::{Root, Run, TempDir, is_alive, workspace};
 
 /// A root with a daemon, a providers.toml of its own and a playbook directory.
@@ -33,16 +34,7 @@ impl Lowering {
             &config.path().join("lowering/playbooks"),
         );
         let playbooks = config.path().join("lowering/playbooks");
-        let file = config.path().join("trellis/providers.toml");
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("config dir");
-        std::fs::write(
-            &file,
-            format!(
-                "[providers.fixture]\nkind = \"scripted\"\nmodel = \"playbook-1\"\nplaybooks = \"{}\"\n{provider_extra}",
-                playbooks.display()
-            ),
-        )
-        .expect("providers.toml");
+        support::lowering::write_scripted_provider(&config, &playbooks, provider_extra);
         // The fixture root is pinned to this binary and its skill (the skill
         // changes with the registry and docs; the examples' pin is tested in
         // skill_pin.rs).
@@ -102,21 +94,6 @@ impl Lowering {
 
 fn copy_dir(from: &Path, to: &Path) {
     support::copy_tree(from, to);
-}
-
-/// The events `trellis lower --json` printed (every line but the summary), and the summary.
-fn lower_output(run: &Run) -> (Vec<Value>, Value) {
-    let mut events = Vec::new();
-    let mut summary = Value::Null;
-    for line in run.stdout.lines() {
-        let value: Value = serde_json::from_str(line).expect("lower --json prints JSON lines");
-        if value.get("summary").is_some() {
-            summary = value["summary"].clone();
-        } else {
-            events.push(value);
-        }
-    }
-    (events, summary)
 }
 
 fn finish(child: Child) -> Run {

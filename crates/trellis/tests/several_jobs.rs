@@ -18,6 +18,7 @@ use std::process::{Child, Stdio};
 
 use generated_module::{Generated, qualified};
 use serde_json::Value;
+use support::lowering::lower_output;
 use support::{Root, Run, TempDir};
 
 /// A generated root with its daemon, a providers.toml and the playbooks.
@@ -32,16 +33,7 @@ impl Lowering {
         let config = TempDir::new("cfg");
         let playbooks = config.path().join("playbooks");
         generated_module::write(source.path(), &playbooks, defs);
-        let file = config.path().join("trellis/providers.toml");
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("config dir");
-        std::fs::write(
-            &file,
-            format!(
-                "[providers.fixture]\nkind = \"scripted\"\nmodel = \"playbook-1\"\nplaybooks = \"{}\"\n",
-                playbooks.display()
-            ),
-        )
-        .expect("providers.toml");
+        support::lowering::write_scripted_provider(&config, &playbooks, "");
         let root = Root::copy_of(source.path());
         root.run(&["--no-daemon", "toolchain", "update"]).ok();
         root.run(&["--no-daemon", "adopt", "gen"]).ok();
@@ -69,21 +61,6 @@ impl Lowering {
             .spawn()
             .expect("spawn trellis lower")
     }
-}
-
-/// The events `trellis lower --json` printed, and its summary.
-fn lower_output(run: &Run) -> (Vec<Value>, Value) {
-    let mut events = Vec::new();
-    let mut summary = Value::Null;
-    for line in run.stdout.lines() {
-        let value: Value = serde_json::from_str(line).expect("lower --json prints JSON lines");
-        if value.get("summary").is_some() {
-            summary = value["summary"].clone();
-        } else {
-            events.push(value);
-        }
-    }
-    (events, summary)
 }
 
 /// The position of the first event of `def` in `state`.

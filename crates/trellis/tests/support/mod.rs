@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod edits;
+pub mod lowering;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
