@@ -16,7 +16,7 @@ use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
 
 use crate::walk::{
-    Entry, MANIFEST_FILE, classify, question_file, skipped_dir, walk_stamped, walk_tree,
+    Entry, MANIFEST_FILE, RootFiles, classify, question_file, skipped_dir, walk_stamped, walk_tree,
 };
 
 /// What the loader remembers of a file between refreshes.
@@ -59,6 +59,9 @@ pub struct RootLoader {
     questions: BTreeMap<String, String>,
     /// When the refresh under way started reading.
     reading_since: SystemTime,
+    /// A walk made for this loader that its next walk takes instead of
+    /// walking again ([`RootLoader::prime`]).
+    primed: Option<RootFiles>,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -78,7 +81,24 @@ impl RootLoader {
             problems: BTreeMap::new(),
             questions: BTreeMap::new(),
             reading_since: SystemTime::UNIX_EPOCH,
+            primed: None,
         }
+    }
+
+    /// Hands the loader a stamped walk of its root to take as its next walk:
+    /// the change feed's, which watched each directory before listing it,
+    /// so nothing that changed since is missed — the feed names it (design
+    /// §7.16). A daemon's start walks its root once, not twice.
+    pub fn prime(&mut self, walked: RootFiles) {
+        self.primed = Some(walked);
+    }
+
+    /// The root's files, stamped: the primed walk if there is one, else a
+    /// new walk.
+    fn walk_stamped(&mut self) -> RootFiles {
+        self.primed
+            .take()
+            .unwrap_or_else(|| walk_stamped(&self.root))
     }
 
     pub fn root(&self) -> &Path {
@@ -104,7 +124,7 @@ impl RootLoader {
         // Each file is stat-ed through its directory as the walk lists it; one
         // the loader never read is read whatever its stamp, which then comes
         // from the opened file (design §7.15, §7.16).
-        let walked = walk_stamped(&self.root);
+        let walked = self.walk_stamped();
         for problem in walked.problems {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
@@ -150,8 +170,8 @@ impl RootLoader {
     /// reading one (design §7.16); `None` when the walk met a problem or the
     /// root holds an open question (answers stored without the loader's
     /// reads cannot speak for either).
-    pub fn stamps_now(&self) -> Option<Vec<crate::answer_cache::FileStamp>> {
-        let walked = walk_stamped(&self.root);
+    pub fn stamps_now(&mut self) -> Option<Vec<crate::answer_cache::FileStamp>> {
+        let walked = self.walk_stamped();
         if !walked.complete || !walked.problems.is_empty() {
             return None;
         }

@@ -169,10 +169,23 @@ pub fn walk(root: &Path) -> RootFiles {
 /// (design §7.16). A file that cannot be stat-ed has no stamp. The files
 /// come in the root's own first, then each directory's in listing order.
 pub fn walk_stamped(root: &Path) -> RootFiles {
+    walk_stamped_watching(root, &|_, _| {})
+}
+
+/// What [`walk_stamped_watching`] calls with each directory's root-relative
+/// prefix and absolute path, just before it lists it.
+pub type BeforeListing<'a> = &'a (dyn Fn(&str, &Path) + Sync);
+
+/// [`walk_stamped`], calling `before_listing` on each directory before it is
+/// listed: the change feed adds its watch there, so one walk both watches the
+/// root and stamps its files, and whatever changes after a directory's
+/// listing is in the feed (design §7.16).
+pub fn walk_stamped_watching(root: &Path, before_listing: BeforeListing<'_>) -> RootFiles {
     let top = Walk {
         stamped: true,
         descend: false,
         above_is_reference: Some(false),
+        before_listing,
     };
     let (mut out, below) = walk_tree_with(root, "", top);
     let walk_share = |first: usize| {
@@ -182,6 +195,7 @@ pub fn walk_stamped(root: &Path) -> RootFiles {
                     stamped: true,
                     descend: true,
                     above_is_reference: Some(*in_reference),
+                    before_listing,
                 };
                 (at, walk_tree_with(root, prefix, walk).0)
             })
@@ -220,13 +234,14 @@ pub fn walk_tree(root: &Path, prefix: &str) -> RootFiles {
         stamped: false,
         descend: true,
         above_is_reference: None,
+        before_listing: &|_, _| {},
     };
     walk_tree_with(root, prefix, walk).0
 }
 
 /// How [`walk_tree_with`] walks.
 #[derive(Clone, Copy)]
-struct Walk {
+struct Walk<'a> {
     /// Stat each file as it is listed.
     stamped: bool,
     /// Walk the directories found; when not, only the directory at the
@@ -236,10 +251,12 @@ struct Walk {
     /// Whether the prefix's parent is or lies under a reference directory,
     /// when the caller knows; found by reading up the path when not.
     above_is_reference: Option<bool>,
+    /// Called on each directory before it is listed.
+    before_listing: BeforeListing<'a>,
 }
 
 /// [`walk_tree`] as `walk` says.
-fn walk_tree_with(root: &Path, prefix: &str, walk: Walk) -> (RootFiles, Vec<(String, bool)>) {
+fn walk_tree_with(root: &Path, prefix: &str, walk: Walk<'_>) -> (RootFiles, Vec<(String, bool)>) {
     let mut out = RootFiles {
         complete: true,
         ..RootFiles::default()
@@ -264,6 +281,7 @@ fn walk_tree_with(root: &Path, prefix: &str, walk: Walk) -> (RootFiles, Vec<(Str
     };
     let mut stack = vec![(prefix.to_owned(), start, start_in_reference)];
     while let Some((prefix, dir, above_is_reference)) = stack.pop() {
+        (walk.before_listing)(&prefix, &dir);
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(error) => {

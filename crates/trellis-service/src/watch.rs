@@ -17,7 +17,11 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::walk::{loaded_file, python_file, skipped_dir, walk_tree};
+use std::sync::{Mutex, PoisonError};
+
+use crate::walk::{
+    RootFiles, loaded_file, python_file, skipped_dir, walk_stamped_watching, walk_tree,
+};
 
 /// What changed since the last drain.
 #[derive(Debug, PartialEq, Eq)]
@@ -79,18 +83,43 @@ impl RootWatch {
     /// Watches every directory the loader reads. Fails where inotify is missing or
     /// the user's watch limit is reached; the caller then stats every file.
     pub fn new(root: &Path) -> io::Result<RootWatch> {
-        let mut watch = RootWatch {
+        Self::new_stamped(root).map(|(watch, _)| watch)
+    }
+
+    /// [`RootWatch::new`] by a stamped walk, handed back for the loader's
+    /// first walk ([`crate::loader::RootLoader::prime`]): each directory is
+    /// watched just before it is listed, so one walk both watches the root
+    /// and stamps its files, and a change after a listing is in the feed
+    /// (design §7.16).
+    pub fn new_stamped(root: &Path) -> io::Result<(RootWatch, RootFiles)> {
+        let inotify = sys::init()?;
+        let added = Mutex::new((Vec::new(), None));
+        let walked = walk_stamped_watching(root, &|prefix, dir| {
+            let watched = sys::add_watch(&inotify, dir);
+            let mut added = added.lock().unwrap_or_else(PoisonError::into_inner);
+            match watched {
+                Ok(descriptor) => added.0.push((descriptor, prefix.to_owned())),
+                Err(error) => added.1 = Some(error),
+            }
+        });
+        let (dirs, failed) = added.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        if !walked.complete {
+            return Err(io::Error::other("a directory of the root cannot be read"));
+        }
+        let watch = RootWatch {
             root: root.to_owned(),
-            inotify: sys::init()?,
-            dirs: FxHashMap::default(),
-            reference: rustc_hash::FxHashSet::default(),
+            inotify,
+            dirs: dirs.into_iter().collect(),
+            reference: walked.reference_dirs.iter().cloned().collect(),
             incomplete: false,
             buffer: vec![0; 64 * 1024],
             pending: Pending::default(),
             writing: BTreeSet::new(),
         };
-        watch.watch_tree("")?;
-        Ok(watch)
+        Ok((watch, walked))
     }
 
     /// Adds a watch to every directory the walker walks under `prefix` (`""`:
@@ -521,6 +550,28 @@ mod tests {
         std::fs::rename(root.join("m/a.tr.tmp"), root.join("m/a.tr")).expect("rename");
         std::fs::remove_file(root.join("soil.toml")).expect("remove");
         assert_eq!(watch.take(), paths(&["m/a.tr", "soil.toml"]));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// The stamped start lists and stamps what a stamped walk does, and
+    /// whatever is written after it is in the feed: a loader primed with its
+    /// walk misses nothing (design §7.16).
+    #[test]
+    fn the_stamped_start_walks_once_and_misses_nothing_after_it() {
+        let root = temp_root("stamped");
+        std::fs::create_dir_all(root.join("n/deep")).expect("mkdir");
+        std::fs::write(root.join("n/deep/b.soil"), "b").expect("write");
+        let (mut watch, walked) = RootWatch::new_stamped(&root).expect("inotify");
+        let mut files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        files.sort_unstable();
+        assert_eq!(files, ["m/a.tr", "n/deep/b.soil"]);
+        assert!(walked.stamps.files.iter().all(Option::is_some));
+        let mut watched: Vec<&str> = watch.dirs.values().map(String::as_str).collect();
+        watched.sort_unstable();
+        assert_eq!(watched, ["", "m/", "n/", "n/deep/"]);
+        std::fs::write(root.join("n/deep/b.soil"), "edited").expect("write");
+        std::fs::write(root.join("m/c.tr"), "new").expect("write");
+        assert_eq!(watch.take(), paths(&["m/c.tr", "n/deep/b.soil"]));
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

@@ -224,3 +224,48 @@ fn a_daemon_s_service_loads_the_root_behind_the_stored_answers() {
     assert!(!service.answers_from_store(), "served from the loaded root");
     std::fs::remove_dir_all(&root).expect("clean up");
 }
+
+/// An edit while the load behind the stored answers runs waits for that load
+/// and is applied to what it loaded, as any edit after a start: the root is
+/// read once, not a second time beside it on the same cores.
+#[test]
+fn an_edit_during_the_load_behind_the_store_waits_for_it() {
+    let root = temp_root("edit-warming");
+    answer(&root, "check");
+    answer(&root, "status");
+    let spec = root.join("s0002/g000045.tr");
+    let text = std::fs::read_to_string(&spec).expect("read");
+    let edited = text.replacen("-> I64\n```", "-> Bool\n```", 1);
+    std::fs::write(&spec, &edited).expect("write");
+    let expected_check = cold(&root, "check");
+    std::fs::write(&spec, &text).expect("put back");
+    answer(&root, "check");
+    let service = std::sync::Arc::new(std::sync::Mutex::new(Service::watching(root.clone(), true)));
+    assert!(service.lock().expect("lock").start_from_store());
+    let warming = {
+        let service = std::sync::Arc::clone(&service);
+        std::thread::spawn(move || Service::warm_up(&service))
+    };
+    // Until the thread has started its load (or, on a quick machine,
+    // already handed it over).
+    loop {
+        let service = service.lock().expect("lock");
+        if service.warming_up() || !service.answers_from_store() {
+            break;
+        }
+        drop(service);
+        std::thread::yield_now();
+    }
+    std::fs::write(&spec, &edited).expect("write");
+    let after = ask(&mut service.lock().expect("lock"), "check");
+    warming.join().expect("the load behind the store");
+    let service = service.lock().expect("lock");
+    assert_eq!(after, expected_check, "the edit is answered");
+    assert!(!service.answers_from_store());
+    assert_eq!(
+        service.full_loads(),
+        0,
+        "the load behind the store was taken over"
+    );
+    std::fs::remove_dir_all(&root).expect("clean up");
+}

@@ -57,11 +57,13 @@ pub struct Service {
     long_lived: bool,
     /// Answers read from the store while nothing is loaded (design §7.16).
     stored: Option<crate::answer_cache::Answers>,
-    /// Whether a thread is loading the root behind the stored answers.
-    warming: bool,
+    /// The load of the root behind the stored answers, while a thread runs it.
+    warming: Option<std::sync::Arc<stored::WarmUp>>,
     /// Whether this daemon's service started from stored answers and has not
     /// loaded the root since.
     started_from_store: bool,
+    /// How many times this service read the whole root ([`Service::full_loads`]).
+    full_loads: usize,
     /// Files changed by refreshes no request made ([`Service::ask_ahead`]),
     /// reported by the next request's timings as its own.
     unreported_changes: usize,
@@ -90,8 +92,9 @@ impl Service {
             spare_parses: false,
             long_lived: false,
             stored: None,
-            warming: false,
+            warming: None,
             started_from_store: false,
+            full_loads: 0,
             unreported_changes: 0,
             reported_taken_ahead: 0,
             ahead_clock: ahead_time::AheadClock::default(),
@@ -109,8 +112,11 @@ impl Service {
         service.long_lived = true;
         service.bundle_stamps = bundle_dir::Stamps::kept();
         if watch {
-            match RootWatch::new(service.root()) {
-                Ok(watch) => service.watch = Some(watch),
+            match RootWatch::new_stamped(service.root()) {
+                Ok((watch, walked)) => {
+                    service.watch = Some(watch);
+                    service.loader.prime(walked);
+                }
                 Err(error) => eprintln!(
                     "trellis daemon: no change feed ({error}); every request stats every file"
                 ),
@@ -151,6 +157,19 @@ impl Service {
         WARM_ORACLES.get().map(|pool| pool as &dyn WarmRunner)
     }
 
+    /// How many times this service read the whole root itself (a load
+    /// taken over from the thread behind the stored answers is not its
+    /// own): tests count that a change during that load waits for it
+    /// instead of loading beside it (design §7.16).
+    pub fn full_loads(&self) -> usize {
+        self.full_loads
+    }
+
+    /// Whether a thread is loading the root behind the stored answers.
+    pub fn warming_up(&self) -> bool {
+        self.warming.is_some()
+    }
+
     pub fn database(&self) -> &RootDatabase {
         &self.db
     }
@@ -186,8 +205,7 @@ impl Service {
         if !self.loaded && self.stored.is_some() && self.change_may_have_come() {
             // The root moved under the stored answers: load it now, as the
             // next request would (design §7.16).
-            self.stored = None;
-            self.refresh();
+            self.load_under_the_store();
         }
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;
@@ -240,7 +258,10 @@ impl Service {
     fn reload(&mut self, dirty: Dirty) -> usize {
         let refresh = match dirty {
             Dirty::Paths(paths) => self.loader.refresh_paths(paths),
-            Dirty::Everything => self.loader.refresh(),
+            Dirty::Everything => {
+                self.full_loads += 1;
+                self.loader.refresh()
+            }
         };
         self.loaded = true;
         self.load_problems = refresh.problems;

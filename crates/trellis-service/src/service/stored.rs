@@ -5,7 +5,7 @@
 //! own and takes that over once it is done, and answers made from a full
 //! load are stored for the next start.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use trellis_db::{CONFIG_FILE, Change};
 
@@ -13,7 +13,7 @@ use super::Service;
 use crate::answer_cache::{self, Answers};
 use crate::identity::binary_identity;
 use crate::protocol::Request;
-use crate::watch::Dirty;
+use crate::watch::Settled;
 
 /// What a request would read of the stored answers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,9 @@ impl Service {
         };
         if self.stored.is_some() {
             let unmoved = match &mut self.watch {
-                Some(watch) => matches!(watch.take(), Dirty::Paths(paths) if paths.is_empty()),
+                // What the feed holds stays there for the refresh that
+                // follows a load.
+                Some(watch) => watch.settled() == Settled::Quiet,
                 // Without a feed, only a new stat walk can tell.
                 None => false,
             };
@@ -75,12 +77,29 @@ impl Service {
             {
                 return true;
             }
-            self.stored = None;
             if self.watch.is_some() {
+                self.load_under_the_store();
                 return false;
             }
+            self.stored = None;
         }
         self.take_store(Some(part))
+    }
+
+    /// Leaves the stored answers for the loaded root, when the root moved
+    /// under them or a request needs more: a load already running behind
+    /// them is waited for and taken over, so the change is then applied to
+    /// its database as to any other (design §7.16) — never a second load
+    /// beside it on the same cores. Without one, the caller's refresh loads
+    /// the root.
+    pub(super) fn load_under_the_store(&mut self) {
+        self.stored = None;
+        if self.warming.is_some() {
+            self.take_warmed_up(true);
+        }
+        if !self.loaded {
+            self.refresh();
+        }
     }
 
     /// Reads the stored answers if they hold `part` (any part when `None`)
@@ -164,64 +183,121 @@ impl Service {
     /// Whether a daemon serving stored answers should load the root behind
     /// them ([`Service::warm_up`]).
     pub fn wants_warm_up(&self) -> bool {
-        self.stored.is_some() && !self.warming && !self.loaded
+        self.stored.is_some() && self.warming.is_none() && !self.loaded
     }
 
     /// Loads and answers the root on a service of its own, off the lock, and
-    /// hands it to `service` if that still serves stored answers then: the
-    /// next edit then finds the database and the joins it would have had
-    /// without the store. What was answered from the store is compared with
+    /// hands it to `service` if that has loaded nothing since: the next edit
+    /// then finds the database and the joins it would have had without the
+    /// store. A request that cannot wait (a change came, or it asks what the
+    /// store does not hold) waits for this load and takes it over instead of
+    /// loading beside it. What was answered from the store is compared with
     /// what the load answers; a difference is said on stderr (a stamp that
     /// lied), and the loaded answers are the ones served from then on.
     pub fn warm_up(service: &Mutex<Service>) {
         let lock = || service.lock().unwrap_or_else(PoisonError::into_inner);
-        let root = {
+        let (root, warming) = {
             let mut service = lock();
             if !service.wants_warm_up() {
                 return;
             }
-            service.warming = true;
-            service.root().to_owned()
+            let warming = Arc::new(WarmUp::default());
+            service.warming = Some(Arc::clone(&warming));
+            (service.root().to_owned(), warming)
         };
-        let mut fresh = Service::new(root);
-        fresh.refresh();
-        let loaded = Answers {
-            check: Some(fresh.root_check()),
-            lock_problems: Some(fresh.unreadable_locks()),
-            status: Some(
-                (fresh.root_status_groups().into_iter())
-                    .map(|group| (group.rows.to_vec(), group.counts.to_vec()))
-                    .collect(),
-            ),
-            load_problems: fresh.load_problems.clone(),
-        };
-        fresh.joins.prepare_for_edits(&fresh.db);
-        fresh.db.drop_spare_parses();
-        let mut service = lock();
-        service.warming = false;
-        let Some(stored) = service.stored.take() else {
+        // A load that panics hands over nothing; whoever waits loads the
+        // root itself.
+        let loaded = std::panic::catch_unwind(move || {
+            let mut fresh = Service::new(root);
+            fresh.refresh();
+            let answers = Answers {
+                check: Some(fresh.root_check()),
+                lock_problems: Some(fresh.unreadable_locks()),
+                status: Some(
+                    (fresh.root_status_groups().into_iter())
+                        .map(|group| (group.rows.to_vec(), group.counts.to_vec()))
+                        .collect(),
+                ),
+                load_problems: fresh.load_problems.clone(),
+            };
+            fresh.joins.prepare_for_edits(&fresh.db);
+            fresh.db.drop_spare_parses();
+            Box::new(Loaded { fresh, answers })
+        });
+        warming.finish(loaded.ok());
+        lock().take_warmed_up(false);
+    }
+
+    /// Takes over the load behind the stored answers once it is done
+    /// (waiting for it with `wait`); nothing when it is not running or was
+    /// taken already, and the load is dropped when this service loaded the
+    /// root meanwhile.
+    fn take_warmed_up(&mut self, wait: bool) {
+        let Some(warming) = self.warming.clone() else {
             return;
         };
-        if service.loaded {
+        let Some(loaded) = warming.outcome(wait) else {
+            return;
+        };
+        self.warming = None;
+        let Some(Loaded { fresh, answers }) = loaded.map(|loaded| *loaded) else {
+            return;
+        };
+        if self.loaded {
             return;
         }
-        let agrees = |part: Part| {
-            !stored.has(part)
-                || match part {
-                    Part::Check => stored.check == loaded.check,
-                    Part::Status => stored.status == loaded.status,
-                }
-        };
-        if !agrees(Part::Check) || !agrees(Part::Status) {
-            eprintln!(
-                "trellis daemon: the stored answers differ from the root as loaded; serving the loaded ones"
-            );
+        if let Some(stored) = self.stored.take() {
+            let agrees = |part: Part| {
+                !stored.has(part)
+                    || match part {
+                        Part::Check => stored.check == answers.check,
+                        Part::Status => stored.status == answers.status,
+                    }
+            };
+            if !agrees(Part::Check) || !agrees(Part::Status) {
+                eprintln!(
+                    "trellis daemon: the stored answers differ from the root as loaded; serving the loaded ones"
+                );
+            }
         }
-        service.loader = fresh.loader;
-        service.db = fresh.db;
-        service.joins = fresh.joins;
-        service.load_problems = fresh.load_problems;
-        service.loaded = true;
-        service.started_from_store = false;
+        self.loader = fresh.loader;
+        self.db = fresh.db;
+        self.joins = fresh.joins;
+        self.load_problems = fresh.load_problems;
+        self.loaded = true;
+        self.started_from_store = false;
+    }
+}
+
+/// The load behind the stored answers, handed from the thread that runs it
+/// to the service (design §7.16).
+#[derive(Default)]
+pub(super) struct WarmUp {
+    /// `None` while it runs; then what it loaded, `None` if it failed.
+    outcome: Mutex<Option<Option<Box<Loaded>>>>,
+    done: Condvar,
+}
+
+/// A root loaded and answered on a service of its own.
+struct Loaded {
+    fresh: Service,
+    answers: Answers,
+}
+
+impl WarmUp {
+    fn finish(&self, loaded: Option<Box<Loaded>>) {
+        let mut outcome = self.outcome.lock().unwrap_or_else(PoisonError::into_inner);
+        *outcome = Some(loaded);
+        self.done.notify_all();
+    }
+
+    /// What the load left, once it is done (waiting for that with `wait`);
+    /// `None` while it runs or once it was taken.
+    fn outcome(&self, wait: bool) -> Option<Option<Box<Loaded>>> {
+        let mut outcome = self.outcome.lock().unwrap_or_else(PoisonError::into_inner);
+        while wait && outcome.is_none() {
+            outcome = (self.done.wait(outcome)).unwrap_or_else(PoisonError::into_inner);
+        }
+        outcome.take()
     }
 }
