@@ -96,7 +96,7 @@ pub struct Definition {
     pub text: Option<Arc<str>>,
     /// The declared signature: parameter types for [`Program::run_json`].
     pub signature: Option<ast::Type>,
-    pub equation: ast::Equation,
+    pub equation: Arc<ast::Equation>,
     /// Guards checked on entry to every call.
     pub requires: Vec<Clause>,
     /// Guards checked on exit, with `result` bound to the return value.

@@ -42,12 +42,14 @@ pub struct SourceFile {
     pub span: TextRange,
 }
 
-/// A top-level item (spec §7).
+/// A top-level item (spec §7). An equation is shared, not copied, by
+/// whatever keeps it beyond its file's parse (a definition's memo holds the
+/// same one while the parse lives).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Item {
     TypeDecl(TypeDecl),
     Signature(Signature),
-    Equation(Equation),
+    Equation(std::sync::Arc<Equation>),
 }
 
 impl Item {

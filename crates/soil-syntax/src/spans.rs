@@ -66,7 +66,7 @@ impl Spanned for Item {
         match self {
             Item::TypeDecl(decl) => decl.for_each_span_mut(f),
             Item::Signature(sig) => sig.for_each_span_mut(f),
-            Item::Equation(eq) => eq.for_each_span_mut(f),
+            Item::Equation(eq) => std::sync::Arc::make_mut(eq).for_each_span_mut(f),
         }
     }
 }

@@ -465,12 +465,15 @@ fn source_file() -> impl Strategy<Value = SourceFile> {
             span: SPAN
         })),
         (lower(), prop::collection::vec(param(), 0..3), expr(false)).prop_map(
-            |(name, params, body)| Item::Equation(Equation {
-                name,
-                params,
-                body,
-                span: SPAN
-            })
+            |(name, params, body)| Item::Equation(
+                Equation {
+                    name,
+                    params,
+                    body,
+                    span: SPAN
+                }
+                .into()
+            )
         ),
     ];
     prop::collection::vec(item, 0..4).prop_map(|items| SourceFile { items, span: SPAN })

@@ -49,7 +49,7 @@ pub struct Definition {
     /// The declared signature; `None` means the type is inferred (callers must
     /// then come after it).
     pub signature: Option<Located<ast::Signature>>,
-    pub equation: Located<ast::Equation>,
+    pub equation: Located<std::sync::Arc<ast::Equation>>,
     pub clauses: Vec<Clause>,
     pub allow: Vec<Allow>,
 }

@@ -41,7 +41,9 @@ pub struct SoilFacts {
 #[salsa::tracked(returns(ref))]
 pub fn soil_facts<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<SoilFacts> {
     let equation = crate::soil::equation_in_file(db, item)?;
-    let form = soil_syntax::hash_form_item(&soil_syntax::ast::Item::Equation(equation.clone()));
+    let form = soil_syntax::hash_form_item(&soil_syntax::ast::Item::Equation(
+        std::sync::Arc::clone(equation),
+    ));
     let mut resolved: BTreeMap<String, Target> = BTreeMap::new();
     for reference in &equation_refs(equation) {
         resolved.insert(written(reference), resolve(db, item, reference));

@@ -109,5 +109,5 @@ pub(crate) fn spec_edit(db: &dyn Db, path: &str, after: &TrFile) -> SpecEdit {
 /// A spec's reserved blocks, by value: located in their own content, so
 /// equal whatever moved around them.
 fn face(spec: &TrFile) -> impl Iterator<Item = &BlockValue> {
-    spec.blocks.iter().map(|block| &block.value)
+    spec.blocks.iter().map(|block| &*block.value)
 }

@@ -46,13 +46,16 @@ pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {
 
 /// The item's equation, if its file has one.
 #[salsa::tracked(returns(ref))]
-pub fn item_equation<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Equation> {
+pub fn item_equation<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Arc<Equation>> {
     equation_in_file(db, item).cloned()
 }
 
 /// The item's equation, read from its file's parse without a memo of its own:
 /// for queries that memoize what they derive from it (`soil_facts`).
-pub(crate) fn equation_in_file<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<&'db Equation> {
+pub(crate) fn equation_in_file<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+) -> Option<&'db Arc<Equation>> {
     let file = item_soil_file(db, item)?;
     let name = item.name(db);
     parse_soil(db, file)
@@ -90,7 +93,7 @@ pub fn helper_signature<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Signatu
 pub fn free_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<FreeRef> {
     item_equation(db, item)
         .as_ref()
-        .map(equation_refs)
+        .map(|equation| equation_refs(equation))
         .unwrap_or_default()
 }
 

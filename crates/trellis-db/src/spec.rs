@@ -39,7 +39,7 @@ pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
     })
 }
 
-fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &BlockValue> {
+fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &Arc<BlockValue>> {
     tr.blocks
         .iter()
         .map(|block: &Block| &block.value)
@@ -81,14 +81,14 @@ pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
 /// The position-free values of one file's blocks of a kind, in document order.
 /// Reading these instead of the parse keeps consumers asleep after edits elsewhere.
 #[salsa::tracked(returns(ref))]
-pub fn formal_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
+pub fn formal_blocks(db: &dyn Db, file: SourceFile) -> Vec<Arc<BlockValue>> {
     blocks_of_class(&parse_spec(db, file).file, SpanClass::Formal)
         .cloned()
         .collect()
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<BlockValue> {
+pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<Arc<BlockValue>> {
     blocks_of_class(&parse_spec(db, file).file, SpanClass::Test)
         .cloned()
         .collect()

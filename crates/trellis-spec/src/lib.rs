@@ -77,7 +77,8 @@ pub fn parse_tr(text: &str, file_stem: &str) -> (TrFile, Vec<Diagnostic>) {
                 header: raw.header,
                 content: raw.content,
                 syntax,
-            },
+            }
+            .into(),
             location: raw.location,
         });
     }
@@ -114,7 +115,7 @@ impl TrFile {
 
     /// The position-free values of one class's blocks, in document order: what a
     /// query that must not re-run after a prose edit should depend on.
-    pub fn block_values(&self, class: SpanClass) -> Vec<BlockValue> {
+    pub fn block_values(&self, class: SpanClass) -> Vec<std::sync::Arc<BlockValue>> {
         self.blocks
             .iter()
             .filter(|b| b.value.header.kind.class() == class)

@@ -146,9 +146,11 @@ impl BlockHeader {
 }
 
 /// A reserved block: its position-free value and where it sits in the file.
+/// The value is shared, not copied, with whatever keeps it beyond the parse
+/// (the database's per-kind block lists).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Block {
-    pub value: BlockValue,
+    pub value: std::sync::Arc<BlockValue>,
     pub location: BlockLocation,
 }
 

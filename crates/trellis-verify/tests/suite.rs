@@ -35,7 +35,7 @@ struct Spec {
     signature: ast::Signature,
     requires: Vec<trellis_spec::Clause>,
     ensures: Vec<trellis_spec::Clause>,
-    tests: Vec<BlockValue>,
+    tests: Vec<std::sync::Arc<BlockValue>>,
     /// The seed of generated cases, as a host derives it (formal and test hash).
     seed: u64,
 }

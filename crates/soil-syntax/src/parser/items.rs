@@ -16,7 +16,7 @@ impl Parser<'_> {
             TokenKind::Lower if self.peek_at(1) == TokenKind::Colon => {
                 self.signature().map(Item::Signature)
             }
-            TokenKind::Lower => self.equation().map(Item::Equation),
+            TokenKind::Lower => self.equation().map(|eq| Item::Equation(eq.into())),
             _ => {
                 let token = self.current();
                 let found = match token.kind {

@@ -124,6 +124,7 @@ pub fn rename_locals(item: &Item) -> Item {
     };
     let mut item = item.clone();
     if let Item::Equation(eq) = &mut item {
+        let eq = std::sync::Arc::make_mut(eq);
         let mark = renamer.scope.len();
         for param in &mut eq.params {
             renamer.bind_param(param);
@@ -330,7 +331,7 @@ pub fn edit_first(item: &Item, edit: &mut dyn FnMut(&mut Expr) -> bool) -> Optio
     let Item::Equation(eq) = &mut item else {
         return None;
     };
-    if visit(&mut eq.body, edit) {
+    if visit(&mut std::sync::Arc::make_mut(eq).body, edit) {
         Some(item)
     } else {
         None

@@ -2,6 +2,8 @@
 //! (soil0-cli §10, the shape reused verbatim by the context bundle's
 //! `tests.json`), and [`execute_bundle`], the one place that bundle is run.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value as Json, json};
 use soil_eval::{RunError, World};
 use soil_rt::{RtType, TypeEnv};
@@ -21,7 +23,7 @@ pub struct NamedCase<'a> {
 
 /// The expect cases of `blocks`, named `block#k` (k from 1 over the block's
 /// call-arrow cases; `with` lines are not counted).
-pub fn expect_cases(blocks: &[BlockValue]) -> Vec<NamedCase<'_>> {
+pub fn expect_cases(blocks: &[Arc<BlockValue>]) -> Vec<NamedCase<'_>> {
     let mut out = Vec::new();
     for block in blocks {
         let BlockSyntax::Test(lines) = &block.syntax else {
@@ -58,7 +60,7 @@ struct BundleCase {
 fn bundle_cases(
     parts: &SigParts,
     types: Option<&TypeEnv>,
-    blocks: &[BlockValue],
+    blocks: &[Arc<BlockValue>],
 ) -> Vec<BundleCase> {
     let data_types = types.and_then(|env| data_types(env, parts).ok());
     let result_type = types.and_then(|env| rt(env, &parts.result).ok());
@@ -104,7 +106,7 @@ pub fn bundle_text(
     definition: &str,
     parts: &SigParts,
     types: Option<&TypeEnv>,
-    blocks: &[BlockValue],
+    blocks: &[Arc<BlockValue>],
 ) -> String {
     let quote = |text: &str| Json::String(text.to_owned()).to_string();
     let cases: Vec<String> = bundle_cases(parts, types, blocks)
@@ -131,7 +133,7 @@ pub fn bundle_of(
     definition: &str,
     parts: &SigParts,
     types: Option<&TypeEnv>,
-    blocks: &[BlockValue],
+    blocks: &[Arc<BlockValue>],
 ) -> Json {
     let text = bundle_text(definition, parts, types, blocks);
     serde_json::from_str(&text).unwrap_or_else(|_| json!({"cases": []}))

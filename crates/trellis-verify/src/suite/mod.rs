@@ -61,6 +61,7 @@ pub mod program;
 mod types;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use soil_syntax::ast;
@@ -111,7 +112,7 @@ pub struct SuiteInput<'a> {
     pub requires: &'a [trellis_spec::Clause],
     pub ensures: &'a [trellis_spec::Clause],
     /// The test-class blocks: `test`, `property`, `cram`, `reference`.
-    pub blocks: &'a [BlockValue],
+    pub blocks: &'a [Arc<BlockValue>],
     /// Seeds the generated cases of properties and derived ensures rows
     /// (`property::seed_for` over the formal and test hashes).
     pub seed: u64,

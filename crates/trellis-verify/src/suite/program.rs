@@ -381,7 +381,7 @@ pub fn property_wrapper(
             source: Arc::clone(&source),
         }),
         equation: Located {
-            node: equation,
+            node: Arc::new(equation),
             source,
         },
         clauses: Vec::new(),
