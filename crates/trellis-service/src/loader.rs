@@ -130,11 +130,11 @@ impl RootLoader {
             self.problems.insert(path, problem);
         }
         let files = (walked.files.into_iter().zip(walked.stamps.files))
-            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Text));
+            .map(|(path, stamp)| (path, stamp, Load::Text));
         let data = (walked.data.into_iter().zip(walked.stamps.data))
-            .map(|((path, absolute), stamp)| (path, absolute, stamp, Load::Digest));
+            .map(|(path, stamp)| (path, stamp, Load::Digest));
         let mut moved = Vec::new();
-        for (path, absolute, stamp, load) in files.chain(data) {
+        for (path, stamp, load) in files.chain(data) {
             self.seen_in.insert(path.clone(), self.generation);
             let unchanged = stamp.is_some_and(|(modified, len)| {
                 self.known.get(&path).is_some_and(|stamp| {
@@ -146,6 +146,7 @@ impl RootLoader {
             });
             // An output of the writing commands, never an input (design §9.7).
             if !unchanged && path != MANIFEST_FILE {
+                let absolute = self.root.join(&path);
                 moved.push((path, absolute, load));
             }
         }
@@ -178,8 +179,8 @@ impl RootLoader {
         let files = walked.files.into_iter().zip(walked.stamps.files);
         let data = walked.data.into_iter().zip(walked.stamps.data);
         (files.chain(data))
-            .filter(|((path, _), _)| path != MANIFEST_FILE)
-            .map(|((path, _), stamp)| {
+            .filter(|(path, _)| path != MANIFEST_FILE)
+            .map(|(path, stamp)| {
                 let (modified, len) = stamp?;
                 (!question_file(&path)).then_some(())?;
                 Some((path, crate::answer_cache::nanos(modified), len))
@@ -276,7 +277,7 @@ impl RootLoader {
             let path = problem.file.clone().unwrap_or_default();
             self.problems.insert(path, problem);
         }
-        files.extend((walked.files.into_iter().chain(walked.data)).map(|(path, _)| path));
+        files.extend(walked.files.into_iter().chain(walked.data));
         files.extend(
             (self.seen_in.keys())
                 .filter(|path| path.starts_with(prefix))

@@ -129,11 +129,11 @@ pub(crate) fn unreadable(path: &str, reason: &str) -> Diagnostic {
 /// One walk of a root.
 #[derive(Debug, Default)]
 pub struct RootFiles {
-    /// Input files as (root-relative path, absolute path), in walk order.
-    pub files: Vec<(String, PathBuf)>,
+    /// Input files' root-relative paths, in walk order.
+    pub files: Vec<String>,
     /// Reference data (the other regular files under reference directories),
     /// likewise.
-    pub data: Vec<(String, PathBuf)>,
+    pub data: Vec<String>,
     /// With [`walk_stamped`], each input file's and then each data file's
     /// stamp, stat-ed beside its directory entry; empty otherwise.
     pub stamps: Stamps,
@@ -320,13 +320,13 @@ fn walk_tree_with(root: &Path, prefix: &str, walk: Walk<'_>) -> (RootFiles, Vec<
                     if walk.stamped {
                         out.stamps.files.push(stamp(&entry));
                     }
-                    out.files.push((path, entry.path()));
+                    out.files.push(path);
                 }
                 Entry::Data => {
                     if walk.stamped {
                         out.stamps.data.push(stamp(&entry));
                     }
-                    out.data.push((path, entry.path()));
+                    out.data.push(path);
                 }
                 Entry::Dir if walk.descend => {
                     stack.push((format!("{path}/"), entry.path(), in_reference));
@@ -387,7 +387,7 @@ mod tests {
         std::os::unix::fs::symlink("/", root.join("m/slash")).expect("link");
         std::os::unix::fs::symlink("a.tr", root.join("m/b.tr")).expect("link");
         let walked = walk(&root);
-        let files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        let files: Vec<&str> = walked.files.iter().map(String::as_str).collect();
         assert_eq!(files, ["m/a.tr"]);
         let dirs: Vec<&str> = walked.dirs.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(dirs, ["", "m/"]);
@@ -420,10 +420,10 @@ mod tests {
         std::fs::write(root.join("m/a.tr"), "a").expect("write");
         std::fs::write(root.join("m/notes.txt"), "no reference here").expect("write");
         let walked = walk(&root);
-        let mut files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        let mut files: Vec<&str> = walked.files.iter().map(String::as_str).collect();
         files.sort_unstable();
         assert_eq!(files, ["m/a.tr", "ref/oracle.py"]);
-        let mut data: Vec<&str> = walked.data.iter().map(|(p, _)| p.as_str()).collect();
+        let mut data: Vec<&str> = walked.data.iter().map(String::as_str).collect();
         data.sort_unstable();
         assert_eq!(data, ["ref/data.csv", "ref/tables/deep/t.bin"]);
         let mut reference = walked.reference_dirs.clone();
@@ -440,7 +440,7 @@ mod tests {
         );
         // A subtree walked alone knows it lies under the reference directory.
         let subtree = walk_tree(&root, "ref/tables/");
-        let data: Vec<&str> = subtree.data.iter().map(|(p, _)| p.as_str()).collect();
+        let data: Vec<&str> = subtree.data.iter().map(String::as_str).collect();
         assert_eq!(data, ["ref/tables/deep/t.bin"]);
         assert!(in_reference_dir(&root, "ref/tables/deep/"));
         assert!(!in_reference_dir(&root, "m/"));
@@ -449,22 +449,26 @@ mod tests {
         // A root that holds Python is a reference directory all through.
         std::fs::write(root.join("top.py"), "y = 2").expect("write");
         let stamped = assert_stamped_walk_agrees(&root);
-        assert!(stamped.data.iter().any(|(path, _)| path == "m/notes.txt"));
+        assert!(stamped.data.iter().any(|path| path == "m/notes.txt"));
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
     /// The stamped walk lists what the plain walk lists (its order aside),
     /// with a stamp for every file; returns it.
     fn assert_stamped_walk_agrees(root: &Path) -> RootFiles {
-        let sorted = |paths: &[(String, PathBuf)]| {
-            let mut paths: Vec<String> = paths.iter().map(|(path, _)| path.clone()).collect();
+        let sorted = |paths: &[String]| {
+            let mut paths = paths.to_vec();
             paths.sort_unstable();
             paths
         };
         let (plain, stamped) = (walk(root), walk_stamped(root));
         assert_eq!(sorted(&stamped.files), sorted(&plain.files));
         assert_eq!(sorted(&stamped.data), sorted(&plain.data));
-        assert_eq!(sorted(&stamped.dirs), sorted(&plain.dirs));
+        let dirs = |walked: &RootFiles| {
+            let prefixes: Vec<String> = walked.dirs.iter().map(|(dir, _)| dir.clone()).collect();
+            sorted(&prefixes)
+        };
+        assert_eq!(dirs(&stamped), dirs(&plain));
         let mut reference = [plain.reference_dirs.clone(), stamped.reference_dirs.clone()];
         reference.iter_mut().for_each(|dirs| dirs.sort_unstable());
         assert_eq!(reference[0], reference[1]);

@@ -562,7 +562,7 @@ mod tests {
         std::fs::create_dir_all(root.join("n/deep")).expect("mkdir");
         std::fs::write(root.join("n/deep/b.soil"), "b").expect("write");
         let (mut watch, walked) = RootWatch::new_stamped(&root).expect("inotify");
-        let mut files: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        let mut files: Vec<&str> = walked.files.iter().map(String::as_str).collect();
         files.sort_unstable();
         assert_eq!(files, ["m/a.tr", "n/deep/b.soil"]);
         assert!(walked.stamps.files.iter().all(Option::is_some));
