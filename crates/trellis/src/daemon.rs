@@ -114,11 +114,12 @@ pub fn run(root: &Path) -> Result<(), String> {
     // Read once here, not by the service: answers depend only on the request.
     let watch = !std::env::var("TRELLIS_WATCH")
         .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
-    // The agent jail is probed once, now, beside the first load (a bubblewrap
-    // run, tens of milliseconds): a real provider is refused later with what
-    // this found missing, and a `lower` arriving first waits for the probe
-    // (design §4.9.1).
+    // The agent jail is probed once, a while after the start (a bubblewrap
+    // run, tens of milliseconds of both cores that the first answer needs
+    // more): a real provider is refused later with what this found missing,
+    // and a `lower` arriving first runs the probe itself (design §4.9.1).
     std::thread::spawn(|| {
+        std::thread::sleep(WARM_UP_PATIENCE);
         if let Err(problem) = trellis_agent::jail::probe_once() {
             eprintln!(
                 "trellis daemon: {} (real agent providers are refused)",
