@@ -35,7 +35,7 @@ pub use status::{
     Current, CurrentHashes, StaleCause, Status, moved_edges, recorded_edges, scope_status, status,
 };
 pub use store::{
-    LoadError, LockFs, SaveError, StdFs, TEMP_SUFFIX, is_temp_name, load_lock, save_lock,
+    CacheFs, LoadError, LockFs, SaveError, StdFs, TEMP_SUFFIX, is_temp_name, load_lock, save_lock,
     save_soil_lock, temp_path, write_atomic,
 };
 pub use vocab::Word;

@@ -72,6 +72,42 @@ impl LockFs for StdFs {
     }
 }
 
+/// The real filesystem for a cache whose reader verifies what it reads (the
+/// answer store, design §7.16): atomic as through [`StdFs`] — a reader finds
+/// the old file or the new one, never half — but not durable: nothing is
+/// fsynced. A crash may lose the write, which costs the next start its
+/// shortcut and never a wrong answer; the two fsyncs cost a one-shot command
+/// tens of milliseconds on a virtual disk.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CacheFs;
+
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the atomic writer's real file-system port for caches"
+)]
+impl LockFs for CacheFs {
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        StdFs.read(path)
+    }
+
+    /// Writes without the fsync: see [`CacheFs`].
+    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        fs::File::create(path)?.write_all(bytes)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        StdFs.rename(from, to)
+    }
+
+    fn sync_dir(&self, _dir: &Path) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        StdFs.remove(path)
+    }
+}
+
 /// What every temp file name ends with: a suffix no input uses, so readers and
 /// root walks (which look for `*.lock`) never see one.
 pub const TEMP_SUFFIX: &str = ".trellis-tmp";

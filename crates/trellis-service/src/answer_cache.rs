@@ -299,7 +299,8 @@ pub fn store(
         std::fs::create_dir_all(dir)?;
     }
     let text = format!("{header}\n{body}");
-    trellis_lock::write_atomic(&trellis_lock::StdFs, &target, text.as_bytes())
+    // A cache its reader verifies: atomic, not durable (no fsync).
+    trellis_lock::write_atomic(&trellis_lock::CacheFs, &target, text.as_bytes())
 }
 
 impl StoredCheck {

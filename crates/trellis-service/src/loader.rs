@@ -62,6 +62,8 @@ pub struct RootLoader {
     /// A walk made for this loader that its next walk takes instead of
     /// walking again ([`RootLoader::prime`]).
     primed: Option<RootFiles>,
+    /// How many stamped walks this loader made itself ([`RootLoader::walks`]).
+    walks: usize,
 }
 
 /// The outcome of one refresh: the edits to apply, and files that could not be
@@ -82,6 +84,7 @@ impl RootLoader {
             questions: BTreeMap::new(),
             reading_since: SystemTime::UNIX_EPOCH,
             primed: None,
+            walks: 0,
         }
     }
 
@@ -96,9 +99,16 @@ impl RootLoader {
     /// The root's files, stamped: the primed walk if there is one, else a
     /// new walk.
     fn walk_stamped(&mut self) -> RootFiles {
-        self.primed
-            .take()
-            .unwrap_or_else(|| walk_stamped(&self.root))
+        self.primed.take().unwrap_or_else(|| {
+            self.walks += 1;
+            walk_stamped(&self.root)
+        })
+    }
+
+    /// How many stamped walks of the root this loader made (a primed one
+    /// is not its own): tests count that a request walks the root once.
+    pub fn walks(&self) -> usize {
+        self.walks
     }
 
     pub fn root(&self) -> &Path {
@@ -170,22 +180,35 @@ impl RootLoader {
     /// Every input file's stamp as a walk and a stat find it now, without
     /// reading one (design §7.16); `None` when the walk met a problem or the
     /// root holds an open question (answers stored without the loader's
-    /// reads cannot speak for either).
+    /// reads cannot speak for either). The walk stays primed for a refresh
+    /// that follows at once, in the same request, when the stamps do not fit
+    /// what they are compared with; [`RootLoader::unprime`] drops it when
+    /// they do.
     pub fn stamps_now(&mut self) -> Option<Vec<crate::answer_cache::FileStamp>> {
         let walked = self.walk_stamped();
-        if !walked.complete || !walked.problems.is_empty() {
-            return None;
-        }
-        let files = walked.files.into_iter().zip(walked.stamps.files);
-        let data = walked.data.into_iter().zip(walked.stamps.data);
-        (files.chain(data))
-            .filter(|(path, _)| path != MANIFEST_FILE)
-            .map(|(path, stamp)| {
-                let (modified, len) = stamp?;
-                (!question_file(&path)).then_some(())?;
-                Some((path, crate::answer_cache::nanos(modified), len))
-            })
-            .collect()
+        let stamps = if !walked.complete || !walked.problems.is_empty() {
+            None
+        } else {
+            let files = walked.files.iter().zip(&walked.stamps.files);
+            let data = walked.data.iter().zip(&walked.stamps.data);
+            (files.chain(data))
+                .filter(|(path, _)| *path != MANIFEST_FILE)
+                .map(|(path, stamp)| {
+                    let (modified, len) = (*stamp)?;
+                    (!question_file(path)).then_some(())?;
+                    Some((path.clone(), crate::answer_cache::nanos(modified), len))
+                })
+                .collect()
+        };
+        self.primed = Some(walked);
+        stamps
+    }
+
+    /// Drops a primed walk: once a request is answered without loading,
+    /// a later load must walk anew (without a change feed nothing vouches
+    /// for the root since).
+    pub fn unprime(&mut self) {
+        self.primed = None;
     }
 
     /// Every input file as this loader last read it, the fingerprint of what

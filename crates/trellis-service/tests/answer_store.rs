@@ -269,3 +269,25 @@ fn an_edit_during_the_load_behind_the_store_waits_for_it() {
     );
     std::fs::remove_dir_all(&root).expect("clean up");
 }
+
+/// A one-shot request walks the root once whatever the store holds: none,
+/// one that fits (no load), or one the root moved under (the walk that
+/// compared its stamps is the load's).
+#[test]
+fn a_request_walks_the_root_once_whatever_the_store_holds() {
+    let root = temp_root("walks");
+    let walks = |root: &Path| {
+        let mut service = Service::new(root.to_owned());
+        ask(&mut service, "check");
+        let (walks, from_store) = (service.walks(), service.answers_from_store());
+        service.store_answers(false);
+        (walks, from_store)
+    };
+    assert_eq!(walks(&root), (1, false), "no store");
+    assert_eq!(walks(&root), (1, true), "a store that fits");
+    let spec = root.join("s0002/g000045.tr");
+    let text = std::fs::read_to_string(&spec).expect("read");
+    std::fs::write(&spec, format!("{text}\nMoved.\n")).expect("write");
+    assert_eq!(walks(&root), (1, false), "a store the root moved under");
+    std::fs::remove_dir_all(&root).expect("clean up");
+}

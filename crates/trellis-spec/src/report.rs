@@ -62,18 +62,25 @@ impl Findings {
     }
 }
 
-/// Renders findings against the whole file's text.
+/// Renders findings against the whole file's text. The line index is built
+/// at the first finding: most files have none, and indexing every spec's
+/// lines was a fiftieth of a cold check.
 pub(crate) struct Renderer<'a> {
     text: &'a str,
-    index: LineIndex,
+    index: std::cell::OnceCell<LineIndex>,
 }
 
 impl<'a> Renderer<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Self {
             text,
-            index: LineIndex::new(text),
+            index: std::cell::OnceCell::new(),
         }
+    }
+
+    fn span(&self, range: TextRange) -> trellis_diag::Span {
+        let index = self.index.get_or_init(|| LineIndex::new(self.text));
+        index.span(self.text, range)
     }
 
     /// Findings whose ranges are already file offsets.
@@ -98,11 +105,10 @@ impl<'a> Renderer<'a> {
         out: &mut Vec<Diagnostic>,
     ) {
         for finding in findings.items {
-            let span = self.index.span(self.text, to_file(finding.range));
+            let span = self.span(to_file(finding.range));
             let mut diagnostic = Diagnostic::new(finding.code, finding.message).with_span(span);
             if let Some((message, range)) = finding.note {
-                diagnostic =
-                    diagnostic.with_note_at(message, self.index.span(self.text, to_file(range)));
+                diagnostic = diagnostic.with_note_at(message, self.span(to_file(range)));
             }
             out.push(diagnostic);
         }

@@ -165,6 +165,11 @@ impl Service {
         self.full_loads
     }
 
+    /// How many stamped walks of the root this service's loader made.
+    pub fn walks(&self) -> usize {
+        self.loader.walks()
+    }
+
     /// Whether a thread is loading the root behind the stored answers.
     pub fn warming_up(&self) -> bool {
         self.warming.is_some()

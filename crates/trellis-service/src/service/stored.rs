@@ -106,6 +106,10 @@ impl Service {
     /// and the root is as they were; loads `soil.toml` alone beside them (the
     /// pin check and `status` read it).
     fn take_store(&mut self, part: Option<Part>) -> bool {
+        // No store, no walk: a first run walks the root once, to load it.
+        if !self.root().join(answer_cache::STORE).is_file() {
+            return false;
+        }
         let Some(mut stamps) = self.loader.stamps_now() else {
             return false;
         };
@@ -128,6 +132,7 @@ impl Service {
         self.apply(change);
         self.load_problems = answers.load_problems.clone();
         self.stored = Some(answers);
+        self.loader.unprime();
         true
     }
 
