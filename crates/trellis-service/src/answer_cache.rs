@@ -31,13 +31,16 @@ const FORMAT: &str = "trellis-answers/1";
 const RACY: Duration = Duration::from_secs(2);
 
 /// One input file as the fingerprint sees it: root-relative path,
-/// modification time in nanoseconds since the epoch, size.
-pub type FileStamp = (String, u128, u64);
+/// modification time in nanoseconds since the epoch, size. Borrowed: a
+/// start compares 43,000 of them straight from its walk at 20,000
+/// definitions.
+pub type FileStamp<'a> = (&'a str, u128, u64);
 
 /// One input file as the loader read it for the answers being stored.
 #[derive(Clone, Debug)]
 pub struct KnownFile {
-    pub stamp: FileStamp,
+    /// Its [`FileStamp`], owned.
+    pub stamp: (String, u128, u64),
     /// The digest of the bytes read.
     pub digest: Digest,
     /// Nanoseconds since the epoch no later than the read.
@@ -54,7 +57,7 @@ impl KnownFile {
 }
 
 /// The root's fingerprint: a digest of every input's stamp, in path order.
-pub fn fingerprint(stamps: &mut [FileStamp]) -> Digest {
+pub fn fingerprint(stamps: &mut [FileStamp<'_>]) -> Digest {
     stamps.sort_unstable();
     let mut hasher = Hasher::tagged("root-stamps/1");
     for (path, modified, len) in stamps.iter() {
@@ -204,7 +207,7 @@ fn row_of(texts: &[String], stored: StoredRow) -> Option<Arc<StatusRow>> {
 /// root-relative file (for the racy ones).
 pub fn load(
     root: &Path,
-    stamps: &mut [FileStamp],
+    stamps: &mut [FileStamp<'_>],
     build: &str,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> Option<Answers> {
@@ -266,7 +269,9 @@ pub fn store(
         .filter(|file| file.racy())
         .map(|file| (file.stamp.0.clone(), file.digest.to_string()))
         .collect();
-    let mut stamps: Vec<FileStamp> = files.into_iter().map(|file| file.stamp).collect();
+    let mut stamps: Vec<FileStamp> = (files.iter())
+        .map(|file| (file.stamp.0.as_str(), file.stamp.1, file.stamp.2))
+        .collect();
     let mut texts = Texts::default();
     // A text holding the name's stand-in could not be read back as it was.
     let storable =

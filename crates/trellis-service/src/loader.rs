@@ -184,24 +184,22 @@ impl RootLoader {
     /// that follows at once, in the same request, when the stamps do not fit
     /// what they are compared with; [`RootLoader::unprime`] drops it when
     /// they do.
-    pub fn stamps_now(&mut self) -> Option<Vec<crate::answer_cache::FileStamp>> {
+    pub fn stamps_now(&mut self) -> Option<Vec<crate::answer_cache::FileStamp<'_>>> {
         let walked = self.walk_stamped();
-        let stamps = if !walked.complete || !walked.problems.is_empty() {
-            None
-        } else {
-            let files = walked.files.iter().zip(&walked.stamps.files);
-            let data = walked.data.iter().zip(&walked.stamps.data);
-            (files.chain(data))
-                .filter(|(path, _)| *path != MANIFEST_FILE)
-                .map(|(path, stamp)| {
-                    let (modified, len) = (*stamp)?;
-                    (!question_file(path)).then_some(())?;
-                    Some((path.clone(), crate::answer_cache::nanos(modified), len))
-                })
-                .collect()
-        };
-        self.primed = Some(walked);
-        stamps
+        let walked = &*self.primed.insert(walked);
+        if !walked.complete || !walked.problems.is_empty() {
+            return None;
+        }
+        let files = walked.files.iter().zip(&walked.stamps.files);
+        let data = walked.data.iter().zip(&walked.stamps.data);
+        (files.chain(data))
+            .filter(|(path, _)| *path != MANIFEST_FILE)
+            .map(|(path, stamp)| {
+                let (modified, len) = (*stamp)?;
+                (!question_file(path)).then_some(())?;
+                Some((path.as_str(), crate::answer_cache::nanos(modified), len))
+            })
+            .collect()
     }
 
     /// Drops a primed walk: once a request is answered without loading,

@@ -110,10 +110,10 @@ impl Service {
         if !self.root().join(answer_cache::STORE).is_file() {
             return false;
         }
+        let root = self.root().to_owned();
         let Some(mut stamps) = self.loader.stamps_now() else {
             return false;
         };
-        let root = self.root().to_owned();
         let read = |path: &str| std::fs::read(root.join(path)).ok();
         let Some(answers) = answer_cache::load(&root, &mut stamps, &binary_identity(), read) else {
             return false;
@@ -174,7 +174,9 @@ impl Service {
         let root = self.root().to_owned();
         let build = binary_identity();
         if answers.check.is_none() || answers.status.is_none() {
-            let mut now: Vec<_> = stamps.iter().map(|file| file.stamp.clone()).collect();
+            let mut now: Vec<_> = (stamps.iter())
+                .map(|file| (file.stamp.0.as_str(), file.stamp.1, file.stamp.2))
+                .collect();
             let read = |path: &str| std::fs::read(root.join(path)).ok();
             if let Some(before) = answer_cache::load(&root, &mut now, &build, read) {
                 answers.check = answers.check.or(before.check);
