@@ -38,16 +38,15 @@ pub type FileStamp<'a> = (&'a str, u128, u64);
 
 /// One input file as the loader read it for the answers being stored.
 #[derive(Clone, Debug)]
-pub struct KnownFile {
-    /// Its [`FileStamp`], owned.
-    pub stamp: (String, u128, u64),
+pub struct KnownFile<'a> {
+    pub stamp: FileStamp<'a>,
     /// The digest of the bytes read.
     pub digest: Digest,
     /// Nanoseconds since the epoch no later than the read.
     pub read_since: u128,
 }
 
-impl KnownFile {
+impl KnownFile<'_> {
     /// Whether the file was modified so close before it was read that a
     /// second write in the same clock tick could have kept both its time and
     /// its size: its stamp cannot vouch for the bytes read.
@@ -258,7 +257,7 @@ pub fn load(
 /// is written for a root with no answer.
 pub fn store(
     root: &Path,
-    files: Vec<KnownFile>,
+    files: Vec<KnownFile<'_>>,
     build: &str,
     answers: &Answers,
 ) -> std::io::Result<()> {
@@ -267,11 +266,9 @@ pub fn store(
     }
     let racy = (files.iter())
         .filter(|file| file.racy())
-        .map(|file| (file.stamp.0.clone(), file.digest.to_string()))
+        .map(|file| (file.stamp.0.to_owned(), file.digest.to_string()))
         .collect();
-    let mut stamps: Vec<FileStamp> = (files.iter())
-        .map(|file| (file.stamp.0.as_str(), file.stamp.1, file.stamp.2))
-        .collect();
+    let mut stamps: Vec<FileStamp> = files.iter().map(|file| file.stamp).collect();
     let mut texts = Texts::default();
     // A text holding the name's stand-in could not be read back as it was.
     let storable =

@@ -212,13 +212,13 @@ impl RootLoader {
     /// Every input file as this loader last read it, the fingerprint of what
     /// the database holds; `None` when a file could not be read or the root
     /// holds an open question.
-    pub fn known_stamps(&self) -> Option<Vec<crate::answer_cache::KnownFile>> {
+    pub fn known_stamps(&self) -> Option<Vec<crate::answer_cache::KnownFile<'_>>> {
         use crate::answer_cache::{KnownFile, nanos};
         (self.known.iter())
             .map(|(path, stamp)| {
                 let stored = stamp.loaded && !question_file(path);
                 stored.then(|| KnownFile {
-                    stamp: (path.clone(), nanos(stamp.modified), stamp.len),
+                    stamp: (path.as_str(), nanos(stamp.modified), stamp.len),
                     digest: stamp.digest,
                     read_since: nanos(Some(stamp.read_since)),
                 })

@@ -174,9 +174,7 @@ impl Service {
         let root = self.root().to_owned();
         let build = binary_identity();
         if answers.check.is_none() || answers.status.is_none() {
-            let mut now: Vec<_> = (stamps.iter())
-                .map(|file| (file.stamp.0.as_str(), file.stamp.1, file.stamp.2))
-                .collect();
+            let mut now: Vec<_> = stamps.iter().map(|file| file.stamp).collect();
             let read = |path: &str| std::fs::read(root.join(path)).ok();
             if let Some(before) = answer_cache::load(&root, &mut now, &build, read) {
                 answers.check = answers.check.or(before.check);
