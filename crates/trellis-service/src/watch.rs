@@ -15,9 +15,9 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap;
-
 use std::sync::{Mutex, PoisonError};
+
+use rustc_hash::FxHashMap;
 
 use crate::walk::{
     RootFiles, loaded_file, python_file, skipped_dir, walk_stamped_watching, walk_tree,
@@ -80,17 +80,18 @@ impl Pending {
 }
 
 impl RootWatch {
-    /// Watches every directory the loader reads. Fails where inotify is missing or
-    /// the user's watch limit is reached; the caller then stats every file.
-    pub fn new(root: &Path) -> io::Result<RootWatch> {
+    /// The watch alone, its walk dropped (the tests).
+    #[cfg(test)]
+    fn new(root: &Path) -> io::Result<RootWatch> {
         Self::new_stamped(root).map(|(watch, _)| watch)
     }
 
-    /// [`RootWatch::new`] by a stamped walk, handed back for the loader's
-    /// first walk ([`crate::loader::RootLoader::prime`]): each directory is
-    /// watched just before it is listed, so one walk both watches the root
-    /// and stamps its files, and a change after a listing is in the feed
-    /// (design §7.16).
+    /// Watches every directory the loader reads, by a stamped walk handed
+    /// back for the loader's first walk ([`crate::loader::RootLoader::prime`]):
+    /// each directory is watched just before it is listed, so one walk both
+    /// watches the root and stamps its files, and a change after a listing is
+    /// in the feed (design §7.16). Fails where inotify is missing or the
+    /// user's watch limit is reached; the caller then stats every file.
     pub fn new_stamped(root: &Path) -> io::Result<(RootWatch, RootFiles)> {
         let inotify = sys::init()?;
         let added = Mutex::new((Vec::new(), None));

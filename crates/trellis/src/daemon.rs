@@ -119,7 +119,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     // more): a real provider is refused later with what this found missing,
     // and a `lower` arriving first runs the probe itself (design §4.9.1).
     std::thread::spawn(|| {
-        std::thread::sleep(WARM_UP_PATIENCE);
+        std::thread::sleep(JAIL_PROBE_DELAY);
         if let Err(problem) = trellis_agent::jail::probe_once() {
             eprintln!(
                 "trellis daemon: {} (real agent providers are refused)",
@@ -187,6 +187,10 @@ pub fn run(root: &Path) -> Result<(), String> {
 /// request before it loads the root behind them (design §7.16): the load
 /// takes both cores, and the request that started the daemon is quick.
 const WARM_UP_PATIENCE: Duration = Duration::from_secs(1);
+
+/// How long after its start the daemon probes the agent jail (design
+/// §4.9.1): past its first answer, which needs both cores.
+const JAIL_PROBE_DELAY: Duration = Duration::from_secs(1);
 
 /// How long a file may stay open for writing before its change is applied
 /// anyway: an editor's save closes within microseconds; a process that keeps

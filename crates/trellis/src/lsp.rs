@@ -57,13 +57,19 @@ impl Host for CliHost {
         // The daemon's rule: watch unless TRELLIS_WATCH says not to (design §9.6).
         let watch = !std::env::var("TRELLIS_WATCH")
             .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
+        let mut loader = RootLoader::new(root.to_owned());
+        // The feed's start walks the root once for the watches and the
+        // loader's first load alike, as the daemon's does (design §7.16).
+        let watch = watch
+            .then(|| RootWatch::new_stamped(root).ok())
+            .flatten()
+            .map(|(watch, walked)| {
+                loader.prime(walked);
+                watch
+            });
         Box::new(Disk {
-            loader: RootLoader::new(root.to_owned()),
-            watch: if watch {
-                RootWatch::new(root).ok()
-            } else {
-                None
-            },
+            loader,
+            watch,
             last_walk: None,
         })
     }

@@ -210,7 +210,10 @@ impl Service {
         if !self.loaded && self.stored.is_some() && self.change_may_have_come() {
             // The root moved under the stored answers: load it now, as the
             // next request would (design §7.16).
-            self.load_under_the_store();
+            self.leave_the_store();
+            if !self.loaded {
+                self.refresh();
+            }
         }
         let Some(watch) = self.watch.as_mut().filter(|_| self.loaded) else {
             return AheadOfRequests::Nothing;

@@ -78,7 +78,7 @@ impl Service {
                 return true;
             }
             if self.watch.is_some() {
-                self.load_under_the_store();
+                self.leave_the_store();
                 return false;
             }
             self.stored = None;
@@ -92,13 +92,10 @@ impl Service {
     /// its database as to any other (design §7.16) — never a second load
     /// beside it on the same cores. Without one, the caller's refresh loads
     /// the root.
-    pub(super) fn load_under_the_store(&mut self) {
+    pub(super) fn leave_the_store(&mut self) {
         self.stored = None;
         if self.warming.is_some() {
             self.take_warmed_up(true);
-        }
-        if !self.loaded {
-            self.refresh();
         }
     }
 
