@@ -160,8 +160,8 @@ pub use soil::{
     parse_soil,
 };
 pub use spec::{
-    SpecHashes, SpecParse, formal_blocks, formal_hash, invariant_labels, parse_spec, prose_hash,
-    spec_hashes, test_blocks, test_hash,
+    SpecHashes, SpecParse, formal_blocks, formal_hash, hash_every_spec, invariant_labels,
+    parse_spec, prose_hash, spec_hashes, test_blocks, test_hash,
 };
 pub use spec_check::{spec_diagnostics, type_problems};
 pub use status::{

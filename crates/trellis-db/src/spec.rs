@@ -68,6 +68,20 @@ pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
 /// confirmations per spec on every pass.
 pub use trellis_lock::SpecHashes;
 
+/// Hashes every spec of the root. A host calls it while the parses its last
+/// answer read are still held: a `check` reads every spec's parse but none of
+/// its hashes, and a `status` after it would parse every spec again for them
+/// once the parses were dropped (design §7.15).
+pub fn hash_every_spec(db: &dyn Db) {
+    let index = crate::index::root_index(db, crate::files::Workspace::get(db));
+    let modules = index.modules.values();
+    let specs = (modules.flat_map(|module| module.spec.iter().chain(module.specs.values())))
+        .chain(&index.project);
+    for &spec in specs {
+        spec_hashes(db, spec);
+    }
+}
+
 #[salsa::tracked(returns(copy))]
 pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
     let spec = &parse_spec(db, file).file;

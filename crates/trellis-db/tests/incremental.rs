@@ -1098,3 +1098,60 @@ fn a_type_a_suite_can_observe_moves_its_key_and_no_other() {
         .collect();
     assert_eq!(moved, ["t::norm1"]);
 }
+
+/// Once a host drops its spare parses (design §7.15), parse trees are kept
+/// for the last few hundred files only: an early file's parse, asked again,
+/// is read again; and an edit elsewhere re-reads none of the evicted trees,
+/// since what was derived from them is confirmed by their files, not by the
+/// trees.
+#[test]
+fn evicted_parses_are_read_again_only_when_asked() {
+    use trellis_db::parse_soil;
+    use trellis_db::shaped::{Shape, shaped_root, shaped_soil_path, shaped_spec_path};
+
+    let shape = Shape::mixed(1_100);
+    let files = shaped_root(&shape);
+    let mut db = RootDatabase::with_query_log();
+    let mut change = Change::default();
+    for (path, text) in &files {
+        change.set_root_file(path.clone(), text.clone());
+    }
+    change.apply(&mut db);
+    check_root(&db, None);
+    db.drop_spare_parses();
+    let parsed = |db: &RootDatabase, index: usize| {
+        let path = shaped_soil_path(&shape, index);
+        let file = (root_index(db, Workspace::get(db)).modules.values())
+            .flat_map(|module| module.soils.values())
+            .copied()
+            .find(|file| file.path(db).as_str() == path)
+            .expect("the file");
+        db.query_log().start();
+        assert!(parse_soil(db, file).diagnostics.is_empty());
+        (db.query_log().take().iter())
+            .filter(|query| query.starts_with("parse_soil("))
+            .count()
+    };
+    assert_eq!(parsed(&db, 0), 1, "an early parse was evicted");
+    assert_eq!(parsed(&db, 1_099), 0, "a recent one is kept");
+
+    let path = shaped_spec_path(&shape, 550);
+    let text = (files.iter())
+        .find(|(candidate, _)| *candidate == path)
+        .map(|(_, text)| format!("{text}\nOne more line of prose.\n"))
+        .expect("the spec");
+    let mut edit = Change::default();
+    edit.set_root_file(path, text);
+    edit.apply(&mut db);
+    db.query_log().start();
+    check_root(&db, None);
+    let log = db.query_log().take();
+    let reread: Vec<&String> = (log.iter())
+        .filter(|query| query.starts_with("parse_soil("))
+        .collect();
+    assert!(reread.is_empty(), "{reread:?}");
+    assert!(
+        log.iter().any(|query| query.starts_with("parse_spec(")),
+        "the edited spec is read: {log:?}"
+    );
+}

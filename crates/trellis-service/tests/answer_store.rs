@@ -291,3 +291,31 @@ fn a_request_walks_the_root_once_whatever_the_store_holds() {
     assert_eq!(walks(&root), (1, false), "a store the root moved under");
     std::fs::remove_dir_all(&root).expect("clean up");
 }
+
+/// A daemon stores each kind of answer once it has given it, not only its
+/// first: asked `check` and then `status`, its next start answers both from
+/// the store, as a cold start would.
+#[test]
+fn a_daemon_stores_each_kind_of_answer_once_it_is_out() {
+    let root = temp_root("kinds");
+    let from_store = |method: &str| {
+        let mut service = Service::new(root.clone());
+        let answer = ask(&mut service, method);
+        (answer, service.answers_from_store())
+    };
+    let mut daemon = Service::watching(root.clone(), true);
+    ask(&mut daemon, "check");
+    assert!(daemon.untidy());
+    daemon.tidy();
+    assert!(from_store("check").1, "the first answer is stored");
+    assert!(!from_store("status").1, "status was not asked yet");
+    let status = ask(&mut daemon, "status");
+    assert!(daemon.untidy(), "an answer leaves work for the tidy");
+    daemon.tidy();
+    assert!(!daemon.untidy());
+    let (stored, taken) = from_store("status");
+    assert!(taken, "status is stored once it is out");
+    assert_eq!(stored, status);
+    assert_eq!(stored, cold(&root, "status"));
+    std::fs::remove_dir_all(&root).expect("clean up");
+}

@@ -92,17 +92,46 @@ impl DaemonHandler {
         progress: &mut dyn FnMut(Value),
     ) -> Result<Value, RpcError> {
         let mut service = lock(&self.service);
+        let started = std::time::Instant::now();
         let answer = service.handle(method, params, progress);
+        let long = started.elapsed() >= LONG_ANSWER;
         // What can wait until the answer is out waits, on a thread of its own.
         if service.untidy() {
             let service = Arc::clone(&self.service);
-            std::thread::spawn(move || lock(&service).tidy());
+            std::thread::spawn(move || {
+                lock(&service).tidy();
+                if long {
+                    return_free_pages();
+                }
+            });
         }
         if service.wants_warm_up() {
             let service = Arc::clone(&self.service);
             std::thread::spawn(move || Service::warm_up(&service));
         }
         answer
+    }
+}
+
+/// An answer that took this long did work on the scale of the root (a first
+/// load, a first `status`), and what it freed is worth handing back to the
+/// system once it is out; an edit's answer takes milliseconds, and the pages
+/// it frees are the ones the next edit reuses.
+const LONG_ANSWER: Duration = Duration::from_millis(50);
+
+/// Hands the pages the allocator holds free back to the system. mimalloc
+/// purges a freed page a second after it is freed, but only when an
+/// allocation comes by to do it, and an idle daemon makes none: without this
+/// it would hold the peak of its last long answer (a first `status` parses
+/// every spec again; their trees are freed once it is out) until the next
+/// request. A few milliseconds, off the answer's path.
+fn return_free_pages() {
+    #[expect(unsafe_code, reason = "mimalloc's C entry point")]
+    // SAFETY: mi_collect takes no pointer and may run on any thread at any
+    // time; without mimalloc as the global allocator (tests) it tidies an
+    // empty heap.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
     }
 }
 

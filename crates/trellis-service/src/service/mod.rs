@@ -52,6 +52,14 @@ pub struct Service {
     /// answers that follow parse each of them, and once one is out the parse
     /// trees no memo needs are freed (design §7.15).
     spare_parses: bool,
+    /// Set by every answer of a long-lived service: an answer may parse more
+    /// files than salsa's LRU keeps (a first `status` after a `check` parses
+    /// each spec again for its hashes), and salsa frees them only when the
+    /// next revision starts, so [`Service::tidy`] frees them once it is out.
+    answered_since_tidy: bool,
+    /// Which root-wide answers (check, status) the store this service last
+    /// wrote holds: a kind answered since is stored at the next tidy.
+    stored_kinds: (bool, bool),
     /// A daemon's service, which outlives its answers; a one-shot command's
     /// ends with its answer and frees nothing on the way.
     long_lived: bool,
@@ -90,6 +98,8 @@ impl Service {
             watch: None,
             loaded: false,
             spare_parses: false,
+            answered_since_tidy: false,
+            stored_kinds: (false, false),
             long_lived: false,
             stored: None,
             warming: None,
@@ -365,27 +375,36 @@ impl Service {
             fields.insert("timings".to_owned(), encode_answer(&timings));
             self.reported_taken_ahead = self.joins.taken_ahead();
         }
+        self.answered_since_tidy = self.long_lived;
         Ok(result)
     }
 
-    /// Whether [`Service::tidy`] has work to do: a long-lived service whose
-    /// last answer read every file.
+    /// Whether [`Service::tidy`] has work to do: a long-lived service that
+    /// answered since it last tidied, or whose last answer read every file.
     pub fn untidy(&self) -> bool {
-        self.spare_parses || (self.long_lived && self.joins.unprepared_for_edits())
+        self.spare_parses
+            || self.answered_since_tidy
+            || (self.long_lived && self.joins.unprepared_for_edits())
     }
 
     /// What a daemon does once an answer is out rather than before it
     /// (design §7.15): builds the mention index the next edit reads its
-    /// reach from, then frees the parse trees no memo needs any more and
-    /// stores the answers for the next start (§7.16). Holds
-    /// the service a tenth of a second after a first answer at 20,000
-    /// definitions; nothing otherwise.
+    /// reach from; after a change of many files, hashes every spec while
+    /// their parses are held (a `status` would otherwise parse them all
+    /// again); frees the parse trees no memo needs any more; and stores the
+    /// answers for the next start (§7.16) after a first answer of each kind
+    /// or a change of many files. Holds the service a tenth of a second after
+    /// a first answer at 20,000 definitions; a few microseconds otherwise
+    /// (the LRU finds nothing past its few hundred parses).
     pub fn tidy(&mut self) {
         self.joins.prepare_for_edits(&self.db);
-        if std::mem::take(&mut self.spare_parses) {
-            self.db.drop_spare_parses();
-            // A first answer, or one after a batch: what the next daemon
-            // starts from (design §7.16).
+        self.answered_since_tidy = false;
+        if self.spare_parses {
+            trellis_db::hash_every_spec(&self.db);
+        }
+        self.db.drop_spare_parses();
+        let kind_unstored = self.joins.answered() != self.stored_kinds;
+        if std::mem::take(&mut self.spare_parses) || kind_unstored {
             self.store_answers(false);
         }
     }

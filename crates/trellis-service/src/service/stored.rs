@@ -144,6 +144,7 @@ impl Service {
     /// that this service was not asked. Nothing is stored by a service that
     /// has not loaded the root, or whose files could not all be read.
     pub fn store_answers(&mut self, complete: bool) {
+        self.stored_kinds = self.joins.answered();
         if !self.loaded {
             return;
         }
