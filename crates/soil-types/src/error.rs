@@ -26,6 +26,16 @@ impl SourceText {
         })
     }
 
+    /// A source whose text is already shared (a database's input): held,
+    /// not copied. A helper's source is its whole `_private.soil`, and every
+    /// checked helper and declaration of the module holds it.
+    pub fn shared(file: Option<String>, text: Arc<str>) -> Arc<SourceText> {
+        Arc::new(SourceText {
+            file,
+            text: Some(text),
+        })
+    }
+
     pub fn unlocated(file: Option<String>) -> Arc<SourceText> {
         Arc::new(SourceText { file, text: None })
     }

@@ -86,7 +86,7 @@ pub(crate) fn declared_env(db: &dyn Db) -> &soil_types::DeclaredEnv {
 pub fn checker_definition(db: &dyn Db, item: Item<'_>) -> Option<Definition> {
     let equation = item_equation(db, item).clone()?;
     let soil = item_soil_file(db, item)?;
-    let soil_source = SourceText::new(Some(soil.path(db).to_string()), soil.text(db));
+    let soil_source = SourceText::shared(Some(soil.path(db).to_string()), soil.text(db).clone());
     let mut definition = Definition {
         name: item.qualified(db),
         signature: None,
@@ -215,7 +215,7 @@ fn checker_signature(db: &dyn Db, item: Item<'_>) -> Option<Located<Signature>> 
             let soil = item_soil_file(db, item)?;
             Some(Located {
                 node,
-                source: SourceText::new(Some(soil.path(db).to_string()), soil.text(db)),
+                source: SourceText::shared(Some(soil.path(db).to_string()), soil.text(db).clone()),
             })
         }
         ItemKind::Function => {
