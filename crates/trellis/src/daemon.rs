@@ -122,9 +122,9 @@ const LONG_ANSWER: Duration = Duration::from_millis(50);
 /// Hands the pages the allocator holds free back to the system. mimalloc
 /// purges a freed page a second after it is freed, but only when an
 /// allocation comes by to do it, and an idle daemon makes none: without this
-/// it would hold the peak of its last long answer (a first `status` parses
-/// every spec again; their trees are freed once it is out) until the next
-/// request. A few milliseconds, off the answer's path.
+/// it would hold the peak of its last long answer (a first load's parse
+/// trees, freed by the tidy once it is out) until the next request. A few
+/// milliseconds, off the answer's path.
 fn return_free_pages() {
     #[expect(unsafe_code, reason = "mimalloc's C entry point")]
     // SAFETY: mi_collect takes no pointer and may run on any thread at any
