@@ -166,7 +166,7 @@ pub fn bundle_units<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Unit> {
 
 /// The packer over the plan (§5): the never-dropped units must fit; then the
 /// longest priority-order prefix that fits, reading no unit after the first
-/// that does not.
+/// that does not (and the few after it that [`cheaper_packed`] weighs).
 fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packing, Diagnostic> {
     let plan = bundle_plan(db, item);
     let required: Vec<Unit> = plan
@@ -184,7 +184,9 @@ fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packi
         tokens: 0,
     };
     let mut over = false;
-    for planned in plan {
+    let mut at = 0;
+    while let Some(planned) = plan.get(at) {
+        at += 1;
         if over {
             packing
                 .dropped
@@ -197,6 +199,14 @@ fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packi
         let files = unit_files(db, item, planned.key);
         let cost = tokens(files.iter().map(|file| file.text.len()).sum());
         if planned.tier.droppable() && packing.tokens + cost > budget {
+            if let Some(group) = cheaper_packed(db, item, &plan[at - 1..]) {
+                at += group.len() - 1;
+                for files in group {
+                    packing.tokens += tokens(files.iter().map(|file| file.text.len()).sum());
+                    packing.packed.extend(files);
+                }
+                continue;
+            }
             over = true;
             packing
                 .dropped
@@ -210,6 +220,65 @@ fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packi
         packing.packed.extend(files);
     }
     Ok(packing)
+}
+
+/// The files of the first unit over the budget and of the rest of its group
+/// (the rest of its [`SUMMARIZED`] directory, or the unit alone), when they
+/// cost no more than the manifest entry their drop would write: dropping them
+/// would make the bundle larger, not smaller, and a larger budget, packing
+/// them, would then weigh less than a smaller one (the estimate must grow
+/// with the budget, trellis-daemon §5). The allowance covers rounding and the
+/// next entry's reason, which loses its "after " when the cut moves past the
+/// group. Reads the group's units only until they cost more than that.
+fn cheaper_packed<'db>(
+    db: &'db dyn Db,
+    item: Item<'db>,
+    from: &[PlannedUnit<'db>],
+) -> Option<Vec<Vec<BundleFile>>> {
+    let first = from.first()?;
+    let first_path = first.paths.first()?;
+    let group: &[PlannedUnit<'db>] = match summarized(first_path) {
+        Some(dir) => {
+            let end = (from.iter())
+                .position(|unit| unit.paths.first().and_then(|path| summarized(path)) != Some(dir))
+                .unwrap_or(from.len());
+            &from[..end]
+        }
+        None => &from[..1],
+    };
+    let entries: Vec<(String, String)> = match summarized(first_path) {
+        Some(dir) => {
+            let count: usize = group.iter().map(|unit| unit.paths.len()).sum();
+            let files = if count == 1 { "file" } else { "files" };
+            vec![(
+                dir.to_owned(),
+                format!("{REASON_OVER_BUDGET}: {count} {files} from {first_path}"),
+            )]
+        }
+        None => (first.paths.iter())
+            .map(|path| (path.clone(), REASON_OVER_BUDGET.to_owned()))
+            .collect(),
+    };
+    let entry_bytes: usize = (entries.iter())
+        .map(|(item, reason)| {
+            serde_json::json!({ "item": item, "reason": reason })
+                .to_string()
+                .len()
+                + 1
+        })
+        .sum();
+    let allowance = tokens(entry_bytes) + 2;
+    let mut spent = 0;
+    let mut files = Vec::new();
+    for unit in group {
+        let unit_files = unit_files(db, item, unit.key);
+        spent += tokens(unit_files.iter().map(|file| file.text.len()).sum());
+        if spent > allowance {
+            return None;
+        }
+        files.push(unit_files);
+    }
+    Some(files)
 }
 
 /// The packed bundle of `item` at `budget` tokens, or `budget-too-small`.

@@ -71,6 +71,30 @@ proptest! {
     }
 }
 
+/// The case the property above found: at 3,068 tokens the last file of
+/// `inventory::apply_all`'s `callable/` (15 tokens) did not fit, and the
+/// manifest entry its drop wrote (23 tokens) made that bundle weigh more than
+/// the one at 3,083 that packs it. A unit that costs no more than its drop's
+/// entry is packed.
+#[test]
+fn a_file_cheaper_than_its_drop_is_packed() {
+    DB.with(|db| {
+        let (small, small_estimate) = paths(db, "inventory::apply_all", 3_068).expect("packs");
+        let (large, large_estimate) = paths(db, "inventory::apply_all", 3_083).expect("packs");
+        assert!(
+            small
+                .iter()
+                .any(|path| path == "callable/csvstats::sorted.md"),
+            "{small:?}"
+        );
+        assert!(large.starts_with(&small), "{small:?} vs {large:?}");
+        assert!(
+            small_estimate <= large_estimate,
+            "{small_estimate} > {large_estimate}"
+        );
+    });
+}
+
 #[test]
 fn escaping_paths_are_refused() {
     for path in ["../x", "a/../b", "/abs", "a//b", "./a", "a\\b", ""] {

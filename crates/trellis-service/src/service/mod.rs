@@ -53,10 +53,10 @@ pub struct Service {
     /// trees no memo needs are freed (design §7.15).
     spare_parses: bool,
     /// Set by every answer of a long-lived service: an answer may parse more
-    /// files than salsa's LRU keeps (a first `context` or `test` of the whole
-    /// root reads what no earlier answer kept), and salsa frees them only
-    /// when the next revision starts, so [`Service::tidy`] frees them once
-    /// it is out.
+    /// files than salsa's LRU keeps (one that reads something of every file
+    /// no earlier answer kept, as a first `status` did before the tidy
+    /// hashed every spec), and salsa frees them only when the next revision
+    /// starts, so [`Service::tidy`] frees them once it is out.
     answered_since_tidy: bool,
     /// Which root-wide answers (check, status) the store this service last
     /// wrote holds: a kind answered since is stored at the next tidy.
