@@ -246,26 +246,23 @@ fn cheaper_packed<'db>(
         }
         None => &from[..1],
     };
-    let entries: Vec<(String, String)> = match summarized(first_path) {
+    let entries: Vec<Dropped> = match summarized(first_path) {
         Some(dir) => {
             let count: usize = group.iter().map(|unit| unit.paths.len()).sum();
-            let files = if count == 1 { "file" } else { "files" };
-            vec![(
-                dir.to_owned(),
-                format!("{REASON_OVER_BUDGET}: {count} {files} from {first_path}"),
-            )]
+            vec![Dropped {
+                item: dir.to_owned(),
+                reason: summary_reason(REASON_OVER_BUDGET, count, first_path),
+            }]
         }
         None => (first.paths.iter())
-            .map(|path| (path.clone(), REASON_OVER_BUDGET.to_owned()))
+            .map(|path| Dropped {
+                item: path.clone(),
+                reason: REASON_OVER_BUDGET.to_owned(),
+            })
             .collect(),
     };
     let entry_bytes: usize = (entries.iter())
-        .map(|(item, reason)| {
-            serde_json::json!({ "item": item, "reason": reason })
-                .to_string()
-                .len()
-                + 1
-        })
+        .map(|entry| manifest::dropped_entry(entry).to_string().len() + 1)
         .sum();
     let allowance = tokens(entry_bytes) + 2;
     let mut spent = 0;
@@ -388,13 +385,19 @@ fn manifest_lists(packing: &Packing) -> (Vec<String>, Vec<Dropped>) {
         .into_iter()
         .map(|(mut entry, first, count)| {
             if !first.is_empty() {
-                let files = if count == 1 { "file" } else { "files" };
-                entry.reason = format!("{}: {count} {files} from {first}", entry.reason);
+                entry.reason = summary_reason(&entry.reason, count, &first);
             }
             entry
         })
         .collect();
     (packed, dropped)
+}
+
+/// The reason of a summarized directory's one entry: why its first dropped
+/// file was dropped, how many were, and which was first (where the cut fell).
+fn summary_reason(reason: &str, count: usize, first: &str) -> String {
+    let files = if count == 1 { "file" } else { "files" };
+    format!("{reason}: {count} {files} from {first}")
 }
 
 /// Over every file's path and bytes, in path order.

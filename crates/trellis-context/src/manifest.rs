@@ -73,6 +73,12 @@ fn soil_option(value: Option<Json>) -> Json {
     }
 }
 
+/// One entry of the manifest's `dropped` list (the packer weighs one before
+/// it drops, `bundle::cheaper_packed`).
+pub fn dropped_entry(dropped: &Dropped) -> serde_json::Value {
+    json!({ "item": dropped.item, "reason": dropped.reason })
+}
+
 /// The canonical bytes of `manifest`.
 pub fn render(manifest: &Manifest<'_>) -> String {
     let oracle = manifest.oracle.map(|oracle| match oracle {
@@ -87,11 +93,7 @@ pub fn render(manifest: &Manifest<'_>) -> String {
         "budget": manifest.budget,
         "estimate": manifest.estimate,
         "packed": manifest.packed,
-        "dropped": manifest
-            .dropped
-            .iter()
-            .map(|d| json!({ "item": d.item, "reason": d.reason }))
-            .collect::<Vec<_>>(),
+        "dropped": manifest.dropped.iter().map(dropped_entry).collect::<Vec<_>>(),
         "oracle": soil_option(oracle),
         "spec_hashes": { "formal": formal, "test": test, "prose": prose },
     });
