@@ -14,17 +14,16 @@
 mod hostile;
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hostile::Shape;
 use support::file_check::check_file;
 
 /// The CPU time this thread has used, from the system's per-thread clock
 /// (Linux's `/proc/thread-self/schedstat` moves in scheduler ticks, too
-/// coarse for a run of a millisecond); `None` where there is no such clock,
-/// and the wall clock stands in.
+/// coarse for a run of a millisecond).
 #[expect(unsafe_code, reason = "clock_gettime has no safe binding in std")]
-fn thread_cpu_time() -> Option<Duration> {
+fn thread_cpu_time() -> Duration {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -32,22 +31,15 @@ fn thread_cpu_time() -> Option<Duration> {
     // SAFETY: clock_gettime writes one timespec through the pointer, which
     // points at the live local above.
     let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    (status == 0).then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
+    assert_eq!(status, 0, "the thread's CPU clock");
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
-/// How long `work` took: on the thread's CPU clock where there is one.
+/// How long `work` took on the thread's CPU clock.
 fn timed(work: impl FnOnce()) -> Duration {
-    match thread_cpu_time() {
-        Some(start) => {
-            work();
-            thread_cpu_time().map_or(Duration::ZERO, |end| end.saturating_sub(start))
-        }
-        None => {
-            let start = Instant::now();
-            work();
-            start.elapsed()
-        }
-    }
+    let start = thread_cpu_time();
+    work();
+    thread_cpu_time().saturating_sub(start)
 }
 
 /// The best of `runs` timings of checking `text` (parse included).

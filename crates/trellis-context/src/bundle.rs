@@ -199,7 +199,7 @@ fn pack_plan<'db>(db: &'db dyn Db, item: Item<'db>, budget: u64) -> Result<Packi
         let files = unit_files(db, item, planned.key);
         let cost = tokens(files.iter().map(|file| file.text.len()).sum());
         if planned.tier.droppable() && packing.tokens + cost > budget {
-            if let Some(group) = cheaper_packed(db, item, &plan[at - 1..]) {
+            if let Some(group) = cheaper_packed(db, item, &plan[at - 1..], files) {
                 at += group.len() - 1;
                 for files in group {
                     packing.tokens += tokens(files.iter().map(|file| file.text.len()).sum());
@@ -234,48 +234,48 @@ fn cheaper_packed<'db>(
     db: &'db dyn Db,
     item: Item<'db>,
     from: &[PlannedUnit<'db>],
+    first_files: Vec<BundleFile>,
 ) -> Option<Vec<Vec<BundleFile>>> {
     let first = from.first()?;
     let first_path = first.paths.first()?;
-    let group: &[PlannedUnit<'db>] = match summarized(first_path) {
+    let (group, entries): (&[PlannedUnit<'db>], Vec<Dropped>) = match summarized(first_path) {
         Some(dir) => {
             let end = (from.iter())
                 .position(|unit| unit.paths.first().and_then(|path| summarized(path)) != Some(dir))
                 .unwrap_or(from.len());
-            &from[..end]
-        }
-        None => &from[..1],
-    };
-    let entries: Vec<Dropped> = match summarized(first_path) {
-        Some(dir) => {
-            let count: usize = group.iter().map(|unit| unit.paths.len()).sum();
-            vec![Dropped {
+            let count: usize = from[..end].iter().map(|unit| unit.paths.len()).sum();
+            let entry = Dropped {
                 item: dir.to_owned(),
                 reason: summary_reason(REASON_OVER_BUDGET, count, first_path),
-            }]
+            };
+            (&from[..end], vec![entry])
         }
-        None => (first.paths.iter())
-            .map(|path| Dropped {
-                item: path.clone(),
-                reason: REASON_OVER_BUDGET.to_owned(),
-            })
-            .collect(),
+        None => {
+            let entries = (first.paths.iter())
+                .map(|path| Dropped {
+                    item: path.clone(),
+                    reason: REASON_OVER_BUDGET.to_owned(),
+                })
+                .collect();
+            (&from[..1], entries)
+        }
     };
     let entry_bytes: usize = (entries.iter())
         .map(|entry| manifest::dropped_entry(entry).to_string().len() + 1)
         .sum();
     let allowance = tokens(entry_bytes) + 2;
-    let mut spent = 0;
-    let mut files = Vec::new();
-    for unit in group {
-        let unit_files = unit_files(db, item, unit.key);
-        spent += tokens(unit_files.iter().map(|file| file.text.len()).sum());
+    let cost = |files: &[BundleFile]| tokens(files.iter().map(|file| file.text.len()).sum());
+    let mut spent = cost(&first_files);
+    let mut files = vec![first_files];
+    for unit in &group[1..] {
         if spent > allowance {
             return None;
         }
+        let unit_files = unit_files(db, item, unit.key);
+        spent += cost(&unit_files);
         files.push(unit_files);
     }
-    Some(files)
+    (spent <= allowance).then_some(files)
 }
 
 /// The packed bundle of `item` at `budget` tokens, or `budget-too-small`.

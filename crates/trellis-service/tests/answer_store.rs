@@ -39,13 +39,19 @@ fn temp_root(name: &str) -> PathBuf {
 }
 
 /// `method`'s answer of a fresh one-shot service, its timings left out, and
-/// whether it came from the store.
+/// whether it came from the store; what it answered is then stored.
 fn answer(root: &Path, method: &str) -> (Value, bool) {
-    let mut service = Service::new(root.to_owned());
-    let answer = ask(&mut service, method);
+    let (mut service, answer) = ask_fresh(root, method);
     let from_store = service.answers_from_store();
     service.store_answers(false);
     (answer, from_store)
+}
+
+/// A fresh one-shot service after answering `method`, and its answer.
+fn ask_fresh(root: &Path, method: &str) -> (Service, Value) {
+    let mut service = Service::new(root.to_owned());
+    let answer = ask(&mut service, method);
+    (service, answer)
 }
 
 fn ask(service: &mut Service, method: &str) -> Value {
@@ -277,8 +283,7 @@ fn an_edit_during_the_load_behind_the_store_waits_for_it() {
 fn a_request_walks_the_root_once_whatever_the_store_holds() {
     let root = temp_root("walks");
     let walks = |root: &Path| {
-        let mut service = Service::new(root.to_owned());
-        ask(&mut service, "check");
+        let (mut service, _) = ask_fresh(root, "check");
         let (walks, from_store) = (service.walks(), service.answers_from_store());
         service.store_answers(false);
         (walks, from_store)
@@ -299,8 +304,7 @@ fn a_request_walks_the_root_once_whatever_the_store_holds() {
 fn a_daemon_stores_each_kind_of_answer_once_it_is_out() {
     let root = temp_root("kinds");
     let from_store = |method: &str| {
-        let mut service = Service::new(root.clone());
-        let answer = ask(&mut service, method);
+        let (service, answer) = ask_fresh(&root, method);
         (answer, service.answers_from_store())
     };
     let mut daemon = Service::watching(root.clone(), true);
