@@ -53,7 +53,9 @@ pub fn read_lock_bytes(bytes: &[u8]) -> Result<Lock, Vec<Diagnostic>> {
 
 struct Reader<'t> {
     text: &'t str,
-    index: LineIndex,
+    /// Built at the first diagnostic: a cold load reads 23,000 locks that
+    /// have none (design §7.15).
+    index: std::cell::OnceCell<LineIndex>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -72,7 +74,7 @@ impl<'t> Reader<'t> {
     fn new(text: &'t str) -> Self {
         Self {
             text,
-            index: LineIndex::new(text),
+            index: std::cell::OnceCell::new(),
             diagnostics: Vec::new(),
         }
     }
@@ -85,7 +87,8 @@ impl<'t> Reader<'t> {
     }
 
     fn report(&mut self, code: Code, message: impl Into<String>, range: TextRange) {
-        let span = self.index.span(self.text, range);
+        let index = self.index.get_or_init(|| LineIndex::new(self.text));
+        let span = index.span(self.text, range);
         self.diagnostics
             .push(code.diagnostic(message).with_span(span));
     }

@@ -172,6 +172,13 @@ pub fn walk_stamped(root: &Path) -> RootFiles {
     walk_stamped_watching(root, &|_, _| {})
 }
 
+/// [`walk_stamped`] without the stats: what a first load walks, which reads
+/// every file and stats each one it opens anyway (design §7.15). No file has
+/// a stamp; the order is [`walk_stamped`]'s.
+pub fn walk_unstamped(root: &Path) -> RootFiles {
+    walk_on_two_threads(root, false, &|_, _| {})
+}
+
 /// What [`walk_stamped_watching`] calls with each directory's root-relative
 /// prefix and absolute path, just before it lists it.
 pub type BeforeListing<'a> = &'a (dyn Fn(&str, &Path) + Sync);
@@ -181,8 +188,14 @@ pub type BeforeListing<'a> = &'a (dyn Fn(&str, &Path) + Sync);
 /// root and stamps its files, and whatever changes after a directory's
 /// listing is in the feed (design §7.16).
 pub fn walk_stamped_watching(root: &Path, before_listing: BeforeListing<'_>) -> RootFiles {
+    walk_on_two_threads(root, true, before_listing)
+}
+
+/// The root's own directory listed here, the directories below it shared
+/// by two threads, dealt alternately, and put back in listing order.
+fn walk_on_two_threads(root: &Path, stamped: bool, before_listing: BeforeListing<'_>) -> RootFiles {
     let top = Walk {
-        stamped: true,
+        stamped,
         descend: false,
         above_is_reference: Some(false),
         before_listing,
@@ -192,7 +205,7 @@ pub fn walk_stamped_watching(root: &Path, before_listing: BeforeListing<'_>) -> 
         (below.iter().enumerate().skip(first).step_by(2))
             .map(|(at, (prefix, in_reference))| {
                 let walk = Walk {
-                    stamped: true,
+                    stamped,
                     descend: true,
                     above_is_reference: Some(*in_reference),
                     before_listing,
@@ -477,6 +490,14 @@ mod tests {
         assert_eq!(stamped.stamps.data.len(), stamped.data.len());
         let all = stamped.stamps.files.iter().chain(&stamped.stamps.data);
         assert!(all.clone().all(Option::is_some));
+        // A first load's walk lists the same, in the same order, and stats
+        // nothing.
+        let unstamped = walk_unstamped(root);
+        assert_eq!(
+            (&unstamped.files, &unstamped.data, &unstamped.reference_dirs),
+            (&stamped.files, &stamped.data, &stamped.reference_dirs)
+        );
+        assert!(unstamped.stamps.files.is_empty() && unstamped.stamps.data.is_empty());
         stamped
     }
 }
