@@ -32,6 +32,7 @@ pub mod answer_cache;
 pub mod codes;
 pub mod flog;
 pub mod identity;
+mod in_flight;
 pub mod line_diff;
 pub mod loader;
 pub mod order;

@@ -138,8 +138,8 @@ impl RootLoader {
     /// Stats every file and reads and hashes those whose stamp moved and
     /// those it never read. The stats (one syscall per file, the bulk of a
     /// no-op refresh) are made by the walk, through each directory; the reads
-    /// (every file on a daemon's first load, a fifth of a cold `check`) run
-    /// on two threads.
+    /// (every file on a daemon's first load, a fifth of a cold `check`) are
+    /// spread over threads that keep many in flight ([`crate::in_flight`]).
     pub fn refresh(&mut self) -> Refresh {
         self.generation += 1;
         self.reading_since = SystemTime::now();
@@ -177,7 +177,10 @@ impl RootLoader {
                 moved.push((path, absolute, load));
             }
         }
-        let fetched = on_two_threads(&moved, |(_, absolute, load)| Fetched::read(absolute, *load));
+        // Each thread's start pays for itself past a few hundred reads.
+        let fetched = crate::in_flight::in_order(&moved, 256, |(_, absolute, load)| {
+            Fetched::read(absolute, *load)
+        });
         for ((path, _, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
             self.accept(path, stamp, fetched, &mut change);
         }
@@ -469,25 +472,6 @@ fn read_whole(file: &mut std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
         file.read_to_end(&mut bytes)?;
     }
     Ok(bytes)
-}
-
-/// `each` of every item, in order. Two threads share the items when there
-/// are enough for a thread's start to pay (each item is a syscall or more).
-fn on_two_threads<T: Sync, R: Send>(items: &[T], each: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if items.len() < 256 {
-        return items.iter().map(&each).collect();
-    }
-    let (first, second) = items.split_at(items.len() / 2);
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| second.iter().map(&each).collect::<Vec<R>>());
-        let mut done: Vec<R> = first.iter().map(&each).collect();
-        done.extend(
-            other
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        );
-        done
-    })
 }
 
 /// A file that is not UTF-8, located at its first invalid byte.

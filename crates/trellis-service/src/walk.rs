@@ -165,8 +165,8 @@ pub fn walk(root: &Path) -> RootFiles {
 
 /// [`walk`], stat-ing each file through its directory as it goes (the kernel
 /// looks up one name instead of the whole path), the root's directories
-/// shared by two threads: a walk of 20,000 definitions is 44,000 stats
-/// (design §7.16). A file that cannot be stat-ed has no stamp. The files
+/// shared by threads ([`crate::in_flight`]): a walk of 20,000 definitions is
+/// 44,000 stats (design §7.16). A file that cannot be stat-ed has no stamp. The files
 /// come in the root's own first, then each directory's in listing order.
 pub fn walk_stamped(root: &Path) -> RootFiles {
     walk_stamped_watching(root, &|_, _| {})
@@ -176,7 +176,7 @@ pub fn walk_stamped(root: &Path) -> RootFiles {
 /// every file and stats each one it opens anyway (design §7.15). No file has
 /// a stamp; the order is [`walk_stamped`]'s.
 pub fn walk_unstamped(root: &Path) -> RootFiles {
-    walk_on_two_threads(root, false, &|_, _| {})
+    walk_on_threads(root, false, &|_, _| {})
 }
 
 /// What [`walk_stamped_watching`] calls with each directory's root-relative
@@ -188,12 +188,12 @@ pub type BeforeListing<'a> = &'a (dyn Fn(&str, &Path) + Sync);
 /// root and stamps its files, and whatever changes after a directory's
 /// listing is in the feed (design §7.16).
 pub fn walk_stamped_watching(root: &Path, before_listing: BeforeListing<'_>) -> RootFiles {
-    walk_on_two_threads(root, true, before_listing)
+    walk_on_threads(root, true, before_listing)
 }
 
 /// The root's own directory listed here, the directories below it shared
-/// by two threads, dealt alternately, and put back in listing order.
-fn walk_on_two_threads(root: &Path, stamped: bool, before_listing: BeforeListing<'_>) -> RootFiles {
+/// by threads in runs ([`crate::in_flight`]), and put back in listing order.
+fn walk_on_threads(root: &Path, stamped: bool, before_listing: BeforeListing<'_>) -> RootFiles {
     let top = Walk {
         stamped,
         descend: false,
@@ -201,31 +201,18 @@ fn walk_on_two_threads(root: &Path, stamped: bool, before_listing: BeforeListing
         before_listing,
     };
     let (mut out, below) = walk_tree_with(root, "", top);
-    let walk_share = |first: usize| {
-        (below.iter().enumerate().skip(first).step_by(2))
-            .map(|(at, (prefix, in_reference))| {
-                let walk = Walk {
-                    stamped,
-                    descend: true,
-                    above_is_reference: Some(*in_reference),
-                    before_listing,
-                };
-                (at, walk_tree_with(root, prefix, walk).0)
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut walked = std::thread::scope(|scope| {
-        let other = scope.spawn(|| walk_share(1));
-        let mut walked = walk_share(0);
-        walked.extend(
-            other
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        );
-        walked
+    // A directory is a listing and, stamped, a stat per file: a few are
+    // worth a thread's start.
+    let walked = crate::in_flight::in_order(&below, 4, |(prefix, in_reference)| {
+        let walk = Walk {
+            stamped,
+            descend: true,
+            above_is_reference: Some(*in_reference),
+            before_listing,
+        };
+        walk_tree_with(root, prefix, walk).0
     });
-    walked.sort_unstable_by_key(|(at, _)| *at);
-    for (_, part) in walked {
+    for part in walked {
         out.files.extend(part.files);
         out.data.extend(part.data);
         out.stamps.files.extend(part.stamps.files);
