@@ -6,8 +6,10 @@
 //! (no file read), and takes a stored answer only when the fingerprint is the
 //! same, the build is the same, and the store reads back whole (its checksum
 //! holds); a file modified in the two seconds before the loader read it (or
-//! with no modification time) is racy: its digest is stored, and it is read again and compared by content, since a second write in the same clock
-//! tick could keep both its time and its size. Anything else — no store, an
+//! with no modification time) is racy: its digest is stored, and it is read
+//! again and compared by content, since a second write in the same clock
+//! tick could keep both its time and its size (once read back as answered,
+//! well after its modification, it is racy no more). Anything else — no store, an
 //! old format, another build, a torn or edited file, a root with open
 //! questions — and the answer is computed as on any cold start. The stamps are
 //! trusted as the loader trusts them between refreshes: a file whose size and
@@ -51,8 +53,14 @@ impl KnownFile<'_> {
     /// second write in the same clock tick could have kept both its time and
     /// its size: its stamp cannot vouch for the bytes read.
     fn racy(&self) -> bool {
-        self.stamp.1 == 0 || self.stamp.1 + RACY.as_nanos() >= self.read_since
+        racy(self.stamp.1, self.read_since)
     }
+}
+
+/// Whether a file modified at `modified` (0 when unknown) and read at
+/// `read_since` or later is racy.
+fn racy(modified: u128, read_since: u128) -> bool {
+    modified == 0 || modified + RACY.as_nanos() >= read_since
 }
 
 /// The root's fingerprint: a digest of every input's stamp, in path order.
@@ -221,7 +229,8 @@ pub fn load(
     {
         return None;
     }
-    let body: Body = serde_json::from_str(body).ok()?;
+    let mut body: Body = serde_json::from_str(body).ok()?;
+    let verified_since = nanos(Some(SystemTime::now()));
     for (path, digest) in &body.racy {
         if read(path)
             .map(|bytes| Digest::of(&bytes).to_string())
@@ -231,6 +240,7 @@ pub fn load(
             return None;
         }
     }
+    settle(root, &header, &mut body, stamps, verified_since);
     Some(Answers {
         check: body.check.map(StoredCheck::into_report),
         status: match body.status {
@@ -288,11 +298,37 @@ pub fn store(
         lock_problems: answers.lock_problems.clone(),
         load_problems: answers.load_problems.clone(),
     };
-    let body = serde_json::to_string(&body).map_err(std::io::Error::other)?;
+    write(root, build, fingerprint(&mut stamps).to_string(), &body)
+}
+
+/// Racy files read back as they were answered, by a read well after they
+/// were last modified, are racy no more: from then on their stamps vouch for
+/// their bytes as any other file's do, so the store is written again without
+/// them. A root written just before its first load has every file racy, and
+/// until settled each start read all of them again: 43,000 reads at 20,000
+/// definitions, for a `status` the stamps alone could answer. `stamps` are
+/// the root's now, in path order; a store that cannot be written stays as
+/// it is, still right, only slower to take.
+fn settle(root: &Path, header: &Header, body: &mut Body, stamps: &[FileStamp<'_>], since: u128) {
+    let still_racy = |path: &str| {
+        (stamps.binary_search_by(|(stamped, _, _)| (*stamped).cmp(path)))
+            .map_or(true, |at| racy(stamps[at].1, since))
+    };
+    let before = body.racy.len();
+    body.racy.retain(|(path, _)| still_racy(path));
+    if body.racy.len() != before {
+        let _ = write(root, &header.build, header.root.clone(), body);
+    }
+}
+
+/// Writes the store for a root of fingerprint `root_fingerprint`, through
+/// the one atomic writer.
+fn write(root: &Path, build: &str, root_fingerprint: String, body: &Body) -> std::io::Result<()> {
+    let body = serde_json::to_string(body).map_err(std::io::Error::other)?;
     let header = Header {
         format: FORMAT.to_owned(),
         build: build.to_owned(),
-        root: fingerprint(&mut stamps).to_string(),
+        root: root_fingerprint,
         body: Digest::of(body.as_bytes()).to_string(),
     };
     let header = serde_json::to_string(&header).map_err(std::io::Error::other)?;

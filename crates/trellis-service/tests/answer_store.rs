@@ -323,3 +323,42 @@ fn a_daemon_stores_each_kind_of_answer_once_it_is_out() {
     assert_eq!(stored, cold(&root, "status"));
     std::fs::remove_dir_all(&root).expect("clean up");
 }
+
+/// The racy files a start reads back as they were answered, well after they
+/// were modified, are racy no more: the store is written again without them,
+/// and later starts stat them instead of reading them. A root written just
+/// before its first load has every file racy.
+#[test]
+fn racy_files_read_back_as_answered_are_settled() {
+    let root = temp_root("settle");
+    let written = std::time::SystemTime::now() - std::time::Duration::from_millis(1500);
+    let walked = trellis_service::walk::walk(&root);
+    for path in walked.files.iter().chain(&walked.data) {
+        let file = std::fs::File::options().write(true).open(root.join(path));
+        file.and_then(|file| file.set_modified(written))
+            .expect("set mtime");
+    }
+    let racy = |root: &Path| {
+        let store = std::fs::read_to_string(root.join(STORE)).expect("a store");
+        let body: Value =
+            serde_json::from_str(store.split_once('\n').expect("a body").1).expect("JSON");
+        body["racy"].as_array().expect("a list").len()
+    };
+    let (expected, from_store) = answer(&root, "status");
+    assert!(!from_store);
+    let inputs = walked.files.len() + walked.data.len();
+    assert_eq!(
+        racy(&root),
+        inputs,
+        "every file was modified just before it was read"
+    );
+    // Read back more than two seconds after the files were modified.
+    let settled_at = written + std::time::Duration::from_millis(2100);
+    if let Ok(wait) = settled_at.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+    assert_eq!(answer(&root, "status"), (expected.clone(), true));
+    assert_eq!(racy(&root), 0, "settled");
+    assert_eq!(answer(&root, "status"), (expected, true), "still taken");
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
