@@ -59,7 +59,7 @@ impl KnownFile<'_> {
 
 /// Whether a file modified at `modified` (0 when unknown) and read at
 /// `read_since` or later is racy.
-fn racy(modified: u128, read_since: u128) -> bool {
+pub(crate) fn racy(modified: u128, read_since: u128) -> bool {
     modified == 0 || modified + RACY.as_nanos() >= read_since
 }
 

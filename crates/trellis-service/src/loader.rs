@@ -229,6 +229,46 @@ impl RootLoader {
         self.primed = None;
     }
 
+    /// Reads again each file this loader read so soon after its modification
+    /// that its stamp cannot vouch for the bytes read (racy, design §7.16),
+    /// once it is old enough to: a file whose stamp and bytes are still the
+    /// ones read is taken as read now, and stored as any other file is; one
+    /// that moved is left as it was, for the change feed or the next refresh.
+    /// A store's racy files are read again by every start that takes it, and
+    /// a root written just before its first load has every file racy. Returns
+    /// how many were settled.
+    pub fn settle_racy(&mut self) -> usize {
+        use crate::answer_cache::{nanos, racy};
+        let since = SystemTime::now();
+        let settles = |stamp: &Stamp| {
+            let modified = nanos(stamp.modified);
+            stamp.loaded
+                && racy(modified, nanos(Some(stamp.read_since)))
+                && !racy(modified, nanos(Some(since)))
+        };
+        let racy_files: Vec<(&String, PathBuf, Stamp)> = (self.known.iter())
+            .filter(|(_, stamp)| settles(stamp))
+            .map(|(path, stamp)| (path, self.root.join(path), *stamp))
+            .collect();
+        let unmoved = crate::in_flight::in_order(&racy_files, 256, |(_, absolute, stamp)| {
+            // Hashed as it streams: only the digest is compared.
+            let ((modified, len), fetched) = Fetched::read(absolute, Load::Digest);
+            matches!(fetched, Fetched::Read { digest, .. } if digest == stamp.digest)
+                && modified == stamp.modified
+                && len == stamp.len
+        });
+        let settled: Vec<String> = (racy_files.into_iter().zip(unmoved))
+            .filter(|(_, unmoved)| *unmoved)
+            .map(|((path, _, _), _)| path.clone())
+            .collect();
+        for path in &settled {
+            if let Some(stamp) = self.known.get_mut(path) {
+                stamp.read_since = since;
+            }
+        }
+        settled.len()
+    }
+
     /// Every input file as this loader last read it, the fingerprint of what
     /// the database holds; `None` when a file could not be read or the root
     /// holds an open question.

@@ -362,3 +362,52 @@ fn racy_files_read_back_as_answered_are_settled() {
     assert_eq!(answer(&root, "status"), (expected, true), "still taken");
     std::fs::remove_dir_all(&root).expect("clean up");
 }
+
+/// A daemon settles its racy files as it stops: those whose stamp and bytes
+/// are still the ones it read are stored as any other file, so the next
+/// start stats them; one rewritten in place with its stamp put back is not,
+/// and that start reads it, sees it moved, and does not take the store.
+#[test]
+fn a_stopping_daemon_settles_its_racy_files_but_not_a_moved_one() {
+    let root = temp_root("settle-daemon");
+    let written = std::time::SystemTime::now() - std::time::Duration::from_millis(1500);
+    let walked = trellis_service::walk::walk(&root);
+    let set_written = |path: &Path| {
+        let file = std::fs::File::options().write(true).open(path);
+        file.and_then(|file| file.set_modified(written))
+            .expect("set mtime");
+    };
+    for path in walked.files.iter().chain(&walked.data) {
+        set_written(&root.join(path));
+    }
+    let mut daemon = Service::watching(root.clone(), true);
+    let expected = ask(&mut daemon, "status");
+    let settled_at = written + std::time::Duration::from_millis(2100);
+    if let Ok(wait) = settled_at.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+    // One spec rewritten in place after the load, size and time put back.
+    let spec = root.join("s0002/g000045.tr");
+    let text = std::fs::read_to_string(&spec).expect("read");
+    let moved = text.replacen("-> I64\n```", "-> U64\n```", 1);
+    assert_eq!(moved.len(), text.len());
+    std::fs::write(&spec, &moved).expect("write");
+    set_written(&spec);
+    let inputs = walked.files.len() + walked.data.len();
+    assert_eq!(daemon.settle_racy(), inputs - 1, "all but the moved spec");
+    daemon.store_answers(true);
+    drop(daemon);
+    let store = std::fs::read_to_string(root.join(STORE)).expect("a store");
+    let body: Value =
+        serde_json::from_str(store.split_once('\n').expect("a body").1).expect("JSON");
+    let racy: Vec<&str> = (body["racy"].as_array().expect("a list").iter())
+        .map(|entry| entry[0].as_str().expect("a path"))
+        .collect();
+    assert_eq!(racy, ["s0002/g000045.tr"]);
+    // The next start reads the moved spec and computes anew.
+    let (status, from_store) = answer(&root, "status");
+    assert!(!from_store, "the moved spec is seen");
+    assert_eq!(status, cold(&root, "status"));
+    assert_ne!(status, expected, "the moved spec changed the answer");
+    std::fs::remove_dir_all(&root).expect("clean up");
+}

@@ -206,8 +206,12 @@ pub fn run(root: &Path) -> Result<(), String> {
     let served = server.serve(handler);
     // However serving ended, no job outlives it without its outcome.
     lowering.shutdown("the daemon stopped");
-    // The next daemon starts from what this one answered (design §7.16).
-    lock(&service_for_store).store_answers(true);
+    // The next daemon starts from what this one answered (design §7.16), its
+    // files' stamps vouching for them wherever they can.
+    let mut service = lock(&service_for_store);
+    service.settle_racy();
+    service.store_answers(true);
+    drop(service);
     trellis_service::service::stop_warm_oracles();
     served.map_err(|e| format!("the daemon stopped: {e}"))
 }

@@ -183,6 +183,15 @@ impl Service {
         let _ = answer_cache::store(&root, stamps, &build, &answers);
     }
 
+    /// Settles the racy files the loader read ([`RootLoader::settle_racy`]):
+    /// a daemon does it as it stops, before its last store, so the next start
+    /// stats them instead of reading them. Returns how many were settled.
+    ///
+    /// [`RootLoader::settle_racy`]: crate::loader::RootLoader::settle_racy
+    pub fn settle_racy(&mut self) -> usize {
+        self.loader.settle_racy()
+    }
+
     /// Whether a daemon serving stored answers should load the root behind
     /// them ([`Service::warm_up`]).
     pub fn wants_warm_up(&self) -> bool {
