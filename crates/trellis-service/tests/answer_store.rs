@@ -9,6 +9,7 @@
 #![allow(clippy::disallowed_methods, reason = "tests write roots")]
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use trellis_service::Service;
@@ -324,41 +325,59 @@ fn a_daemon_stores_each_kind_of_answer_once_it_is_out() {
     std::fs::remove_dir_all(&root).expect("clean up");
 }
 
+/// A root whose every input was modified "just now" (1.5 s ago): racy when
+/// read at once. Returns it, that time and how many inputs it has.
+fn racy_root(name: &str) -> (PathBuf, SystemTime, usize) {
+    let root = temp_root(name);
+    let written = SystemTime::now() - Duration::from_millis(1500);
+    let walked = trellis_service::walk::walk(&root);
+    for path in walked.files.iter().chain(&walked.data) {
+        set_modified(&root.join(path), written);
+    }
+    (root, written, walked.files.len() + walked.data.len())
+}
+
+fn set_modified(path: &Path, time: SystemTime) {
+    let file = std::fs::File::options().write(true).open(path);
+    file.and_then(|file| file.set_modified(time))
+        .expect("set mtime");
+}
+
+/// Waits until files modified at `written` are no longer racy.
+fn wait_until_settled(written: SystemTime) {
+    let settled_at = written + Duration::from_millis(2100);
+    if let Ok(wait) = settled_at.duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+}
+
+/// The paths the store at `root` holds as racy.
+fn stored_racy(root: &Path) -> Vec<String> {
+    let store = std::fs::read_to_string(root.join(STORE)).expect("a store");
+    let body: Value =
+        serde_json::from_str(store.split_once('\n').expect("a body").1).expect("JSON");
+    (body["racy"].as_array().expect("a list").iter())
+        .map(|entry| entry[0].as_str().expect("a path").to_owned())
+        .collect()
+}
+
 /// The racy files a start reads back as they were answered, well after they
 /// were modified, are racy no more: the store is written again without them,
 /// and later starts stat them instead of reading them. A root written just
 /// before its first load has every file racy.
 #[test]
 fn racy_files_read_back_as_answered_are_settled() {
-    let root = temp_root("settle");
-    let written = std::time::SystemTime::now() - std::time::Duration::from_millis(1500);
-    let walked = trellis_service::walk::walk(&root);
-    for path in walked.files.iter().chain(&walked.data) {
-        let file = std::fs::File::options().write(true).open(root.join(path));
-        file.and_then(|file| file.set_modified(written))
-            .expect("set mtime");
-    }
-    let racy = |root: &Path| {
-        let store = std::fs::read_to_string(root.join(STORE)).expect("a store");
-        let body: Value =
-            serde_json::from_str(store.split_once('\n').expect("a body").1).expect("JSON");
-        body["racy"].as_array().expect("a list").len()
-    };
+    let (root, written, inputs) = racy_root("settle");
     let (expected, from_store) = answer(&root, "status");
     assert!(!from_store);
-    let inputs = walked.files.len() + walked.data.len();
     assert_eq!(
-        racy(&root),
+        stored_racy(&root).len(),
         inputs,
         "every file was modified just before it was read"
     );
-    // Read back more than two seconds after the files were modified.
-    let settled_at = written + std::time::Duration::from_millis(2100);
-    if let Ok(wait) = settled_at.duration_since(std::time::SystemTime::now()) {
-        std::thread::sleep(wait);
-    }
+    wait_until_settled(written);
     assert_eq!(answer(&root, "status"), (expected.clone(), true));
-    assert_eq!(racy(&root), 0, "settled");
+    assert!(stored_racy(&root).is_empty(), "settled");
     assert_eq!(answer(&root, "status"), (expected, true), "still taken");
     std::fs::remove_dir_all(&root).expect("clean up");
 }
@@ -369,41 +388,21 @@ fn racy_files_read_back_as_answered_are_settled() {
 /// and that start reads it, sees it moved, and does not take the store.
 #[test]
 fn a_stopping_daemon_settles_its_racy_files_but_not_a_moved_one() {
-    let root = temp_root("settle-daemon");
-    let written = std::time::SystemTime::now() - std::time::Duration::from_millis(1500);
-    let walked = trellis_service::walk::walk(&root);
-    let set_written = |path: &Path| {
-        let file = std::fs::File::options().write(true).open(path);
-        file.and_then(|file| file.set_modified(written))
-            .expect("set mtime");
-    };
-    for path in walked.files.iter().chain(&walked.data) {
-        set_written(&root.join(path));
-    }
+    let (root, written, inputs) = racy_root("settle-daemon");
     let mut daemon = Service::watching(root.clone(), true);
     let expected = ask(&mut daemon, "status");
-    let settled_at = written + std::time::Duration::from_millis(2100);
-    if let Ok(wait) = settled_at.duration_since(std::time::SystemTime::now()) {
-        std::thread::sleep(wait);
-    }
+    wait_until_settled(written);
     // One spec rewritten in place after the load, size and time put back.
     let spec = root.join("s0002/g000045.tr");
     let text = std::fs::read_to_string(&spec).expect("read");
     let moved = text.replacen("-> I64\n```", "-> U64\n```", 1);
     assert_eq!(moved.len(), text.len());
     std::fs::write(&spec, &moved).expect("write");
-    set_written(&spec);
-    let inputs = walked.files.len() + walked.data.len();
+    set_modified(&spec, written);
     assert_eq!(daemon.settle_racy(), inputs - 1, "all but the moved spec");
     daemon.store_answers(true);
     drop(daemon);
-    let store = std::fs::read_to_string(root.join(STORE)).expect("a store");
-    let body: Value =
-        serde_json::from_str(store.split_once('\n').expect("a body").1).expect("JSON");
-    let racy: Vec<&str> = (body["racy"].as_array().expect("a list").iter())
-        .map(|entry| entry[0].as_str().expect("a path"))
-        .collect();
-    assert_eq!(racy, ["s0002/g000045.tr"]);
+    assert_eq!(stored_racy(&root), ["s0002/g000045.tr"]);
     // The next start reads the moved spec and computes anew.
     let (status, from_store) = answer(&root, "status");
     assert!(!from_store, "the moved spec is seen");
