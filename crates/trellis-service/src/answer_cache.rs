@@ -211,7 +211,9 @@ fn row_of(texts: &[String], stored: StoredRow) -> Option<Arc<StatusRow>> {
 
 /// A stored answer as the root is now, if one may be trusted: `stamps` are
 /// the root's input files as a stat walk found them just now, `read` reads a
-/// root-relative file (for the racy ones).
+/// root-relative file (for the racy ones). Racy files it reads back as they
+/// were answered, long enough after their modification, are settled: the
+/// store is written again without them ([`settle`]).
 pub fn load(
     root: &Path,
     stamps: &mut [FileStamp<'_>],

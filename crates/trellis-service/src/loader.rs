@@ -246,9 +246,9 @@ impl RootLoader {
                 && racy(modified, nanos(Some(stamp.read_since)))
                 && !racy(modified, nanos(Some(since)))
         };
-        let racy_files: Vec<(&String, PathBuf, Stamp)> = (self.known.iter())
+        let racy_files: Vec<(String, PathBuf, Stamp)> = (self.known.iter())
             .filter(|(_, stamp)| settles(stamp))
-            .map(|(path, stamp)| (path, self.root.join(path), *stamp))
+            .map(|(path, stamp)| (path.clone(), self.root.join(path), *stamp))
             .collect();
         let unmoved = crate::in_flight::in_order(&racy_files, 256, |(_, absolute, stamp)| {
             // Hashed as it streams: only the digest is compared.
@@ -257,16 +257,14 @@ impl RootLoader {
                 && modified == stamp.modified
                 && len == stamp.len
         });
-        let settled: Vec<String> = (racy_files.into_iter().zip(unmoved))
-            .filter(|(_, unmoved)| *unmoved)
-            .map(|((path, _, _), _)| path.clone())
-            .collect();
-        for path in &settled {
-            if let Some(stamp) = self.known.get_mut(path) {
+        let mut settled = 0;
+        for ((path, _, _), unmoved) in racy_files.iter().zip(unmoved) {
+            if let Some(stamp) = self.known.get_mut(path).filter(|_| unmoved) {
                 stamp.read_since = since;
+                settled += 1;
             }
         }
-        settled.len()
+        settled
     }
 
     /// Every input file as this loader last read it, the fingerprint of what
