@@ -183,30 +183,51 @@ impl Texts {
     }
 }
 
-/// The row `stored` stands for, or `None` when it points at no text or names
-/// a kind this build does not make.
-fn row_of(texts: &[String], stored: StoredRow) -> Option<Arc<StatusRow>> {
-    let (name, kind, status, reason, fix) = stored;
-    let text = |at: u32| texts.get(at as usize);
-    let named = |at: Option<u32>| -> Option<Option<String>> {
-        match at {
-            None => Some(None),
-            Some(at) => Some(Some(text(at)?.replace(NAME, &name))),
-        }
-    };
-    let kind = match text(kind)?.as_str() {
-        "function" => "function",
-        "type" => "type",
-        "scope" => "scope",
-        _ => return None,
-    };
-    Some(Arc::new(StatusRow {
-        kind,
-        status: text(status)?.clone(),
-        reason: named(reason)?,
-        fix: named(fix)?,
-        name,
-    }))
+/// The shared texts of a store read back, each with whether it names its
+/// row (holds [`NAME`]): most do not, and are copied without a search.
+struct StoredTexts {
+    texts: Vec<(String, bool)>,
+}
+
+impl StoredTexts {
+    fn of(texts: Vec<String>) -> StoredTexts {
+        let texts = (texts.into_iter())
+            .map(|text| {
+                let names = text.contains(NAME);
+                (text, names)
+            })
+            .collect();
+        StoredTexts { texts }
+    }
+
+    /// The row `stored` stands for, or `None` when it points at no text or
+    /// names a kind this build does not make.
+    fn row(&self, stored: StoredRow) -> Option<Arc<StatusRow>> {
+        let (name, kind, status, reason, fix) = stored;
+        let text = |at: u32| self.texts.get(at as usize);
+        let named = |at: Option<u32>| -> Option<Option<String>> {
+            let Some(at) = at else {
+                return Some(None);
+            };
+            Some(Some(match text(at)? {
+                (text, true) => text.replace(NAME, &name),
+                (text, false) => text.clone(),
+            }))
+        };
+        let kind = match text(kind)?.0.as_str() {
+            "function" => "function",
+            "type" => "type",
+            "scope" => "scope",
+            _ => return None,
+        };
+        Some(Arc::new(StatusRow {
+            kind,
+            status: text(status)?.0.clone(),
+            reason: named(reason)?,
+            fix: named(fix)?,
+            name,
+        }))
+    }
 }
 
 /// A stored answer as the root is now, if one may be trusted: `stamps` are
@@ -224,16 +245,20 @@ pub fn load(
     let text = std::str::from_utf8(&bytes).ok()?;
     let (header, body) = text.split_once('\n')?;
     let header: Header = serde_json::from_str(header).ok()?;
-    if header.format != FORMAT
-        || header.build != build
-        || header.body != Digest::of(body.as_bytes()).to_string()
-        || header.root != fingerprint(stamps).to_string()
-    {
+    if header.format != FORMAT || header.build != build {
         return None;
     }
-    let mut body: Body = serde_json::from_str(body).ok()?;
+    // The body is read back on a thread of its own while this one sorts and
+    // hashes the stamps: at 20,000 definitions each is a few milliseconds of
+    // a restart's answer, and the walk before them has left a core idle.
+    let (read_back, root_now) =
+        crate::in_flight::both(|| read_body(&header, body), || fingerprint(stamps));
+    if header.root != root_now.to_string() {
+        return None;
+    }
+    let (racy_files, answers) = read_back?;
     let verified_since = nanos(Some(SystemTime::now()));
-    for (path, digest) in &body.racy {
+    for (path, digest) in &racy_files {
         if read(path)
             .map(|bytes| Digest::of(&bytes).to_string())
             .as_ref()
@@ -242,26 +267,39 @@ pub fn load(
             return None;
         }
     }
-    settle(root, &header, &mut body, stamps, verified_since);
-    Some(Answers {
+    settle(root, &header, racy_files, &answers, stamps, verified_since);
+    Some(answers)
+}
+
+/// The racy files and the answers of a store's body, if it is the body its
+/// header vouches for and every row reads back.
+fn read_body(header: &Header, body: &str) -> Option<(Vec<(String, String)>, Answers)> {
+    if header.body != Digest::of(body.as_bytes()).to_string() {
+        return None;
+    }
+    let body: Body = serde_json::from_str(body).ok()?;
+    let texts = StoredTexts::of(body.texts);
+    let status = match body.status {
+        Some(groups) => Some(
+            (groups.into_iter())
+                .map(|rows| {
+                    let rows = (rows.into_iter())
+                        .map(|row| texts.row(row))
+                        .collect::<Option<Vec<_>>>()?;
+                    let counts = count_statuses(&rows);
+                    Some((rows, counts))
+                })
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        None => None,
+    };
+    let answers = Answers {
         check: body.check.map(StoredCheck::into_report),
-        status: match body.status {
-            Some(groups) => Some(
-                (groups.into_iter())
-                    .map(|rows| {
-                        let rows = (rows.into_iter())
-                            .map(|row| row_of(&body.texts, row))
-                            .collect::<Option<Vec<_>>>()?;
-                        let counts = count_statuses(&rows);
-                        Some((rows, counts))
-                    })
-                    .collect::<Option<Vec<_>>>()?,
-            ),
-            None => None,
-        },
+        status,
         lock_problems: body.lock_problems,
         load_problems: body.load_problems,
-    })
+    };
+    Some((body.racy, answers))
 }
 
 /// Writes `answers` for a root whose inputs are `files` as the loader read
@@ -281,6 +319,58 @@ pub fn store(
         .map(|file| (file.stamp.0.to_owned(), file.digest.to_string()))
         .collect();
     let mut stamps: Vec<FileStamp> = files.iter().map(|file| file.stamp).collect();
+    write(
+        root,
+        build,
+        fingerprint(&mut stamps).to_string(),
+        racy,
+        answers,
+    )
+}
+
+/// Racy files read back as they were answered, by a read well after they
+/// were last modified, are racy no more: from then on their stamps vouch for
+/// their bytes as any other file's do, so the store is written again without
+/// them. A root written just before its first load has every file racy, and
+/// until settled each start read all of them again: 43,000 reads at 20,000
+/// definitions, for a `status` the stamps alone could answer. `stamps` are
+/// the root's now, in path order; a store that cannot be written stays as
+/// it is, still right, only slower to take.
+fn settle(
+    root: &Path,
+    header: &Header,
+    mut racy_files: Vec<(String, String)>,
+    answers: &Answers,
+    stamps: &[FileStamp<'_>],
+    since: u128,
+) {
+    let still_racy = |path: &str| {
+        (stamps.binary_search_by(|(stamped, _, _)| (*stamped).cmp(path)))
+            .map_or(true, |at| racy(stamps[at].1, since))
+    };
+    let before = racy_files.len();
+    racy_files.retain(|(path, _)| still_racy(path));
+    if racy_files.len() != before {
+        let _ = write(
+            root,
+            &header.build,
+            header.root.clone(),
+            racy_files,
+            answers,
+        );
+    }
+}
+
+/// Writes `answers` as the store of a root of fingerprint
+/// `root_fingerprint` whose racy files are `racy` (path, digest), through
+/// the one atomic writer.
+fn write(
+    root: &Path,
+    build: &str,
+    root_fingerprint: String,
+    racy: Vec<(String, String)>,
+    answers: &Answers,
+) -> std::io::Result<()> {
     let mut texts = Texts::default();
     // A text holding the name's stand-in could not be read back as it was.
     let storable =
@@ -300,33 +390,7 @@ pub fn store(
         lock_problems: answers.lock_problems.clone(),
         load_problems: answers.load_problems.clone(),
     };
-    write(root, build, fingerprint(&mut stamps).to_string(), &body)
-}
-
-/// Racy files read back as they were answered, by a read well after they
-/// were last modified, are racy no more: from then on their stamps vouch for
-/// their bytes as any other file's do, so the store is written again without
-/// them. A root written just before its first load has every file racy, and
-/// until settled each start read all of them again: 43,000 reads at 20,000
-/// definitions, for a `status` the stamps alone could answer. `stamps` are
-/// the root's now, in path order; a store that cannot be written stays as
-/// it is, still right, only slower to take.
-fn settle(root: &Path, header: &Header, body: &mut Body, stamps: &[FileStamp<'_>], since: u128) {
-    let still_racy = |path: &str| {
-        (stamps.binary_search_by(|(stamped, _, _)| (*stamped).cmp(path)))
-            .map_or(true, |at| racy(stamps[at].1, since))
-    };
-    let before = body.racy.len();
-    body.racy.retain(|(path, _)| still_racy(path));
-    if body.racy.len() != before {
-        let _ = write(root, &header.build, header.root.clone(), body);
-    }
-}
-
-/// Writes the store for a root of fingerprint `root_fingerprint`, through
-/// the one atomic writer.
-fn write(root: &Path, build: &str, root_fingerprint: String, body: &Body) -> std::io::Result<()> {
-    let body = serde_json::to_string(body).map_err(std::io::Error::other)?;
+    let body = serde_json::to_string(&body).map_err(std::io::Error::other)?;
     let header = Header {
         format: FORMAT.to_owned(),
         build: build.to_owned(),

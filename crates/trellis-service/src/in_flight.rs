@@ -51,6 +51,35 @@ pub(crate) fn in_order<T: Sync, R: Send>(
     })
 }
 
+/// `first` and `second` at once, `first` on a thread of its own (on the
+/// caller's after `second` when the system refuses a thread); a panic in
+/// either is resumed on the caller's.
+pub(crate) fn both<A: Send, B>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B,
+) -> (A, B) {
+    // Where `first` runs is known only once the thread is or is not there.
+    let first = std::sync::Mutex::new(Some(first));
+    let run_first = || {
+        let first = (first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+        .take();
+        first.expect("`first` runs once")()
+    };
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new().spawn_scoped(scope, run_first);
+        let second = second();
+        let first = match spawned {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => run_first(),
+        };
+        (first, second)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +112,20 @@ mod tests {
         });
         assert_eq!(answers, many);
         assert_eq!(threads.lock().unwrap().len(), THREADS);
+    }
+
+    #[test]
+    fn both_runs_each_once_the_first_elsewhere_and_resumes_a_panic() {
+        let caller = std::thread::current().id();
+        let (first, second) = both(
+            || (std::thread::current().id(), 1),
+            || (std::thread::current().id(), 2),
+        );
+        assert_eq!((first.1, second.1), (1, 2));
+        assert_eq!(second.0, caller);
+        assert_ne!(first.0, caller);
+        let panicked = std::panic::catch_unwind(|| both(|| panic!("first"), || ()));
+        let message = panicked.expect_err("the first's panic reaches the caller");
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"first"));
     }
 }

@@ -212,14 +212,18 @@ impl RootLoader {
         }
         let files = walked.files.iter().zip(&walked.stamps.files);
         let data = walked.data.iter().zip(&walked.stamps.data);
-        (files.chain(data))
-            .filter(|(path, _)| *path != MANIFEST_FILE)
-            .map(|(path, stamp)| {
-                let (modified, len) = (*stamp)?;
-                (!question_file(path)).then_some(())?;
-                Some((path.as_str(), crate::answer_cache::nanos(modified), len))
-            })
-            .collect()
+        let mut stamps = Vec::with_capacity(walked.files.len() + walked.data.len());
+        for (path, stamp) in files.chain(data) {
+            if path == MANIFEST_FILE {
+                continue;
+            }
+            let (modified, len) = (*stamp)?;
+            if question_file(path) {
+                return None;
+            }
+            stamps.push((path.as_str(), crate::answer_cache::nanos(modified), len));
+        }
+        Some(stamps)
     }
 
     /// Drops a primed walk: once a request is answered without loading,

@@ -212,6 +212,18 @@ fn walk_on_threads(root: &Path, stamped: bool, before_listing: BeforeListing<'_>
         };
         walk_tree_with(root, prefix, walk).0
     });
+    // Reserved once: grown part by part, the lists would be copied and their
+    // pages touched anew at each doubling, on one thread while the other
+    // cores idle (43,000 paths and stamps at 20,000 definitions).
+    let total = |count: fn(&RootFiles) -> usize| walked.iter().map(count).sum::<usize>();
+    out.files.reserve_exact(total(|part| part.files.len()));
+    out.data.reserve_exact(total(|part| part.data.len()));
+    out.stamps
+        .files
+        .reserve_exact(total(|part| part.stamps.files.len()));
+    out.stamps
+        .data
+        .reserve_exact(total(|part| part.stamps.data.len()));
     for part in walked {
         out.files.extend(part.files);
         out.data.extend(part.data);
