@@ -40,11 +40,12 @@ fn temp_root(name: &str) -> PathBuf {
 }
 
 /// `method`'s answer of a fresh one-shot service, its timings left out, and
-/// whether it came from the store; what it answered is then stored.
+/// whether it came from the store; what it answered is then stored, as a
+/// one-shot command stores it.
 fn answer(root: &Path, method: &str) -> (Value, bool) {
     let (mut service, answer) = ask_fresh(root, method);
     let from_store = service.answers_from_store();
-    service.store_answers(false);
+    service.store_answers_of_one_shot();
     (answer, from_store)
 }
 
@@ -96,6 +97,25 @@ fn stored_answers_are_the_answers_a_cold_start_computes() {
         assert!(from_store, "{method} is answered from the store");
         assert_eq!(&again, first, "{method}");
         assert_eq!(again, cold(&root, method), "{method} recomputed");
+    }
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
+
+/// A one-shot `check` stores the status beside it, and a one-shot `status`
+/// the check: the next one-shot command, whichever it asks, finds it stored.
+#[test]
+fn a_one_shot_answer_stores_the_other_kind_beside_it() {
+    let root = temp_root("other");
+    for (first, then) in [("check", "status"), ("status", "check")] {
+        let _ = std::fs::remove_file(root.join(STORE));
+        let (_, from_store) = answer(&root, first);
+        assert!(!from_store, "{first} is answered cold");
+        let (other, from_store) = answer(&root, then);
+        assert!(
+            from_store,
+            "{then} after {first} is answered from the store"
+        );
+        assert_eq!(other, cold(&root, then), "{then} recomputed");
     }
     std::fs::remove_dir_all(&root).expect("clean up");
 }

@@ -201,10 +201,31 @@ pub fn request(
     params: Value,
     progress: &mut dyn FnMut(Value),
 ) -> Result<Value, ClientError> {
+    let (answer, unstored) = request_storing_later(root, no_daemon, method, params, progress);
+    if let Some(unstored) = unstored {
+        unstored.store();
+    }
+    answer
+}
+
+/// [`request`], with what an in-process service answered left to store
+/// ([`Unstored::store`]) once the answer is out: a one-shot `check` stores
+/// the status beside it (design §7.16), which a person need not wait for to
+/// read the check.
+pub fn request_storing_later(
+    root: &Path,
+    no_daemon: bool,
+    method: &str,
+    params: Value,
+    progress: &mut dyn FnMut(Value),
+) -> (Result<Value, ClientError>, Option<Unstored>) {
     if no_daemon {
-        in_process(root, method, &params, progress)
+        let (answer, unstored) = in_process(root, method, &params, progress);
+        (answer, Some(unstored))
     } else {
-        connect(root).and_then(|mut client| call(&mut client, method, params, progress))
+        let answer =
+            connect(root).and_then(|mut client| call(&mut client, method, params, progress));
+        (answer, None)
     }
 }
 
@@ -217,8 +238,9 @@ pub fn request_frame(
     progress: &mut dyn FnMut(Value),
 ) -> Result<trellis_rpc::ResultFrame, ClientError> {
     if no_daemon {
-        in_process(root, method, &params, progress)
-            .map(|result| trellis_rpc::ResultFrame::of(&result))
+        let (answer, unstored) = in_process(root, method, &params, progress);
+        unstored.store();
+        answer.map(|result| trellis_rpc::ResultFrame::of(&result))
     } else {
         connect(root).and_then(|mut client| call_for_frame(&mut client, method, params, progress))
     }
@@ -229,17 +251,26 @@ fn in_process(
     method: &str,
     params: &Value,
     progress: &mut dyn FnMut(Value),
-) -> Result<Value, ClientError> {
+) -> (Result<Value, ClientError>, Unstored) {
     let mut service = trellis_service::service::Service::new(root.to_owned());
     let answer = trellis_rpc::catching(method, || service.handle(method, params, progress))
         .map_err(ClientError::from_rpc);
-    // What a cold run answered, the next run may answer without loading
-    // the root (design §7.16).
-    service.store_answers(false);
-    // Freeing the database memo by memo was a seventh of a cold `check
-    // --no-daemon` at 20,000 definitions (design §7.15): it is freed on a
-    // thread of its own, which a command that ends now does not wait for (the
-    // operating system takes the memory back whole) and a REPL lets finish.
-    std::thread::spawn(move || drop(service));
-    answer
+    (answer, Unstored(service))
+}
+
+/// An in-process service whose answers are not stored yet.
+pub struct Unstored(trellis_service::service::Service);
+
+impl Unstored {
+    /// Stores what the service answered, so the next run may answer without
+    /// loading the root (design §7.16), then lets it go. Freeing the
+    /// database memo by memo was a seventh of a cold `check --no-daemon` at
+    /// 20,000 definitions (design §7.15): it is freed on a thread of its own,
+    /// which a command that ends now does not wait for (the operating system
+    /// takes the memory back whole) and a REPL lets finish.
+    pub fn store(self) {
+        let mut service = self.0;
+        service.store_answers_of_one_shot();
+        std::thread::spawn(move || drop(service));
+    }
 }

@@ -1,6 +1,7 @@
 //! The daemon seen through the binary: round trips over the socket, concurrent
 //! clients, auto-spawn, recovery from a killed daemon, the restart of a daemon
-//! that reports another version, and its change feed.
+//! that reports another version, its change feed, and the answers a one-shot
+//! command leaves for the next.
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -313,4 +314,29 @@ fn wrongly_typed_params_are_invalid_params() {
         .call("check", json!({ "def": "csvstats::median" }))
         .expect("check");
     assert_eq!(answer["errors"], json!([]));
+}
+
+/// A one-shot `check` stores the status beside it once its answer is out
+/// (design §7.16): the `status --no-daemon` after it finds both stored, and
+/// what it answers is what a cold start answers.
+#[test]
+fn a_one_shot_check_leaves_the_status_stored_for_the_next_one_shot() {
+    let root = Root::examples();
+    let store = ".trellis/cache/answers.json";
+    root.run(&["--no-daemon", "check"]).ok();
+    let stored = root.read(store);
+    let body: Value = serde_json::from_str(stored.lines().nth(1).expect("a body line"))
+        .expect("the body is JSON");
+    assert!(body["check"].is_object(), "the check is stored: {body:#}");
+    assert!(
+        body["status"].is_array(),
+        "the status is stored beside it: {body:#}"
+    );
+    let from_store = root.status(false);
+    std::fs::remove_file(root.path(store)).expect("drop the store");
+    assert_eq!(
+        from_store,
+        root.status(false),
+        "a cold start answers the same"
+    );
 }

@@ -183,6 +183,16 @@ impl Service {
         let _ = answer_cache::store(&root, stamps, &build, &answers);
     }
 
+    /// Stores what a one-shot command answered ([`Service::store_answers`]):
+    /// both the check and the status when it answered either of the whole
+    /// root, since the next one-shot command asks the other as often as the
+    /// same (`check`, then `status`), and that would be a second cold load,
+    /// where the other answer costs a tenth of one now (design §7.16).
+    pub fn store_answers_of_one_shot(&mut self) {
+        let (asked_check, asked_status) = self.joins.answered();
+        self.store_answers(asked_check || asked_status);
+    }
+
     /// Settles the racy files the loader read ([`RootLoader::settle_racy`]):
     /// a daemon does it as it stops, before its last store, so the next start
     /// stats them instead of reading them. Returns how many were settled.

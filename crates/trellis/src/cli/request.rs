@@ -96,10 +96,13 @@ fn ask(root: &Path, invocation: &Invocation, request: &Request) -> ExitCode {
     let no_daemon = invocation.no_daemon;
     // The context answer lists thousands of files: it is decoded straight
     // from its frame into borrowed columns, never built as a `Value`.
-    let answer = if let Command::Context { .. } = invocation.command {
-        client::request_frame(root, no_daemon, method, params, &mut progress).map(Answer::Frame)
+    let (answer, unstored) = if let Command::Context { .. } = invocation.command {
+        let answer = client::request_frame(root, no_daemon, method, params, &mut progress);
+        (answer.map(Answer::Frame), None)
     } else {
-        client::request(root, no_daemon, method, params, &mut progress).map(Answer::Value)
+        let (answer, unstored) =
+            client::request_storing_later(root, no_daemon, method, params, &mut progress);
+        (answer.map(Answer::Value), unstored)
     };
     // Buffered: a status of thousands of rows is one write, not one per line.
     let stdout = &mut std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
@@ -119,6 +122,11 @@ fn ask(root: &Path, invocation: &Invocation, request: &Request) -> ExitCode {
         }
     };
     let _ = stdout.flush();
+    // Stored once the answer is out: a person reads a one-shot `check`
+    // while the status it stores beside it is computed (design §7.16).
+    if let Some(unstored) = unstored {
+        unstored.store();
+    }
     ExitCode::from(code)
 }
 
