@@ -38,23 +38,13 @@ const RACY: Duration = Duration::from_secs(2);
 /// definitions.
 pub type FileStamp<'a> = (&'a str, u128, u64);
 
-/// One input file as the loader read it for the answers being stored.
-#[derive(Clone, Debug)]
-pub struct KnownFile<'a> {
-    pub stamp: FileStamp<'a>,
-    /// The digest of the bytes read.
-    pub digest: Digest,
-    /// Nanoseconds since the epoch no later than the read.
-    pub read_since: u128,
-}
-
-impl KnownFile<'_> {
-    /// Whether the file was modified so close before it was read that a
-    /// second write in the same clock tick could have kept both its time and
-    /// its size: its stamp cannot vouch for the bytes read.
-    fn racy(&self) -> bool {
-        racy(self.stamp.1, self.read_since)
-    }
+/// The root's input files as the loader read them for the answers being
+/// stored: every file's stamp, and the digest of the bytes read of each racy
+/// one.
+#[derive(Clone, Debug, Default)]
+pub struct KnownFiles<'a> {
+    pub stamps: Vec<FileStamp<'a>>,
+    pub racy: Vec<(&'a str, Digest)>,
 }
 
 /// Whether a file modified at `modified` (0 when unknown) and read at
@@ -307,25 +297,18 @@ fn read_body(header: &Header, body: &str) -> Option<(Vec<(String, String)>, Answ
 /// is written for a root with no answer.
 pub fn store(
     root: &Path,
-    files: Vec<KnownFile<'_>>,
+    mut files: KnownFiles<'_>,
     build: &str,
     answers: &Answers,
 ) -> std::io::Result<()> {
     if answers.check.is_none() && answers.status.is_none() {
         return Ok(());
     }
-    let racy = (files.iter())
-        .filter(|file| file.racy())
-        .map(|file| (file.stamp.0.to_owned(), file.digest.to_string()))
+    let racy = (files.racy.iter())
+        .map(|(path, digest)| ((*path).to_owned(), digest.to_string()))
         .collect();
-    let mut stamps: Vec<FileStamp> = files.iter().map(|file| file.stamp).collect();
-    write(
-        root,
-        build,
-        fingerprint(&mut stamps).to_string(),
-        racy,
-        answers,
-    )
+    let root_fingerprint = fingerprint(&mut files.stamps).to_string();
+    write(root, build, root_fingerprint, racy, answers)
 }
 
 /// Racy files read back as they were answered, by a read well after they

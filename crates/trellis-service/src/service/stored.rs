@@ -148,7 +148,7 @@ impl Service {
         if !self.loaded {
             return;
         }
-        let Some(stamps) = self.loader.known_stamps() else {
+        let Some(mut files) = self.loader.known_files() else {
             return;
         };
         let (asked_check, asked_status) = self.joins.answered();
@@ -172,15 +172,14 @@ impl Service {
         let root = self.root().to_owned();
         let build = binary_identity();
         if answers.check.is_none() || answers.status.is_none() {
-            let mut now: Vec<_> = stamps.iter().map(|file| file.stamp).collect();
             let read = |path: &str| std::fs::read(root.join(path)).ok();
-            if let Some(before) = answer_cache::load(&root, &mut now, &build, read) {
+            if let Some(before) = answer_cache::load(&root, &mut files.stamps, &build, read) {
                 answers.check = answers.check.or(before.check);
                 answers.status = answers.status.or(before.status);
             }
         }
         // A store that cannot be written is a cold start next time, no more.
-        let _ = answer_cache::store(&root, stamps, &build, &answers);
+        let _ = answer_cache::store(&root, files, &build, &answers);
     }
 
     /// Stores what a one-shot command answered ([`Service::store_answers`]):
