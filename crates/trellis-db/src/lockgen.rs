@@ -344,8 +344,7 @@ pub fn spec_lock(
             } else {
                 Verdict::Error
             };
-            let tests = invariant_labels(db, spec)
-                .into_iter()
+            let tests = (invariant_labels(db, spec).iter())
                 .map(|label| TestRow {
                     name: format!("derived:invariant:{label}"),
                     tier: Tier::Property,

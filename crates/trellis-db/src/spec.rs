@@ -68,16 +68,23 @@ pub fn prose_hash(db: &dyn Db, file: SourceFile) -> Digest {
 /// confirmations per spec on every pass.
 pub use trellis_lock::SpecHashes;
 
-/// Hashes every spec of the root. A host calls it while the parses its last
-/// answer read are still held: a `check` reads every spec's parse but none of
-/// its hashes, and a `status` after it would parse every spec again for them
-/// once the parses were dropped (design §7.15).
+/// Hashes every spec of the root, and reads every type spec's invariant
+/// labels. A host calls it while the parses its last answer read are still
+/// held: a `check` reads every spec's parse but none of its hashes, and a
+/// `status` after it would parse every spec again for them (and each type's
+/// for its labels) once the parses were dropped (design §7.15).
 pub fn hash_every_spec(db: &dyn Db) {
     let index = crate::index::root_index(db, crate::files::Workspace::get(db));
-    let modules = index.modules.values();
-    let specs = (modules.flat_map(|module| module.spec.iter().chain(module.specs.values())))
-        .chain(&index.project);
-    for &spec in specs {
+    for module in index.modules.values() {
+        for (stem, &spec) in &module.specs {
+            spec_hashes(db, spec);
+            if crate::index::ItemKind::of(stem) == crate::index::ItemKind::Type {
+                invariant_labels(db, spec);
+            }
+        }
+    }
+    let scopes = (index.modules.values().filter_map(|module| module.spec)).chain(index.project);
+    for spec in scopes {
         spec_hashes(db, spec);
     }
 }
@@ -108,7 +115,9 @@ pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<Arc<BlockValue>> {
         .collect()
 }
 
-/// The labels of a type spec's `invariant` clauses, in document order.
+/// The labels of a type spec's `invariant` clauses, in document order: a
+/// memo of its own, so a type's status row needs no parse of its spec.
+#[salsa::tracked(returns(ref))]
 pub fn invariant_labels(db: &dyn Db, spec: SourceFile) -> Vec<String> {
     parse_spec(db, spec)
         .file

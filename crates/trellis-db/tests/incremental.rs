@@ -1155,3 +1155,64 @@ fn evicted_parses_are_read_again_only_when_asked() {
         "the edited spec is read: {log:?}"
     );
 }
+
+/// A host that hashes every spec before it drops its spare parses (design
+/// §7.15) answers the root's status after a check without parsing a spec
+/// again: every row reads the spec's hashes, and a locked type's row its
+/// invariant labels, from memos of their own.
+#[test]
+fn a_status_after_the_parses_are_dropped_parses_no_spec() {
+    use trellis_db::shaped::{Shape, shaped_root};
+    use trellis_db::{hash_every_spec, spec_lock};
+
+    let files = shaped_root(&Shape::mixed(1_100));
+    let load = |db: &mut RootDatabase, files: &[(String, String)]| {
+        let mut change = Change::default();
+        for (path, text) in files {
+            change.set_root_file(path.clone(), text.clone());
+        }
+        change.apply(db);
+    };
+    // Each type locked as it stands, as `adopt` locks it (in a database of
+    // its own: locking reads the labels), so its row climbs to them.
+    let mut scratch = RootDatabase::default();
+    load(&mut scratch, &files);
+    let toolchain = trellis_lock::Toolchain {
+        trellis: "0.1.0".to_owned(),
+        soil0_cli: "0.1.0".to_owned(),
+    };
+    let mut locked = files.clone();
+    for module in root_index(&scratch, Workspace::get(&scratch))
+        .modules
+        .values()
+    {
+        for (stem, &spec) in (module.specs.iter()).filter(|(stem, _)| stem.contains('x')) {
+            let lock = spec_lock(&scratch, spec, &toolchain, None).expect("a type's lock");
+            let path = spec.path(&scratch).as_str().replace(".tr", ".lock");
+            assert!(path.ends_with(&format!("{stem}.lock")));
+            locked.push((path, trellis_lock::write_lock(&lock)));
+        }
+    }
+    let mut db = RootDatabase::with_query_log();
+    load(&mut db, &locked);
+    check_root(&db, None);
+    hash_every_spec(&db);
+    db.drop_spare_parses();
+    db.query_log().start();
+    let rows = root_status(&db);
+    let parsed: Vec<String> = (db.query_log().take().into_iter())
+        .filter(|query| query.starts_with("parse_spec("))
+        .collect();
+    let green_types = (rows.iter())
+        .filter(|row| row.kind == "type" && row.status == "green")
+        .count();
+    assert!(
+        green_types > 100,
+        "the types are locked and green: {green_types}"
+    );
+    assert!(
+        parsed.is_empty(),
+        "{} specs parsed again: {parsed:?}",
+        parsed.len()
+    );
+}
