@@ -167,7 +167,8 @@ pub fn walk(root: &Path) -> RootFiles {
 /// looks up one name instead of the whole path), the root's directories
 /// shared by threads ([`crate::in_flight`]): a walk of 20,000 definitions is
 /// 44,000 stats (design §7.16). A file that cannot be stat-ed has no stamp. The files
-/// come in the root's own first, then each directory's in listing order.
+/// come in the root's own first, then each directory's, by name: in path order
+/// when no directory holds both files and directories.
 pub fn walk_stamped(root: &Path) -> RootFiles {
     walk_stamped_watching(root, &|_, _| {})
 }
@@ -192,7 +193,7 @@ pub fn walk_stamped_watching(root: &Path, before_listing: BeforeListing<'_>) -> 
 }
 
 /// The root's own directory listed here, the directories below it shared
-/// by threads in runs ([`crate::in_flight`]), and put back in listing order.
+/// by threads in runs ([`crate::in_flight`]), and put back in path order.
 fn walk_on_threads(root: &Path, stamped: bool, before_listing: BeforeListing<'_>) -> RootFiles {
     let top = Walk {
         stamped,
@@ -318,10 +319,16 @@ fn walk_tree_with(root: &Path, prefix: &str, walk: Walk<'_>) -> (RootFiles, Vec<
                 }
             }
         }
+        // In name order: the input paths of a root whose directories hold
+        // files alone then come in path order, which the fingerprint's sort
+        // confirms in one pass instead of sorting 66,000 stamps after the
+        // walk, on one core (`answer_cache::fingerprint`).
+        named.sort_unstable_by(|(one, _), (other, _)| one.cmp(other));
         let in_reference = above_is_reference || holds_python(&named);
         if in_reference {
             out.reference_dirs.push(prefix.clone());
         }
+        let mut subdirs = Vec::new();
         for (name, entry) in named {
             let Ok(file_type) = entry.file_type() else {
                 continue;
@@ -341,14 +348,18 @@ fn walk_tree_with(root: &Path, prefix: &str, walk: Walk<'_>) -> (RootFiles, Vec<
                     out.data.push(path);
                 }
                 Entry::Dir if walk.descend => {
-                    stack.push((format!("{path}/"), entry.path(), in_reference));
+                    subdirs.push((format!("{path}/"), entry.path(), in_reference));
                 }
                 Entry::Dir => below.push((format!("{path}/"), in_reference)),
                 Entry::NotAFile(what) => out.problems.push(not_a_file(&path, what)),
                 Entry::Skipped => {}
             }
         }
+        // Popped in path order (a name's `/` sorts after `-` and `.`).
+        subdirs.sort_unstable_by(|(one, ..), (other, ..)| other.cmp(one));
+        stack.extend(subdirs);
     }
+    below.sort_unstable();
     (out, below)
 }
 
@@ -462,6 +473,33 @@ mod tests {
         std::fs::write(root.join("top.py"), "y = 2").expect("write");
         let stamped = assert_stamped_walk_agrees(&root);
         assert!(stamped.data.iter().any(|path| path == "m/notes.txt"));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A root whose directories hold files alone walks in path order, on
+    /// threads or not, so the fingerprint's sort has nothing to move; a
+    /// directory's name sorts as its path does (`m-x/` before `m/`).
+    #[test]
+    fn a_root_of_modules_walks_in_path_order() {
+        let root = std::env::temp_dir().join(format!("trellis-walk-order-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("mkdir");
+        std::fs::write(root.join("_project.tr"), "p").expect("write");
+        let mut modules: Vec<String> = (0..24).map(|at| format!("s{:02}", 23 - at)).collect();
+        modules.extend(["m", "m-x", "m.x", "m0"].map(str::to_owned));
+        for module in &modules {
+            std::fs::create_dir_all(root.join(module)).expect("mkdir");
+            for stem in ["zeta", "alpha", "Beta", "alpha2"] {
+                std::fs::write(root.join(format!("{module}/{stem}.tr")), stem).expect("write");
+                std::fs::write(root.join(format!("{module}/{stem}.soil")), stem).expect("write");
+            }
+        }
+        for walked in [walk_stamped(&root), walk_unstamped(&root), walk(&root)] {
+            let mut sorted = walked.files.clone();
+            sorted.sort_unstable();
+            assert_eq!(walked.files, sorted);
+            assert_eq!(walked.files.len(), 1 + modules.len() * 8);
+        }
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 
