@@ -41,7 +41,7 @@ pub type FileStamp<'a> = (&'a str, u128, u64);
 /// The root's input files as the loader read them for the answers being
 /// stored: every file's stamp, and the digest of the bytes read of each racy
 /// one.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct KnownFiles<'a> {
     pub stamps: Vec<FileStamp<'a>>,
     pub racy: Vec<(&'a str, Digest)>,

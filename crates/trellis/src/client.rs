@@ -271,13 +271,16 @@ impl Unstored {
     pub fn store(self) {
         let mut service = self.0;
         // The store is a cache, and may compute the answer not asked: a bug
-        // there must not fail the command whose answer is out.
-        let stored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // there must not fail the command whose answer is out. Behind the
+        // same panic boundary as the request itself.
+        let stored = trellis_rpc::catching("store", || {
             service.store_answers_of_one_shot();
-        }));
-        if stored.is_err() {
+            Ok(Value::Null)
+        });
+        if let Err(error) = stored {
             eprintln!(
-                "trellis: the answers were not kept for the next run (the panic above is a bug)"
+                "trellis: the answers were not kept for the next run: {}",
+                error.message
             );
         }
         std::thread::spawn(move || drop(service));
