@@ -93,9 +93,9 @@ pub fn hash_every_spec(db: &dyn Db) {
 pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
     let spec = &parse_spec(db, file).file;
     SpecHashes {
-        formal: spec.formal_parts().hash(),
-        test: trellis_spec::test_hash(&spec.test_parts()),
-        prose: trellis_spec::prose_hash(&spec.prose_bytes(file.text(db))),
+        formal: spec.formal_hash(),
+        test: spec.test_hash(),
+        prose: spec.prose_hash(file.text(db)),
     }
 }
 

@@ -136,6 +136,17 @@ impl Hasher {
         self
     }
 
+    /// One part made of `pieces` end to end: the same digest as
+    /// [`Hasher::part`] of their concatenation, with no copy of it.
+    pub fn part_in_pieces(&mut self, pieces: &[&[u8]]) -> &mut Self {
+        let len: usize = pieces.iter().map(|piece| piece.len()).sum();
+        self.0.update((len as u64).to_be_bytes());
+        for piece in pieces {
+            self.0.update(piece);
+        }
+        self
+    }
+
     pub fn finish(self) -> Digest {
         Digest(self.0.finalize().into())
     }
@@ -151,6 +162,23 @@ mod tests {
         let streamed = Digest::of_reader(bytes.as_slice()).expect("a slice reads");
         assert_eq!(streamed, Digest::of(&bytes));
         assert_eq!(Digest::of_reader(&b""[..]).expect("reads"), Digest::of(b""));
+    }
+
+    #[test]
+    fn a_part_in_pieces_hashes_as_their_concatenation_does() {
+        let whole = |bytes: &[u8]| {
+            let mut hasher = Hasher::new();
+            hasher.part(b"before").part(bytes).part(b"after");
+            hasher.finish()
+        };
+        let pieces = |pieces: &[&[u8]]| {
+            let mut hasher = Hasher::new();
+            hasher.part(b"before").part_in_pieces(pieces).part(b"after");
+            hasher.finish()
+        };
+        assert_eq!(pieces(&[b"ab", b"", b"cde"]), whole(b"abcde"));
+        assert_eq!(pieces(&[]), whole(b""));
+        assert_ne!(pieces(&[b"ab", b"cd"]), whole(b"abc"));
     }
 
     #[test]

@@ -131,17 +131,25 @@ pub struct BlockHeader {
 impl BlockHeader {
     /// The normalised info string, the one that is hashed (tr-grammar §2.3).
     pub fn info_string(&self) -> String {
-        let mut words = vec![self.kind.word()];
+        let mut out = String::new();
+        self.push_info_string(&mut out);
+        out
+    }
+
+    /// Appends [`BlockHeader::info_string`] to `out`: the words, one space
+    /// between each.
+    pub fn push_info_string(&self, out: &mut String) {
+        out.push_str(self.kind.word());
         if let Some(name) = &self.name {
-            words.push(name);
+            out.push(' ');
+            out.push_str(name);
         }
         if self.xfail {
-            words.push("xfail");
+            out.push_str(" xfail");
         }
         if self.agent {
-            words.push("@agent");
+            out.push_str(" @agent");
         }
-        words.join(" ")
     }
 }
 

@@ -89,6 +89,56 @@ impl TrFile {
         self.class_parts(SpanClass::Test)
     }
 
+    /// `formal_hash` of [`TrFile::formal_parts`], fed from the parse with
+    /// no copy of a block: a root's status hashes every spec, and at 20,000
+    /// definitions copying the parts was half of that.
+    pub fn formal_hash(&self) -> Digest {
+        let mut hasher = Hasher::new();
+        hasher.part(
+            self.frontmatter
+                .name
+                .as_deref()
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        self.hash_class(SpanClass::Formal, &mut hasher);
+        hasher.finish()
+    }
+
+    /// [`test_hash`] of [`TrFile::test_parts`], likewise.
+    pub fn test_hash(&self) -> Digest {
+        let mut hasher = Hasher::new();
+        self.hash_class(SpanClass::Test, &mut hasher);
+        hasher.finish()
+    }
+
+    /// [`prose_hash`] of [`TrFile::prose_bytes`], likewise: the prose
+    /// pieces are hashed where they lie in `text`, the text this file was
+    /// parsed from.
+    pub fn prose_hash(&self, text: &str) -> Digest {
+        let pieces: Vec<&[u8]> = (self.partition().into_iter())
+            .filter(|(class, _)| *class == SpanClass::Prose)
+            .filter_map(|(_, range)| text.get(range.as_usize_range()))
+            .map(str::as_bytes)
+            .collect();
+        let mut hasher = Hasher::new();
+        hasher.part_in_pieces(&pieces);
+        hasher.finish()
+    }
+
+    /// Feeds each block of `class` to `hasher` as [`TrFile::class_parts`]
+    /// lists it: its info string, then its content.
+    fn hash_class(&self, class: SpanClass, hasher: &mut Hasher) {
+        let mut info = String::new();
+        for block in (self.blocks.iter()).filter(|b| b.value.header.kind.class() == class) {
+            info.clear();
+            block.value.header.push_info_string(&mut info);
+            hasher
+                .part(info.as_bytes())
+                .part(block.value.content.as_bytes());
+        }
+    }
+
     fn class_parts(&self, class: SpanClass) -> Vec<BlockPart> {
         self.blocks
             .iter()

@@ -1,10 +1,11 @@
-//! Properties of the parser over arbitrary input: it never panics, and the class
-//! spans partition the file.
+//! Properties of the parser over arbitrary input: it never panics, the class
+//! spans partition the file, and the hashes streamed from a parse are the
+//! hashes of its parts.
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
 use proptest::prelude::*;
-use trellis_spec::{SpanClass, parse_tr};
+use trellis_spec::{SpanClass, parse_tr, prose_hash, test_hash};
 
 /// Text biased toward `.tr` structure: frontmatter lines, fences of every shape,
 /// block words, containers, JSON and cram fragments.
@@ -121,6 +122,25 @@ proptest! {
     fn arbitrary_text_partitions(text in any::<String>()) {
         check_partition(&text);
     }
+
+    #[test]
+    fn tr_like_text_streams_the_hashes_of_its_parts(text in tr_like()) {
+        check_streamed_hashes(&text);
+    }
+
+    #[test]
+    fn arbitrary_text_streams_the_hashes_of_its_parts(text in any::<String>()) {
+        check_streamed_hashes(&text);
+    }
+}
+
+/// The hashes a status takes from a parse ([`trellis_spec::TrFile::formal_hash`]
+/// and its kin, which copy nothing) are those of the parts the goldens show.
+fn check_streamed_hashes(text: &str) {
+    let (file, _) = parse_tr(text, "f");
+    assert_eq!(file.formal_hash(), file.formal_parts().hash());
+    assert_eq!(file.test_hash(), test_hash(&file.test_parts()));
+    assert_eq!(file.prose_hash(text), prose_hash(&file.prose_bytes(text)));
 }
 
 #[test]
