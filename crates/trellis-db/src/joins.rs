@@ -682,23 +682,25 @@ impl RootJoins {
         self.sync(db);
         let index = root_index(db, Workspace::get(db));
         let revision = db.changes_applied();
-        let ahead = self.to_ask(index, |parts| &parts.check);
-        if let Some(checks) = self
-            .shelf
-            .take_checks(revision, keys_of(&ahead), Coming::Skip)
-        {
-            let answered = answered_ahead(&ahead, Some(checks));
-            self.taken_ahead += ahead.len();
-            self.join_check_parts(db, index, answered);
+        // A kind never asked for was never asked ahead ([`RootJoins::ask_ahead`])
+        // and its parts hold nothing: what it would ask is every stem of the
+        // root, listed on every edit of a host that only checks.
+        if self.asked_check {
+            let ahead = self.to_ask(index, |parts| &parts.check);
+            if let Some(checks) = (self.shelf).take_checks(revision, keys_of(&ahead), Coming::Skip)
+            {
+                let answered = answered_ahead(&ahead, Some(checks));
+                self.taken_ahead += ahead.len();
+                self.join_check_parts(db, index, answered);
+            }
         }
-        let ahead = self.to_ask(index, |parts| &parts.status);
-        if let Some(rows) = self
-            .shelf
-            .take_rows(revision, keys_of(&ahead), Coming::Skip)
-        {
-            let answered = answered_ahead(&ahead, Some(rows));
-            self.taken_ahead += ahead.len();
-            self.join_status_parts(db, index, answered);
+        if self.asked_status {
+            let ahead = self.to_ask(index, |parts| &parts.status);
+            if let Some(rows) = (self.shelf).take_rows(revision, keys_of(&ahead), Coming::Skip) {
+                let answered = answered_ahead(&ahead, Some(rows));
+                self.taken_ahead += ahead.len();
+                self.join_status_parts(db, index, answered);
+            }
         }
     }
 
