@@ -11,7 +11,7 @@
 //! memos are built from, and the check is joined by the same `join_check`
 //! salsa's memo uses.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -25,7 +25,7 @@ use crate::check_report::{
 use crate::db::RootDatabase;
 use crate::files::FileKind;
 use crate::files::{SourceFile, Workspace};
-use crate::index::{ModuleFiles, root_index};
+use crate::index::{ModuleFiles, RootIndex, root_index};
 use crate::locks::read_lock_file;
 use crate::mentions::{Mentions, Owner, Reached, Said};
 use crate::sealed::{self, BodyEdit, BodyFace, SpecEdit};
@@ -233,6 +233,44 @@ impl ModuleParts {
     }
 }
 
+/// The modules whose parts of one kind (check or status) may hold an entry
+/// to ask: an answer after an edit visits these alone, not every module of
+/// the root (at 20,000 definitions a thousand, listed several times an
+/// edit). A module is listed when it is reached, dropped or comes; a join
+/// of the kind settles them all.
+struct Unsettled {
+    /// Every module: nothing of the kind is joined yet, or every part was
+    /// dropped.
+    everything: bool,
+    modules: BTreeSet<String>,
+}
+
+impl Default for Unsettled {
+    fn default() -> Self {
+        Unsettled {
+            everything: true,
+            modules: BTreeSet::new(),
+        }
+    }
+}
+
+impl Unsettled {
+    /// The index's modules this kind visits, in the index's order.
+    fn of<'i>(&self, index: &'i RootIndex) -> Vec<(&'i String, &'i Arc<ModuleFiles>)> {
+        match self.everything {
+            true => index.modules.iter().collect(),
+            false => (self.modules.iter())
+                .filter_map(|module| index.modules.get_key_value(module))
+                .collect(),
+        }
+    }
+
+    fn settle(&mut self) {
+        self.everything = false;
+        self.modules.clear();
+    }
+}
+
 /// A host's cache of the root-wide answers (see the module paragraph). Every
 /// change to the database passes through [`RootJoins::invalidate`] just before
 /// it is applied; a change applied without it is noticed (the database counts
@@ -260,6 +298,12 @@ pub struct RootJoins {
     asked_status: bool,
     /// How many entries answers took from the shelf (tests and benchmarks).
     taken_ahead: usize,
+    /// The modules whose check and status parts may have entries to ask.
+    /// The locks' part is visited whole: its answer lists every module's.
+    unsettled_check: Unsettled,
+    unsettled_status: Unsettled,
+    /// How many modules the answers so far visited (tests and benchmarks).
+    visited: usize,
 }
 
 impl RootJoins {
@@ -286,15 +330,19 @@ impl RootJoins {
             (module.to_owned(), Arc::clone(files), stem.to_owned())
         }
         let check: Vec<_> = match self.asked_check {
-            true => (self.to_ask(index, |parts| &parts.check).iter())
-                .map(owned)
-                .collect(),
+            true => (self
+                .to_ask(index, |parts| &parts.check, &self.unsettled_check)
+                .iter())
+            .map(owned)
+            .collect(),
             false => Vec::new(),
         };
         let status: Vec<_> = match self.asked_status {
-            true => (self.to_ask(index, |parts| &parts.status).iter())
-                .map(|entry| (owned(entry), entry.3.cloned().flatten()))
-                .collect(),
+            true => (self
+                .to_ask(index, |parts| &parts.status, &self.unsettled_status)
+                .iter())
+            .map(|entry| (owned(entry), entry.3.cloned().flatten()))
+            .collect(),
             false => Vec::new(),
         };
         if check.is_empty() && status.is_empty() {
@@ -308,20 +356,22 @@ impl RootJoins {
     /// alone moved): one per spec, as the check and the status rows have.
     fn to_ask<'s, 'i: 's, M: 's, S: 's>(
         &'s self,
-        index: &'i crate::index::RootIndex,
+        index: &'i RootIndex,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
+        unsettled: &Unsettled,
     ) -> Vec<ToAsk<'s, S>> {
-        self.to_ask_by(index, part, |files| &files.specs)
+        self.to_ask_by(unsettled.of(index), part, |files| &files.specs)
     }
 
-    /// [`RootJoins::to_ask`] for a part with one entry per file of `stems`.
+    /// [`RootJoins::to_ask`] for a part with one entry per file of `stems`,
+    /// over `modules`.
     fn to_ask_by<'s, 'i: 's, M: 's, S: 's>(
         &'s self,
-        index: &'i crate::index::RootIndex,
+        modules: Vec<(&'i String, &'i Arc<ModuleFiles>)>,
         part: impl Fn(&ModuleParts) -> &Part<M, S>,
         stems: impl Fn(&'i ModuleFiles) -> &'i BTreeMap<String, SourceFile>,
     ) -> Vec<ToAsk<'s, S>> {
-        (index.modules.iter())
+        (modules.into_iter())
             .flat_map(|(module, files)| {
                 let stems = stems(files).keys();
                 let stems = match self.parts.get(module) {
@@ -339,22 +389,51 @@ impl RootJoins {
     /// marked, as the index has it now.
     fn mark(&mut self, db: &RootDatabase, reached: BTreeMap<String, Reached>, moved: Moved) {
         for (module, stems) in reached {
-            let Some(parts) = self.parts.get_mut(&module) else {
-                continue;
-            };
             match (stems, moved) {
-                (Reached::Stems(stems), _) => parts.reach(&stems, moved),
-                (Reached::Whole, Moved::Everything) => {
-                    self.parts.remove(&module);
-                }
+                (Reached::Stems(stems), _) => self.reach(&module, &stems, moved),
+                (Reached::Whole, Moved::Everything) => self.drop_part(&module),
                 (Reached::Whole, Moved::Hashes) => {
                     let index = root_index(db, Workspace::get(db));
                     if let Some(files) = index.modules.get(&module) {
-                        parts.reach(files.specs.keys(), moved);
+                        self.reach(&module, files.specs.keys(), moved);
                     }
                 }
             }
         }
+    }
+
+    /// Marks `stems` of `module`'s parts (held ones alone) to be asked again
+    /// for what `moved`, and lists the module as unsettled for the kinds
+    /// that moves.
+    fn reach<'a>(
+        &mut self,
+        module: &str,
+        stems: impl IntoIterator<Item = &'a String>,
+        moved: Moved,
+    ) {
+        let Some(parts) = self.parts.get_mut(module) else {
+            return;
+        };
+        parts.reach(stems, moved);
+        self.unsettled_status.modules.insert(module.to_owned());
+        if moved == Moved::Everything {
+            self.unsettled_check.modules.insert(module.to_owned());
+        }
+    }
+
+    /// Drops `module`'s parts: every kind asks it whole again (a module that
+    /// came has none yet, and is listed all the same).
+    fn drop_part(&mut self, module: &str) {
+        self.parts.remove(module);
+        self.unsettled_check.modules.insert(module.to_owned());
+        self.unsettled_status.modules.insert(module.to_owned());
+    }
+
+    /// Drops every module's parts: every kind asks every module again.
+    fn drop_every_part(&mut self) {
+        self.parts.clear();
+        self.unsettled_check = Unsettled::default();
+        self.unsettled_status = Unsettled::default();
     }
 
     /// Drops the parts `change` can move. Call it just before `change.apply(db)`,
@@ -364,8 +443,10 @@ impl RootJoins {
         self.prepare_for_edits(db);
         self.synced = db.changes_applied() + 1;
         if self.parts.is_empty() {
-            // Nothing held: the index is built afresh when next needed.
+            // Nothing held: the index is built afresh when next needed, and
+            // every module is asked whole.
             self.mentions = Mentions::default();
+            self.drop_every_part();
             return;
         }
         let mut seeds = Vec::new();
@@ -375,7 +456,7 @@ impl RootJoins {
             let before = ConfigReach::of(Workspace::get(db).config_text(db));
             let after = ConfigReach::of(config);
             if before.soil0_major != after.soil0_major {
-                self.parts.clear();
+                self.drop_every_part();
             }
             // A tag declared or withdrawn moves the specs that name it alone.
             words.extend(before.tags.symmetric_difference(&after.tags).cloned());
@@ -399,7 +480,7 @@ impl RootJoins {
                     // Whoever names the module may resolve differently now.
                     if module_came_or_went {
                         words.push(owner.0.clone());
-                        self.parts.remove(&owner.0);
+                        self.drop_part(&owner.0);
                     } else if text.is_some() && sealed::is_body_file(path, &owner) {
                         bodies.push(owner);
                         continue;
@@ -411,7 +492,7 @@ impl RootJoins {
                     {
                         // Its decisions or grants moved: its module's entries
                         // read them, and nobody else does.
-                        self.parts.remove(&owner.0);
+                        self.drop_part(&owner.0);
                         continue;
                     }
                     seeds.push(owner);
@@ -420,31 +501,27 @@ impl RootJoins {
                 // face was kept: its own row and findings are asked anew by
                 // every answer.
                 None if edit == Some(SpecEdit::Sealed) => {}
-                None => self.parts.clear(),
+                None => self.drop_every_part(),
             }
         }
         if self.parts.is_empty() {
             return;
         }
         for (owner, path) in sealed_files {
-            if let Some(parts) = self.parts.get_mut(&owner.0) {
-                parts.reach([&owner.1], Moved::Everything);
-            }
+            self.reach(&owner.0, [&owner.1], Moved::Everything);
             if FileKind::of(camino::Utf8Path::new(path)) == FileKind::Spec {
                 self.reach_citing(path);
             }
         }
         match self.mentions.reach(seeds, &words) {
             Some(reached) => self.mark(db, reached, Moved::Everything),
-            None => self.parts.clear(),
+            None => self.drop_every_part(),
         }
         for owner in bodies {
             // Its own entries read the body, whatever the edit was.
-            if let Some(parts) = self.parts.get_mut(&owner.0) {
-                parts.reach([&owner.1], Moved::Everything);
-            }
+            self.reach(&owner.0, [&owner.1], Moved::Everything);
             let Some(reached) = self.mentions.reach(vec![owner.clone()], &[]) else {
-                self.parts.clear();
+                self.drop_every_part();
                 return;
             };
             match BodyFace::of(db, &owner) {
@@ -486,11 +563,12 @@ impl RootJoins {
             (diagnostics.iter()).any(|diagnostic| diagnostic.file.as_deref() == Some(path))
         };
         let row_cites = |row: &StatusRow| row.reason.as_deref().is_some_and(|r| r.contains(path));
+        let mut reached: Vec<(String, Vec<String>)> = Vec::new();
         #[expect(
             clippy::iter_over_hash_type,
             reason = "each module is marked on its own: the order moves nothing"
         )]
-        for (module, parts) in &mut self.parts {
+        for (module, parts) in &self.parts {
             let mut citing: Vec<String> = Vec::new();
             if cites(&parts.check_joined.diagnostics)
                 && let Some(((head, helpers), by_stem)) = &parts.check.entries
@@ -511,7 +589,12 @@ impl RootJoins {
                     }
                 }
             }
-            parts.reach(&citing, Moved::Everything);
+            if !citing.is_empty() {
+                reached.push((module.clone(), citing));
+            }
+        }
+        for (module, citing) in reached {
+            self.reach(&module, &citing, Moved::Everything);
         }
     }
 
@@ -520,7 +603,7 @@ impl RootJoins {
         self.sync(db);
         self.asked_check = true;
         let index = root_index(db, Workspace::get(db));
-        let ahead = self.to_ask(index, |parts| &parts.check);
+        let ahead = self.to_ask(index, |parts| &parts.check, &self.unsettled_check);
         let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
@@ -553,7 +636,9 @@ impl RootJoins {
         index: &crate::index::RootIndex,
         mut answered: Answered<CheckReport>,
     ) {
-        for (module, files) in &index.modules {
+        let modules = self.unsettled_check.of(index);
+        self.visited += modules.len();
+        for (module, files) in modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.check.refresh(
@@ -575,6 +660,7 @@ impl RootJoins {
                 parts.check_joined = joined;
             }
         }
+        self.unsettled_check.settle();
     }
 
     /// Every row of the root's status, in [`crate::root_status`]'s order.
@@ -593,7 +679,7 @@ impl RootJoins {
         self.sync(db);
         self.asked_status = true;
         let index = root_index(db, Workspace::get(db));
-        let ahead = self.to_ask(index, |parts| &parts.status);
+        let ahead = self.to_ask(index, |parts| &parts.status, &self.unsettled_status);
         let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
@@ -646,7 +732,9 @@ impl RootJoins {
         index: &crate::index::RootIndex,
         mut answered: Answered<Option<HeldRow>>,
     ) {
-        for (module, files) in &index.modules {
+        let modules = self.unsettled_status.of(index);
+        self.visited += modules.len();
+        for (module, files) in modules {
             let parts = self.parts_of(module);
             let mut answered = answered.get_mut(module.as_str());
             let refreshed = parts.status.refresh(
@@ -670,6 +758,7 @@ impl RootJoins {
                 parts.join_status(&refreshed);
             }
         }
+        self.unsettled_status.settle();
     }
 
     /// Joins into the parts whatever was answered ahead and is still on the
@@ -686,7 +775,7 @@ impl RootJoins {
         // and its parts hold nothing: what it would ask is every stem of the
         // root, listed on every edit of a host that only checks.
         if self.asked_check {
-            let ahead = self.to_ask(index, |parts| &parts.check);
+            let ahead = self.to_ask(index, |parts| &parts.check, &self.unsettled_check);
             if let Some(checks) = (self.shelf).take_checks(revision, keys_of(&ahead), Coming::Skip)
             {
                 let answered = answered_ahead(&ahead, Some(checks));
@@ -695,7 +784,7 @@ impl RootJoins {
             }
         }
         if self.asked_status {
-            let ahead = self.to_ask(index, |parts| &parts.status);
+            let ahead = self.to_ask(index, |parts| &parts.status, &self.unsettled_status);
             if let Some(rows) = (self.shelf).take_rows(revision, keys_of(&ahead), Coming::Skip) {
                 let answered = answered_ahead(&ahead, Some(rows));
                 self.taken_ahead += ahead.len();
@@ -723,7 +812,8 @@ impl RootJoins {
             .flat_map(unreadable)
             .cloned()
             .collect();
-        let ahead = self.to_ask_by(index, |parts| &parts.lock_problems, |files| &files.locks);
+        let modules = index.modules.iter().collect();
+        let ahead = self.to_ask_by(modules, |parts| &parts.lock_problems, |files| &files.locks);
         let answers = spread::answer_ahead(db, &ahead, self.threads, |db, (_, files, stem, _)| {
             lock_entry_problems(db, files, stem)
         });
@@ -795,6 +885,13 @@ impl RootJoins {
         self.taken_ahead
     }
 
+    /// How many modules the check and status joins visited so far: after
+    /// an edit, the modules it reached, not the root's (tests and
+    /// benchmarks).
+    pub fn visited_modules(&self) -> usize {
+        self.visited
+    }
+
     /// `module`'s parts, made empty the first time it is asked for.
     fn parts_of(&mut self, module: &str) -> &mut ModuleParts {
         if !self.parts.contains_key(module) {
@@ -808,7 +905,7 @@ impl RootJoins {
     /// Body edits applied since are marked by what they moved.
     fn sync(&mut self, db: &RootDatabase) {
         if self.synced != db.changes_applied() {
-            self.parts.clear();
+            self.drop_every_part();
             self.mentions = Mentions::default();
             self.body_edits.clear();
             self.synced = db.changes_applied();

@@ -106,6 +106,22 @@ impl Host {
     }
 }
 
+/// The answers after an edit visit the modules it reached, not the root's:
+/// a body edit of a definition nobody calls, at 400 and at 4,000
+/// definitions (8 and 80 modules), visits its own module once for the
+/// check and once for the status.
+#[test]
+fn answers_after_an_edit_visit_the_modules_it_reached_alone() {
+    let visited = |definitions: usize| {
+        let mut host = Host::new(definitions);
+        let before = host.joins.visited_modules();
+        let top = 3 * 50 + 45;
+        host.replace(&soil_path(top), "let base = x *", "let base = 1 + x *");
+        host.joins.visited_modules() - before
+    };
+    assert_eq!((visited(400), visited(4_000)), (2, 2));
+}
+
 /// Synthetic modules m000–m007: a leaf of m005 is called from m005–m007 only,
 /// so an edit of it keeps m000–m004; a top of m003 is called by nobody.
 #[test]
