@@ -753,16 +753,28 @@ mod tests {
         assert!(loader.refresh().change.is_empty());
     }
 
+    /// A scratch root `trellis-<name>-<pid>`, emptied first, holding `files`
+    /// (root-relative path, text).
+    fn scratch_root(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("trellis-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let path = root.join(path);
+            let dir = path.parent().expect("a file lies in a directory");
+            std::fs::create_dir_all(dir).expect("create root");
+            std::fs::write(path, text).expect("write");
+        }
+        root
+    }
+
     /// A full refresh forgets the files it no longer walks, once, and keeps
     /// those a refresh of named paths added meanwhile.
     #[test]
     fn a_full_refresh_removes_what_is_gone_and_keeps_what_came() {
-        let root = std::env::temp_dir().join(format!("trellis-full-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("m")).expect("create root");
-        for (path, text) in [("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")] {
-            std::fs::write(root.join(path), text).expect("write");
-        }
+        let root = scratch_root(
+            "full",
+            &[("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")],
+        );
         let mut loader = RootLoader::new(root.clone());
         assert_eq!(loader.refresh().change.files.len(), 3);
         std::fs::write(root.join("m/d.tr"), "d").expect("write");
@@ -794,12 +806,11 @@ mod tests {
     /// it is fixed), and a path inside a hidden directory (ignored).
     #[test]
     fn refreshing_named_paths_sets_adds_and_removes_exactly_those() {
-        let root = std::env::temp_dir().join(format!("trellis-paths-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = scratch_root(
+            "paths",
+            &[("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")],
+        );
         std::fs::create_dir_all(root.join("m/.cache")).expect("create root");
-        for (path, text) in [("m/a.tr", "a"), ("m/b.soil", "b"), ("m/c.lock", "c")] {
-            std::fs::write(root.join(path), text).expect("write");
-        }
         let mut loader = RootLoader::new(root.clone());
         assert_eq!(loader.refresh().change.files.len(), 3);
 
