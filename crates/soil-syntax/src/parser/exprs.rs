@@ -211,6 +211,10 @@ impl Parser<'_> {
             self.enter_counting("arguments in one application")?;
             args.push(self.postfix()?);
         }
+        // A tree lives as long as its file's parse and every equation taken
+        // from it: a list grown by pushing keeps up to three spare 80-byte
+        // slots, a tenth of the Soil trees at 20,000 definitions.
+        args.shrink_to_fit();
         self.nesting = entered;
         Ok(Expr {
             kind: ExprKind::App {
@@ -299,6 +303,7 @@ impl Parser<'_> {
                     }
                 }
                 self.close_bracket(open, RBracket)?;
+                elements.shrink_to_fit();
                 ExprKind::List(elements)
             }
             LBrace => {
@@ -360,6 +365,7 @@ impl Parser<'_> {
                 while self.eat(TokenKind::Comma).is_some() {
                     elements.push(self.expr()?);
                 }
+                elements.shrink_to_fit();
                 ExprKind::Tuple(elements)
             }
             _ => first.kind,
@@ -404,6 +410,7 @@ impl Parser<'_> {
                 span: self.span_from(start),
             });
             if self.eat(TokenKind::Comma).is_none() {
+                fields.shrink_to_fit();
                 return Ok(fields);
             }
         }
@@ -558,6 +565,7 @@ impl Parser<'_> {
                 "expected `|` starting another arm or `end` closing the `match`",
             ));
         }
+        arms.shrink_to_fit();
         Ok(Expr {
             kind: ExprKind::Match {
                 scrutinee: Box::new(scrutinee),
