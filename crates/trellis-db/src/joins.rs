@@ -330,19 +330,13 @@ impl RootJoins {
             (module.to_owned(), Arc::clone(files), stem.to_owned())
         }
         let check: Vec<_> = match self.asked_check {
-            true => (self
-                .to_ask(index, |parts| &parts.check, &self.unsettled_check)
-                .iter())
-            .map(owned)
-            .collect(),
+            true => (self.checks_to_ask(index).iter()).map(owned).collect(),
             false => Vec::new(),
         };
         let status: Vec<_> = match self.asked_status {
-            true => (self
-                .to_ask(index, |parts| &parts.status, &self.unsettled_status)
-                .iter())
-            .map(|entry| (owned(entry), entry.3.cloned().flatten()))
-            .collect(),
+            true => (self.rows_to_ask(index).iter())
+                .map(|entry| (owned(entry), entry.3.cloned().flatten()))
+                .collect(),
             false => Vec::new(),
         };
         if check.is_empty() && status.is_empty() {
@@ -351,20 +345,23 @@ impl RootJoins {
         Some(AskAhead::new(db, self.threads, check, status, &self.shelf))
     }
 
-    /// The entries of the modules' `part` that the next answer asks salsa
-    /// about, as (module, files, stem, the entry held for a stem whose hashes
-    /// alone moved): one per spec, as the check and the status rows have.
-    fn to_ask<'s, 'i: 's, M: 's, S: 's>(
-        &'s self,
-        index: &'i RootIndex,
-        part: impl Fn(&ModuleParts) -> &Part<M, S>,
-        unsettled: &Unsettled,
-    ) -> Vec<ToAsk<'s, S>> {
-        self.to_ask_by(unsettled.of(index), part, |files| &files.specs)
+    /// The check entries the next answer asks salsa about, as (module,
+    /// files, stem, the entry held): one per spec, over the modules whose
+    /// check part is unsettled.
+    fn checks_to_ask<'s>(&'s self, index: &'s RootIndex) -> Vec<ToAsk<'s, CheckReport>> {
+        let modules = self.unsettled_check.of(index);
+        self.to_ask_by(modules, |parts| &parts.check, |files| &files.specs)
     }
 
-    /// [`RootJoins::to_ask`] for a part with one entry per file of `stems`,
-    /// over `modules`.
+    /// [`RootJoins::checks_to_ask`] for the status rows, each with the row
+    /// held for a stem whose hashes alone moved.
+    fn rows_to_ask<'s>(&'s self, index: &'s RootIndex) -> Vec<ToAsk<'s, Option<HeldRow>>> {
+        let modules = self.unsettled_status.of(index);
+        self.to_ask_by(modules, |parts| &parts.status, |files| &files.specs)
+    }
+
+    /// The entries of `modules`' `part` the next answer asks salsa about, one
+    /// per file of `stems`.
     fn to_ask_by<'s, 'i: 's, M: 's, S: 's>(
         &'s self,
         modules: Vec<(&'i String, &'i Arc<ModuleFiles>)>,
@@ -603,7 +600,7 @@ impl RootJoins {
         self.sync(db);
         self.asked_check = true;
         let index = root_index(db, Workspace::get(db));
-        let ahead = self.to_ask(index, |parts| &parts.check, &self.unsettled_check);
+        let ahead = self.checks_to_ask(index);
         let shelved = (self.shelf).take_checks(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
@@ -679,7 +676,7 @@ impl RootJoins {
         self.sync(db);
         self.asked_status = true;
         let index = root_index(db, Workspace::get(db));
-        let ahead = self.to_ask(index, |parts| &parts.status, &self.unsettled_status);
+        let ahead = self.rows_to_ask(index);
         let shelved = (self.shelf).take_rows(db.changes_applied(), keys_of(&ahead), Coming::Wait);
         let taken = shelved.as_ref().map_or(0, Vec::len);
         let answered = answered_ahead(
@@ -775,7 +772,7 @@ impl RootJoins {
         // and its parts hold nothing: what it would ask is every stem of the
         // root, listed on every edit of a host that only checks.
         if self.asked_check {
-            let ahead = self.to_ask(index, |parts| &parts.check, &self.unsettled_check);
+            let ahead = self.checks_to_ask(index);
             if let Some(checks) = (self.shelf).take_checks(revision, keys_of(&ahead), Coming::Skip)
             {
                 let answered = answered_ahead(&ahead, Some(checks));
@@ -784,7 +781,7 @@ impl RootJoins {
             }
         }
         if self.asked_status {
-            let ahead = self.to_ask(index, |parts| &parts.status, &self.unsettled_status);
+            let ahead = self.rows_to_ask(index);
             if let Some(rows) = (self.shelf).take_rows(revision, keys_of(&ahead), Coming::Skip) {
                 let answered = answered_ahead(&ahead, Some(rows));
                 self.taken_ahead += ahead.len();

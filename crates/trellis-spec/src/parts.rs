@@ -130,7 +130,7 @@ impl TrFile {
     /// lists it: its info string, then its content.
     fn hash_class(&self, class: SpanClass, hasher: &mut Hasher) {
         let mut info = String::new();
-        for block in (self.blocks.iter()).filter(|b| b.value.header.kind.class() == class) {
+        for block in self.blocks_of_class(class) {
             info.clear();
             block.value.header.push_info_string(&mut info);
             hasher
@@ -140,14 +140,17 @@ impl TrFile {
     }
 
     fn class_parts(&self, class: SpanClass) -> Vec<BlockPart> {
-        self.blocks
-            .iter()
-            .filter(|b| b.value.header.kind.class() == class)
+        self.blocks_of_class(class)
             .map(|b| BlockPart {
                 info: b.value.header.info_string(),
                 content: b.value.content.clone(),
             })
             .collect()
+    }
+
+    /// The blocks whose bytes `class`'s hash reads, in document order.
+    fn blocks_of_class(&self, class: SpanClass) -> impl Iterator<Item = &crate::model::Block> {
+        (self.blocks.iter()).filter(move |b| b.value.header.kind.class() == class)
     }
 
     /// Every decision entry of the file, in document order.
