@@ -35,6 +35,12 @@ pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
     })
 }
 
+/// Turns the LRU of [`parse_soil`] off ([`crate::RootDatabase::keep_every_parse`]);
+/// its setter is visible in this module alone.
+pub(crate) fn keep_every_parse(db: &mut dyn Db) {
+    parse_soil::set_lru_capacity(db, 0);
+}
+
 /// The `.soil` file holding an item's equation: `<module>/<name>.soil` for a public
 /// function, `<module>/_private.soil` for a helper.
 pub fn item_soil_file(db: &dyn Db, item: Item<'_>) -> Option<SourceFile> {

@@ -39,6 +39,12 @@ pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
     })
 }
 
+/// Turns the LRU of [`parse_spec`] off ([`crate::RootDatabase::keep_every_parse`]);
+/// its setter is visible in this module alone.
+pub(crate) fn keep_every_parse(db: &mut dyn Db) {
+    parse_spec::set_lru_capacity(db, 0);
+}
+
 fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &Arc<BlockValue>> {
     tr.blocks
         .iter()

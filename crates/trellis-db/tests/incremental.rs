@@ -1099,6 +1099,36 @@ fn a_type_a_suite_can_observe_moves_its_key_and_no_other() {
     assert_eq!(moved, ["t::norm1"]);
 }
 
+/// How many times `parse_soil` runs when the `index`th Soil file of a shaped
+/// root is parsed now: 0 when its parse is kept.
+fn soil_parses_to_read(
+    db: &RootDatabase,
+    shape: &trellis_db::shaped::Shape,
+    index: usize,
+) -> usize {
+    let path = trellis_db::shaped::shaped_soil_path(shape, index);
+    let file = (root_index(db, Workspace::get(db)).modules.values())
+        .flat_map(|module| module.soils.values())
+        .copied()
+        .find(|file| file.path(db).as_str() == path)
+        .expect("the file");
+    db.query_log().start();
+    assert!(trellis_db::parse_soil(db, file).diagnostics.is_empty());
+    (db.query_log().take().iter())
+        .filter(|query| query.starts_with("parse_soil("))
+        .count()
+}
+
+/// The files of a root, loaded and checked in `db`.
+fn load_and_check(db: &mut RootDatabase, files: &[(String, String)]) {
+    let mut change = Change::default();
+    for (path, text) in files {
+        change.set_root_file(path.clone(), text.clone());
+    }
+    change.apply(db);
+    check_root(db, None);
+}
+
 /// Once a host drops its spare parses (design §7.15), parse trees are kept
 /// for the last few hundred files only: an early file's parse, asked again,
 /// is read again; and an edit elsewhere re-reads none of the evicted trees,
@@ -1106,34 +1136,15 @@ fn a_type_a_suite_can_observe_moves_its_key_and_no_other() {
 /// trees.
 #[test]
 fn evicted_parses_are_read_again_only_when_asked() {
-    use trellis_db::parse_soil;
-    use trellis_db::shaped::{Shape, shaped_root, shaped_soil_path, shaped_spec_path};
+    use trellis_db::shaped::{Shape, shaped_root, shaped_spec_path};
 
     let shape = Shape::mixed(1_100);
     let files = shaped_root(&shape);
     let mut db = RootDatabase::with_query_log();
-    let mut change = Change::default();
-    for (path, text) in &files {
-        change.set_root_file(path.clone(), text.clone());
-    }
-    change.apply(&mut db);
-    check_root(&db, None);
+    load_and_check(&mut db, &files);
     db.drop_spare_parses();
-    let parsed = |db: &RootDatabase, index: usize| {
-        let path = shaped_soil_path(&shape, index);
-        let file = (root_index(db, Workspace::get(db)).modules.values())
-            .flat_map(|module| module.soils.values())
-            .copied()
-            .find(|file| file.path(db).as_str() == path)
-            .expect("the file");
-        db.query_log().start();
-        assert!(parse_soil(db, file).diagnostics.is_empty());
-        (db.query_log().take().iter())
-            .filter(|query| query.starts_with("parse_soil("))
-            .count()
-    };
-    assert_eq!(parsed(&db, 0), 1, "an early parse was evicted");
-    assert_eq!(parsed(&db, 1_099), 0, "a recent one is kept");
+    assert_eq!(soil_parses_to_read(&db, &shape, 0), 1, "an early parse was evicted");
+    assert_eq!(soil_parses_to_read(&db, &shape, 1_099), 0, "a recent one is kept");
 
     let path = shaped_spec_path(&shape, 550);
     let text = (files.iter())
@@ -1154,6 +1165,21 @@ fn evicted_parses_are_read_again_only_when_asked() {
         log.iter().any(|query| query.starts_with("parse_spec(")),
         "the edited spec is read: {log:?}"
     );
+}
+
+/// A one-shot command's database keeps every parse
+/// ([`RootDatabase::keep_every_parse`]): a revision's end evicts none.
+#[test]
+fn a_database_that_keeps_every_parse_evicts_none() {
+    use trellis_db::shaped::{Shape, shaped_root};
+
+    let shape = Shape::mixed(1_100);
+    let mut db = RootDatabase::with_query_log();
+    db.keep_every_parse();
+    load_and_check(&mut db, &shaped_root(&shape));
+    db.drop_spare_parses();
+    assert_eq!(soil_parses_to_read(&db, &shape, 0), 0, "an early parse is kept");
+    assert_eq!(soil_parses_to_read(&db, &shape, 1_099), 0, "a recent one too");
 }
 
 /// A host that hashes every spec before it drops its spare parses (design

@@ -254,7 +254,7 @@ fn in_process(
 ) -> (Result<Value, ClientError>, Unstored) {
     // This process loads the root, as a daemon would.
     crate::allocator::prefer_huge_pages();
-    let mut service = trellis_service::service::Service::new(root.to_owned());
+    let mut service = trellis_service::service::Service::one_shot(root.to_owned());
     let answer = trellis_rpc::catching(method, || service.handle(method, params, progress))
         .map_err(ClientError::from_rpc);
     (answer, Unstored(service))

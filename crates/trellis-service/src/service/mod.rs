@@ -114,6 +114,14 @@ impl Service {
         }
     }
 
+    /// A service for one command in a process that ends with it: it keeps
+    /// every parse ([`RootDatabase::keep_every_parse`]).
+    pub fn one_shot(root: PathBuf) -> Self {
+        let mut service = Service::new(root);
+        service.db.keep_every_parse();
+        service
+    }
+
     /// A long-lived service that refreshes only what the change feed names, unless
     /// `watch` is false (the daemon's `TRELLIS_WATCH=off`, read once by its
     /// entry point) or the platform cannot watch (then it stats every file).
