@@ -252,8 +252,6 @@ fn in_process(
     params: &Value,
     progress: &mut dyn FnMut(Value),
 ) -> (Result<Value, ClientError>, Unstored) {
-    // This process loads the root, as a daemon would.
-    crate::allocator::prefer_huge_pages();
     let mut service = trellis_service::service::Service::one_shot(root.to_owned());
     let answer = trellis_rpc::catching(method, || service.handle(method, params, progress))
         .map_err(ClientError::from_rpc);

@@ -2,8 +2,7 @@
 //! rendering, the client that reaches (or starts) the root's daemon, the
 //! daemon's accept loop, and the host glue of `call`, `repl`, `lsp` and the
 //! internal `_mcp`, `_job` and `_script` commands. It owns the process-level I/O
-//! of a command — the environment it reads, sockets, spawning the daemon, what
-//! it asks of the allocator — and
+//! of a command — the environment it reads, sockets, spawning the daemon — and
 //! composes the crates below; nothing depends on it. What a request is answered
 //! with is `trellis-service`'s; how a lowering runs is `trellis-agent`'s.
 //!
@@ -20,7 +19,6 @@
     reason = "the host: it owns the file system, the environment and processes (design §2)"
 )]
 
-pub mod allocator;
 pub mod args;
 pub mod call;
 pub mod cli;
