@@ -13,7 +13,13 @@ use crate::db::RootDatabase;
 use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, position_in};
 
 /// A batch of edits: the new `soil.toml` text, and file texts set (`Some`) or
-/// removed (`None`), keyed by root-relative path.
+/// removed (`None`), keyed by root-relative path. A text is the shared string
+/// the database holds: a host reading many files makes each on the thread
+/// that read it, so applying a change copies none (a first load's texts are
+/// the root's bytes, which the one applying thread copied before). A text is the shared string
+/// the database will hold: a host reading many files makes each on the thread
+/// that read it, and applying the change copies none (a first load's texts
+/// are the whole root's bytes, copied on the one thread that applies).
 ///
 /// Durability (design §7.1): the layout (which directories and files exist) is
 /// HIGH, the texts of specs, locks and `soil.toml` MEDIUM, the texts of Soil files
@@ -29,10 +35,13 @@ use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, p
 pub struct Change {
     pub config_text: Option<String>,
     /// Keyed by the path's text (`/`-separated, root-relative).
-    pub files: BTreeMap<String, Option<String>>,
+    pub files: BTreeMap<String, Option<Arc<str>>>,
     /// Files to demote to volatile without changing their text.
     pub volatile: Vec<String>,
 }
+
+/// One file's edit: its path, and its new text (`None`: the file is removed).
+type FileEdit = (String, Option<Arc<str>>);
 
 impl Change {
     pub fn set_config(&mut self, text: impl Into<String>) -> &mut Self {
@@ -40,7 +49,11 @@ impl Change {
         self
     }
 
-    pub fn set_file(&mut self, path: impl Into<Utf8PathBuf>, text: impl Into<String>) -> &mut Self {
+    pub fn set_file(
+        &mut self,
+        path: impl Into<Utf8PathBuf>,
+        text: impl Into<Arc<str>>,
+    ) -> &mut Self {
         self.files
             .insert(path.into().into_string(), Some(text.into()));
         self
@@ -51,14 +64,37 @@ impl Change {
     pub fn set_root_file(
         &mut self,
         path: impl Into<Utf8PathBuf>,
-        text: impl Into<String>,
+        text: impl Into<Arc<str>>,
     ) -> &mut Self {
         let path = path.into();
-        if path == CONFIG_FILE {
-            self.set_config(text)
+        // By text: a path's own equality walks its components, a tenth of a
+        // first load's applying at 20,000 definitions.
+        if path.as_str() == CONFIG_FILE {
+            self.set_config(&*text.into())
         } else {
             self.set_file(path, text)
         }
+    }
+
+    /// [`Change::set_root_file`] for many files at once, as a host's load
+    /// reads them: into a change that sets no file yet, the map is built in
+    /// one pass rather than searched once per file (half of a first load's
+    /// bookkeeping at 20,000 definitions). A path given twice sets its last text.
+    pub fn set_root_files(&mut self, files: Vec<(String, Arc<str>)>) -> &mut Self {
+        let mut texts = Vec::with_capacity(files.len());
+        for (path, text) in files {
+            if path == CONFIG_FILE {
+                self.set_config(&*text);
+            } else {
+                texts.push((path, Some(text)));
+            }
+        }
+        if self.files.is_empty() {
+            self.files = texts.into_iter().collect();
+        } else {
+            self.files.extend(texts);
+        }
+        self
     }
 
     pub fn remove_file(&mut self, path: impl Into<Utf8PathBuf>) -> &mut Self {
@@ -98,9 +134,19 @@ impl Change {
             return workspace;
         }
         let directories = workspace.directories(db).clone();
-        let mut edits: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
-        for (path, text) in self.files {
-            (edits.entry(directory_name(&path).to_owned()).or_default()).push((path, text));
+        let mut edits: BTreeMap<String, Vec<FileEdit>> = BTreeMap::new();
+        // A directory's files are one run in path order (the root's own files
+        // aside, between them): a name is made per run, not per file.
+        let mut pending = self.files.into_iter().peekable();
+        while let Some((path, text)) = pending.next() {
+            let name = directory_name(&path).to_owned();
+            let mut run = vec![(path, text)];
+            while let Some((next, _)) = pending.peek()
+                && directory_name(next) == name
+            {
+                run.extend(pending.next());
+            }
+            edits.entry(name).or_default().extend(run);
         }
         let mut came = Vec::new();
         let mut went = Vec::new();
@@ -153,6 +199,16 @@ impl Change {
     }
 }
 
+/// Keeps every parse for the life of `db`: salsa's LRU (design §7.15) frees
+/// parses when a revision ends, which a process that ends with its first
+/// answer never reaches, and its bookkeeping takes a lock shared by every
+/// thread at each read of a parse. Set by a one-shot command before it
+/// loads; a long-lived host keeps the LRU.
+pub fn keep_every_parse(db: &mut RootDatabase) {
+    crate::soil::keep_every_parse(db);
+    crate::spec::keep_every_parse(db);
+}
+
 /// Which files and directories exist: changed by a file or module coming or
 /// going. Above the texts, so a query reading only the layout (`root_index`,
 /// `module_files`, `definition_files`) revalidates in O(1) after a text edit.
@@ -199,9 +255,9 @@ fn find_directory(db: &RootDatabase, directories: &[Directory], name: &str) -> O
 }
 
 /// A file the database has not held, durable (§7.1).
-fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
+fn new_file(db: &mut RootDatabase, path: String, text: Arc<str>) -> SourceFile {
     let durability = text_durability(&path);
-    SourceFile::builder(Utf8PathBuf::from(path), Arc::from(text))
+    SourceFile::builder(Utf8PathBuf::from(path), text)
         .path_durability(LAYOUT)
         .text_durability(durability)
         .new(db)
@@ -209,11 +265,7 @@ fn new_file(db: &mut RootDatabase, path: String, text: String) -> SourceFile {
 
 /// Applies one directory's edits; `false` when no file is left in it. The list
 /// is copied only when a file comes or goes, and stays durable like the files.
-fn edit_directory(
-    db: &mut RootDatabase,
-    directory: Directory,
-    edits: Vec<(String, Option<String>)>,
-) -> bool {
+fn edit_directory(db: &mut RootDatabase, directory: Directory, edits: Vec<FileEdit>) -> bool {
     let existing = directory.files(db).clone();
     let mut list: Option<Vec<SourceFile>> = None;
     for (path, text) in edits {
@@ -227,9 +279,7 @@ fn edit_directory(
                     } else {
                         text_durability(&path)
                     };
-                    file.set_text(db)
-                        .with_durability(durability)
-                        .to(Arc::from(text));
+                    file.set_text(db).with_durability(durability).to(text);
                 }
             }
             (Ok(at), None) => {
@@ -253,5 +303,89 @@ fn edit_directory(
             true
         }
         None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(change: &Change) -> Vec<(&str, Option<&str>)> {
+        (change.files.iter())
+            .map(|(path, text)| (path.as_str(), text.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn many_files_set_at_once_are_set_as_one_by_one() {
+        let files = [
+            ("m/b.soil", "b"),
+            ("soil.toml", "[project]"),
+            ("m/a.tr", "a"),
+            ("m/b.soil", "b again"),
+        ];
+        let mut one_by_one = Change::default();
+        for (path, text) in files {
+            one_by_one.set_root_file(path, text);
+        }
+        let mut at_once = Change::default();
+        at_once.set_root_files(
+            files
+                .map(|(path, text)| (path.to_owned(), Arc::from(text)))
+                .into(),
+        );
+        assert_eq!(texts(&at_once), texts(&one_by_one));
+        assert_eq!(
+            texts(&at_once),
+            [("m/a.tr", Some("a")), ("m/b.soil", Some("b again"))]
+        );
+        assert_eq!(at_once.config_text.as_deref(), Some("[project]"));
+
+        // Into a change that already holds files: added beside them.
+        at_once.remove_file("m/c.tr");
+        at_once.set_root_files(vec![("m/a.tr".to_owned(), Arc::from("a again"))]);
+        assert_eq!(
+            texts(&at_once),
+            [
+                ("m/a.tr", Some("a again")),
+                ("m/b.soil", Some("b again")),
+                ("m/c.tr", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn applying_groups_a_directorys_files_around_the_roots_own() {
+        let mut db = RootDatabase::default();
+        let mut change = Change::default();
+        // In path order the root's own files fall between the directories'.
+        for path in ["a/x.tr", "b.tr", "b/y.tr", "c-d/z.tr", "c/w.tr", "d.tr"] {
+            change.set_root_file(path, "text");
+        }
+        let workspace = change.apply(&mut db);
+        let layout: Vec<(String, Vec<String>)> = (workspace.directories(&db).iter())
+            .map(|directory| {
+                let files = (directory.files(&db).iter())
+                    .map(|file| file.path(&db).to_string())
+                    .collect();
+                (directory.name(&db).clone(), files)
+            })
+            .collect();
+        let expected: Vec<(String, Vec<String>)> = [
+            ("", vec!["b.tr", "d.tr"]),
+            ("a", vec!["a/x.tr"]),
+            ("b", vec!["b/y.tr"]),
+            ("c", vec!["c/w.tr"]),
+            ("c-d", vec!["c-d/z.tr"]),
+        ]
+        .into_iter()
+        .map(|(name, files)| {
+            (
+                name.to_owned(),
+                files.into_iter().map(str::to_owned).collect(),
+            )
+        })
+        .collect();
+        assert_eq!(layout, expected);
     }
 }

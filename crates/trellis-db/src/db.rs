@@ -149,16 +149,6 @@ impl RootDatabase {
         salsa::Database::trigger_lru_eviction(self);
     }
 
-    /// Keeps every parse for the life of the database: salsa's LRU (design
-    /// §7.15) frees parses when a revision ends, which a process that ends
-    /// with its first answer never reaches, and its bookkeeping takes a lock
-    /// shared by every thread at each read of a parse. Set by a one-shot
-    /// command before it loads; a long-lived host keeps the LRU.
-    pub fn keep_every_parse(&mut self) {
-        crate::soil::keep_every_parse(self);
-        crate::spec::keep_every_parse(self);
-    }
-
     /// How many changes have been applied to this database.
     pub fn changes_applied(&self) -> u64 {
         self.changes_applied

@@ -117,7 +117,7 @@ pub use assembly::{
     ProgramDef, helper_grants, program_cycle, program_cycle_free, program_def, program_order,
     program_refs, property_callees, test_program_order,
 };
-pub use change::Change;
+pub use change::{Change, keep_every_parse};
 pub use check::{
     CheckOutcome, check_definition, checker_declaration, checker_definition, checker_env,
     env_diagnostics, report_diagnostics, root_types,

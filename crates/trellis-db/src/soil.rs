@@ -35,7 +35,7 @@ pub fn parse_soil(db: &dyn Db, file: SourceFile) -> Arc<SoilParse> {
     })
 }
 
-/// Turns the LRU of [`parse_soil`] off ([`crate::RootDatabase::keep_every_parse`]);
+/// Turns the LRU of [`parse_soil`] off ([`crate::keep_every_parse`]);
 /// its setter is visible in this module alone.
 pub(crate) fn keep_every_parse(db: &mut dyn Db) {
     parse_soil::set_lru_capacity(db, 0);

@@ -39,7 +39,7 @@ pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
     })
 }
 
-/// Turns the LRU of [`parse_spec`] off ([`crate::RootDatabase::keep_every_parse`]);
+/// Turns the LRU of [`parse_spec`] off ([`crate::keep_every_parse`]);
 /// its setter is visible in this module alone.
 pub(crate) fn keep_every_parse(db: &mut dyn Db) {
     parse_spec::set_lru_capacity(db, 0);

@@ -1050,7 +1050,7 @@ fn suite_keys_across(
 fn adding_a_module_of_new_types_moves_no_other_suite_key() {
     let (before, after, executed) = suite_keys_across(&format!("{ROOT}{MODULE_N}"), |change| {
         for (path, text) in files(MODULE_T) {
-            change.set_file(&path, &text);
+            change.set_file(&path, text.as_str());
         }
     });
     for (name, key) in &before {
@@ -1143,8 +1143,16 @@ fn evicted_parses_are_read_again_only_when_asked() {
     let mut db = RootDatabase::with_query_log();
     load_and_check(&mut db, &files);
     db.drop_spare_parses();
-    assert_eq!(soil_parses_to_read(&db, &shape, 0), 1, "an early parse was evicted");
-    assert_eq!(soil_parses_to_read(&db, &shape, 1_099), 0, "a recent one is kept");
+    assert_eq!(
+        soil_parses_to_read(&db, &shape, 0),
+        1,
+        "an early parse was evicted"
+    );
+    assert_eq!(
+        soil_parses_to_read(&db, &shape, 1_099),
+        0,
+        "a recent one is kept"
+    );
 
     let path = shaped_spec_path(&shape, 550);
     let text = (files.iter())
@@ -1168,18 +1176,26 @@ fn evicted_parses_are_read_again_only_when_asked() {
 }
 
 /// A one-shot command's database keeps every parse
-/// ([`RootDatabase::keep_every_parse`]): a revision's end evicts none.
+/// ([`trellis_db::keep_every_parse`]): a revision's end evicts none.
 #[test]
 fn a_database_that_keeps_every_parse_evicts_none() {
     use trellis_db::shaped::{Shape, shaped_root};
 
     let shape = Shape::mixed(1_100);
     let mut db = RootDatabase::with_query_log();
-    db.keep_every_parse();
+    trellis_db::keep_every_parse(&mut db);
     load_and_check(&mut db, &shaped_root(&shape));
     db.drop_spare_parses();
-    assert_eq!(soil_parses_to_read(&db, &shape, 0), 0, "an early parse is kept");
-    assert_eq!(soil_parses_to_read(&db, &shape, 1_099), 0, "a recent one too");
+    assert_eq!(
+        soil_parses_to_read(&db, &shape, 0),
+        0,
+        "an early parse is kept"
+    );
+    assert_eq!(
+        soil_parses_to_read(&db, &shape, 1_099),
+        0,
+        "a recent one too"
+    );
 }
 
 /// A host that hashes every spec before it drops its spare parses (design

@@ -6,6 +6,7 @@
 //! exactly as the host's loader applies the disk's.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use trellis_db::{CONFIG_FILE, Change, Db};
 
@@ -15,7 +16,7 @@ use crate::resolve::file_at;
 /// file is not on disk).
 #[derive(Default)]
 pub struct Overlay {
-    shadowed: HashMap<String, Option<String>>,
+    shadowed: HashMap<String, Option<Arc<str>>>,
 }
 
 impl Overlay {
@@ -41,9 +42,9 @@ impl Overlay {
             return self.edit(path, text);
         }
         let on_disk = if path == CONFIG_FILE {
-            trellis_db::Workspace::try_get(db).map(|w| w.config_text(db).to_string())
+            trellis_db::Workspace::try_get(db).map(|w| w.config_text(db).clone())
         } else {
-            file_at(db, path).map(|file| file.text(db).to_string())
+            file_at(db, path).map(|file| file.text(db).clone())
         };
         let mut change = Change::default();
         if on_disk.as_deref() == Some(text) && path != CONFIG_FILE {
@@ -82,7 +83,7 @@ impl Overlay {
     pub fn from_disk(&mut self, mut change: Change) -> Change {
         if let Some(config) = change.config_text.take() {
             match self.shadowed.get_mut(CONFIG_FILE) {
-                Some(shadow) => *shadow = Some(config),
+                Some(shadow) => *shadow = Some(Arc::from(config)),
                 None => change.config_text = Some(config),
             }
         }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use rustc_hash::FxHashMap;
@@ -192,9 +193,11 @@ impl RootLoader {
         let fetched = crate::in_flight::in_order(&moved, 256, |(path, load)| {
             Fetched::read(&root.join(path), *load)
         });
+        let mut texts = Vec::with_capacity(moved.len());
         for ((path, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
-            self.accept(path, stamp, fetched, &mut change);
+            texts.extend(self.accept(path, stamp, fetched));
         }
+        change.set_root_files(texts);
         let removed: Vec<String> = (self.known.iter())
             .filter(|(_, stamp)| stamp.seen != generation)
             .map(|(path, _)| path.clone())
@@ -392,18 +395,20 @@ impl RootLoader {
         // An output of the writing commands, never an input (design §9.7).
         if path != MANIFEST_FILE {
             let (stamp, fetched) = Fetched::read(absolute, load);
-            self.accept(path, stamp, fetched, change);
+            if let Some((path, text)) = self.accept(path, stamp, fetched) {
+                change.set_root_file(path, text);
+            }
         }
     }
 
-    /// Takes what was read of one file; sets it in `change` when its bytes moved.
+    /// Takes what was read of one file; answers its path and text when its
+    /// bytes moved, for the caller to set in its change.
     fn accept(
         &mut self,
         path: String,
         (modified, len): (Option<SystemTime>, u64),
         fetched: Fetched,
-        change: &mut Change,
-    ) {
+    ) -> Option<(String, Arc<str>)> {
         let known = self.known.get(&path).copied();
         let (digest, text) = match fetched {
             Fetched::Read { digest, text } => (digest, text),
@@ -415,7 +420,7 @@ impl RootLoader {
                 }
                 self.questions.remove(&path);
                 self.problems.insert(path, problem);
-                return;
+                return None;
             }
         };
         self.known.insert(
@@ -431,17 +436,17 @@ impl RootLoader {
         );
         match text {
             // The database (or the question map) already holds exactly these bytes.
-            Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => {}
+            Ok(_) if known.is_some_and(|stamp| stamp.digest == digest && stamp.loaded) => None,
             Ok(text) if question_file(&path) => {
-                self.questions.insert(path, text);
+                self.questions.insert(path, text.to_string());
+                None
             }
-            Ok(text) => {
-                change.set_root_file(path, text);
-            }
+            Ok(text) => Some((path, text)),
             Err(error) => {
                 let problem = not_utf8(&path, error.as_bytes(), error.utf8_error());
                 self.questions.remove(&path);
                 self.problems.insert(path, problem);
+                None
             }
         }
     }
@@ -472,7 +477,9 @@ enum Fetched {
     Failed(std::io::Error),
     Read {
         digest: Digest,
-        text: Result<String, std::string::FromUtf8Error>,
+        /// Shared as the database will hold it, made on the reading thread
+        /// (design §7.15).
+        text: Result<Arc<str>, std::string::FromUtf8Error>,
     },
 }
 
@@ -499,7 +506,7 @@ impl Fetched {
             let fetched = match Digest::of_reader(file) {
                 Ok(digest) => Fetched::Read {
                     digest,
-                    text: Ok(digest.to_string()),
+                    text: Ok(Arc::from(digest.to_string())),
                 },
                 Err(error) => Fetched::Failed(error),
             };
@@ -508,7 +515,7 @@ impl Fetched {
         let fetched = match read_whole(&mut file, metadata.len()) {
             Ok(bytes) => Fetched::Read {
                 digest: Digest::of(&bytes),
-                text: String::from_utf8(bytes),
+                text: String::from_utf8(bytes).map(Arc::from),
             },
             Err(error) => Fetched::Failed(error),
         };
@@ -729,7 +736,7 @@ mod tests {
         let refresh = loader.refresh_paths(["ref/t.bin".to_owned()]);
         assert_eq!(
             refresh.change.files.get("ref/t.bin").cloned().flatten(),
-            Some(Digest::of(b"other bytes").to_string())
+            Some(Digest::of(b"other bytes").to_string().into())
         );
         assert!(
             loader.refresh().change.is_empty(),

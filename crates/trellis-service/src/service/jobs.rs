@@ -243,7 +243,7 @@ impl Job {
                 change.files.contains_key(&soil_path) || change.files.contains_key(&private_path);
             if touched || self.overlaid.as_ref() != Some(draft) {
                 let (definition, helpers) = split_helpers(draft);
-                change.files.insert(soil_path, Some(definition));
+                change.files.insert(soil_path, Some(definition.into()));
                 if !helpers.is_empty() || touched || self.overlaid.is_some() {
                     let on_disk = std::fs::read_to_string(root.join(&private_path)).ok();
                     let private = match (on_disk, helpers.is_empty()) {
@@ -252,7 +252,7 @@ impl Job {
                         (None, false) => Some(helpers),
                         (None, true) => None,
                     };
-                    change.files.insert(private_path, private);
+                    change.files.insert(private_path, private.map(Into::into));
                 }
                 self.overlaid = Some(draft.clone());
             }

@@ -115,10 +115,10 @@ impl Service {
     }
 
     /// A service for one command in a process that ends with it: it keeps
-    /// every parse ([`RootDatabase::keep_every_parse`]).
+    /// every parse ([`trellis_db::keep_every_parse`]).
     pub fn one_shot(root: PathBuf) -> Self {
         let mut service = Service::new(root);
-        service.db.keep_every_parse();
+        trellis_db::keep_every_parse(&mut service.db);
         service
     }
 
