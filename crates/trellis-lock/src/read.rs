@@ -61,11 +61,11 @@ struct Reader<'t> {
 
 /// The members of one object, matched against its schema's keys.
 struct Fields<'n> {
-    found: Vec<(&'static str, &'n Node)>,
+    found: Vec<(&'static str, &'n Node<'n>)>,
 }
 
 impl<'n> Fields<'n> {
-    fn get(&self, key: &str) -> Option<&'n Node> {
+    fn get(&self, key: &str) -> Option<&'n Node<'n>> {
         self.found.iter().find(|(k, _)| *k == key).map(|(_, n)| *n)
     }
 }
@@ -197,7 +197,7 @@ impl<'t> Reader<'t> {
     fn string(&mut self, node: Option<&Node>) -> Option<String> {
         let node = node?;
         match &node.value {
-            Value::String(s) => Some(s.clone()),
+            Value::String(s) => Some(s.to_string()),
             other => {
                 self.report(
                     Code::BadType,
@@ -306,7 +306,7 @@ impl<'t> Reader<'t> {
                 complete = false;
                 continue;
             }
-            if map.contains_key(&member.key) {
+            if map.contains_key(&*member.key) {
                 self.report(
                     Code::DuplicateKey,
                     format!("`{}` appears twice", member.key),
@@ -317,7 +317,7 @@ impl<'t> Reader<'t> {
             }
             match read(self, &member.value) {
                 Some(value) => {
-                    map.insert(member.key.clone(), value);
+                    map.insert(member.key.to_string(), value);
                 }
                 None => complete = false,
             }
@@ -683,7 +683,7 @@ impl<'t> Reader<'t> {
         )?;
         if let Value::Object(members) = &node.value {
             for member in members {
-                if let Some(lock) = locks.get(&member.key) {
+                if let Some(lock) = locks.get(&*member.key) {
                     self.invariants(&member.value, lock);
                 }
             }

@@ -50,7 +50,9 @@ pub fn decode_args(text: &str, types: &[RtType], env: &TypeEnv) -> Result<Vec<Va
         decoder.path.push(Segment::Index(i));
         // A string argument (a whole text, say) is taken over, not copied.
         let value = match (ty, &mut item.kind) {
-            (RtType::Utf8, Kind::String(text)) => Value::Str(Str::from(std::mem::take(text))),
+            (RtType::Utf8, Kind::String(text)) => {
+                Value::Str(Str::from(std::mem::take(text).into_owned()))
+            }
             _ => decoder.value(item, ty, &[])?,
         };
         values.push(value);
@@ -174,7 +176,7 @@ impl<'a> Decoder<'a> {
                     format!("{text} is out of the F64 range (write \"Infinity\" for an infinity)"),
                 )),
             },
-            (RtType::F64, Kind::String(s)) => match s.as_str() {
+            (RtType::F64, Kind::String(s)) => match &**s {
                 "NaN" => Ok(Value::F64(f64::NAN)),
                 "Infinity" => Ok(Value::F64(f64::INFINITY)),
                 "-Infinity" => Ok(Value::F64(f64::NEG_INFINITY)),
@@ -184,7 +186,7 @@ impl<'a> Decoder<'a> {
                     format!("expected F64, found the string {s:?} (only \"NaN\", \"Infinity\", \"-Infinity\" stand for numbers)"),
                 )),
             },
-            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Str::from(s.clone()))),
+            (RtType::Utf8, Kind::String(s)) => Ok(Value::Str(Str::new(s))),
             (RtType::List(elem), Kind::Array(items)) => {
                 let mut values = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {

@@ -2,6 +2,8 @@
 //! number's text (so integers decode exactly and floats parse correctly
 //! rounded) and each node's byte offset (so errors carry a span).
 
+use std::borrow::Cow;
+
 /// Documents nested deeper than this are refused rather than risking the stack.
 pub const MAX_DEPTH: usize = 512;
 
@@ -13,13 +15,14 @@ pub struct Node<'a> {
 }
 
 /// An object member: the key, the key's byte range (quotes included), the value.
-pub type Member<'a> = (String, (u32, u32), Node<'a>);
+pub type Member<'a> = (Cow<'a, str>, (u32, u32), Node<'a>);
 
 pub enum Kind<'a> {
     Null,
     Bool(bool),
     Number(&'a str),
-    String(String),
+    /// Borrowed from the text unless it held an escape.
+    String(Cow<'a, str>),
     Array(Vec<Node<'a>>),
     /// Members in document order.
     Object(Vec<Member<'a>>),
@@ -230,9 +233,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn string(&mut self) -> Result<String, SyntaxError> {
+    /// A string's contents: borrowed from the text when it holds no escape
+    /// (a lock's keys and values, a text argument), owned otherwise.
+    fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
-        let mut out = String::new();
+        let start = self.pos;
+        let mut out: Option<String> = None;
         loop {
             let run_start = self.pos;
             // Eight bytes at a time while none of them can end the run (a
@@ -252,16 +258,24 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
             }
             // The run ends at an ASCII byte, so it is on a character boundary.
-            out.push_str(&self.text[run_start..self.pos]);
+            let run = &self.text[run_start..self.pos];
             match self.peek() {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    return Ok(match out {
+                        None => Cow::Borrowed(&self.text[start..self.pos - 1]),
+                        Some(mut out) => {
+                            out.push_str(run);
+                            Cow::Owned(out)
+                        }
+                    });
                 }
                 Some(b'\\') => {
+                    let out = out.get_or_insert_with(String::new);
+                    out.push_str(run);
                     self.pos += 1;
-                    self.escape(&mut out)?;
+                    self.escape(out)?;
                 }
                 Some(_) => return Err(self.error("control character in string")),
             }

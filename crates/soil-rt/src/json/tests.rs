@@ -478,3 +478,32 @@ proptest! {
         let _ = decode(&text, &RtType::List(Box::new(RtType::F64)), &env);
     }
 }
+
+/// A string without an escape is the text's own slice; one with an escape
+/// owns its unescaped contents. Keys alike.
+#[test]
+fn strings_borrow_the_text_unless_they_hold_an_escape() {
+    use std::borrow::Cow;
+
+    let text = r#"{"plain": "value", "esc\u0041ped": "a\nb"}"#;
+    let tree = parse::parse(text).ok().expect("parses");
+    let parse::Kind::Object(members) = tree.kind else {
+        panic!("an object")
+    };
+    let shown: Vec<(bool, &str, bool, &str)> = (members.iter())
+        .map(|(key, _, value)| {
+            let parse::Kind::String(value) = &value.kind else {
+                panic!("a string")
+            };
+            let borrowed = |s: &Cow<'_, str>| matches!(s, Cow::Borrowed(_));
+            (borrowed(key), &**key, borrowed(value), &**value)
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (true, "plain", true, "value"),
+            (false, "escAped", false, "a\nb"),
+        ]
+    );
+}
