@@ -7,20 +7,25 @@
 //! threads is the host's choice ([`crate::RootJoins::with_threads`]); the
 //! default is one, which asks nothing ahead.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::db::RootDatabase;
 
 /// Fewer entries than this per thread are not worth a thread: spawning one
 /// costs about as much as revalidating a few dozen memos.
 const LEAST_PER_THREAD: usize = 48;
 
-/// Answers `ask` for every entry on up to `threads` threads, dealt round robin:
-/// an edit's reached entries come in module order, which is mostly the order
-/// of a call chain, and a thread given a contiguous run from its far end would
-/// only wait for the callees the other threads are still hashing. Dealt, every
-/// thread works along the chain at once. Returns the answers in entry order,
-/// or `None` when the entries are too few to share (the caller asks them
-/// itself). Every handle is dropped before this returns, so the next write
-/// never waits.
+/// Answers `ask` for every entry on up to `threads` threads, each taking the
+/// next run of a few consecutive entries as it finishes its last. Entries come
+/// in module order, and neighbours share callees: dealt one by one, two
+/// threads asked about neighbours at once, and one waited for the other to
+/// finish the callee both needed (an eighth of a cold check's time on two
+/// threads was a core idle). A run keeps neighbours on one thread; runs small
+/// enough that each thread takes many keep the threads busy to the end, and
+/// along an edit's call chain they still work side by side. Returns the
+/// answers in entry order, or `None` when the entries are too few to share
+/// (the caller asks them itself). Every handle is dropped before this
+/// returns, so the next write never waits.
 pub(crate) fn answer_ahead<E: Sync, R: Send>(
     db: &RootDatabase,
     entries: &[E],
@@ -31,44 +36,55 @@ pub(crate) fn answer_ahead<E: Sync, R: Send>(
     if threads < 2 {
         return None;
     }
-    let ask = &ask;
+    let run = (entries.len() / (threads * RUNS_PER_THREAD)).clamp(1, LONGEST_RUN);
+    let next = AtomicUsize::new(0);
+    let work = |db: &RootDatabase| {
+        let mut answered = Vec::new();
+        loop {
+            let start = next.fetch_add(run, Ordering::Relaxed);
+            if start >= entries.len() {
+                return answered;
+            }
+            let end = (start + run).min(entries.len());
+            answered.extend((start..end).map(|at| (at, ask(db, &entries[at]))));
+        }
+    };
     let mut answers: Vec<Option<R>> = entries.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
+        let work = &work;
         let others: Vec<_> = (1..threads)
-            .map(|first| {
+            .map(|_| {
                 let db = db.clone();
-                scope.spawn(move || {
-                    (entries.iter().enumerate().skip(first).step_by(threads))
-                        .map(|(at, entry)| (at, ask(&db, entry)))
-                        .collect::<Vec<_>>()
-                })
+                scope.spawn(move || work(&db))
             })
             .collect();
-        for (at, entry) in entries.iter().enumerate().step_by(threads) {
-            answers[at] = Some(ask(db, entry));
-        }
-        for other in others {
-            let dealt = other
+        let mine = work(db);
+        let dealt = others.into_iter().map(|other| {
+            other
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            for (at, answer) in dealt {
-                answers[at] = Some(answer);
-            }
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (at, answer) in dealt.flatten().chain(mine) {
+            answers[at] = Some(answer);
         }
     });
-    // Dealt round robin, every entry has its answer.
+    // The runs cover every entry once.
     Some(
         answers
             .into_iter()
-            .map(|answer| answer.expect("every entry is dealt"))
+            .map(|answer| answer.expect("every entry is taken"))
             .collect(),
     )
 }
 
+/// Each thread takes about this many runs when the entries allow, so one
+/// that finishes early finds more to take.
+const RUNS_PER_THREAD: usize = 16;
+/// The longest run: a module's worth of neighbours.
+const LONGEST_RUN: usize = 32;
+
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use super::*;
 
     #[test]
