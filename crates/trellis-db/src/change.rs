@@ -16,10 +16,7 @@ use crate::files::{Directory, FileKind, SourceFile, Workspace, directory_name, p
 /// removed (`None`), keyed by root-relative path. A text is the shared string
 /// the database holds: a host reading many files makes each on the thread
 /// that read it, so applying a change copies none (a first load's texts are
-/// the root's bytes, which the one applying thread copied before). A text is the shared string
-/// the database will hold: a host reading many files makes each on the thread
-/// that read it, and applying the change copies none (a first load's texts
-/// are the whole root's bytes, copied on the one thread that applies).
+/// the root's bytes, which the one applying thread copied before).
 ///
 /// Durability (design §7.1): the layout (which directories and files exist) is
 /// HIGH, the texts of specs, locks and `soil.toml` MEDIUM, the texts of Soil files

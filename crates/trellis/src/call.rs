@@ -18,7 +18,7 @@ use trellis_service::service::Service;
 /// Runs the call: the result's canonical JSON, or why there is none (refused
 /// before running, or the run's panic). The caller renders either.
 pub fn call(root: &std::path::Path, def: &str, json_args: &str) -> Result<String, Vec<Diagnostic>> {
-    let mut service = Service::new(root.to_owned());
+    let mut service = Service::one_shot(root.to_owned());
     service.refresh();
     trellis_service::service::check_pin_of(&service).map_err(|error| vec![error])?;
     let db = service.database();
