@@ -1119,6 +1119,18 @@ fn soil_parses_to_read(
         .count()
 }
 
+/// [`soil_parses_to_read`] for a shaped root's first and last Soil files.
+fn parses_to_read_first_and_last(
+    db: &RootDatabase,
+    shape: &trellis_db::shaped::Shape,
+) -> (usize, usize) {
+    let last = shape.definitions - 1;
+    (
+        soil_parses_to_read(db, shape, 0),
+        soil_parses_to_read(db, shape, last),
+    )
+}
+
 /// The files of a root, loaded and checked in `db`.
 fn load_and_check(db: &mut RootDatabase, files: &[(String, String)]) {
     let mut change = Change::default();
@@ -1143,16 +1155,8 @@ fn evicted_parses_are_read_again_only_when_asked() {
     let mut db = RootDatabase::with_query_log();
     load_and_check(&mut db, &files);
     db.drop_spare_parses();
-    assert_eq!(
-        soil_parses_to_read(&db, &shape, 0),
-        1,
-        "an early parse was evicted"
-    );
-    assert_eq!(
-        soil_parses_to_read(&db, &shape, 1_099),
-        0,
-        "a recent one is kept"
-    );
+    // An early parse was evicted; a recent one is kept.
+    assert_eq!(parses_to_read_first_and_last(&db, &shape), (1, 0));
 
     let path = shaped_spec_path(&shape, 550);
     let text = (files.iter())
@@ -1186,16 +1190,7 @@ fn a_database_that_keeps_every_parse_evicts_none() {
     trellis_db::keep_every_parse(&mut db);
     load_and_check(&mut db, &shaped_root(&shape));
     db.drop_spare_parses();
-    assert_eq!(
-        soil_parses_to_read(&db, &shape, 0),
-        0,
-        "an early parse is kept"
-    );
-    assert_eq!(
-        soil_parses_to_read(&db, &shape, 1_099),
-        0,
-        "a recent one too"
-    );
+    assert_eq!(parses_to_read_first_and_last(&db, &shape), (0, 0));
 }
 
 /// A host that hashes every spec before it drops its spare parses (design
