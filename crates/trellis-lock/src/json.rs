@@ -131,6 +131,8 @@ mod tests {
             ("{} x", 3),
             ("01", 1),
             ("\"\\ud800\"", 7),
+            ("\"a\\xb\"", 3),
+            ("\"a\\\u{e9}b\"", 3),
         ];
         for (text, offset) in cases {
             let error = parse(text).expect_err(text);

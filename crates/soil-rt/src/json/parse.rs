@@ -316,7 +316,13 @@ impl<'a> Reader<'a> {
                     None => return Err(self.error("unpaired surrogate escape")),
                 }
             }
-            _ => return Err(self.error("invalid escape")),
+            // At the character after the backslash, the one that is wrong.
+            _ => {
+                return Err(SyntaxError {
+                    at: (self.pos - 1) as u32,
+                    message: "invalid escape".to_owned(),
+                });
+            }
         }
         Ok(())
     }
