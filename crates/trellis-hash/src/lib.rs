@@ -77,22 +77,28 @@ impl Digest {
     }
 
     pub fn parse(text: &str) -> Result<Digest, DigestParseError> {
+        let malformed = || {
+            DigestParseError(format!(
+                "{text:?} is not `sha256:` followed by 64 lowercase hex digits"
+            ))
+        };
         let hex = text
             .strip_prefix(Self::PREFIX)
             .ok_or_else(|| DigestParseError(format!("{text:?} does not start with `sha256:`")))?;
-        if hex.len() != 64
-            || !hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
-            return Err(DigestParseError(format!(
-                "{text:?} is not `sha256:` followed by 64 lowercase hex digits"
-            )));
+        if hex.len() != 64 {
+            return Err(malformed());
         }
+        // One pass, checking as it decodes: a cold load parses seven digests
+        // in each of 23,000 locks at 20,000 definitions.
+        let nibble = |b: u8| match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            _ => None,
+        };
         let mut bytes = [0u8; 32];
-        for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
-            let nibble = |b: u8| (b as char).to_digit(16).expect("checked hex") as u8;
-            bytes[i] = nibble(pair[0]) << 4 | nibble(pair[1]);
+        for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+            *byte = (nibble(pair[0]).ok_or_else(malformed)? << 4)
+                | nibble(pair[1]).ok_or_else(malformed)?;
         }
         Ok(Digest(bytes))
     }
@@ -200,6 +206,8 @@ mod tests {
             "sha1:00",
             "sha256:ABC",
             &format!("sha256:{}", "A".repeat(64)),
+            &format!("sha256:{}g", "0".repeat(63)),
+            &format!("sha256:{}0", "0".repeat(64)),
         ] {
             assert!(Digest::parse(bad).is_err(), "{bad:?} accepted");
         }

@@ -82,9 +82,10 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        self.pos += (rest.iter())
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .unwrap_or(rest.len());
     }
 
     fn expect_word(&mut self, word: &str) -> Result<(), SyntaxError> {
