@@ -63,14 +63,7 @@ impl Change {
         path: impl Into<Utf8PathBuf>,
         text: impl Into<Arc<str>>,
     ) -> &mut Self {
-        let path = path.into();
-        // By text: a path's own equality walks its components, a tenth of a
-        // first load's applying at 20,000 definitions.
-        if path.as_str() == CONFIG_FILE {
-            self.set_config(&*text.into())
-        } else {
-            self.set_file(path, text)
-        }
+        self.set_root_files(vec![(path.into().into_string(), text.into())])
     }
 
     /// [`Change::set_root_file`] for many files at once, as a host's load
@@ -80,6 +73,8 @@ impl Change {
     pub fn set_root_files(&mut self, files: Vec<(String, Arc<str>)>) -> &mut Self {
         let mut texts = Vec::with_capacity(files.len());
         for (path, text) in files {
+            // By text: a path's own equality walks its components, a tenth of
+            // a first load's applying at 20,000 definitions.
             if path == CONFIG_FILE {
                 self.set_config(&*text);
             } else {

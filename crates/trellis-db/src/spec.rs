@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use trellis_diag::Diagnostic;
 use trellis_hash::Digest;
-use trellis_spec::{Block, BlockKind, BlockSyntax, BlockValue, SpanClass, TrFile};
+use trellis_spec::{BlockKind, BlockSyntax, BlockValue, SpanClass, TrFile};
 
 use crate::db::Db;
 use crate::files::SourceFile;
@@ -43,13 +43,6 @@ pub fn parse_spec(db: &dyn Db, file: SourceFile) -> Arc<SpecParse> {
 /// its setter is visible in this module alone.
 pub(crate) fn keep_every_parse(db: &mut dyn Db) {
     parse_spec::set_lru_capacity(db, 0);
-}
-
-fn blocks_of_class(tr: &TrFile, class: SpanClass) -> impl Iterator<Item = &Arc<BlockValue>> {
-    tr.blocks
-        .iter()
-        .map(|block: &Block| &block.value)
-        .filter(move |value| value.header.kind.class() == class)
 }
 
 /// Formal: the frontmatter name, then each formal block's (info string, content).
@@ -109,15 +102,15 @@ pub fn spec_hashes(db: &dyn Db, file: SourceFile) -> SpecHashes {
 /// Reading these instead of the parse keeps consumers asleep after edits elsewhere.
 #[salsa::tracked(returns(ref))]
 pub fn formal_blocks(db: &dyn Db, file: SourceFile) -> Vec<Arc<BlockValue>> {
-    blocks_of_class(&parse_spec(db, file).file, SpanClass::Formal)
-        .cloned()
+    (parse_spec(db, file).file.blocks_of_class(SpanClass::Formal))
+        .map(|block| Arc::clone(&block.value))
         .collect()
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn test_blocks(db: &dyn Db, file: SourceFile) -> Vec<Arc<BlockValue>> {
-    blocks_of_class(&parse_spec(db, file).file, SpanClass::Test)
-        .cloned()
+    (parse_spec(db, file).file.blocks_of_class(SpanClass::Test))
+        .map(|block| Arc::clone(&block.value))
         .collect()
 }
 

@@ -149,7 +149,7 @@ impl TrFile {
     }
 
     /// The blocks whose bytes `class`'s hash reads, in document order.
-    fn blocks_of_class(&self, class: SpanClass) -> impl Iterator<Item = &crate::model::Block> {
+    pub fn blocks_of_class(&self, class: SpanClass) -> impl Iterator<Item = &crate::model::Block> {
         (self.blocks.iter()).filter(move |b| b.value.header.kind.class() == class)
     }
 
