@@ -55,7 +55,12 @@ pub(crate) fn racy(modified: u128, read_since: u128) -> bool {
 
 /// The root's fingerprint: a digest of every input's stamp, in path order.
 pub fn fingerprint(stamps: &mut [FileStamp<'_>]) -> Digest {
-    stamps.sort_unstable();
+    // A stable sort, for it merges runs: a walk hands the stamps in a few
+    // sorted runs (the root's own files, `soil.toml` among them, before the
+    // directories it sorts after), which the unstable sort does not see, and
+    // sorted 66,000 stamps anew (3.3–7.8 ms of a restart at 20,000
+    // definitions, against 1.4–1.9 ms).
+    stamps.sort();
     let mut hasher = Hasher::tagged("root-stamps/1");
     for (path, modified, len) in stamps.iter() {
         hasher
