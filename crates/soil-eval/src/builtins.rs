@@ -725,8 +725,16 @@ impl Machine<'_> {
         }
     }
 
-    /// Applies a predicate and insists on a Bool.
+    /// Applies a predicate and insists on a Bool; a comparison of the
+    /// argument with a constant is decided on it where it lies, with no
+    /// frame, no copy and no call (the `\w -> w != ""` of a filter over a
+    /// text's words, a tenth of a word count's time as a call).
     pub(crate) fn test(&mut self, f: &Prepared<'_>, x: &Value) -> Res<bool> {
+        if let Some(comparison) = f.comparison()
+            && let Some(holds) = self.decide(comparison, x)
+        {
+            return Ok(holds);
+        }
         match self.apply_prepared(f, x.clone())? {
             Value::Bool(b) => Ok(b),
             other => {

@@ -5,12 +5,14 @@
 use std::any::Any;
 use std::rc::Rc;
 
-use soil_rt::{Function, Key, List, Value, map_for_update};
+use soil_rt::{Function, Key, List, Value, equal, map_for_update};
 use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
 use crate::codes::EvalCode;
-use crate::ir::{ClauseIr, Code, CodeId, Const, DefId, Expr, Handoff, MatchKind, Prefetch, Slot};
+use crate::ir::{
+    ClauseIr, Code, CodeId, Const, DefId, Expr, Handoff, MatchKind, Op, Prefetch, Slot,
+};
 use crate::operators::i64_arith;
 use crate::panic::{RuntimePanic, collapse_chain};
 use crate::program::Program;
@@ -63,6 +65,64 @@ pub(crate) struct Prepared<'f> {
     bare: bool,
     /// The body of a bare closure that is one plain expression.
     leaf: Option<&'f Expr>,
+    /// A bare lambda of one parameter whose body compares it with a constant
+    /// (`\w -> w != ""`, `\n -> n > 0`): decided on the argument where it
+    /// lies ([`Machine::test`]).
+    comparison: Option<Comparison>,
+}
+
+/// What a predicate lambda's body compares its parameter (slot 0) with.
+#[derive(Clone, Copy)]
+pub(crate) enum Comparison {
+    /// `==` (`equal`) or `!=` with one of the program's constants, by index,
+    /// either way round.
+    Constant { equal: bool, constant: u32 },
+    /// `parameter <op> literal` of an `I64`, `op` a comparison.
+    I64 { op: Op, literal: i64 },
+}
+
+impl Prepared<'_> {
+    pub(crate) fn comparison(&self) -> Option<Comparison> {
+        self.comparison
+    }
+}
+
+impl Comparison {
+    /// The comparison `body` is, if it is one of the above.
+    fn of(body: &Expr) -> Option<Comparison> {
+        match body {
+            Expr::LocalOpI64 {
+                op,
+                slot: 0,
+                literal,
+                literal_first: false,
+                ..
+            } if op.is_comparison() => Some(Comparison::I64 {
+                op: *op,
+                literal: *literal,
+            }),
+            Expr::Binary { op, lhs, rhs, .. } => {
+                let equal = match op {
+                    Op::Eq => true,
+                    Op::Ne => false,
+                    _ => return None,
+                };
+                let parameter = |expr: &Expr| matches!(expr, Expr::Local(0) | Expr::LocalMove(0));
+                match (&**lhs, &**rhs) {
+                    (side, Expr::Const(constant)) | (Expr::Const(constant), side)
+                        if parameter(side) =>
+                    {
+                        Some(Comparison::Constant {
+                            equal,
+                            constant: *constant,
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A clone of `value`, numbers without the general clone.
@@ -642,11 +702,13 @@ impl<'a> Machine<'a> {
             }
             _ => None,
         };
+        let comparison = leaf.filter(|_| nargs == 1).and_then(Comparison::of);
         Prepared {
             f,
             closure,
             bare,
             leaf,
+            comparison,
         }
     }
 
@@ -674,6 +736,21 @@ impl<'a> Machine<'a> {
         let base = self.stack.len();
         self.stack.push(arg);
         self.call_prepared(f, base)
+    }
+
+    /// Whether `comparison` holds of `value`; `None` when it cannot be told
+    /// here (a value of another kind, which the call then reports).
+    pub(crate) fn decide(&self, comparison: Comparison, value: &Value) -> Option<bool> {
+        match comparison {
+            Comparison::Constant {
+                equal: wanted,
+                constant,
+            } => Some(equal(value, self.consts.get(constant as usize)?) == wanted),
+            Comparison::I64 { op, literal } => match value {
+                Value::I64(n) => Some(op.holds(n.cmp(&literal))),
+                _ => None,
+            },
+        }
     }
 
     /// Applies a function value to `args` (used by higher-order builtins).

@@ -18,7 +18,7 @@ impl Op {
 
     /// Whether comparison `self` holds for operands ordered `order`.
     #[inline(always)]
-    fn holds(self, order: Ordering) -> bool {
+    pub(crate) fn holds(self, order: Ordering) -> bool {
         match self {
             Op::Eq => order == Ordering::Equal,
             Op::Ne => order != Ordering::Equal,

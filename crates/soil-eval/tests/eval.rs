@@ -808,3 +808,68 @@ fn fused_local_literal_operators_agree_with_the_general_path() {
     );
     check(LOCAL_LITERAL, "below", "[1.5]", expect![["[false,false]"]]);
 }
+
+/// Predicates that compare their argument with a constant are decided without
+/// a call (machine.rs, `Comparison`); each must answer as the same test
+/// written so that it is called (a captured constant), on every kind of
+/// element and on both sides of the constant.
+const COMPARED_WITH_A_CONSTANT: &str = r#"
+words : (text : Utf8) -> List Utf8
+words text = filter (\w -> w != "") (split text " ")
+
+words_called : (text : Utf8) -> List Utf8
+words_called text = let empty = "" in filter (\w -> w != empty) (split text " ")
+
+blanks : (text : Utf8) -> I64
+blanks text = len (filter (\w -> "" == w) (split text " "))
+
+blanks_called : (text : Utf8) -> I64
+blanks_called text = let empty = "" in len (filter (\w -> empty == w) (split text " "))
+
+numbers : (xs : List I64) -> (List I64, Bool, Bool, Option I64, List I64)
+numbers xs = (filter (\n -> n > 2) xs, any (\n -> n == 3) xs, all (\n -> n <= 4) xs, find (\n -> n >= 3) xs, filter (\n -> n != 1) xs)
+
+numbers_called : (xs : List I64) -> (List I64, Bool, Bool, Option I64, List I64)
+numbers_called xs = let (two, three, four, one) = (2, 3, 4, 1) in (filter (\n -> n > two) xs, any (\n -> n == three) xs, all (\n -> n <= four) xs, find (\n -> n >= three) xs, filter (\n -> n != one) xs)
+
+pairs : (xs : List (List I64)) -> List (List I64)
+pairs xs = filter (\p -> p == [1, 2]) xs
+"#;
+
+#[test]
+fn predicates_comparing_with_a_constant_answer_as_when_called() {
+    for input in ["[\"  a b  cc  \"]", "[\" \"]", "[\"\"]", "[\"one two\"]"] {
+        for (fast, called) in [("words", "words_called"), ("blanks", "blanks_called")] {
+            assert_eq!(
+                run(COMPARED_WITH_A_CONSTANT, fast, input),
+                run(COMPARED_WITH_A_CONSTANT, called, input),
+                "{fast} on {input}"
+            );
+        }
+    }
+    for input in ["[[]]", "[[1, 5, 3, 2, 4]]", "[[9, 8]]", "[[1, 1]]"] {
+        assert_eq!(
+            run(COMPARED_WITH_A_CONSTANT, "numbers", input),
+            run(COMPARED_WITH_A_CONSTANT, "numbers_called", input),
+            "numbers on {input}"
+        );
+    }
+    check(
+        COMPARED_WITH_A_CONSTANT,
+        "words",
+        r#"["  a b  cc  "]"#,
+        expect![[r#"["a","b","cc"]"#]],
+    );
+    check(
+        COMPARED_WITH_A_CONSTANT,
+        "numbers",
+        "[[1, 5, 3, 2, 4]]",
+        expect![[r#"[[5,3,4],true,false,{"tag":"Some","value":5},[5,3,2,4]]"#]],
+    );
+    check(
+        COMPARED_WITH_A_CONSTANT,
+        "pairs",
+        "[[[1, 2], [2, 1], [1, 2]]]",
+        expect![["[[1,2],[1,2]]"]],
+    );
+}

@@ -852,7 +852,12 @@ for that update.
 is updated in place like any list, a shared one is copied.
 
 `unwrap_or (map_get k m) d`, the lookup of a count or a default, runs as one
-lookup that does not build the `Option` in between.",
+lookup that does not build the `Option` in between.
+
+A predicate given to `filter`, `any`, `all` or `find` that compares its
+argument with a constant (`\\w -> w != \"\"`, `\\n -> n > 0`) is decided on each
+element where it lies, with no call: O(size of the constant) per element, as
+`==` is.",
         builtins: &[],
     },
 ];
