@@ -493,6 +493,23 @@ builtins! {
         }
         Ok(Value::list(first_sorted(keyed, n).into_iter().map(|(_, x)| x).collect()))
     },
+    FUSED_CONCAT_MAP / 2 => |m, b| {
+        let f = m.take(b, 0);
+        let f = m.prepare(&f, 1);
+        let mut out = Vec::new();
+        // Each list `f` makes is emptied into the result and let go before
+        // the next is made, so its storage is the next one's.
+        for x in m.arg_list(b, 1)?.into_values() {
+            match m.apply_prepared(&f, x)? {
+                Value::List(xs) => match xs.into_unique_vec() {
+                    Ok(mut items) => out.append(&mut items),
+                    Err(shared) => out.extend_from_slice(shared.as_slice()),
+                },
+                other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
+            }
+        }
+        Ok(Value::list(out))
+    },
     FUSED_MAP_GET_OR / 3 => |m, b| {
         let key = Key(m.take(b, 0));
         let map = m.arg_map(b, 1)?;
@@ -518,6 +535,11 @@ pub(crate) fn fused_map_get_or() -> BuiltinId {
 const FUSED_TAKE_SORTED: &str = "take n (sort_list xs)";
 const FUSED_TAKE_SORTED_BY: &str = "take n (sort_list_by key xs)";
 
+/// `concat (map f xs)`: `f`'s lists end to end, each emptied into the result
+/// as it is made instead of all of them held until `concat` (the lines of a
+/// text split into words).
+const FUSED_CONCAT_MAP: &str = "concat (map f xs)";
+
 /// The fused builtin that computes `outer .. (inner a..) ..` when the compiler
 /// may put it in place of that nest, and the position of the inner call
 /// among the outer call's arguments. The fused builtin takes the outer
@@ -527,6 +549,7 @@ pub(crate) fn fuse(outer: BuiltinId, inner: BuiltinId) -> Option<(BuiltinId, usi
         ("unwrap_or", "map_get") => (FUSED_MAP_GET_OR, 0),
         ("take", "sort_list") => (FUSED_TAKE_SORTED, 1),
         ("take", "sort_list_by") => (FUSED_TAKE_SORTED_BY, 1),
+        ("concat", "map") => (FUSED_CONCAT_MAP, 0),
         _ => return None,
     };
     lookup(fused).map(|id| (id, position))

@@ -873,3 +873,39 @@ fn predicates_comparing_with_a_constant_answer_as_when_called() {
         expect![["[[1,2],[1,2]]"]],
     );
 }
+
+/// `concat (map f xs)` runs fused (builtins.rs, `FUSED_CONCAT_MAP`): the
+/// same lists in the same order as concatenating the mapped list, whether
+/// `f` makes a fresh list, hands back one it shares, or an empty one.
+const CONCAT_MAP: &str = r#"
+fresh : (xs : List I64) -> List I64
+fresh xs = concat (map (\x -> [x, x * 10]) xs)
+
+fresh_apart : (xs : List I64) -> List I64
+fresh_apart xs = let mapped = map (\x -> [x, x * 10]) xs in concat mapped
+
+shared : (xs : List I64) -> (List I64, List I64)
+shared xs = let ys = [7, 8] in (concat (map (\x -> if x > 1 then ys else []) xs), ys)
+
+words : (text : Utf8) -> List Utf8
+words text = concat (map (\line -> split line " ") (lines text))
+"#;
+
+#[test]
+fn a_concatenated_map_is_the_concatenation_of_the_mapped_list() {
+    for input in ["[[]]", "[[1]]", "[[3, 1, 2]]"] {
+        assert_eq!(
+            run(CONCAT_MAP, "fresh", input),
+            run(CONCAT_MAP, "fresh_apart", input),
+            "{input}"
+        );
+    }
+    check(CONCAT_MAP, "fresh", "[[3, 1, 2]]", expect![["[3,30,1,10,2,20]"]]);
+    check(CONCAT_MAP, "shared", "[[1, 2, 3]]", expect![["[[7,8,7,8],[7,8]]"]]);
+    check(
+        CONCAT_MAP,
+        "words",
+        r#"["a b\n\ncc d"]"#,
+        expect![[r#"["a","b","","cc","d"]"#]],
+    );
+}

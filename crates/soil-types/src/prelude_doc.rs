@@ -852,7 +852,9 @@ for that update.
 is updated in place like any list, a shared one is copied.
 
 `unwrap_or (map_get k m) d`, the lookup of a count or a default, runs as one
-lookup that does not build the `Option` in between.
+lookup that does not build the `Option` in between. `concat (map f xs)` empties
+each list `f` makes into the result as it is made: O(total length), with one of
+`f`'s lists held at a time instead of all of them.
 
 A predicate given to `filter`, `any`, `all` or `find` that compares its
 argument with a constant (`\\w -> w != \"\"`, `\\n -> n > 0`) is decided on each
