@@ -900,8 +900,18 @@ fn a_concatenated_map_is_the_concatenation_of_the_mapped_list() {
             "{input}"
         );
     }
-    check(CONCAT_MAP, "fresh", "[[3, 1, 2]]", expect![["[3,30,1,10,2,20]"]]);
-    check(CONCAT_MAP, "shared", "[[1, 2, 3]]", expect![["[[7,8,7,8],[7,8]]"]]);
+    check(
+        CONCAT_MAP,
+        "fresh",
+        "[[3, 1, 2]]",
+        expect![["[3,30,1,10,2,20]"]],
+    );
+    check(
+        CONCAT_MAP,
+        "shared",
+        "[[1, 2, 3]]",
+        expect![["[[7,8,7,8],[7,8]]"]],
+    );
     check(
         CONCAT_MAP,
         "words",

@@ -19,7 +19,7 @@ use crate::check_report::{CheckReport, check_spec_entry};
 use crate::db::RootDatabase;
 use crate::index::ModuleFiles;
 use crate::spread;
-use crate::status_rows::{HeldRow, spec_status_entry};
+use crate::status_rows::{Explain, HeldRow, spec_status_entry};
 
 /// One entry to ask: its module, the module's files, its stem.
 type Entry = (String, Arc<ModuleFiles>, String);
@@ -96,7 +96,7 @@ impl AskAhead {
             });
             shelf.put(*ticket, Shelved::Checks(checks));
             let rows = answer_all(db, status, *threads, |db, ((module, files, stem), held)| {
-                spec_status_entry(db, module, files, stem, held.as_ref())
+                spec_status_entry(db, module, files, stem, held.as_ref(), Explain::EdgesOnly)
             });
             shelf.put(*ticket, Shelved::Rows(rows));
         }))

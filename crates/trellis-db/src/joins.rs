@@ -31,7 +31,9 @@ use crate::mentions::{Mentions, Owner, Reached, Said};
 use crate::sealed::{self, BodyEdit, BodyFace, SpecEdit};
 use crate::spread;
 use crate::status::StatusRow;
-use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
+use crate::status_rows::{
+    Explain, HeldRow, project_status_row, scope_status_row, spec_status_entry,
+};
 
 /// What an edit may have moved of an entry it reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -226,6 +228,32 @@ impl ModuleParts {
         self.status_counts = count_statuses(&self.status_joined);
     }
 
+    /// Whether a row of this module is brief ([`Explain::EdgesOnly`]).
+    fn holds_brief_rows(&self) -> bool {
+        (self.status.entries.as_ref())
+            .is_some_and(|(_, specs)| specs.values().flatten().any(|held| held.brief))
+    }
+
+    /// Climbs the ladder of each brief row again, saying what changed below
+    /// its moved callees, and joins the rows again if one was.
+    fn explain_brief_rows(&mut self, db: &RootDatabase, module: &str, files: &ModuleFiles) {
+        let Some((_, specs)) = self.status.entries.as_mut() else {
+            return;
+        };
+        let mut explained = false;
+        for (stem, held) in specs.iter_mut() {
+            if !held.as_ref().is_some_and(|held| held.brief) {
+                continue;
+            }
+            let brief = held.take();
+            *held = spec_status_entry(db, module, files, stem, brief.as_ref(), Explain::Callees);
+            explained = true;
+        }
+        if explained {
+            self.join_status(&Refreshed::Whole);
+        }
+    }
+
     fn is_reached(&self) -> bool {
         !(self.check.stale.is_empty()
             && self.status.stale.is_empty()
@@ -304,6 +332,9 @@ pub struct RootJoins {
     unsettled_status: Unsettled,
     /// How many modules the answers so far visited (tests and benchmarks).
     visited: usize,
+    /// The modules that may hold brief rows ([`Explain::EdgesOnly`]), which
+    /// a full status explains before it answers.
+    brief_modules: BTreeSet<String>,
 }
 
 impl RootJoins {
@@ -673,6 +704,51 @@ impl RootJoins {
     /// and kind, so a summary can count a group whose rows it does not show
     /// without reading them.
     pub fn status_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
+        self.join_status(db);
+        self.explain_brief_rows(db);
+        self.status_groups_joined(db, true)
+    }
+
+    /// [`RootJoins::status_groups`] for a summary, which shows a few rows of
+    /// each status and counts the rest: a `callee-changed` row climbed again
+    /// after an edit below it may name its moved edges without what changed
+    /// below them (design §7.13); [`RootJoins::explained`] says it of a row
+    /// that is shown. A hub edit's `status` then walks no callee of the rows
+    /// it only counts.
+    pub fn status_summary_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
+        self.join_status(db);
+        self.status_groups_joined(db, false)
+    }
+
+    /// The row of `name` (`module::definition`) as [`RootJoins::status_groups`]
+    /// has it, when a summary holds it brief; `None` when it is not brief
+    /// (the row held is the whole row).
+    pub fn explained(&self, db: &RootDatabase, name: &str) -> Option<Arc<StatusRow>> {
+        let (module, stem) = name.split_once("::")?;
+        let index = root_index(db, Workspace::get(db));
+        let files = index.modules.get(module)?;
+        let (_, specs) = self.parts.get(module)?.status.entries.as_ref()?;
+        let held = specs.get(stem)?.as_ref().filter(|held| held.brief)?;
+        spec_status_entry(db, module, files, stem, Some(held), Explain::Callees)
+            .map(|entry| entry.row)
+    }
+
+    /// Says what changed below the moved callees of every brief row.
+    fn explain_brief_rows(&mut self, db: &RootDatabase) {
+        let index = root_index(db, Workspace::get(db));
+        for module in std::mem::take(&mut self.brief_modules) {
+            let (Some(files), Some(parts)) =
+                (index.modules.get(&module), self.parts.get_mut(&module))
+            else {
+                continue;
+            };
+            parts.explain_brief_rows(db, &module, files);
+        }
+    }
+
+    /// Asks salsa for the status rows an edit moved (or takes them from the
+    /// shelf) and joins them in.
+    fn join_status(&mut self, db: &RootDatabase) {
         self.sync(db);
         self.asked_status = true;
         let index = root_index(db, Workspace::get(db));
@@ -687,13 +763,20 @@ impl RootJoins {
                     &ahead,
                     self.threads,
                     |db, &(module, files, stem, held)| {
-                        spec_status_entry(db, module, files, stem, held.and_then(Option::as_ref))
+                        let held = held.and_then(Option::as_ref);
+                        spec_status_entry(db, module, files, stem, held, Explain::EdgesOnly)
                     },
                 )
             }),
         );
         self.taken_ahead += taken;
         self.join_status_parts(db, index, answered);
+    }
+
+    /// The groups of the rows joined; `whole`: every row explained, and so
+    /// equal to salsa's root-wide memo (debug builds compare them).
+    fn status_groups_joined(&mut self, db: &RootDatabase, whole: bool) -> Vec<RowGroup<'_>> {
+        let index = root_index(db, Workspace::get(db));
         self.project_row = project_status_row(db).map(Arc::new);
         self.project_counts = count_statuses(self.project_row.as_slice());
         let parts = &self.parts;
@@ -709,13 +792,20 @@ impl RootJoins {
             }
         }))
         .collect();
+        // A brief row differs from the memo's in its reason alone.
         debug_assert!(
             (groups.iter())
                 .flat_map(|group| group.rows)
                 .map(|row| &**row)
-                .eq((db.query_log())
-                    .unrecorded(|| crate::status_rows::root_status(db))
-                    .iter()),
+                .zip((db.query_log()).unrecorded(|| crate::status_rows::root_status(db)))
+                .all(
+                    |(joined, memo)| if whole || joined.status != "callee-changed" {
+                        joined == memo
+                    } else {
+                        (&joined.name, &joined.status, &joined.fix)
+                            == (&memo.name, &memo.status, &memo.fix)
+                    }
+                ),
             "the joined status differs from the database's"
         );
         groups
@@ -740,19 +830,17 @@ impl RootJoins {
                 |stem, held| {
                     (answered.as_mut().and_then(|answered| answered.remove(stem))).unwrap_or_else(
                         || {
-                            spec_status_entry(
-                                db,
-                                module,
-                                files,
-                                stem,
-                                held.and_then(Option::as_ref),
-                            )
+                            let held = held.and_then(Option::as_ref);
+                            spec_status_entry(db, module, files, stem, held, Explain::EdgesOnly)
                         },
                     )
                 },
             );
             if refreshed.asked() {
                 parts.join_status(&refreshed);
+                if parts.holds_brief_rows() {
+                    self.brief_modules.insert(module.clone());
+                }
             }
         }
         self.unsettled_status.settle();

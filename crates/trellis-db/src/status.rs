@@ -178,6 +178,10 @@ pub struct Live<'db> {
     /// The spec's and the check's problems are known to be none
     /// ([`status_past_checks`]).
     checks_passed: bool,
+    /// Whether the callee rung says what changed below each moved edge
+    /// ([`explain_moved`]) or names the edges alone, for a row no one may
+    /// read (design §7.13).
+    explain_callees: bool,
 }
 
 impl<'db> Live<'db> {
@@ -189,6 +193,7 @@ impl<'db> Live<'db> {
             item,
             spec,
             checks_passed: false,
+            explain_callees: true,
         })
     }
 }
@@ -278,6 +283,9 @@ impl Current for Live<'_> {
     }
 
     fn explain_moved(&self, lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
+        if !self.explain_callees {
+            return edges.into_iter().map(|edge| format!("`{edge}`")).collect();
+        }
         let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
         explain_moved(self.db, self.item, &recorded, edges)
     }
@@ -491,10 +499,17 @@ pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status
 /// its check's problems, only hashes below it (a sealed body edit, design
 /// §7.8): the same ladder, with those problems the empty lists they were, so
 /// its check's memos are not revalidated. Not a query: whether the problems
-/// are still empty is the caller's knowledge, not the database's.
-pub(crate) fn status_past_checks(db: &dyn Db, item: Item<'_>) -> Result<Status, Vec<Diagnostic>> {
+/// are still empty is the caller's knowledge, not the database's. With
+/// `explain_callees` false, a moved callee is named without what changed
+/// below it (design §7.13).
+pub(crate) fn status_past_checks(
+    db: &dyn Db,
+    item: Item<'_>,
+    explain_callees: bool,
+) -> Result<Status, Vec<Diagnostic>> {
     let live = Live::of(db, item).map(|live| Live {
         checks_passed: true,
+        explain_callees,
         ..live
     });
     ladder(db, item, live)

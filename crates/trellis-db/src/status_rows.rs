@@ -80,7 +80,8 @@ pub(crate) fn spec_status_row(
     files: &ModuleFiles,
     name: &str,
 ) -> Option<StatusRow> {
-    spec_status_entry(db, module, files, name, None).map(|entry| Arc::unwrap_or_clone(entry.row))
+    spec_status_entry(db, module, files, name, None, Explain::Callees)
+        .map(|entry| Arc::unwrap_or_clone(entry.row))
 }
 
 /// A status row as the joins hold it, with whether its ladder must be
@@ -94,18 +95,34 @@ pub(crate) struct HeldRow {
     /// ([`trellis_lock::Status::passed_checks`]), so a moved callee hash can
     /// change it; every other row is decided below what such an edit moves.
     pub(crate) past_checks: bool,
+    /// A `callee-changed` row whose reason names the moved edges without
+    /// what changed below them ([`Explain::EdgesOnly`]).
+    pub(crate) brief: bool,
+}
+
+/// How much a row climbed again after an edit below it says of a moved
+/// callee: what changed below each moved edge — a walk down every callee
+/// between the row and the edit, a third of a hub edit's `status` at 2,000
+/// definitions — or the edges' names alone, for a row a summary counts and
+/// does not show (design §7.13).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Explain {
+    Callees,
+    EdgesOnly,
 }
 
 /// [`spec_status_row`], given the row `held` before an edit that moved only
 /// hashes below this spec (design §7.8), if that is all that moved: a row
 /// decided below the check rungs stands, and a function's ladder is climbed
-/// again past them without asking for its problems (design §7.13).
+/// again past them without asking for its problems (design §7.13), saying of
+/// a moved callee what `explain` asks.
 pub(crate) fn spec_status_entry(
     db: &dyn Db,
     module: &str,
     files: &ModuleFiles,
     name: &str,
     held: Option<&HeldRow>,
+    explain: Explain,
 ) -> Option<HeldRow> {
     let &spec = files.specs.get(name)?;
     if let Some(held) = held
@@ -122,24 +139,33 @@ pub(crate) fn spec_status_entry(
                 files.locks.get(name).copied(),
             )),
             past_checks: false,
+            brief: false,
         }),
         ItemKind::Function => {
             let item = Item::new(db, module, name);
             let qualified = item.qualified(db);
-            let row = |status: &Result<Status, Vec<Diagnostic>>| match status {
+            let row = |status: &Result<Status, Vec<Diagnostic>>, brief: bool| match status {
                 Ok(status) => HeldRow {
                     row: Arc::new(StatusRow::from_status(qualified, "function", status)),
                     past_checks: status.passed_checks(),
+                    brief: brief && matches!(status, Status::CalleeChanged { .. }),
                 },
                 Err(errors) => HeldRow {
                     row: Arc::new(unreadable_function_row(db, item, errors)),
                     past_checks: false,
+                    brief: false,
                 },
             };
             // The memoized status is read in place, never cloned.
             Some(match held {
-                Some(_) => row(&status_past_checks(db, item)),
-                None => row(definition_status(db, item)),
+                Some(_) => {
+                    let explain_callees = explain == Explain::Callees;
+                    row(
+                        &status_past_checks(db, item, explain_callees),
+                        !explain_callees,
+                    )
+                }
+                None => row(definition_status(db, item), false),
             })
         }
         ItemKind::Helper => None,

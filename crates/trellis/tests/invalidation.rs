@@ -468,3 +468,28 @@ fn removing_a_cited_entry_flags_its_citers_and_the_scope() {
         ])
     );
 }
+
+/// The human `status` is a summary (design §7.13): the rows it shows say
+/// what changed below a moved callee, as `--json` says of every row, through
+/// the daemon after an edit whose rows climbed their ladders again, and in
+/// process.
+#[test]
+fn a_summary_shows_what_changed_below_a_callee() {
+    let root = green_examples();
+    // Through the daemon, so the edit's rows are held and climbed again.
+    root.statuses(true);
+    root.edit("csvstats/finite.soil", "is_finite x", "is_finite (x + 0.0)");
+    let reason = "`finite`, whose body (or a type it names) changed";
+    // The summary first: a whole status explains every row it holds.
+    for args in [&["status"][..], &["--no-daemon", "status"][..]] {
+        let shown = root.run(args).stdout;
+        assert!(
+            (shown.lines()).any(|line| line.starts_with("csvstats::all_finite")
+                && line.contains("callee-changed")
+                && line.contains(reason)),
+            "{args:?}: {shown}"
+        );
+    }
+    let json = root.status(true).to_string();
+    assert!(json.contains(reason), "{json}");
+}

@@ -70,9 +70,15 @@ pub fn status(service: &mut Service, params: &StatusParams) -> Result<Value, Rpc
     }
     let mut answer = StatusAnswer::default();
     if params.summary == Some(true) {
-        let (shown, omitted) = summarized(&service.root_status_groups());
+        let (shown, omitted) = summarized(&service.root_status_summary_groups());
         answer.definitions = shown;
         answer.omitted = omitted;
+        // Only the rows shown say what changed below a moved callee.
+        for row in &mut answer.definitions {
+            if let Some(whole) = service.explained_row(&row.name) {
+                *row = StatusRow::from(&*whole);
+            }
+        }
     } else {
         answer.definitions = (service.root_status().into_iter())
             .map(StatusRow::from)
