@@ -3,9 +3,7 @@
 //! function and private helper. A change to any example, or to any hashing rule,
 //! shows up here as a reviewable diff.
 
-#![allow(clippy::disallowed_methods, reason = "tests use real files")]
-
-use std::path::Path;
+mod support;
 
 use expect_test::expect_file;
 use trellis_db::{
@@ -14,25 +12,9 @@ use trellis_db::{
 };
 
 fn load_examples() -> RootDatabase {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut change = Change::default();
-    let mut stack = vec![(root.clone(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)
-            .expect("examples/ is readable")
-            .flatten()
-        {
-            let name = entry.file_name().into_string().expect("UTF-8 names");
-            let path = entry.path();
-            if path.is_dir() {
-                if !name.starts_with('.') {
-                    stack.push((path, format!("{prefix}{name}/")));
-                }
-            } else {
-                let text = std::fs::read_to_string(&path).expect("UTF-8 files");
-                change.set_root_file(format!("{prefix}{name}"), text);
-            }
-        }
+    for (path, text) in support::example_files() {
+        change.set_root_file(path, text);
     }
     let mut db = RootDatabase::default();
     change.apply(&mut db);

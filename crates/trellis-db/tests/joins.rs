@@ -2,6 +2,8 @@
 //! every kind of edit they answer exactly as salsa's root-wide memos do, and they
 //! keep the parts of every module the edit cannot reach.
 
+mod support;
+
 use expect_test::expect;
 use trellis_db::synthetic::{soil_path, spec_path, synthetic_root};
 use trellis_db::{Change, RootDatabase, RootJoins, check_root, root_status};
@@ -587,39 +589,13 @@ fn a_spec_edit_that_keeps_its_blocks_moves_its_own_entries_and_what_cites_it() {
     .assert_eq(&table);
 }
 
-/// The shipped example root's files, as a host loads them.
-#[allow(clippy::disallowed_methods, reason = "the example root is read from disk")]
-fn example_files() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut files = Vec::new();
-    let mut stack = vec![(root, String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)
-            .expect("examples/ is readable")
-            .flatten()
-        {
-            let name = entry.file_name().into_string().expect("UTF-8 names");
-            let path = entry.path();
-            if path.is_dir() {
-                if !name.starts_with('.') {
-                    stack.push((path, format!("{prefix}{name}/")));
-                }
-            } else {
-                let text = std::fs::read_to_string(&path).expect("UTF-8 files");
-                files.push((format!("{prefix}{name}"), text));
-            }
-        }
-    }
-    files
-}
-
 /// A summary's `callee-changed` rows (design §7.13): after an edit below a
 /// green row, the row a summary counts names the moved edge alone, the row
 /// it shows says what changed below it (as a whole status says of every
 /// row, and salsa's memo does), and a row once explained stays so.
 #[test]
 fn a_summary_says_what_changed_below_a_callee_only_of_the_rows_it_shows() {
-    let mut host = Host::loaded(example_files(), RootJoins::default());
+    let mut host = Host::loaded(support::example_files(), RootJoins::default());
     host.joins.prepare_for_edits(&host.db);
     // A sealed edit of `finite` (design §7.8): its callers' rows climb
     // their ladders again past the check rungs.
