@@ -794,18 +794,22 @@ impl RootJoins {
         .collect();
         // A brief row differs from the memo's in its reason alone.
         debug_assert!(
-            (groups.iter())
-                .flat_map(|group| group.rows)
-                .map(|row| &**row)
-                .zip((db.query_log()).unrecorded(|| crate::status_rows::root_status(db)))
-                .all(
-                    |(joined, memo)| if whole || joined.status != "callee-changed" {
-                        joined == memo
-                    } else {
-                        (&joined.name, &joined.status, &joined.fix)
-                            == (&memo.name, &memo.status, &memo.fix)
-                    }
-                ),
+            {
+                let memo = (db.query_log()).unrecorded(|| crate::status_rows::root_status(db));
+                let joined: Vec<&StatusRow> = (groups.iter())
+                    .flat_map(|group| group.rows)
+                    .map(|row| &**row)
+                    .collect();
+                joined.len() == memo.len()
+                    && joined.iter().zip(memo).all(|(joined, memo)| {
+                        if whole || joined.status != "callee-changed" {
+                            *joined == memo
+                        } else {
+                            (&joined.name, &joined.status, &joined.fix)
+                                == (&memo.name, &memo.status, &memo.fix)
+                        }
+                    })
+            },
             "the joined status differs from the database's"
         );
         groups
