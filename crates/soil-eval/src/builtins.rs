@@ -94,13 +94,7 @@ builtins! {
         // Each inner list is released once its elements are out, so the
         // lists and their concatenation are not all held at once.
         for xs in xss.into_values() {
-            match xs {
-                Value::List(xs) => match xs.into_unique_vec() {
-                    Ok(mut items) => out.append(&mut items),
-                    Err(shared) => out.extend_from_slice(shared.as_slice()),
-                },
-                other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
-            }
+            append_list(m, &mut out, xs)?;
         }
         Ok(Value::list(out))
     },
@@ -500,13 +494,8 @@ builtins! {
         // Each list `f` makes is emptied into the result and let go before
         // the next is made, so its storage is the next one's.
         for x in m.arg_list(b, 1)?.into_values() {
-            match m.apply_prepared(&f, x)? {
-                Value::List(xs) => match xs.into_unique_vec() {
-                    Ok(mut items) => out.append(&mut items),
-                    Err(shared) => out.extend_from_slice(shared.as_slice()),
-                },
-                other => return Err(m.type_error(format!("concat needs a list of lists, found a {}", other.kind()))),
-            }
+            let xs = m.apply_prepared(&f, x)?;
+            append_list(m, &mut out, xs)?;
         }
         Ok(Value::list(out))
     },
@@ -534,6 +523,24 @@ pub(crate) fn fused_map_get_or() -> BuiltinId {
 /// of the sorted list, selected without sorting the rest.
 const FUSED_TAKE_SORTED: &str = "take n (sort_list xs)";
 const FUSED_TAKE_SORTED_BY: &str = "take n (sort_list_by key xs)";
+
+/// Moves the elements of the list `xs` onto `out` (copies them when the list
+/// is shared): one list of `concat`'s.
+fn append_list(m: &Machine<'_>, out: &mut Vec<Value>, xs: Value) -> Res<()> {
+    match xs {
+        Value::List(xs) => match xs.into_unique_vec() {
+            Ok(mut items) => out.append(&mut items),
+            Err(shared) => out.extend_from_slice(shared.as_slice()),
+        },
+        other => {
+            return Err(m.type_error(format!(
+                "concat needs a list of lists, found a {}",
+                other.kind()
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// `concat (map f xs)`: `f`'s lists end to end, each emptied into the result
 /// as it is made instead of all of them held until `concat` (the lines of a

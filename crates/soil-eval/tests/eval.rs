@@ -836,24 +836,33 @@ pairs : (xs : List (List I64)) -> List (List I64)
 pairs xs = filter (\p -> p == [1, 2]) xs
 "#;
 
-#[test]
-fn predicates_comparing_with_a_constant_answer_as_when_called() {
-    for input in ["[\"  a b  cc  \"]", "[\" \"]", "[\"\"]", "[\"one two\"]"] {
-        for (fast, called) in [("words", "words_called"), ("blanks", "blanks_called")] {
-            assert_eq!(
-                run(COMPARED_WITH_A_CONSTANT, fast, input),
-                run(COMPARED_WITH_A_CONSTANT, called, input),
-                "{fast} on {input}"
-            );
-        }
-    }
-    for input in ["[[]]", "[[1, 5, 3, 2, 4]]", "[[9, 8]]", "[[1, 1]]"] {
+/// Runs two definitions of `text` on each of `inputs` and asserts they answer alike.
+#[track_caller]
+fn assert_run_alike(text: &str, (one, other): (&str, &str), inputs: &[&str]) {
+    for input in inputs {
         assert_eq!(
-            run(COMPARED_WITH_A_CONSTANT, "numbers", input),
-            run(COMPARED_WITH_A_CONSTANT, "numbers_called", input),
-            "numbers on {input}"
+            run(text, one, input),
+            run(text, other, input),
+            "{one} against {other} on {input}"
         );
     }
+}
+
+#[test]
+fn predicates_comparing_with_a_constant_answer_as_when_called() {
+    let texts = ["[\"  a b  cc  \"]", "[\" \"]", "[\"\"]", "[\"one two\"]"];
+    assert_run_alike(COMPARED_WITH_A_CONSTANT, ("words", "words_called"), &texts);
+    assert_run_alike(
+        COMPARED_WITH_A_CONSTANT,
+        ("blanks", "blanks_called"),
+        &texts,
+    );
+    let lists = ["[[]]", "[[1, 5, 3, 2, 4]]", "[[9, 8]]", "[[1, 1]]"];
+    assert_run_alike(
+        COMPARED_WITH_A_CONSTANT,
+        ("numbers", "numbers_called"),
+        &lists,
+    );
     check(
         COMPARED_WITH_A_CONSTANT,
         "words",
@@ -893,13 +902,11 @@ words text = concat (map (\line -> split line " ") (lines text))
 
 #[test]
 fn a_concatenated_map_is_the_concatenation_of_the_mapped_list() {
-    for input in ["[[]]", "[[1]]", "[[3, 1, 2]]"] {
-        assert_eq!(
-            run(CONCAT_MAP, "fresh", input),
-            run(CONCAT_MAP, "fresh_apart", input),
-            "{input}"
-        );
-    }
+    assert_run_alike(
+        CONCAT_MAP,
+        ("fresh", "fresh_apart"),
+        &["[[]]", "[[1]]", "[[3, 1, 2]]"],
+    );
     check(
         CONCAT_MAP,
         "fresh",

@@ -19,7 +19,8 @@ use crate::check_report::{CheckReport, check_spec_entry};
 use crate::db::RootDatabase;
 use crate::index::ModuleFiles;
 use crate::spread;
-use crate::status_rows::{Explain, HeldRow, spec_status_entry};
+use crate::status::Explain;
+use crate::status_rows::{HeldRow, spec_status_entry};
 
 /// One entry to ask: its module, the module's files, its stem.
 type Entry = (String, Arc<ModuleFiles>, String);

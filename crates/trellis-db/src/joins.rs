@@ -30,10 +30,8 @@ use crate::locks::read_lock_file;
 use crate::mentions::{Mentions, Owner, Reached, Said};
 use crate::sealed::{self, BodyEdit, BodyFace, SpecEdit};
 use crate::spread;
-use crate::status::StatusRow;
-use crate::status_rows::{
-    Explain, HeldRow, project_status_row, scope_status_row, spec_status_entry,
-};
+use crate::status::{Explain, StatusRow};
+use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
 
 /// What an edit may have moved of an entry it reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -178,10 +178,19 @@ pub struct Live<'db> {
     /// The spec's and the check's problems are known to be none
     /// ([`status_past_checks`]).
     checks_passed: bool,
-    /// Whether the callee rung says what changed below each moved edge
-    /// ([`explain_moved`]) or names the edges alone, for a row no one may
-    /// read (design §7.13).
-    explain_callees: bool,
+    /// What the callee rung says of each moved edge.
+    explain: Explain,
+}
+
+/// What a row's callee rung says of a moved callee: what changed below each
+/// moved edge ([`explain_moved`]) — a walk down every callee between the row
+/// and the edit, a third of a hub edit's `status` at 2,000 definitions — or
+/// the edges' names alone, for a row a summary counts and does not show
+/// (design §7.13).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Explain {
+    Callees,
+    EdgesOnly,
 }
 
 impl<'db> Live<'db> {
@@ -193,7 +202,7 @@ impl<'db> Live<'db> {
             item,
             spec,
             checks_passed: false,
-            explain_callees: true,
+            explain: Explain::Callees,
         })
     }
 }
@@ -283,8 +292,8 @@ impl Current for Live<'_> {
     }
 
     fn explain_moved(&self, lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
-        if !self.explain_callees {
-            return edges.into_iter().map(|edge| format!("`{edge}`")).collect();
+        if self.explain == Explain::EdgesOnly {
+            return trellis_lock::edges_named(edges);
         }
         let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
         explain_moved(self.db, self.item, &recorded, edges)
@@ -499,17 +508,16 @@ pub fn definition_status<'db>(db: &'db dyn Db, item: Item<'db>) -> Result<Status
 /// its check's problems, only hashes below it (a sealed body edit, design
 /// §7.8): the same ladder, with those problems the empty lists they were, so
 /// its check's memos are not revalidated. Not a query: whether the problems
-/// are still empty is the caller's knowledge, not the database's. With
-/// `explain_callees` false, a moved callee is named without what changed
-/// below it (design §7.13).
+/// are still empty is the caller's knowledge, not the database's. `explain`
+/// says what its callee rung says of a moved callee.
 pub(crate) fn status_past_checks(
     db: &dyn Db,
     item: Item<'_>,
-    explain_callees: bool,
+    explain: Explain,
 ) -> Result<Status, Vec<Diagnostic>> {
     let live = Live::of(db, item).map(|live| Live {
         checks_passed: true,
-        explain_callees,
+        explain,
         ..live
     });
     ladder(db, item, live)

@@ -13,7 +13,9 @@ use crate::db::Db;
 use crate::entry_status::{scope_entry_row, type_row};
 use crate::files::Workspace;
 use crate::index::{Item, ItemKind, Module, ModuleFiles, module_files, root_index};
-use crate::status::{StatusRow, definition_status, status_past_checks, unreadable_function_row};
+use crate::status::{
+    Explain, StatusRow, definition_status, status_past_checks, unreadable_function_row,
+};
 
 /// The status of every definition and decision scope of the root (memoized).
 #[salsa::tracked(returns(ref))]
@@ -100,17 +102,6 @@ pub(crate) struct HeldRow {
     pub(crate) brief: bool,
 }
 
-/// How much a row climbed again after an edit below it says of a moved
-/// callee: what changed below each moved edge — a walk down every callee
-/// between the row and the edit, a third of a hub edit's `status` at 2,000
-/// definitions — or the edges' names alone, for a row a summary counts and
-/// does not show (design §7.13).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Explain {
-    Callees,
-    EdgesOnly,
-}
-
 /// [`spec_status_row`], given the row `held` before an edit that moved only
 /// hashes below this spec (design §7.8), if that is all that moved: a row
 /// decided below the check rungs stands, and a function's ladder is climbed
@@ -158,13 +149,10 @@ pub(crate) fn spec_status_entry(
             };
             // The memoized status is read in place, never cloned.
             Some(match held {
-                Some(_) => {
-                    let explain_callees = explain == Explain::Callees;
-                    row(
-                        &status_past_checks(db, item, explain_callees),
-                        !explain_callees,
-                    )
-                }
+                Some(_) => row(
+                    &status_past_checks(db, item, explain),
+                    explain == Explain::EdgesOnly,
+                ),
                 None => row(definition_status(db, item), false),
             })
         }

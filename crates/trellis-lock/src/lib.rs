@@ -32,7 +32,8 @@ pub use model::*;
 pub use read::{read_lock, read_lock_bytes, read_soil_lock};
 pub use results::seal_results;
 pub use status::{
-    Current, CurrentHashes, StaleCause, Status, moved_edges, recorded_edges, scope_status, status,
+    Current, CurrentHashes, StaleCause, Status, edges_named, moved_edges, recorded_edges,
+    scope_status, status,
 };
 pub use store::{
     CacheFs, LoadError, LockFs, SaveError, StdFs, TEMP_SUFFIX, is_temp_name, load_lock, save_lock,

@@ -51,8 +51,14 @@ pub trait Current {
     /// what changed below it, as the callee rung's reason shows them.
     fn explain_moved(&self, lowering: &Lowering, edges: Vec<String>) -> Vec<String> {
         let _ = lowering;
-        edges.into_iter().map(|edge| format!("`{edge}`")).collect()
+        edges_named(edges)
     }
+}
+
+/// The moved `edges` as the callee rung names them without saying what
+/// changed below them: `` `name` `` each.
+pub fn edges_named(edges: Vec<String>) -> Vec<String> {
+    edges.into_iter().map(|edge| format!("`{edge}`")).collect()
 }
 
 /// The hashes of the definition and its surroundings as they are now, all
