@@ -153,6 +153,13 @@ impl IoThreads {
 }
 
 /// Writes the server's messages and the reader's refusals until both stop.
+///
+/// A refusal goes out before any answer the server gives after it: the
+/// reader queues a refusal before it hands the server the next request, so
+/// the refusals waiting when a message is taken are written first. (`select!`
+/// alone picks among ready channels at random, and a client reading the
+/// refusal and then the answer to its next request would wait for an answer
+/// already passed.)
 fn write_all(
     output: impl Write,
     outbox: &Receiver<Message>,
@@ -164,19 +171,27 @@ fn write_all(
     while messages.is_some() || refused.is_some() {
         select! {
             recv(messages.unwrap_or(&no_message)) -> message => match message {
-                Ok(message) => message.write(&mut output)?,
+                Ok(message) => {
+                    while let Ok(refusal) = refusals.try_recv() {
+                        write_refusal(&mut output, &refusal)?;
+                    }
+                    message.write(&mut output)?;
+                }
                 Err(_) => messages = None,
             },
             recv(refused.unwrap_or(&no_refusal)) -> refusal => match refusal {
-                Ok(refusal) => {
-                    let body = serde_json::to_string(&refusal).map_err(io::Error::other)?;
-                    write!(output, "Content-Length: {}\r\n\r\n{body}", body.len())?;
-                    output.flush()?;
-                }
+                Ok(refusal) => write_refusal(&mut output, &refusal)?,
                 Err(_) => refused = None,
             },
         }
     }
+    output.flush()
+}
+
+/// One refusal, framed and flushed.
+fn write_refusal(output: &mut impl Write, refusal: &Value) -> io::Result<()> {
+    let body = serde_json::to_string(refusal).map_err(io::Error::other)?;
+    write!(output, "Content-Length: {}\r\n\r\n{body}", body.len())?;
     output.flush()
 }
 
@@ -932,5 +947,30 @@ mod tests {
     fn values_are_counted_outside_strings_only() {
         assert_eq!(json_values(r#"{"a,b:[{":1}"#), 3);
         assert_eq!(json_values(r#"[1,2,{"k":"\",","v":[]}]"#), 9);
+    }
+
+    /// A refusal waiting when an answer is written goes out first, whichever
+    /// channel the writer's `select!` happens to take (it picks at random: run
+    /// many times, a writer that did not drain the refusals first fails).
+    #[test]
+    fn a_refusal_goes_out_before_the_answer_after_it() {
+        for _ in 0..64 {
+            let (to_client, outbox) = bounded::<Message>(OUTBOX);
+            let (refuse, refusals) = bounded::<Value>(OUTBOX);
+            refuse
+                .send(json!({ "jsonrpc": "2.0", "id": null,
+                              "error": { "code": -32700, "message": "garbage" } }))
+                .expect("queued");
+            to_client
+                .send(Message::Response(Response::new_ok(7.into(), Value::Null)))
+                .expect("queued");
+            drop((to_client, refuse));
+            let mut written = Vec::new();
+            write_all(&mut written, &outbox, &refusals).expect("written");
+            let written = String::from_utf8(written).expect("UTF-8");
+            let refusal = written.find("garbage").expect("the refusal is written");
+            let answer = written.find("\"id\":7").expect("the answer is written");
+            assert!(refusal < answer, "the refusal first: {written}");
+        }
     }
 }
