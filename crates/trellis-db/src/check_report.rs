@@ -11,7 +11,7 @@ use crate::config::root_config;
 use crate::db::Db;
 use crate::exports::export_violations;
 use crate::files::Workspace;
-use crate::index::{Item, ItemKind, Module, ModuleFiles, root_index};
+use crate::index::{Item, ItemKind, Module, ModuleFiles, RootIndex, root_index};
 use crate::resolve::split_definition_name;
 use crate::soil::{item_equation, item_soil_file, parse_soil};
 use crate::spec_check::spec_diagnostics;
@@ -31,8 +31,18 @@ impl CheckReport {
     /// Adds `other`'s count and findings after this report's.
     pub(crate) fn append(&mut self, other: &CheckReport) {
         self.checked += other.checked;
+        self.append_findings(other);
+    }
+
+    /// Adds `other`'s findings after this report's, not its count.
+    pub(crate) fn append_findings(&mut self, other: &CheckReport) {
         self.diagnostics.extend(other.diagnostics.iter().cloned());
         self.holes.extend(other.holes.iter().cloned());
+    }
+
+    /// Whether it holds a diagnostic or a hole.
+    pub(crate) fn has_findings(&self) -> bool {
+        !self.diagnostics.is_empty() || !self.holes.is_empty()
     }
 }
 
@@ -69,8 +79,10 @@ fn whole_root_check(db: &dyn Db) -> CheckReport {
 
 fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
     let Some((module, name)) = only.and_then(split_definition_name) else {
-        return join_check(db, |module, report| {
-            report.append(module_check(db, Module::new(db, module.to_owned())));
+        return join_check(db, |index, report| {
+            for module in index.modules.keys() {
+                report.append(module_check(db, Module::new(db, module.to_owned())));
+            }
         });
     };
     let workspace = Workspace::get(db);
@@ -88,11 +100,11 @@ fn check_root_uncached(db: &dyn Db, only: Option<&str>) -> CheckReport {
 
 /// The whole root's check joined from one part per module — salsa's memo of
 /// each ([`module_check`]) or a host's copy of it ([`crate::RootJoins`]), which
-/// `append_module` adds to the report — between the project spec's findings and
-/// the type environment's.
+/// `append_modules` adds to the report in the index's order — between the
+/// project spec's findings and the type environment's.
 pub(crate) fn join_check(
     db: &dyn Db,
-    mut append_module: impl FnMut(&str, &mut CheckReport),
+    append_modules: impl FnOnce(&RootIndex, &mut CheckReport),
 ) -> CheckReport {
     let workspace = Workspace::get(db);
     let mut report = CheckReport::default();
@@ -106,9 +118,7 @@ pub(crate) fn join_check(
             .diagnostics
             .extend(spec_diagnostics(db, project).iter().cloned());
     }
-    for module in index.modules.keys() {
-        append_module(module, &mut report);
-    }
+    append_modules(index, &mut report);
     report
         .diagnostics
         .extend(report_diagnostics(db, env_diagnostics(db)));

@@ -51,9 +51,9 @@
 //!    status`, the locks Trellis would write. *Invariant:* decides and proposes,
 //!    never writes: the host writes every lock.
 //! 9. **Host-facing** — `change`, `mentions`, `sealed`, `spread`, `ahead`,
-//!    `joins`, `synthetic`, `shaped`: the one way edits enter, what a host
-//!    keeps beside the database (the joins, the mention index, answers asked
-//!    ahead), and the generated roots benchmarks and scale tests load.
+//!    `joins`, `tally`, `synthetic`, `shaped`: the one way edits enter, what a
+//!    host keeps beside the database (the joins and their tallies, the mention
+//!    index, answers asked ahead), and the generated roots benchmarks and scale tests load.
 //!    *Invariant:* nothing below knows of it; the only layer that holds a
 //!    [`RootDatabase`] — every query below takes `&dyn Db`.
 
@@ -111,6 +111,7 @@ mod sealed;
 pub mod shaped;
 mod spread;
 pub mod synthetic;
+mod tally;
 
 pub use ahead::AskAhead;
 pub use assembly::{

@@ -111,7 +111,7 @@ impl Host {
 /// The answers after an edit visit the modules it reached, not the root's:
 /// a body edit of a definition nobody calls, at 400 and at 4,000
 /// definitions (8 and 80 modules), visits its own module once for the
-/// check and once for the status.
+/// check, once for the status and once for the unreadable locks.
 #[test]
 fn answers_after_an_edit_visit_the_modules_it_reached_alone() {
     let visited = |definitions: usize| {
@@ -121,7 +121,38 @@ fn answers_after_an_edit_visit_the_modules_it_reached_alone() {
         host.replace(&soil_path(top), "let base = x *", "let base = 1 + x *");
         host.joins.visited_modules() - before
     };
-    assert_eq!((visited(400), visited(4_000)), (2, 2));
+    assert_eq!((visited(400), visited(4_000)), (3, 3));
+}
+
+/// The unreadable locks are kept per module and joined from the modules
+/// holding any: a lock made unreadable is reported once its edit is
+/// applied, beside those of other modules, in the index's order; mending it
+/// takes it back; and an edit of another module visits that module alone.
+#[test]
+fn unreadable_locks_follow_their_edits_and_visit_the_modules_reached() {
+    let mut host = Host::new(400);
+    let unreadable = |host: &mut Host| -> Vec<String> {
+        let problems = host.joins.lock_problems(&host.db);
+        (problems.iter())
+            .map(|problem| problem.file.clone().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(unreadable(&mut host), Vec::<String>::new());
+    host.edit("m005/f00251.lock", Some("not a lock".to_owned()));
+    host.edit("m001/f00051.lock", Some("{".to_owned()));
+    assert_eq!(
+        unreadable(&mut host),
+        ["m001/f00051.lock", "m005/f00251.lock"]
+    );
+    host.edit("m001/f00051.lock", None);
+    assert_eq!(unreadable(&mut host), ["m005/f00251.lock"]);
+    let before = host.joins.visited_modules();
+    host.edit_quietly(
+        &soil_path(3 * 50 + 45),
+        ("let base = x *", "let base = 2 + x *"),
+    );
+    assert_eq!(unreadable(&mut host), ["m005/f00251.lock"]);
+    assert_eq!(host.joins.visited_modules() - before, 1);
 }
 
 /// Synthetic modules m000–m007: a leaf of m005 is called from m005–m007 only,
@@ -625,4 +656,47 @@ fn a_summary_says_what_changed_below_a_callee_only_of_the_rows_it_shows() {
             .is_none()
     );
     host.answer_and_compare();
+}
+
+/// A host that asks only for the status finds, on a prose edit of a spec,
+/// the rows whose reasons name that spec's file, though no check part holds
+/// the findings they quote: a broken record type fails every definition's
+/// check, and every row says so, naming the type's spec.
+#[test]
+fn a_status_only_host_reaches_the_rows_naming_an_edited_spec() {
+    let mut files = synthetic_root(100);
+    let pair = "---\nname: Pair\ntags: [synthetic]\n---\n\n# Pair\n\nTwo numbers.\n\n```soil-type\ntype Pair = {\n  a : I64,\n  b : Missing\n}\n```\n";
+    files.extend([
+        (
+            "k/_module.tr".to_owned(),
+            "---\nname: k\n---\n\n# Module k\n\nA type.\n".to_owned(),
+        ),
+        ("k/Pair.tr".to_owned(), pair.to_owned()),
+    ]);
+    let mut db = RootDatabase::default();
+    let mut joins = RootJoins::default();
+    let mut change = Change::default();
+    for (path, text) in &files {
+        change.set_root_file(path.clone(), text.clone());
+    }
+    joins.invalidate(&db, &change);
+    change.apply(&mut db);
+    let naming = (joins.status(&db).iter())
+        .filter(|row| {
+            row.reason
+                .as_deref()
+                .is_some_and(|r| r.contains("k/Pair.tr"))
+        })
+        .count();
+    assert!(naming >= 100, "{naming} rows name the type's spec");
+    let mut change = Change::default();
+    change.set_root_file(
+        "k/Pair.tr",
+        pair.replace("Two numbers.", "Two numbers, edited."),
+    );
+    joins.invalidate(&db, &change);
+    change.apply(&mut db);
+    assert!(joins.reached_entries(&db).len() >= 100);
+    let status: Vec<_> = joins.status(&db).into_iter().cloned().collect();
+    assert_eq!(status, *root_status(&db));
 }

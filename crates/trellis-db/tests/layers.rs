@@ -51,6 +51,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "spread",
             "ahead",
             "joins",
+            "tally",
             "synthetic",
             "shaped",
         ],
