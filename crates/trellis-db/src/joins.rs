@@ -699,8 +699,9 @@ impl RootJoins {
         let (parts, tally) = (&self.parts, &self.check_tally);
         let joined = join_check(db, |_, report| {
             report.checked += tally.total();
-            for module in tally.holding() {
-                report.append_findings(&parts[module.as_str()].check_joined);
+            // A module the tally holds has a part: the join just settled both.
+            for parts in (tally.holding().iter()).filter_map(|module| parts.get(module)) {
+                report.append_findings(&parts.check_joined);
             }
         });
         debug_assert_eq!(
@@ -1002,13 +1003,9 @@ impl RootJoins {
         (self.unsettled_locks).retake(&mut self.lock_tally, index, &self.parts, share);
         self.unsettled_locks.settle();
         let project = problems.len();
-        for module in self.lock_tally.holding() {
-            problems.extend(
-                self.parts[module.as_str()]
-                    .lock_problems_joined
-                    .iter()
-                    .cloned(),
-            );
+        for parts in (self.lock_tally.holding().iter()).filter_map(|module| self.parts.get(module))
+        {
+            problems.extend(parts.lock_problems_joined.iter().cloned());
         }
         debug_assert_eq!(
             problems[project..],
