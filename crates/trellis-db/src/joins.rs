@@ -400,6 +400,18 @@ pub struct RootJoins {
     /// The modules that may hold brief rows ([`Explain::EdgesOnly`]), which
     /// a full status explains before it answers.
     brief_modules: BTreeSet<String>,
+    /// Which joins these are ([`RootJoins::instance`]).
+    instance: Instance,
+}
+
+/// A number no other [`RootJoins`] of the process has.
+struct Instance(u64);
+
+impl Default for Instance {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Instance(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl RootJoins {
@@ -410,6 +422,14 @@ impl RootJoins {
             threads,
             ..RootJoins::default()
         }
+    }
+
+    /// A number no other joins of the process have. With the database's
+    /// [`RootDatabase::changes_applied`] it names what every answer of these
+    /// joins is a function of: a host may keep an answer it derived while both
+    /// stay the same (design §7.5).
+    pub fn instance(&self) -> u64 {
+        self.instance.0
     }
 
     /// The entries the next check and status will ask salsa about, to be

@@ -493,3 +493,20 @@ fn a_summary_shows_what_changed_below_a_callee() {
     let json = root.status(true).to_string();
     assert!(json.contains(reason), "{json}");
 }
+
+/// A summary asked again with no change between is the one made before (kept
+/// by the daemon, design §7.5); one asked after an edit says what the edit
+/// moved, and one asked after the edit is undone says what the first said.
+#[test]
+fn a_kept_summary_moves_with_every_edit() {
+    let root = green_examples();
+    let first = root.run(&["status"]).stdout;
+    assert!(!first.contains("callee-changed"), "{first}");
+    assert_eq!(root.run(&["status"]).stdout, first);
+    root.edit("csvstats/finite.soil", "is_finite x", "is_finite (x + 0.0)");
+    let edited = root.run(&["status"]).stdout;
+    assert!(edited.contains("callee-changed"), "{edited}");
+    assert_eq!(root.run(&["status"]).stdout, edited);
+    root.edit("csvstats/finite.soil", "is_finite (x + 0.0)", "is_finite x");
+    assert_eq!(root.run(&["status"]).stdout, first);
+}

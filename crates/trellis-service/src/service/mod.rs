@@ -86,6 +86,8 @@ pub struct Service {
     /// for as its inputs are: by the change feed's kind of watch where there is
     /// one, else by stats; none in a one-shot service (design §9.10).
     bundle_stamps: bundle_dir::Stamps,
+    /// The last summarized `status` and what it was made from.
+    summary: Option<check::Summarized>,
 }
 
 impl Service {
@@ -111,6 +113,7 @@ impl Service {
             ahead_clock: ahead_time::AheadClock::default(),
             jobs: jobs::Jobs::default(),
             bundle_stamps: bundle_dir::Stamps::none(),
+            summary: None,
         }
     }
 
@@ -360,6 +363,12 @@ impl Service {
             return None;
         }
         self.joins.explained(&self.db, name)
+    }
+
+    /// What the summarized status is made from while the database and the
+    /// joins stay as they are; `None` while the rows are the stored answers'.
+    fn summary_source(&self) -> Option<(u64, u64)> {
+        (!self.serves_stored_status()).then(|| (self.joins.instance(), self.db.changes_applied()))
     }
 
     /// Whether the status rows are the stored answers' (design §7.16).
