@@ -393,8 +393,9 @@ pub struct RootJoins {
     /// What the check and the lock problems sum over every module's part.
     check_tally: Tally,
     lock_tally: Tally,
-    /// The modules a row of whose status names a spec's file.
-    status_naming_specs: BTreeSet<String>,
+    /// The modules a row of whose status names a spec's file (the tally's
+    /// count unused).
+    status_naming_specs: Tally,
     /// How many modules the answers so far visited (tests and benchmarks).
     visited: usize,
     /// The modules that may hold brief rows ([`Explain::EdgesOnly`]), which
@@ -539,7 +540,7 @@ impl RootJoins {
     /// came has none yet, and is listed all the same).
     fn drop_part(&mut self, module: &str) {
         self.parts.remove(module);
-        self.status_naming_specs.remove(module);
+        self.status_naming_specs.retake(false, [module], |_| None);
         self.unsettled_check.modules.insert(module.to_owned());
         self.unsettled_status.modules.insert(module.to_owned());
         self.unsettled_locks.modules.insert(module.to_owned());
@@ -548,7 +549,7 @@ impl RootJoins {
     /// Drops every module's parts: every kind asks every module again.
     fn drop_every_part(&mut self) {
         self.parts.clear();
-        self.status_naming_specs.clear();
+        self.status_naming_specs = Tally::default();
         self.unsettled_check = Unsettled::default();
         self.unsettled_status = Unsettled::default();
         self.unsettled_locks = Unsettled::default();
@@ -680,7 +681,7 @@ impl RootJoins {
     /// the path on each prose edit, 5-15 ms at 20,000 definitions.
     fn reach_citing(&mut self, path: &str) {
         let looked_at: BTreeSet<&String> = (self.check_tally.holding().iter())
-            .chain(&self.status_naming_specs)
+            .chain(self.status_naming_specs.holding())
             .collect();
         let reached: Vec<(String, Vec<String>)> = (looked_at.iter())
             .filter_map(|module| Some((*module, self.parts.get(*module)?)))
@@ -831,11 +832,7 @@ impl RootJoins {
 
     /// Keeps whether `module`'s status rows name a spec's file.
     fn note_naming_specs(&mut self, module: &str, names_a_spec: bool) {
-        if !names_a_spec {
-            self.status_naming_specs.remove(module);
-        } else if !self.status_naming_specs.contains(module) {
-            self.status_naming_specs.insert(module.to_owned());
-        }
+        (self.status_naming_specs).retake(false, [module], |_| Some((0, names_a_spec)));
     }
 
     /// Asks salsa for the status rows an edit moved (or takes them from the
