@@ -52,7 +52,7 @@ pub fn export_violations<'db>(db: &'db dyn Db, item: Item<'db>) -> &'db [Diagnos
 fn qualified_violations<'db>(db: &'db dyn Db, item: Item<'db>) -> Vec<Diagnostic> {
     let own = item.module(db);
     let mut out = Vec::new();
-    for reference in free_refs(db, item) {
+    for reference in free_refs(db, item).iter() {
         let FreeRef::Qualified { module, name } = reference else {
             continue;
         };

@@ -18,7 +18,7 @@
 //! its owner's entries and nothing else. A lock is read by its own
 //! definition's status alone, so its edits are sealed the same way.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use camino::Utf8Path;
 use soil_types::Declaration;
@@ -36,7 +36,7 @@ use crate::spec::parse_spec;
 /// What every entry but a function's own reads of its body.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct BodyFace {
-    refs: BTreeSet<Target>,
+    refs: Box<[Target]>,
     declaration: Declaration,
 }
 

@@ -94,12 +94,13 @@ pub fn helper_signature<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Signatu
         })
 }
 
-/// The item's free references, read off its equation.
+/// The item's free references, read off its equation, sorted and each once:
+/// a slice, as [`crate::assembly::program_refs`] keeps its targets.
 #[salsa::tracked(returns(ref))]
-pub fn free_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> BTreeSet<FreeRef> {
+pub fn free_refs<'db>(db: &'db dyn Db, item: Item<'db>) -> Box<[FreeRef]> {
     item_equation(db, item)
         .as_ref()
-        .map(|equation| equation_refs(equation))
+        .map(|equation| equation_refs(equation).into_iter().collect())
         .unwrap_or_default()
 }
 
