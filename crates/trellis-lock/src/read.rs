@@ -195,13 +195,13 @@ impl<'t> Reader<'t> {
     }
 
     fn string(&mut self, node: Option<&Node>) -> Option<String> {
-        self.str(node).map(str::to_owned)
+        self.borrowed_string(node).map(str::to_owned)
     }
 
     /// A string value, borrowed: a digest or a vocabulary word is read from
     /// it and the text is not kept (seven digests and a few words in each of
     /// 23,000 locks at 20,000 definitions).
-    fn str<'n>(&mut self, node: Option<&'n Node>) -> Option<&'n str> {
+    fn borrowed_string<'n>(&mut self, node: Option<&'n Node>) -> Option<&'n str> {
         let node = node?;
         match &node.value {
             Value::String(s) => Some(s),
@@ -232,7 +232,7 @@ impl<'t> Reader<'t> {
     }
 
     fn digest(&mut self, node: Option<&Node>) -> Option<Digest> {
-        let text = self.str(node)?;
+        let text = self.borrowed_string(node)?;
         match Digest::parse(text) {
             Ok(digest) => Some(digest),
             Err(error) => {
@@ -243,7 +243,7 @@ impl<'t> Reader<'t> {
     }
 
     fn word<W: Word>(&mut self, node: Option<&Node>) -> Option<W> {
-        let text = self.str(node)?;
+        let text = self.borrowed_string(node)?;
         let word = W::from_word(text);
         if word.is_none() {
             self.report(
