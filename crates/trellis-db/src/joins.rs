@@ -33,7 +33,8 @@ use crate::spread;
 use crate::status::{Explain, StatusRow};
 use crate::status_rows::{HeldRow, project_status_row, scope_status_row, spec_status_entry};
 
-use crate::tally::{Share, Tally};
+pub use crate::tally::StatusCount;
+use crate::tally::{CountTally, Share, Tally};
 
 /// How the name of a spec's file ends ([`FileKind::Spec`]).
 const SPEC_SUFFIX: &str = ".tr";
@@ -396,6 +397,8 @@ pub struct RootJoins {
     /// The modules a row of whose status names a spec's file (the tally's
     /// count unused).
     status_naming_specs: Tally,
+    /// Every module's status counts summed.
+    status_counts: CountTally,
     /// How many modules the answers so far visited (tests and benchmarks).
     visited: usize,
     /// The modules that may hold brief rows ([`Explain::EdgesOnly`]), which
@@ -802,6 +805,57 @@ impl RootJoins {
         self.status_groups_joined(db, false)
     }
 
+    /// [`RootJoins::status_summary_groups`], the groups made as they are
+    /// read, with every group's counts summed: a summary reads the groups
+    /// only until the rest can change nothing it says, and counts the rest
+    /// from the sums (design §7.5).
+    pub fn status_summary(
+        &mut self,
+        db: &RootDatabase,
+    ) -> (impl Iterator<Item = RowGroup<'_>>, Vec<StatusCount>) {
+        self.join_status(db);
+        let index = root_index(db, Workspace::get(db));
+        self.project_row = project_status_row(db).map(Arc::new);
+        self.project_counts = count_statuses(self.project_row.as_slice());
+        let mut totals = self.status_counts.total().to_vec();
+        for (status, kind, count) in &self.project_counts {
+            match (totals.iter_mut()).find(|(s, k, _)| s == status && k == kind) {
+                Some((_, _, sum)) => *sum += count,
+                None => totals.push((status.clone(), kind, *count)),
+            }
+        }
+        debug_assert!(
+            {
+                let joined = self.status_groups_joined(db, false);
+                let mut summed: Vec<StatusCount> = Vec::new();
+                for (status, kind, count) in joined.iter().flat_map(|group| group.counts) {
+                    match (summed.iter_mut()).find(|(s, k, _)| s == status && k == kind) {
+                        Some((_, _, sum)) => *sum += count,
+                        None => summed.push((status.clone(), kind, *count)),
+                    }
+                }
+                summed.sort();
+                let mut kept = totals.clone();
+                kept.sort();
+                summed == kept
+            },
+            "the status counts summed differ from every module's"
+        );
+        let parts = &self.parts;
+        let groups = std::iter::once(RowGroup {
+            rows: self.project_row.as_slice(),
+            counts: &self.project_counts,
+        })
+        .chain((index.modules.keys()).map(move |module| {
+            let parts = &parts[module.as_str()];
+            RowGroup {
+                rows: &parts.status_joined,
+                counts: &parts.status_counts,
+            }
+        }));
+        (groups, totals)
+    }
+
     /// The row of `name` (`module::definition`) as [`RootJoins::status_groups`]
     /// has it, when a summary holds it brief; `None` when it is not brief
     /// (the row held is the whole row).
@@ -938,6 +992,18 @@ impl RootJoins {
                 self.note_naming_specs(module, names_a_spec);
             }
         }
+        let (parts, listed) = (&self.parts, &self.unsettled_status);
+        let counts = |module: &str| {
+            (index.modules.contains_key(module))
+                .then(|| parts.get(module).map(|parts| parts.status_counts.clone()))
+                .flatten()
+        };
+        let every = listed.everything;
+        let modules: Vec<&str> = match every {
+            true => index.modules.keys().map(String::as_str).collect(),
+            false => listed.modules.iter().map(String::as_str).collect(),
+        };
+        self.status_counts.retake(every, modules, counts);
         self.unsettled_status.settle();
     }
 
@@ -1141,15 +1207,13 @@ type Answered<R> = FxHashMap<String, FxHashMap<String, R>>;
 
 /// Some consecutive status rows — the project's, or one module's — with how
 /// many have each status and kind.
+#[derive(Clone, Copy)]
 pub struct RowGroup<'a> {
     /// Shared with the joins, which keep them between answers.
     pub rows: &'a [Arc<StatusRow>],
     /// (status, kind, how many), in order of first appearance.
     pub counts: &'a [StatusCount],
 }
-
-/// A status, a kind of row, and how many rows have both.
-pub type StatusCount = (String, &'static str, usize);
 
 /// How many of `rows` have each status and kind, in order of first
 /// appearance: a [`RowGroup`]'s counts.

@@ -9,6 +9,9 @@ use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap;
 
+/// A status, a kind of row, and how many rows have both.
+pub type StatusCount = (String, &'static str, usize);
+
 /// One module's share: its count, and whether its part holds anything to list.
 pub(crate) type Share = (usize, bool);
 
@@ -64,6 +67,67 @@ impl Tally {
     }
 }
 
+/// The status rows' counts by status and kind, summed over every module and
+/// kept as the modules' parts move, like [`Tally`]'s: a summarized `status`
+/// reads the modules in order only until what is left of the root can
+/// change nothing it shows or the order of what it omits, and takes the rest
+/// from these sums (design §7.5).
+#[derive(Default)]
+pub(crate) struct CountTally {
+    counted: FxHashMap<String, Vec<StatusCount>>,
+    total: Vec<StatusCount>,
+}
+
+impl CountTally {
+    /// Every module's counts summed, in order of first appearance.
+    pub(crate) fn total(&self) -> &[StatusCount] {
+        &self.total
+    }
+
+    /// Takes again the counts of each module that may have moved, as
+    /// [`Tally::retake`] takes its shares.
+    pub(crate) fn retake<'m>(
+        &mut self,
+        every: bool,
+        changed: impl IntoIterator<Item = &'m str>,
+        counts: impl Fn(&str) -> Option<Vec<StatusCount>>,
+    ) {
+        if every {
+            *self = CountTally::default();
+        }
+        for module in changed {
+            let now = counts(module).unwrap_or_default();
+            let before = match now.is_empty() {
+                true => self.counted.remove(module),
+                false => self.counted.insert(module.to_owned(), now.clone()),
+            };
+            for (status, kind, count) in before.unwrap_or_default() {
+                add(&mut self.total, &status, kind, count, usize::saturating_sub);
+            }
+            for (status, kind, count) in now {
+                add(&mut self.total, &status, kind, count, |sum, count| {
+                    sum + count
+                });
+            }
+        }
+        self.total.retain(|(_, _, count)| *count > 0);
+    }
+}
+
+/// Moves the count of `status` and `kind` in `counts` by `count`.
+fn add(
+    counts: &mut Vec<StatusCount>,
+    status: &str,
+    kind: &'static str,
+    count: usize,
+    by: impl Fn(usize, usize) -> usize,
+) {
+    match (counts.iter_mut()).find(|(s, k, _)| s == status && *k == kind) {
+        Some((_, _, sum)) => *sum = by(*sum, count),
+        None => counts.push((status.to_owned(), kind, by(0, count))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +153,33 @@ mod tests {
         assert_eq!(tally.holding().iter().collect::<Vec<_>>(), ["c"]);
         tally.retake(true, ["a"], |_| Some((7, false)));
         assert_eq!((tally.total(), tally.holding().len()), (7, 0));
+    }
+
+    #[test]
+    fn counts_taken_again_replace_the_ones_before() {
+        let mut tally = CountTally::default();
+        let counts = |module: &str| match module {
+            "a" => Some(vec![("green".to_owned(), "function", 3)]),
+            "b" => Some(vec![
+                ("green".to_owned(), "function", 1),
+                ("failing".to_owned(), "type", 2),
+            ]),
+            _ => None,
+        };
+        tally.retake(true, ["a", "b", "c"], counts);
+        assert_eq!(
+            tally.total(),
+            [
+                ("green".to_owned(), "function", 4),
+                ("failing".to_owned(), "type", 2)
+            ]
+        );
+        // `b` is gone; `a` counts one failing function now.
+        tally.retake(false, ["a", "b"], |module| {
+            (module == "a").then(|| vec![("failing".to_owned(), "function", 1)])
+        });
+        assert_eq!(tally.total(), [("failing".to_owned(), "function", 1)]);
+        tally.retake(true, ["c"], |_| Some(vec![("green".to_owned(), "type", 5)]));
+        assert_eq!(tally.total(), [("green".to_owned(), "type", 5)]);
     }
 }
