@@ -799,16 +799,10 @@ impl RootJoins {
     /// after an edit below it may name its moved edges without what changed
     /// below them (design §7.13); [`RootJoins::explained`] says it of a row
     /// that is shown. A hub edit's `status` then walks no callee of the rows
-    /// it only counts.
-    pub fn status_summary_groups(&mut self, db: &RootDatabase) -> Vec<RowGroup<'_>> {
-        self.join_status(db);
-        self.status_groups_joined(db, false)
-    }
-
-    /// [`RootJoins::status_summary_groups`], the groups made as they are
-    /// read, with every group's counts summed: a summary reads the groups
-    /// only until the rest can change nothing it says, and counts the rest
-    /// from the sums (design §7.5).
+    /// it only counts. The groups are made as they are read, and come with
+    /// every group's counts summed: a summary reads them only until the rest
+    /// can change nothing it says, and counts the rest from the sums (design
+    /// §7.5).
     pub fn status_summary(
         &mut self,
         db: &RootDatabase,

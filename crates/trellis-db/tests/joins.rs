@@ -634,16 +634,16 @@ fn a_summary_says_what_changed_below_a_callee_only_of_the_rows_it_shows() {
         "csvstats/finite.soil",
         ("is_finite x", "is_finite (x + 0.0)"),
     );
-    let median = |groups: Vec<trellis_db::RowGroup<'_>>| {
-        (groups.iter())
+    let median = |groups: &mut dyn Iterator<Item = trellis_db::RowGroup<'_>>| {
+        groups
             .flat_map(|group| group.rows)
             .find(|row| row.name == "csvstats::all_finite")
             .map(|row| format!("{}: {}", row.status, row.reason.as_deref().unwrap_or("")))
     };
-    let counted = median(host.joins.status_summary_groups(&host.db));
+    let counted = median(&mut host.joins.status_summary(&host.db).0);
     let shown = (host.joins.explained(&host.db, "csvstats::all_finite"))
         .map(|row| format!("{}: {}", row.status, row.reason.as_deref().unwrap_or("")));
-    let whole = median(host.joins.status_groups(&host.db));
+    let whole = median(&mut host.joins.status_groups(&host.db).into_iter());
     expect![[r#"
         Some("callee-changed: a callee or private helper changed since the lowering was checked: `finite`")
         Some("callee-changed: a callee or private helper changed since the lowering was checked: `finite`, whose body (or a type it names) changed")

@@ -346,16 +346,6 @@ impl Service {
         self.joins.status_groups(&self.db)
     }
 
-    /// [`Service::root_status_groups`] for a summary, whose `callee-changed`
-    /// rows may name their moved edges alone until
-    /// [`Service::explained_row`] is asked for one it shows (design §7.13).
-    pub fn root_status_summary_groups(&mut self) -> Vec<trellis_db::RowGroup<'_>> {
-        if self.serves_stored_status() {
-            return self.root_status_groups();
-        }
-        self.joins.status_summary_groups(&self.db)
-    }
-
     /// The whole row of `name` when the summary holds it brief; `None` when
     /// the row held is whole.
     pub fn explained_row(&self, name: &str) -> Option<std::sync::Arc<trellis_db::StatusRow>> {
