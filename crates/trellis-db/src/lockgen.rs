@@ -240,7 +240,7 @@ pub fn oracle_rows(db: &dyn Db, item: Item<'_>) -> Vec<OracleRow> {
 
 /// Re-stamps the spec hashes of a lock after a human reviewed a prose-only edit.
 pub fn reviewed_lock(db: &dyn Db, item: Item<'_>, lock: &DefinitionLock) -> Option<DefinitionLock> {
-    let current = current_hashes(db, item).as_ref()?;
+    let current = current_hashes(db, item)?;
     let mut lock = lock.clone();
     lock.spec.hashes.prose = current.spec.prose;
     Some(lock)
@@ -256,7 +256,7 @@ pub fn editorial_lock(
     scope: Scope,
     label: &str,
 ) -> Option<DefinitionLock> {
-    let current = current_hashes(db, item).as_ref()?;
+    let current = current_hashes(db, item)?;
     let hash = current.decisions.get(&(scope, label.to_owned())).copied();
     let mut lock = lock.clone();
     let lowering = lock.lowering.as_mut()?;

@@ -124,7 +124,11 @@ pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String
 /// The hashes a function definition has now, all gathered: what a lowering
 /// records and the services compare. The status ladder asks [`Live`] instead,
 /// one rung at a time.
-#[salsa::tracked(returns(ref))]
+///
+/// Gathered from the memos each time, not kept as a memo of its own: the
+/// commands that ask (`adopt`, `test`, a lowering, triage) ask once per
+/// definition, and a daemon kept every definition's copy of its maps for its
+/// whole life, 1.7 KB each (design §7.15).
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
     let live = Live::of(db, item)?;
     let (calls, helpers) = lowering_edges(db, item);

@@ -247,9 +247,8 @@ fn lazy_and_gathered_ladders(dir: &Path) -> BTreeMap<String, usize> {
             trellis_db::LockState::Present(Lock::Function(lock)) => Some(lock),
             _ => None,
         };
-        let gathered = current_hashes(&db, item)
-            .as_ref()
-            .map(|current| trellis_lock::status(current, lock));
+        let gathered =
+            current_hashes(&db, item).map(|current| trellis_lock::status(&current, lock));
         let lazy = definition_status(&db, item).as_ref().ok();
         assert_eq!(lazy, gathered.as_ref(), "{}", item.qualified(&db));
         if let Some(status) = lazy.filter(|status| !matches!(status, Status::Green)) {

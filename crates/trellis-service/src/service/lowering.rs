@@ -223,7 +223,7 @@ impl Service {
                 }
                 _ => None,
             };
-            match trellis_lock::status(current, lock) {
+            match trellis_lock::status(&current, lock) {
                 Status::NotLowered { .. }
                 | Status::Partial { .. }
                 | Status::SpecChanged
@@ -448,9 +448,8 @@ impl Service {
             LockState::Present(Lock::Function(lock)) => Some(lock.clone()),
             _ => None,
         };
-        let status = current_hashes(db, item)
-            .as_ref()
-            .map(|current| trellis_lock::status(current, lock.as_ref()));
+        let status =
+            current_hashes(db, item).map(|current| trellis_lock::status(&current, lock.as_ref()));
         match status {
             Some(Status::Green | Status::DecisionFlagged { .. } | Status::ReviewSuggested) => {
                 Ok(Gate::Green {

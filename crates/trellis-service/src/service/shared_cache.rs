@@ -62,7 +62,7 @@ pub(crate) fn open(service: &Service, env: Option<&CacheEnv>) -> Option<RemoteCa
 /// What `item`'s results are keyed by here; `None` without a spec or a body.
 pub(crate) fn inputs(service: &Service, item: Item<'_>) -> Option<KeyInputs> {
     let db = service.database();
-    let current = current_hashes(db, item).as_ref()?;
+    let current = current_hashes(db, item)?;
     let toolchain = toolchain();
     Some(KeyInputs {
         definition: item.qualified(db),
@@ -74,6 +74,6 @@ pub(crate) fn inputs(service: &Service, item: Item<'_>) -> Option<KeyInputs> {
         soil_hash: current.soil_hash?,
         formal_hash: current.spec.formal,
         test_hash: current.spec.test,
-        oracles: current.oracles.clone(),
+        oracles: current.oracles,
     })
 }

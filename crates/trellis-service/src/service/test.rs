@@ -77,7 +77,7 @@ pub fn test(
                 continue;
             }
         };
-        match runnable(service, item, &lock) {
+        match runnable(service, item) {
             Err(Skip::UpToDate) => {
                 skipped.push(skip(&qualified, UP_TO_DATE));
                 continue;
@@ -182,12 +182,19 @@ fn skip(def: &str, reason: &str) -> Skipped {
 /// Whether the suite must run: only for a lowering that is current (the Soil and
 /// spec the lock recorded), checks, has no holes, and whose recorded results are
 /// stale — the status ladder decides, over the suite key (lock-schema §5.4).
-fn runnable(service: &Service, item: Item<'_>, lock: &DefinitionLock) -> Result<(), Skip> {
+fn runnable(service: &Service, item: Item<'_>) -> Result<(), Skip> {
     let db = service.database();
-    let Some(current) = current_hashes(db, item) else {
+    if spec_file(db, item).is_none() {
         return Err(Skip::NotRunnable("no spec".to_owned()));
+    }
+    // The ladder `status` climbs, over the lock the caller found present: its
+    // memo is the status's own, so a root already answered is not gathered
+    // again definition by definition.
+    let status = match trellis_db::definition_status(db, item) {
+        Ok(status) => status,
+        Err(problems) => return Err(Skip::Refused(problems.clone())),
     };
-    match trellis_lock::status(current, Some(lock)) {
+    match status {
         Status::NotLowered { .. } => {
             Err(Skip::NotRunnable("not lowered: adopt it first".to_owned()))
         }

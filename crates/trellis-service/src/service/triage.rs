@@ -113,15 +113,13 @@ impl Service {
                 ("lowering.soil".to_owned(), soil),
             ],
         );
-        let hashes = trellis_db::current_hashes(db, item)
-            .as_ref()
-            .map(|current| {
-                json!({
-                    "formal": current.spec.formal.to_string(),
-                    "test": current.spec.test.to_string(),
-                    "prose": current.spec.prose.to_string(),
-                })
-            });
+        let hashes = trellis_db::current_hashes(db, item).map(|current| {
+            json!({
+                "formal": current.spec.formal.to_string(),
+                "test": current.spec.test.to_string(),
+                "prose": current.spec.prose.to_string(),
+            })
+        });
         let record = super::jobs::insert(
             self,
             module,
