@@ -225,33 +225,40 @@ impl StoredTexts {
     }
 }
 
-/// A stored answer as the root is now, if one may be trusted: `stamps` are
-/// the root's input files as a stat walk found them just now, `read` reads a
-/// root-relative file (for the racy ones). Racy files it reads back as they
-/// were answered, long enough after their modification, are settled: the
-/// store is written again without them ([`settle`]).
-pub fn load(
+/// A stored answer as the root is now, if one may be trusted: `stamps` gives
+/// the root's input files as a stat walk found them just now (`None` when it
+/// met a problem), `read` reads a root-relative file (for the racy ones).
+/// Racy files it reads back as they were answered, long enough after their
+/// modification, are settled: the store is written again without them
+/// ([`settle`]).
+pub fn load<'a, Stamps: AsMut<[FileStamp<'a>]> + Send>(
     root: &Path,
-    stamps: &mut [FileStamp<'_>],
+    stamps: impl FnOnce() -> Option<Stamps> + Send,
     build: &str,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> Option<Answers> {
-    let bytes = std::fs::read(root.join(STORE)).ok()?;
-    let text = std::str::from_utf8(&bytes).ok()?;
-    let (header, body) = text.split_once('\n')?;
-    let header: Header = serde_json::from_str(header).ok()?;
-    if header.format != FORMAT || header.build != build {
-        return None;
-    }
-    // The body is read back on a thread of its own while this one sorts and
-    // hashes the stamps: at 20,000 definitions each is a few milliseconds of
-    // a restart's answer, and the walk before them has left a core idle.
-    let (read_back, root_now) =
-        crate::in_flight::both(|| read_body(&header, body), || fingerprint(stamps));
+    // The stamps are gathered, sorted and hashed on a thread of their own
+    // while this one reads the store back: at 20,000 definitions each side
+    // is several milliseconds of a restart's answer, after a walk that has
+    // both cores (design §7.16).
+    let (walked, stored) = crate::in_flight::both(
+        || {
+            let mut stamps = stamps()?;
+            let root_now = fingerprint(stamps.as_mut());
+            Some((stamps, root_now))
+        },
+        || read_store(root, build),
+    );
+    let (mut stamps, root_now) = walked?;
+    let Stored {
+        header,
+        racy_files,
+        answers,
+    } = stored?;
     if header.root != root_now.to_string() {
         return None;
     }
-    let (racy_files, answers) = read_back?;
+    let stamps = stamps.as_mut();
     let verified_since = nanos(Some(SystemTime::now()));
     for (path, digest) in &racy_files {
         if read(path)
@@ -264,6 +271,32 @@ pub fn load(
     }
     settle(root, &header, racy_files, &answers, stamps, verified_since);
     Some(answers)
+}
+
+/// A store read back whole.
+struct Stored {
+    header: Header,
+    /// The files racy when it was written, with the digest answered.
+    racy_files: Vec<(String, String)>,
+    answers: Answers,
+}
+
+/// The store, if it is of this format and this build, and its body is the
+/// one its header vouches for.
+fn read_store(root: &Path, build: &str) -> Option<Stored> {
+    let bytes = std::fs::read(root.join(STORE)).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let (header, body) = text.split_once('\n')?;
+    let header: Header = serde_json::from_str(header).ok()?;
+    if header.format != FORMAT || header.build != build {
+        return None;
+    }
+    let (racy_files, answers) = read_body(&header, body)?;
+    Some(Stored {
+        header,
+        racy_files,
+        answers,
+    })
 }
 
 /// The racy files and the answers of a store's body, if it is the body its

@@ -125,7 +125,7 @@ fn a_store_that_does_not_fit_the_root_is_never_taken() {
     let root = temp_root("unfit");
     let spec = root.join("s0001/g000025.tr");
     type Spoil = fn(&Path, &Path);
-    let spoils: [(&str, Spoil); 9] = [
+    let spoils: [(&str, Spoil); 10] = [
         ("a spec edited", |_, spec| {
             let text = std::fs::read_to_string(spec).expect("read");
             std::fs::write(
@@ -191,6 +191,12 @@ fn a_store_that_does_not_fit_the_root_is_never_taken() {
                 text.replacen("\"build\":\"", "\"build\":\"other ", 1),
             )
             .expect("write");
+        }),
+        // Last: the store is read while the walk's stamps are gathered, and
+        // a walk that cannot vouch for the root (an open question) keeps it
+        // untaken all the same.
+        ("an open question in the root", |root, _| {
+            std::fs::write(root.join("s0001/g000025.question.json"), "{}").expect("write")
         }),
     ];
     for (what, spoil) in spoils {

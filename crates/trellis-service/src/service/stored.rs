@@ -108,11 +108,14 @@ impl Service {
             return false;
         }
         let root = self.root().to_owned();
-        let Some(mut stamps) = self.loader.stamps_now() else {
-            return false;
-        };
         let read = |path: &str| std::fs::read(root.join(path)).ok();
-        let Some(answers) = answer_cache::load(&root, &mut stamps, &binary_identity(), read) else {
+        let loader = &mut self.loader;
+        // Moved into the closure, so the stamps borrow from the loader itself.
+        let stamps = move || {
+            let loader = loader;
+            loader.stamps_now()
+        };
+        let Some(answers) = answer_cache::load(&root, stamps, &binary_identity(), read) else {
             return false;
         };
         let wanted = match part {
@@ -173,7 +176,12 @@ impl Service {
         let build = binary_identity();
         if answers.check.is_none() || answers.status.is_none() {
             let read = |path: &str| std::fs::read(root.join(path)).ok();
-            if let Some(before) = answer_cache::load(&root, &mut files.stamps, &build, read) {
+            let walked = &mut files.stamps;
+            let stamps = move || {
+                let walked = walked;
+                Some(walked.as_mut_slice())
+            };
+            if let Some(before) = answer_cache::load(&root, stamps, &build, read) {
                 answers.check = answers.check.or(before.check);
                 answers.status = answers.status.or(before.status);
             }
