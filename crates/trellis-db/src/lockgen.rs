@@ -25,7 +25,7 @@ use crate::hashing::soil_hash;
 use crate::index::{Item, spec_file};
 use crate::spec::{invariant_labels, parse_spec, spec_hashes};
 use crate::spec_check::{spec_diagnostics, type_problems};
-use crate::status::{current_hashes, lowering_edges, oracle_hashes};
+use crate::status::{lowering_edges, oracle_hashes};
 
 /// The spec record of a `.tr`: its hashes and who wrote each reserved block.
 pub fn spec_record(db: &dyn Db, spec: SourceFile) -> SpecRecord {
@@ -240,9 +240,9 @@ pub fn oracle_rows(db: &dyn Db, item: Item<'_>) -> Vec<OracleRow> {
 
 /// Re-stamps the spec hashes of a lock after a human reviewed a prose-only edit.
 pub fn reviewed_lock(db: &dyn Db, item: Item<'_>, lock: &DefinitionLock) -> Option<DefinitionLock> {
-    let current = current_hashes(db, item)?;
+    let spec = spec_file(db, item)?;
     let mut lock = lock.clone();
-    lock.spec.hashes.prose = current.spec.prose;
+    lock.spec.hashes.prose = spec_hashes(db, spec).prose;
     Some(lock)
 }
 
@@ -256,8 +256,9 @@ pub fn editorial_lock(
     scope: Scope,
     label: &str,
 ) -> Option<DefinitionLock> {
-    let current = current_hashes(db, item)?;
-    let hash = current.decisions.get(&(scope, label.to_owned())).copied();
+    spec_file(db, item)?;
+    let decisions = &scope_decisions(db, item.module(db)).entries;
+    let hash = decisions.get(&(scope, label.to_owned())).copied();
     let mut lock = lock.clone();
     let lowering = lock.lowering.as_mut()?;
     let before = lowering.decisions.applied.clone();

@@ -126,9 +126,10 @@ pub fn reference_texts(db: &dyn Db, spec: SourceFile) -> BTreeMap<String, String
 /// one rung at a time.
 ///
 /// Gathered from the memos each time, not kept as a memo of its own: the
-/// commands that ask (`adopt`, `test`, a lowering, triage) ask once per
+/// services that ask (a lowering, `test`'s shared results cache) ask once per
 /// definition, and a daemon kept every definition's copy of its maps for its
-/// whole life, 1.7 KB each (design §7.15).
+/// whole life, 1.7 KB each (design §7.15). A caller that needs one hash asks
+/// its own memo (`spec_hashes`, `scope_decisions`) instead.
 pub fn current_hashes<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<CurrentHashes> {
     let live = Live::of(db, item)?;
     let (calls, helpers) = lowering_edges(db, item);

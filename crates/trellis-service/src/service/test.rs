@@ -12,8 +12,8 @@ use serde_json::Value;
 use soil_types::Program;
 use trellis_cache::Fetched;
 use trellis_db::{
-    Item, LockState, check_definition, checker_definition, current_hashes, lock_state, oracle_rows,
-    program_def, report_diagnostics, spec_file, suite_key, test_blocks, test_program_order,
+    Item, LockState, check_definition, checker_definition, lock_state, oracle_rows, program_def,
+    report_diagnostics, spec_file, suite_key, test_blocks, test_program_order,
 };
 use trellis_diag::Diagnostic;
 use trellis_lock::{
@@ -383,8 +383,8 @@ fn with_rows(
     } else {
         oracle_rows(db, item)
     };
-    if let Some(current) = current_hashes(db, item) {
-        lock.spec.hashes.test = current.spec.test;
+    if let Some(spec) = spec_file(db, item) {
+        lock.spec.hashes.test = trellis_db::test_hash(db, spec);
     }
     lock.toolchain = toolchain();
     // A result change withdraws an earlier acceptance (accepted only when green).

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use trellis_db::{
     Item, LockState, Workspace, decision_entries, editorial_lock, lock_state, root_index,
     scope_decisions,
@@ -113,19 +113,18 @@ impl Service {
                 ("lowering.soil".to_owned(), soil),
             ],
         );
-        let hashes = trellis_db::current_hashes(db, item).map(|current| {
-            json!({
-                "formal": current.spec.formal.to_string(),
-                "test": current.spec.test.to_string(),
-                "prose": current.spec.prose.to_string(),
-            })
+        let hashes = trellis_db::spec_hashes(db, spec);
+        let hashes = json!({
+            "formal": hashes.formal.to_string(),
+            "test": hashes.test.to_string(),
+            "prose": hashes.prose.to_string(),
         });
         let record = super::jobs::insert(
             self,
             module,
             name,
             Arc::new(bundle),
-            hashes.unwrap_or(Value::Null),
+            hashes,
             path.to_owned(),
             true,
         );
