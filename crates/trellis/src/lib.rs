@@ -25,6 +25,7 @@ pub mod cli;
 pub mod client;
 pub mod client_env;
 pub mod daemon;
+pub mod heap;
 pub mod lsp;
 pub mod mcp;
 pub mod render;
