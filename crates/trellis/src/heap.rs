@@ -22,11 +22,11 @@ pub fn back_arena_with_huge_pages() {
     });
 }
 
-/// The arena is the mapping that holds a fresh heap allocation; an arena the
-/// allocator reserves later (a heap past its first gibibyte) keeps 4 KiB
-/// pages. Returns the mapping if the kernel took the advice: without `/proc`
-/// or huge pages it is not taken, and nothing else changes — the pages are a
-/// speed, never a meaning.
+/// Advises the mapping that holds a fresh heap allocation: the allocator's
+/// first arena, where a daemon's heap lives (an arena reserved later, for a
+/// heap past its first gibibyte, keeps 4 KiB pages). Returns the mapping if
+/// the kernel took the advice: without `/proc` or huge pages it does not, and
+/// nothing else changes — the pages are a speed, never a meaning.
 fn advise_arena() -> Option<std::ops::Range<usize>> {
     let probe = Box::new(0u64);
     let mapping = mapping_holding(std::ptr::from_ref::<u64>(&probe) as usize)?;
