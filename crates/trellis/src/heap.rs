@@ -7,45 +7,96 @@
 //! forgotten their 4 KiB translations: at 20,000 definitions, a third of a
 //! prose edit's answer after half a second of idleness went to them.
 
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::sync::Once;
 
-/// Asks the kernel, once, to back the allocator's arena with transparent huge
-/// pages from now on (`MADV_HUGEPAGE`): what the daemon allocates next is
-/// faulted in 2 MiB at a time, and the kernel's background collapse
-/// (`khugepaged`) gathers what is already there, a few megabytes a second.
-/// Called by the daemon once its first answer on the scale of the root is
-/// out, so the load itself keeps the 4 KiB pages it faults in faster.
-pub fn back_arena_with_huge_pages() {
+/// Asks the kernel, once, to gather the loaded root's part of the
+/// allocator's arena into transparent huge pages (`MADV_HUGEPAGE` over its
+/// dense 2 MiB ranges, which the kernel's `khugepaged` then collapses in the
+/// background). Called by the daemon once its first answer on the scale of
+/// the root is out, so the load itself keeps the 4 KiB pages it faults in
+/// faster, and what the root's data does not fill stays on 4 KiB pages: a
+/// connection's buffers and a thread's heap, which come and go, would
+/// otherwise each hold a whole 2 MiB page (hostile clients doubled the
+/// daemon's growth), and the collapse would fill every sparse range.
+pub fn back_loaded_heap_with_huge_pages() {
     static ADVISED: Once = Once::new();
     ADVISED.call_once(|| {
-        advise_arena();
+        let probe = Box::new(0u64);
+        if let Some(arena) = mapping_holding(std::ptr::from_ref::<u64>(&probe) as usize) {
+            advise_dense_ranges(&arena);
+        }
     });
 }
 
-/// Advises the mapping that holds a fresh heap allocation: the allocator's
-/// first arena, where a daemon's heap lives (an arena reserved later, for a
-/// heap past its first gibibyte, keeps 4 KiB pages). Returns the mapping if
-/// the kernel took the advice: without `/proc` or huge pages it does not, and
-/// nothing else changes — the pages are a speed, never a meaning.
-fn advise_arena() -> Option<std::ops::Range<usize>> {
-    let probe = Box::new(0u64);
-    let mapping = mapping_holding(std::ptr::from_ref::<u64>(&probe) as usize)?;
-    #[expect(unsafe_code, reason = "madvise is the kernel's only way to ask")]
-    // SAFETY: the range is one whole mapping of this process, read from its
-    // own map; MADV_HUGEPAGE changes how its pages are backed, never their
-    // contents or whether they are mapped.
-    let advised = unsafe {
-        libc::madvise(
-            mapping.start as *mut libc::c_void,
-            mapping.len(),
-            libc::MADV_HUGEPAGE,
-        )
+/// A 2 MiB range of the mapping is dense when at least this share of its
+/// pages is present: the collapse then adds at most a quarter of it.
+const DENSE_QUARTERS: usize = 3;
+
+/// Advises the dense ranges of `mapping` huge pages (adjacent ones as one
+/// range) and returns those the kernel took the advice for. Without `/proc`
+/// or huge pages it advises nothing, and nothing else changes — the pages are
+/// a speed, never a meaning.
+fn advise_dense_ranges(mapping: &Range<usize>) -> Vec<Range<usize>> {
+    let Some(dense) = dense_ranges(mapping) else {
+        return Vec::new();
     };
-    (advised == 0).then_some(mapping)
+    (dense.into_iter())
+        .filter(|range| {
+            #[expect(unsafe_code, reason = "madvise is the kernel's only way to ask")]
+            // SAFETY: the range lies inside one mapping of this process, read
+            // from its own map; MADV_HUGEPAGE changes how its pages are
+            // backed, never their contents or whether they are mapped.
+            let advised = unsafe {
+                libc::madvise(
+                    range.start as *mut libc::c_void,
+                    range.len(),
+                    libc::MADV_HUGEPAGE,
+                )
+            };
+            advised == 0
+        })
+        .collect()
+}
+
+/// The huge-page-aligned ranges of `mapping` whose pages are mostly present,
+/// read from `/proc/self/pagemap` (bit 63 of a page's entry: present).
+fn dense_ranges(mapping: &Range<usize>) -> Option<Vec<Range<usize>>> {
+    #[expect(unsafe_code, reason = "sysconf is the C library's")]
+    // SAFETY: sysconf reads a constant of the system and takes no pointer.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    let huge = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+        .ok()?
+        .trim()
+        .parse::<usize>()
+        .ok()?;
+    let pages_per_huge = huge.checked_div(page)?;
+    let pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+    let mut entries = vec![0u8; pages_per_huge * 8];
+    let mut dense: Vec<Range<usize>> = Vec::new();
+    let first = mapping.start.next_multiple_of(huge);
+    let mut start = first;
+    while start + huge <= mapping.end {
+        pagemap
+            .read_exact_at(&mut entries, (start / page * 8) as u64)
+            .ok()?;
+        let present = (entries.chunks_exact(8))
+            .filter(|entry| entry[7] & 0x80 != 0)
+            .count();
+        if present * 4 >= pages_per_huge * DENSE_QUARTERS {
+            match dense.last_mut() {
+                Some(last) if last.end == start => last.end += huge,
+                _ => dense.push(start..start + huge),
+            }
+        }
+        start += huge;
+    }
+    Some(dense)
 }
 
 /// The range of the mapping of this process that holds `address`.
-fn mapping_holding(address: usize) -> Option<std::ops::Range<usize>> {
+fn mapping_holding(address: usize) -> Option<Range<usize>> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     maps.lines().find_map(|line| {
         let (start, end) = line.split_once(' ')?.0.split_once('-')?;
@@ -58,23 +109,76 @@ fn mapping_holding(address: usize) -> Option<std::ops::Range<usize>> {
 mod tests {
     use super::*;
 
-    /// The advice lands on the mapping a fresh allocation was made in: the
-    /// kernel lists it among the mapping's flags (`hg`), where it has huge
-    /// pages to give.
-    #[test]
-    fn the_heap_s_mapping_is_advised_huge_pages() {
-        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
-            eprintln!("skipped: this kernel has no transparent huge pages");
-            return;
+    const HUGE: usize = 2 << 20;
+
+    /// A fresh anonymous mapping of `huge_pages` 2 MiB ranges (plus one, to
+    /// align them), every `stride`-th page of range `i` touched when
+    /// `touched(i)`.
+    fn mapping(huge_pages: usize, touched: impl Fn(usize) -> Option<usize>) -> Range<usize> {
+        let len = (huge_pages + 1) * HUGE;
+        #[expect(unsafe_code, reason = "a mapping the test controls page by page")]
+        // SAFETY: a private anonymous mapping of our own, written only
+        // within its bounds, never unmapped while the test reads it (it
+        // lives until the process ends).
+        unsafe {
+            let at = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(at, libc::MAP_FAILED);
+            let start = (at as usize).next_multiple_of(HUGE);
+            for i in 0..huge_pages {
+                if let Some(stride) = touched(i) {
+                    for page in (0..HUGE).step_by(4096 * stride) {
+                        *((start + i * HUGE + page) as *mut u8) = 1;
+                    }
+                }
+            }
+            start..start + huge_pages * HUGE
         }
-        let mapping = advise_arena().expect("the kernel takes the advice");
-        assert!(flags_of(&mapping).contains(&"hg".to_owned()));
     }
 
-    /// The `VmFlags` of the mapping that starts at `mapping.start`.
-    fn flags_of(mapping: &std::ops::Range<usize>) -> Vec<String> {
+    fn huge_pages_available() -> bool {
+        let available =
+            std::path::Path::new("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").exists();
+        if !available {
+            eprintln!("skipped: this kernel has no transparent huge pages");
+        }
+        available
+    }
+
+    /// Full ranges are advised, adjacent ones as one; a range a quarter
+    /// touched and an untouched one are not. The kernel lists the advice
+    /// among the mapping's flags (`hg`).
+    #[test]
+    fn the_dense_ranges_are_advised_and_the_sparse_ones_are_not() {
+        if !huge_pages_available() {
+            return;
+        }
+        // Ranges 0 and 1 full, 2 a quarter touched, 3 untouched, 4 full.
+        let touched = |i: usize| match i {
+            0 | 1 | 4 => Some(1),
+            2 => Some(4),
+            _ => None,
+        };
+        let m = mapping(5, touched);
+        let advised = advise_dense_ranges(&m);
+        let expected = [m.start..m.start + 2 * HUGE, m.start + 4 * HUGE..m.end];
+        assert_eq!(advised, expected);
+        for range in &advised {
+            assert!(flags_of(range.start).contains(&"hg".to_owned()));
+        }
+        assert!(!flags_of(m.start + 2 * HUGE).contains(&"hg".to_owned()));
+    }
+
+    /// The `VmFlags` of the mapping that starts at `start`.
+    fn flags_of(start: usize) -> Vec<String> {
         let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps is readable");
-        let header = format!("{:x}-", mapping.start);
+        let header = format!("{start:x}-");
         let entry = smaps
             .split_inclusive('\n')
             .skip_while(|line| !line.starts_with(&header))
