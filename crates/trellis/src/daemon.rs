@@ -121,9 +121,9 @@ impl DaemonHandler {
 /// An answer that took this long did work on the scale of the root (a first
 /// load, a first `status`), and what it freed is worth handing back to the
 /// system once it is out; an edit's answer takes milliseconds, and the pages
-/// it frees are the ones the next edit reuses. After the first such answer,
-/// or the load behind stored answers, the root is loaded, and the heap it
-/// fills is gathered into huge pages ([`crate::heap::back_loaded_heap_with_huge_pages`]).
+/// it frees are the ones the next edit reuses. After such an answer, or the
+/// load behind stored answers, the heap the root fills is gathered into huge
+/// pages ([`crate::heap::back_loaded_heap_with_huge_pages`]).
 const LONG_ANSWER: Duration = Duration::from_millis(50);
 
 /// Hands the pages the allocator holds free back to the system. mimalloc

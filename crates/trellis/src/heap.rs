@@ -9,25 +9,23 @@
 
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
-use std::sync::Once;
 
-/// Asks the kernel, once, to gather the loaded root's part of the
-/// allocator's arena into transparent huge pages (`MADV_HUGEPAGE` over its
-/// dense 2 MiB ranges, which the kernel's `khugepaged` then collapses in the
-/// background). Called by the daemon once its first answer on the scale of
-/// the root is out, so the load itself keeps the 4 KiB pages it faults in
-/// faster, and what the root's data does not fill stays on 4 KiB pages: a
-/// connection's buffers and a thread's heap, which come and go, would
-/// otherwise each hold a whole 2 MiB page (hostile clients doubled the
-/// daemon's growth), and the collapse would fill every sparse range.
+/// Asks the kernel to gather the loaded root's part of the allocator's arena
+/// into transparent huge pages (`MADV_HUGEPAGE` over its dense 2 MiB ranges,
+/// which the kernel's `khugepaged` then collapses in the background). Called
+/// by the daemon after each answer on the scale of the root and after the
+/// load behind stored answers, off the answer's path: the load itself keeps
+/// the 4 KiB pages it faults in faster, what a later command adds (an
+/// `adopt`'s memos) is gathered after it, and what the root's data does not
+/// fill stays on 4 KiB pages — a connection's buffers and a thread's heap,
+/// which come and go, would otherwise each hold a whole 2 MiB page (hostile
+/// clients doubled the daemon's growth), and the collapse would fill every
+/// sparse range. A millisecond or two of reading the page map.
 pub fn back_loaded_heap_with_huge_pages() {
-    static ADVISED: Once = Once::new();
-    ADVISED.call_once(|| {
-        let probe = Box::new(0u64);
-        if let Some(arena) = mapping_holding(std::ptr::from_ref::<u64>(&probe) as usize) {
-            advise_dense_ranges(&arena);
-        }
-    });
+    let probe = Box::new(0u64);
+    if let Some(arena) = anonymous_span_holding(std::ptr::from_ref::<u64>(&probe) as usize) {
+        advise_dense_ranges(&arena);
+    }
 }
 
 /// A 2 MiB range of the mapping is dense when at least this share of its
@@ -95,14 +93,38 @@ fn dense_ranges(mapping: &Range<usize>) -> Option<Vec<Range<usize>>> {
     Some(dense)
 }
 
-/// The range of the mapping of this process that holds `address`.
-fn mapping_holding(address: usize) -> Option<Range<usize>> {
+/// The span of private, writable, anonymous memory of this process around
+/// `address`: the mapping that holds it with its neighbours of the same kind
+/// that touch it. The allocator reserves its arena as one mapping, and an
+/// earlier advice split it into several (one per advised range).
+fn anonymous_span_holding(address: usize) -> Option<Range<usize>> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines().find_map(|line| {
-        let (start, end) = line.split_once(' ')?.0.split_once('-')?;
-        let range = usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?;
-        range.contains(&address).then_some(range)
-    })
+    let anonymous: Vec<Range<usize>> = maps.lines().filter_map(anonymous_writable).collect();
+    let at = anonymous
+        .iter()
+        .position(|range| range.contains(&address))?;
+    let touching = |pair: &[Range<usize>]| pair[0].end == pair[1].start;
+    let first = at
+        - (anonymous[..=at].windows(2).rev())
+            .take_while(|pair| touching(pair))
+            .count();
+    let last = at
+        + (anonymous[at..].windows(2))
+            .take_while(|pair| touching(pair))
+            .count();
+    Some(anonymous[first].start..anonymous[last].end)
+}
+
+/// The range of a line of `/proc/self/maps` that maps private, writable,
+/// anonymous memory (`rw-p`, no file), the kind the allocator's arena is.
+fn anonymous_writable(line: &str) -> Option<Range<usize>> {
+    let mut fields = line.split_whitespace();
+    let (start, end) = fields.next()?.split_once('-')?;
+    let permissions = fields.next()?;
+    let file = fields.nth(3);
+    (permissions == "rw-p" && file.is_none()).then(|| {
+        Some(usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?)
+    })?
 }
 
 #[cfg(test)]
@@ -173,6 +195,25 @@ mod tests {
             assert!(flags_of(range.start).contains(&"hg".to_owned()));
         }
         assert!(!flags_of(m.start + 2 * HUGE).contains(&"hg".to_owned()));
+    }
+
+    /// A mapping split by an earlier advice is still one span, and the span
+    /// ends where memory of another kind begins.
+    #[test]
+    fn the_arena_s_span_holds_the_pieces_an_advice_split_it_into() {
+        let m = mapping(4, |_| Some(1));
+        #[expect(unsafe_code, reason = "splitting the test's own mapping")]
+        // SAFETY: both ranges lie inside the test's own mapping; neither call
+        // changes its contents, and the last range is only read from then on.
+        unsafe {
+            let second = (m.start + HUGE) as *mut libc::c_void;
+            assert_eq!(libc::madvise(second, HUGE, libc::MADV_HUGEPAGE), 0);
+            let fourth = (m.start + 3 * HUGE) as *mut libc::c_void;
+            assert_eq!(libc::mprotect(fourth, HUGE, libc::PROT_READ), 0);
+        }
+        let span = anonymous_span_holding(m.start + HUGE / 2).expect("mapped");
+        assert!(span.start <= m.start, "{span:x?} begins inside {m:x?}");
+        assert_eq!(span.end, m.start + 3 * HUGE, "{span:x?} in {m:x?}");
     }
 
     /// The `VmFlags` of the mapping that starts at `start`.
