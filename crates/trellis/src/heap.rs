@@ -20,7 +20,7 @@ use std::os::unix::fs::FileExt;
 /// fill stays on 4 KiB pages — a connection's buffers and a thread's heap,
 /// which come and go, would otherwise each hold a whole 2 MiB page (hostile
 /// clients doubled the daemon's growth), and the collapse would fill every
-/// sparse range. A millisecond or two of reading the page map.
+/// sparse range. A few milliseconds of reading the page map.
 pub fn back_loaded_heap_with_huge_pages() {
     let probe = Box::new(0u64);
     if let Some(arena) = anonymous_span_holding(std::ptr::from_ref::<u64>(&probe) as usize) {
@@ -43,9 +43,10 @@ fn advise_dense_ranges(mapping: &Range<usize>) -> Vec<Range<usize>> {
     (dense.into_iter())
         .filter(|range| {
             #[expect(unsafe_code, reason = "madvise is the kernel's only way to ask")]
-            // SAFETY: the range lies inside one mapping of this process, read
-            // from its own map; MADV_HUGEPAGE changes how its pages are
-            // backed, never their contents or whether they are mapped.
+            // SAFETY: the range is this process's own memory, read from its
+            // map (a range unmapped since is refused, ENOMEM); MADV_HUGEPAGE
+            // changes how its pages are backed, never their contents or
+            // whether they are mapped.
             let advised = unsafe {
                 libc::madvise(
                     range.start as *mut libc::c_void,
