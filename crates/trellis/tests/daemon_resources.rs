@@ -23,7 +23,10 @@
 //! bytes (1,024 frames), four never-reading clients took the daemon from 24 MiB
 //! to 2,179 MiB; bounded, the peak is 50–60 MiB with them (+27 to +37 MiB over
 //! the warm daemon, one such client alone +5 MiB), about 75 MiB with every
-//! hostile client.
+//! hostile client. Those bounds held only once the daemon's huge pages were
+//! kept to the dense part of its heap: advised over the whole arena, four
+//! never-reading clients grew it by 43–78 MiB. A second test checks that the
+//! advice is given once the root is loaded (design §7.15).
 
 #![allow(clippy::disallowed_methods, reason = "tests use real files")]
 
@@ -121,8 +124,13 @@ fn deaf(
     })
 }
 
+/// The tests of this file measure one daemon each: run side by side, one's
+/// load would be the other's latency.
+static ONE_DAEMON_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn hostile_clients_neither_balloon_the_daemon_nor_slow_a_normal_client() {
+    let _alone = ONE_DAEMON_AT_A_TIME.lock();
     let root = Root::from_files(&synthetic_root(DEFINITIONS)).start_daemon();
     let socket = root.socket();
     let pid = root.daemon_pid().expect("the daemon's pid");
@@ -253,4 +261,47 @@ fn hostile_clients_neither_balloon_the_daemon_nor_slow_a_normal_client() {
     );
     // The daemon still answers once everyone has left.
     ask(&mut normal);
+}
+
+/// Whether one of `pid`'s mappings carries the kernel's huge-page advice.
+fn advised_huge_pages(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps")).is_ok_and(|smaps| {
+        (smaps.lines())
+            .filter_map(|line| line.strip_prefix("VmFlags:"))
+            .any(|flags| flags.split_whitespace().any(|flag| flag == "hg"))
+    })
+}
+
+/// Once a daemon has answered on the scale of its root, the part of its heap
+/// the root fills is advised huge pages (design §7.15); before, nothing is.
+#[test]
+fn a_daemon_that_loaded_its_root_asks_for_huge_pages() {
+    if !Path::new("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").exists() {
+        eprintln!("skipped: this kernel has no transparent huge pages");
+        return;
+    }
+    let _alone = ONE_DAEMON_AT_A_TIME.lock();
+    let root = Root::from_files(&synthetic_root(DEFINITIONS)).start_daemon();
+    let pid = root.daemon_pid().expect("the daemon's pid");
+    let mut client = connect(&root.socket());
+    client.call("jobs", json!({})).expect("jobs answers");
+    assert!(
+        !advised_huge_pages(pid),
+        "advised before an answer on the scale of the root"
+    );
+    let started = Instant::now();
+    client.call("status", json!({})).expect("status answers");
+    assert!(
+        started.elapsed() >= Duration::from_millis(50),
+        "a first status of {DEFINITIONS} definitions is an answer on the scale of the root"
+    );
+    // The advice follows the answer, on the tidy's thread.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !advised_huge_pages(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "no mapping of the daemon advised huge pages"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
