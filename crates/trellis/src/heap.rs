@@ -37,10 +37,7 @@ const DENSE_QUARTERS: usize = 3;
 /// or huge pages it advises nothing, and nothing else changes — the pages are
 /// a speed, never a meaning.
 fn advise_dense_ranges(mapping: &Range<usize>) -> Vec<Range<usize>> {
-    let Some(dense) = dense_ranges(mapping) else {
-        return Vec::new();
-    };
-    (dense.into_iter())
+    (dense_ranges(mapping).unwrap_or_default().into_iter())
         .filter(|range| {
             #[expect(unsafe_code, reason = "madvise is the kernel's only way to ask")]
             // SAFETY: the range is this process's own memory, read from its
@@ -74,8 +71,7 @@ fn dense_ranges(mapping: &Range<usize>) -> Option<Vec<Range<usize>>> {
     let pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
     let mut entries = vec![0u8; pages_per_huge * 8];
     let mut dense: Vec<Range<usize>> = Vec::new();
-    let first = mapping.start.next_multiple_of(huge);
-    let mut start = first;
+    let mut start = mapping.start.next_multiple_of(huge);
     while start + huge <= mapping.end {
         pagemap
             .read_exact_at(&mut entries, (start / page * 8) as u64)
@@ -123,9 +119,10 @@ fn anonymous_writable(line: &str) -> Option<Range<usize>> {
     let (start, end) = fields.next()?.split_once('-')?;
     let permissions = fields.next()?;
     let file = fields.nth(3);
-    (permissions == "rw-p" && file.is_none()).then(|| {
-        Some(usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?)
-    })?
+    if permissions != "rw-p" || file.is_some() {
+        return None;
+    }
+    Some(usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?)
 }
 
 #[cfg(test)]
