@@ -32,9 +32,17 @@ impl Line<'_> {
 
 /// The physical lines of `text`; `\r\n` and `\n` both end a line.
 pub(crate) fn lines(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
+    physical_lines(text).collect()
+}
+
+/// [`lines`], one at a time: a reader that needs only the first few (the
+/// frontmatter's) does not split the whole file.
+pub(crate) fn physical_lines(text: &str) -> impl Iterator<Item = Line<'_>> {
     let mut start = 0usize;
-    while start < text.len() {
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
         let (end, next) = match text[start..].find('\n') {
             Some(i) => (start + i, start + i + 1),
             None => (text.len(), text.len()),
@@ -44,14 +52,14 @@ pub(crate) fn lines(text: &str) -> Vec<Line<'_>> {
         } else {
             end
         };
-        out.push(Line {
+        let line = Line {
             text: &text[start..end],
             start: start as u32,
             next: next as u32,
-        });
+        };
         start = next;
-    }
-    out
+        Some(line)
+    })
 }
 
 /// A logical line: a line starting in column 1 plus every following blank or

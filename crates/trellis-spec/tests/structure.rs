@@ -320,3 +320,28 @@ fn a_duplicate_points_at_the_first_occurrence() {
         ("tr-duplicate-test-name", 9)
     );
 }
+
+#[test]
+fn the_frontmatter_ends_at_its_first_closing_line_and_an_unclosed_one_is_refused() {
+    // CRLF lines, and a later `---` (a thematic break) that is the body's.
+    let crlf = SPEC.replace('\n', "\r\n").replace("# f", "---\r\n\r\n# f");
+    let file = parse(&crlf);
+    assert_eq!(file.frontmatter.name.as_deref(), Some("f"));
+    assert_eq!(file.frontmatter.tags, ["stats"]);
+    let opening = "---\r\nname: f\r\ntags: [stats]\r\n---\r\n";
+    assert_eq!(
+        file.frontmatter_location.range.as_usize_range(),
+        0..opening.len()
+    );
+    assert_eq!(file.blocks.len(), 3, "the body's blocks are all found");
+
+    let unclosed = SPEC.replacen("---\n\n# f", "\n# f", 1);
+    let (_, diagnostics) = parse_tr(&unclosed, "f");
+    let found: Vec<_> = (diagnostics.iter())
+        .map(|d| {
+            let start = d.span.expect("located").start;
+            (d.code.as_str(), start.line, start.column)
+        })
+        .collect();
+    assert_eq!(found, [("tr-bad-frontmatter", 1, 1)], "{diagnostics:?}");
+}
