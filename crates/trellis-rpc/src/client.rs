@@ -324,8 +324,8 @@ impl Client {
 /// The socket directory, if present, must be ours and private (else
 /// `Insecure`). A socket file nobody listens on is removed (only a socket we
 /// own). When nothing listens, `spawn` runs once (the caller starts `trellis
-/// daemon run` detached) and connecting is retried with backoff until
-/// `timeout`.
+/// daemon run` detached) and connecting is retried until `timeout`, each
+/// millisecond at first and then with backoff ([`Probes`]).
 pub fn connect_or_spawn(
     path: &Path,
     spawn: impl FnOnce() -> io::Result<()>,
@@ -345,7 +345,7 @@ pub fn connect_or_spawn_as(
     let started = Instant::now();
     let dir = path.parent().unwrap_or_else(|| Path::new("/"));
     let mut spawn = Some(spawn);
-    let mut delay = Duration::from_millis(2);
+    let mut probes = Probes::default();
     let mut last_error = None;
     loop {
         check_private_dir(dir, uid)?;
@@ -373,8 +373,41 @@ pub fn connect_or_spawn_as(
                 last_error,
             });
         }
-        thread::sleep(delay.min(timeout - waited));
-        delay = (delay * 2).min(Duration::from_millis(100));
+        thread::sleep(probes.pause(waited).min(timeout - waited));
+    }
+}
+
+/// When to probe a socket that is not there yet. A daemon just spawned
+/// binds its socket a few milliseconds after it starts (3 ms at 20,000
+/// definitions here): probed each millisecond through the first
+/// [`Probes::EAGER`], the client connects within a millisecond of it, where
+/// a backoff from 2 ms connected up to 4 ms after it (the probes at 2, 6 and
+/// 14 ms). A daemon slower to start is then waited for with a backoff of
+/// up to a tenth of a second. A probe is one `connect`, tens of
+/// microseconds.
+struct Probes {
+    backoff: Duration,
+}
+
+impl Default for Probes {
+    fn default() -> Self {
+        Probes {
+            backoff: Duration::from_millis(2),
+        }
+    }
+}
+
+impl Probes {
+    const EAGER: Duration = Duration::from_millis(50);
+
+    /// The pause before the next probe, `waited` after the first.
+    fn pause(&mut self, waited: Duration) -> Duration {
+        if waited < Self::EAGER {
+            return Duration::from_millis(1);
+        }
+        let pause = self.backoff;
+        self.backoff = (self.backoff * 2).min(Duration::from_millis(100));
+        pause
     }
 }
 
@@ -386,6 +419,25 @@ pub fn is_version_mismatch(error: &CallError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_is_probed_each_millisecond_at_first_then_with_backoff() {
+        let mut probes = Probes::default();
+        let mut waited = Duration::ZERO;
+        let mut pauses = Vec::new();
+        while waited < Duration::from_secs(1) {
+            let pause = probes.pause(waited);
+            pauses.push(pause.as_millis());
+            waited += pause;
+        }
+        assert_eq!(
+            pauses[..50],
+            [1; 50],
+            "each millisecond through the first 50"
+        );
+        assert_eq!(pauses[50..56], [2, 4, 8, 16, 32, 64], "then doubling");
+        assert_eq!(pauses[56..], [100; 9], "to a tenth of a second");
+    }
 
     #[test]
     fn the_socket_lives_under_the_runtime_dir_or_a_per_uid_tmp_dir() {
