@@ -34,6 +34,7 @@
 //! - for cram transcripts, the programs of every `trellis call DEF` they run; a
 //!   transcript that runs any other `trellis` command depends on the whole root.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use soil_syntax::ast::{TypeDeclBody, VariantPayload};
@@ -110,11 +111,12 @@ fn env_digest(db: &dyn Db) -> Digest {
     Digest::of(env_json(db).as_bytes())
 }
 
-/// The names `item`'s own text asks the type environment for: a function's or
-/// helper's signature, body and clauses; a type's own name and its invariants.
-#[salsa::tracked(returns(ref))]
-fn own_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
-    let mut names = EnvNames::default();
+/// Adds the names `item`'s own text asks the type environment for: a
+/// function's or helper's signature, body and clauses; a type's own name and
+/// its invariants. Read by [`program_env_names`] alone, inside it: a query of
+/// its own was one more memo per definition for an early cutoff the program's
+/// names already make.
+fn add_own_env_names(db: &dyn Db, item: Item<'_>, names: &mut EnvNames) {
     if item.kind(db) == ItemKind::Type {
         names.types.insert(item.name(db).clone());
         let blocks = spec_file(db, item).map(|spec| formal_blocks(db, spec).as_slice());
@@ -127,7 +129,7 @@ fn own_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
                 }
             }
         }
-        return names;
+        return;
     }
     let def = program_def(db, item);
     if let Some(signature) = &def.signature {
@@ -141,7 +143,6 @@ fn own_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
             names.add_expr(predicate);
         }
     }
-    names
 }
 
 /// The names `item`'s program asks the type environment for: its own and its
@@ -152,7 +153,7 @@ fn program_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
     let mut names = EnvNames::default();
     match program_cycle(db, item) {
         None => {
-            names.extend(own_env_names(db, item));
+            add_own_env_names(db, item, &mut names);
             for callee in program_callees(db, item).filter(|&callee| callee != item) {
                 names.extend(program_env_names(db, callee));
             }
@@ -165,7 +166,7 @@ fn program_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
             };
             for (module, name) in members {
                 let member = Item::new(db, module.as_str(), name.as_str());
-                names.extend(own_env_names(db, member));
+                add_own_env_names(db, member, &mut names);
                 for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
                     names.extend(program_env_names(db, callee));
                 }
@@ -179,11 +180,12 @@ fn program_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
 /// names, those of the programs its properties and its cram `trellis call`s
 /// run, and its properties' binder types and predicates. `None` when a cram
 /// command may read the whole root (then the whole environment is the input).
-#[salsa::tracked(returns(ref))]
-fn suite_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<EnvNames> {
-    let mut names = program_env_names(db, item).clone();
+/// Read by [`suite_types_digest`] alone, inside it; most suites add nothing to
+/// their program's names, which are then borrowed, not copied.
+fn suite_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Cow<'db, EnvNames>> {
+    let mut names = Cow::Borrowed(program_env_names(db, item));
     for (module, name) in property_callees(db, item) {
-        names.extend(program_env_names(
+        names.to_mut().extend(program_env_names(
             db,
             Item::new(db, module.as_str(), name.as_str()),
         ));
@@ -193,10 +195,10 @@ fn suite_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<EnvNames> {
         match &block.syntax {
             BlockSyntax::Property(Some(property)) => {
                 for ty in property.binders.iter().filter_map(|b| b.ty.as_ref()) {
-                    names.add_type(ty);
+                    names.to_mut().add_type(ty);
                 }
                 if let Some(body) = &property.body {
-                    names.add_expr(body);
+                    names.to_mut().add_expr(body);
                 }
             }
             BlockSyntax::Cram(steps) => {
@@ -210,8 +212,8 @@ fn suite_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<EnvNames> {
                         CramReach::Calls(calls) => {
                             for call in calls {
                                 if let Some((module, name)) = split_definition_name(&call) {
-                                    names
-                                        .extend(program_env_names(db, Item::new(db, module, name)));
+                                    let called = Item::new(db, module, name);
+                                    names.to_mut().extend(program_env_names(db, called));
                                 }
                             }
                         }
@@ -248,7 +250,7 @@ pub fn suite_types_digest<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
     };
     let mut observed: BTreeSet<(String, String)> = BTreeSet::new();
     let mut pending = Vec::new();
-    answer(names, &mut pending);
+    answer(&names, &mut pending);
     while let Some(ty) = pending.pop() {
         if let Some(mentioned) = lookup.mentions.get(&ty)
             && observed.insert(ty)
