@@ -128,8 +128,13 @@ pub enum HelloOutcome {
     Mismatch { daemon_version: String },
 }
 
-/// A connection to a daemon. Calls are sequential; notifications the server
-/// sends while a call is pending are handed to the caller.
+/// A call sent and not answered yet ([`Client::send`]).
+#[derive(Debug)]
+#[must_use = "its answer is read with Client::receive or Client::receive_frame"]
+pub struct Sent(Id);
+
+/// A connection to a daemon. Calls are answered in order; notifications the
+/// server sends while a call is pending are handed to the caller.
 pub struct Client {
     frames: FrameReader<BufReader<UnixStream>>,
     writer: UnixStream,
@@ -171,12 +176,8 @@ impl Client {
         params: Value,
         on_notification: &mut dyn FnMut(Notification),
     ) -> Result<Value, CallError> {
-        self.exchange(method, params, on_notification, |frame| {
-            Ok(match decode_incoming(&frame)? {
-                Incoming::Notification(notification) => Received::Notification(notification),
-                Incoming::Response(response) => Received::Response(response.id, response.outcome),
-            })
-        })
+        let sent = self.send(method, params)?;
+        self.receive(sent, on_notification)
     }
 
     /// [`Client::call_with_notifications`], the result left in its frame for
@@ -187,7 +188,44 @@ impl Client {
         params: Value,
         on_notification: &mut dyn FnMut(Notification),
     ) -> Result<ResultFrame, CallError> {
-        self.exchange(method, params, on_notification, |frame| {
+        let sent = self.send(method, params)?;
+        self.receive_frame(sent, on_notification)
+    }
+
+    /// Sends a call without reading its answer: [`Client::receive`] or
+    /// [`Client::receive_frame`] reads it, after the answers of the calls
+    /// sent before it (the daemon answers a connection's calls in order).
+    pub fn send(&mut self, method: &str, params: Value) -> Result<Sent, CallError> {
+        let id = Id::Number(self.next_id);
+        self.next_id += 1;
+        match write_frame(&mut self.writer, &Request::call(id.clone(), method, params)) {
+            Ok(()) => Ok(Sent(id)),
+            Err(error) => Err(self.refusal_after_failed_write(error)),
+        }
+    }
+
+    /// The answer to the `sent` call, every notification before it handed to
+    /// `on_notification`.
+    pub fn receive(
+        &mut self,
+        sent: Sent,
+        on_notification: &mut dyn FnMut(Notification),
+    ) -> Result<Value, CallError> {
+        self.receive_with(sent, on_notification, |frame| {
+            Ok(match decode_incoming(&frame)? {
+                Incoming::Notification(notification) => Received::Notification(notification),
+                Incoming::Response(response) => Received::Response(response.id, response.outcome),
+            })
+        })
+    }
+
+    /// [`Client::receive`], the result left in its frame.
+    pub fn receive_frame(
+        &mut self,
+        sent: Sent,
+        on_notification: &mut dyn FnMut(Notification),
+    ) -> Result<ResultFrame, CallError> {
+        self.receive_with(sent, on_notification, |frame| {
             Ok(match decode_incoming_frame(frame)? {
                 IncomingFrame::Notification(notification) => Received::Notification(notification),
                 IncomingFrame::Response { id, outcome } => Received::Response(id, outcome),
@@ -195,22 +233,14 @@ impl Client {
         })
     }
 
-    /// Sends the call, then reads frames until its response, decoding each
-    /// with `decode`.
-    fn exchange<T>(
+    /// Reads frames until the `sent` call's response, decoding each with
+    /// `decode`.
+    fn receive_with<T>(
         &mut self,
-        method: &str,
-        params: Value,
+        Sent(id): Sent,
         on_notification: &mut dyn FnMut(Notification),
         decode: impl Fn(Vec<u8>) -> Result<Received<T>, String>,
     ) -> Result<T, CallError> {
-        let id = Id::Number(self.next_id);
-        self.next_id += 1;
-        if let Err(error) =
-            write_frame(&mut self.writer, &Request::call(id.clone(), method, params))
-        {
-            return Err(self.refusal_after_failed_write(error));
-        }
         loop {
             let Some(frame) = self.frames.read_frame()? else {
                 return Err(CallError::Disconnected);
@@ -264,7 +294,22 @@ impl Client {
     /// The version handshake: announces `version` and reports whether the daemon
     /// runs the same one.
     pub fn hello(&mut self, version: &str) -> Result<HelloOutcome, CallError> {
-        let answer = self.call(HELLO_METHOD, json!({ "version": version }))?;
+        let sent = self.send_hello(version)?;
+        self.receive_hello(sent, version)
+    }
+
+    /// Sends the version handshake without reading its answer: a call sent
+    /// right behind it ([`Client::send`]) saves a command's second round
+    /// trip. The daemon answers a call that follows a mismatched handshake
+    /// with `VersionMismatch` and runs nothing, so a daemon of another
+    /// version never runs it.
+    pub fn send_hello(&mut self, version: &str) -> Result<Sent, CallError> {
+        self.send(HELLO_METHOD, json!({ "version": version }))
+    }
+
+    /// What the handshake [`Client::send_hello`] sent found.
+    pub fn receive_hello(&mut self, sent: Sent, version: &str) -> Result<HelloOutcome, CallError> {
+        let answer = self.receive(sent, &mut |_| {})?;
         let Some(daemon_version) = answer.get("version").and_then(Value::as_str) else {
             return Err(CallError::Protocol(
                 "the rpc.hello answer has no version".to_owned(),

@@ -138,7 +138,7 @@ mod shutdown;
 mod socket_file;
 
 pub use client::{
-    CallError, Client, HelloOutcome, RUNTIME_SUBDIR, connect_or_spawn, connect_or_spawn_as,
+    CallError, Client, HelloOutcome, RUNTIME_SUBDIR, Sent, connect_or_spawn, connect_or_spawn_as,
     is_version_mismatch, root_hash, socket_dir, socket_path_for, socket_path_with,
 };
 pub use codes::{ErrorCode, diag};

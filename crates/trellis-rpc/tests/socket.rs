@@ -223,6 +223,46 @@ fn a_call_round_trips_and_the_handshake_reports_versions() {
     running.stop();
 }
 
+/// A command sends its one call right behind the handshake, before reading
+/// the handshake's answer (one round trip, not two): the call is answered
+/// after it, and behind a mismatched handshake it is refused unrun — the
+/// `stop` sent there would end the daemon.
+#[test]
+fn a_call_sent_behind_the_handshake_runs_only_when_the_versions_match() {
+    let dir = TempDir::new("behind-hello");
+    let running = start(&dir.socket(), config());
+    let mut current = client(&running.path);
+    let hello = current.send_hello(VERSION).expect("sent");
+    let sent = current.send("add", json!({"a": 2, "b": 3})).expect("sent");
+    assert_eq!(
+        current.receive_hello(hello, VERSION).expect("hello"),
+        HelloOutcome::Match
+    );
+    assert_eq!(
+        current.receive(sent, &mut |_| {}).expect("answered"),
+        json!(5)
+    );
+
+    let mut old = client(&running.path);
+    let hello = old.send_hello("0.9.0").expect("sent");
+    let sent = old.send("stop", Value::Null).expect("sent");
+    assert_eq!(
+        old.receive_hello(hello, "0.9.0").expect("hello"),
+        HelloOutcome::Mismatch {
+            daemon_version: VERSION.to_owned()
+        }
+    );
+    let refused = old.receive(sent, &mut |_| {}).expect_err("refused");
+    assert!(is_version_mismatch(&refused), "{refused:?}");
+    assert_eq!(
+        current
+            .call("echo", json!([1]))
+            .expect("the daemon still runs"),
+        json!([1])
+    );
+    running.stop();
+}
+
 #[test]
 fn sixteen_concurrent_clients_each_make_several_calls() {
     let dir = TempDir::new("concurrent");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use trellis_diag::Diagnostic;
-use trellis_rpc::{CallError, Client, HelloOutcome, SocketError};
+use trellis_rpc::{CallError, Client, HelloOutcome, Sent, SocketError};
 
 use trellis_service::identity::binary_identity;
 
@@ -48,6 +48,30 @@ impl ClientError {
 /// Connects to the root's daemon, spawning it if none is there, and checks it runs
 /// this binary; a daemon from another build is stopped and replaced once.
 pub fn connect(root: &Path) -> Result<Client, ClientError> {
+    handshake(root, None).map(|(client, _)| client)
+}
+
+/// [`connect`], with one call sent right behind the version handshake, before
+/// its answer is read: a command's call costs one round trip, not two (design
+/// §9.4). A daemon of another build refuses the call unrun.
+fn connect_calling(
+    root: &Path,
+    method: &str,
+    params: &Value,
+) -> Result<(Client, Sent), ClientError> {
+    let (client, sent) = handshake(root, Some((method, params)))?;
+    Ok((
+        client,
+        sent.expect("the handshake sends the call it is given"),
+    ))
+}
+
+/// The daemon's connection after the version handshake, with `call`, when
+/// given, sent behind it and not answered yet.
+fn handshake(
+    root: &Path,
+    call: Option<(&str, &Value)>,
+) -> Result<(Client, Option<Sent>), ClientError> {
     let socket =
         trellis_rpc::socket_path_for(root).map_err(|e| ClientError::Transport(e.to_string()))?;
     let identity = binary_identity();
@@ -57,22 +81,33 @@ pub fn connect(root: &Path) -> Result<Client, ClientError> {
         let mut client =
             trellis_rpc::connect_or_spawn(&socket, || spawn_daemon(root), SPAWN_TIMEOUT)
                 .map_err(ClientError::from_socket)?;
-        match client.hello(&identity) {
-            Ok(HelloOutcome::Match) => return Ok(client),
-            Ok(HelloOutcome::Mismatch { .. }) if !restarted => {
+        let outcome = client.send_hello(&identity).and_then(|hello| {
+            let sent =
+                (call.map(|(method, params)| client.send(method, params.clone()))).transpose()?;
+            Ok((client.receive_hello(hello, &identity)?, sent))
+        });
+        match outcome {
+            Ok((HelloOutcome::Match, sent)) => return Ok((client, sent)),
+            Ok((HelloOutcome::Mismatch { .. }, sent)) if !restarted => {
                 restarted = true;
+                // The call sent behind the handshake was refused unrun; its
+                // refusal comes before the answer to the shutdown.
+                if let Some(sent) = sent {
+                    let _ = client.receive(sent, &mut |_| {});
+                }
                 // `rpc.shutdown` is honoured whatever version the client announced.
                 client
                     .shutdown_daemon(&socket, SPAWN_TIMEOUT)
                     .map_err(ClientError::from_call)?;
             }
-            Ok(HelloOutcome::Mismatch { daemon_version }) => {
+            Ok((HelloOutcome::Mismatch { daemon_version }, _)) => {
                 return Err(ClientError::Transport(format!(
                     "the daemon runs {daemon_version}, this client {identity}, and restarting it did not help"
                 )));
             }
             // A daemon killed a moment ago can still accept while its last threads
             // exit, then resets the connection: its socket is stale; probe again.
+            // One that never answered the handshake never ran the call behind it.
             Err(error) if went_away(&error) && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -161,21 +196,6 @@ fn spawn_daemon(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// [`call`], the result left in its frame for the caller to decode into its
-/// own types (the `context` answer's thousands of files).
-pub fn call_for_frame(
-    client: &mut Client,
-    method: &str,
-    params: Value,
-    progress: &mut dyn FnMut(Value),
-) -> Result<trellis_rpc::ResultFrame, ClientError> {
-    client
-        .call_for_frame(method, params, &mut |notification| {
-            progress(notification.params)
-        })
-        .map_err(ClientError::from_call)
-}
-
 /// One request to the daemon; progress notifications go to `progress`.
 pub fn call(
     client: &mut Client,
@@ -223,13 +243,16 @@ pub fn request_storing_later(
         let (answer, unstored) = in_process(root, method, &params, progress);
         (answer, Some(unstored))
     } else {
-        let answer =
-            connect(root).and_then(|mut client| call(&mut client, method, params, progress));
+        let answer = connect_calling(root, method, &params).and_then(|(mut client, sent)| {
+            (client.receive(sent, &mut |notification| progress(notification.params)))
+                .map_err(ClientError::from_call)
+        });
         (answer, None)
     }
 }
 
-/// [`request`], the result left in its frame (see [`call_for_frame`]).
+/// [`request`], the result left in its frame for the caller to decode into its
+/// own types (the `context` answer's thousands of files).
 pub fn request_frame(
     root: &Path,
     no_daemon: bool,
@@ -242,7 +265,10 @@ pub fn request_frame(
         unstored.store();
         answer.map(|result| trellis_rpc::ResultFrame::of(&result))
     } else {
-        connect(root).and_then(|mut client| call_for_frame(&mut client, method, params, progress))
+        connect_calling(root, method, &params).and_then(|(mut client, sent)| {
+            (client.receive_frame(sent, &mut |notification| progress(notification.params)))
+                .map_err(ClientError::from_call)
+        })
     }
 }
 

@@ -251,8 +251,7 @@ fn job(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let answer = crate::client::connect(&root)
-        .and_then(|mut client| crate::client::call(&mut client, method, params, &mut |_| {}));
+    let answer = crate::client::request(&root, false, method, params, &mut |_| {});
     let stdout = &mut std::io::stdout().lock();
     match answer {
         Ok(mut record) => {
