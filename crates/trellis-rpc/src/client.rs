@@ -180,18 +180,6 @@ impl Client {
         self.receive(sent, on_notification)
     }
 
-    /// [`Client::call_with_notifications`], the result left in its frame for
-    /// the caller to decode into its own types ([`ResultFrame::decode`]).
-    pub fn call_for_frame(
-        &mut self,
-        method: &str,
-        params: Value,
-        on_notification: &mut dyn FnMut(Notification),
-    ) -> Result<ResultFrame, CallError> {
-        let sent = self.send(method, params)?;
-        self.receive_frame(sent, on_notification)
-    }
-
     /// Sends a call without reading its answer: [`Client::receive`] or
     /// [`Client::receive_frame`] reads it, after the answers of the calls
     /// sent before it (the daemon answers a connection's calls in order).
@@ -219,7 +207,8 @@ impl Client {
         })
     }
 
-    /// [`Client::receive`], the result left in its frame.
+    /// [`Client::receive`], the result left in its frame for the caller to
+    /// decode into its own types ([`ResultFrame::decode`]).
     pub fn receive_frame(
         &mut self,
         sent: Sent,
