@@ -117,6 +117,24 @@ enum Received<T> {
     Response(Option<Id>, Result<T, RpcError>),
 }
 
+impl From<Incoming> for Received<Value> {
+    fn from(incoming: Incoming) -> Self {
+        match incoming {
+            Incoming::Notification(notification) => Received::Notification(notification),
+            Incoming::Response(response) => Received::Response(response.id, response.outcome),
+        }
+    }
+}
+
+impl From<IncomingFrame> for Received<ResultFrame> {
+    fn from(incoming: IncomingFrame) -> Self {
+        match incoming {
+            IncomingFrame::Notification(notification) => Received::Notification(notification),
+            IncomingFrame::Response { id, outcome } => Received::Response(id, outcome),
+        }
+    }
+}
+
 /// What the version handshake found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HelloOutcome {
@@ -200,10 +218,7 @@ impl Client {
         on_notification: &mut dyn FnMut(Notification),
     ) -> Result<Value, CallError> {
         self.receive_with(sent, on_notification, |frame| {
-            Ok(match decode_incoming(&frame)? {
-                Incoming::Notification(notification) => Received::Notification(notification),
-                Incoming::Response(response) => Received::Response(response.id, response.outcome),
-            })
+            decode_incoming(&frame).map(Received::from)
         })
     }
 
@@ -215,10 +230,7 @@ impl Client {
         on_notification: &mut dyn FnMut(Notification),
     ) -> Result<ResultFrame, CallError> {
         self.receive_with(sent, on_notification, |frame| {
-            Ok(match decode_incoming_frame(frame)? {
-                IncomingFrame::Notification(notification) => Received::Notification(notification),
-                IncomingFrame::Response { id, outcome } => Received::Response(id, outcome),
-            })
+            decode_incoming_frame(frame).map(Received::from)
         })
     }
 
