@@ -61,13 +61,23 @@ pub fn fingerprint(stamps: &mut [FileStamp<'_>]) -> Digest {
     // sorted 66,000 stamps anew (3.3–7.8 ms of a restart at 20,000
     // definitions, against 1.4–1.9 ms).
     stamps.sort();
-    let mut hasher = Hasher::tagged("root-stamps/1");
+    // Each stamp is written out whole (its path's length first) and the
+    // hasher fed runs of them: fed its three fields one at a time, the
+    // hasher's per-call work was a third of a restart's fingerprint.
+    const RUN: usize = 64 * 1024;
+    let mut hasher = Hasher::tagged("root-stamps/2");
+    let mut run = Vec::with_capacity(RUN + 512);
     for (path, modified, len) in stamps.iter() {
-        hasher
-            .part(path.as_bytes())
-            .part(&modified.to_le_bytes())
-            .part(&len.to_le_bytes());
+        run.extend_from_slice(&(path.len() as u64).to_le_bytes());
+        run.extend_from_slice(path.as_bytes());
+        run.extend_from_slice(&modified.to_le_bytes());
+        run.extend_from_slice(&len.to_le_bytes());
+        if run.len() >= RUN {
+            hasher.part(&run);
+            run.clear();
+        }
     }
+    hasher.part(&run);
     hasher.finish()
 }
 

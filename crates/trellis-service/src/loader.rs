@@ -190,9 +190,10 @@ impl RootLoader {
         }
         // Each thread's start pays for itself past a few hundred reads.
         let root = &self.root;
-        let fetched = crate::in_flight::in_order(&moved, 256, |(path, load)| {
-            Fetched::read(&root.join(path), *load)
-        });
+        let fetched =
+            crate::in_flight::in_order(&moved, 256, crate::in_flight::THREADS, |(path, load)| {
+                Fetched::read(&root.join(path), *load)
+            });
         let mut texts = Vec::with_capacity(moved.len());
         for ((path, _), (stamp, fetched)) in moved.into_iter().zip(fetched) {
             texts.extend(self.accept(path, stamp, fetched));
@@ -265,13 +266,18 @@ impl RootLoader {
             .filter(|(_, stamp)| settles(stamp))
             .map(|(path, stamp)| (path.clone(), self.root.join(path), *stamp))
             .collect();
-        let unmoved = crate::in_flight::in_order(&racy_files, 256, |(_, absolute, stamp)| {
-            // Hashed as it streams: only the digest is compared.
-            let ((modified, len), fetched) = Fetched::read(absolute, Load::Digest);
-            matches!(fetched, Fetched::Read { digest, .. } if digest == stamp.digest)
-                && modified == stamp.modified
-                && len == stamp.len
-        });
+        let unmoved = crate::in_flight::in_order(
+            &racy_files,
+            256,
+            crate::in_flight::THREADS,
+            |(_, absolute, stamp)| {
+                // Hashed as it streams: only the digest is compared.
+                let ((modified, len), fetched) = Fetched::read(absolute, Load::Digest);
+                matches!(fetched, Fetched::Read { digest, .. } if digest == stamp.digest)
+                    && modified == stamp.modified
+                    && len == stamp.len
+            },
+        );
         let mut settled = 0;
         for ((path, _, _), unmoved) in racy_files.iter().zip(unmoved) {
             if let Some(stamp) = self.known.get_mut(path).filter(|_| unmoved) {
