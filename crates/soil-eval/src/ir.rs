@@ -3,6 +3,7 @@
 //! through the type environment. Holds no `Rc`, so a compiled program is
 //! `Send + Sync` and can be run on a dedicated evaluation thread.
 
+use soil_rt::prelude as ids;
 use soil_rt::{ShapeId, TypeId};
 use trellis_diag::TextRange;
 
@@ -264,6 +265,12 @@ pub enum MatchKind {
         head: Slot,
         rest: Slot,
     },
+    /// The two unguarded arms `Some x` and `None` (the second may be `_`),
+    /// in either order, `x` a variable or a wildcard, the arms at these
+    /// indices: an `Option` is decided by its tag alone, and `match map_get
+    /// key m with` looks the key up without building the `Option` at all.
+    /// `payload` is the slot `x` binds ([`NO_SLOT`] for a wildcard).
+    SomeOrNone { some: u8, none: u8, payload: Slot },
 }
 
 /// No slot: a wildcard in [`MatchKind::EmptyOrCons`].
@@ -313,6 +320,53 @@ impl MatchKind {
         match arms {
             [a, b] if empty(a) && cons(b) => return empty_or_cons(0, 1),
             [a, b] if cons(a) && empty(b) => return empty_or_cons(1, 0),
+            _ => {}
+        }
+        let some = |arm: &Arm| match &arm.pattern {
+            Pat::Variant {
+                ty: ids::OPTION,
+                tag: ids::SOME,
+                payload: Some(payload),
+            } if arm.guard.is_none() => match **payload {
+                Pat::Bind(slot) => Some(slot),
+                Pat::Wild => Some(NO_SLOT),
+                _ => None,
+            },
+            _ => None,
+        };
+        let none = |arm: &Arm, last: bool| {
+            arm.guard.is_none()
+                && match &arm.pattern {
+                    Pat::Variant {
+                        ty: ids::OPTION,
+                        tag: ids::NONE,
+                        payload: None,
+                    } => true,
+                    Pat::Wild => last,
+                    _ => false,
+                }
+        };
+        match arms {
+            [a, b]
+                if none(b, true)
+                    && let Some(payload) = some(a) =>
+            {
+                return MatchKind::SomeOrNone {
+                    some: 0,
+                    none: 1,
+                    payload,
+                };
+            }
+            [a, b]
+                if none(a, false)
+                    && let Some(payload) = some(b) =>
+            {
+                return MatchKind::SomeOrNone {
+                    some: 1,
+                    none: 0,
+                    payload,
+                };
+            }
             _ => {}
         }
         if arms.iter().all(pair) {

@@ -5,6 +5,7 @@
 use std::any::Any;
 use std::rc::Rc;
 
+use soil_rt::prelude as ids;
 use soil_rt::{Function, Key, List, Value, equal, map_for_update};
 use trellis_diag::TextRange;
 
@@ -125,6 +126,27 @@ impl Comparison {
     }
 }
 
+/// The payload of an `Option` (`Ok(None)` for `None`), moved out when
+/// nothing else holds it; `Err` hands back a value that is no `Option`.
+#[inline(always)]
+pub(crate) fn option_payload(value: Value) -> Result<Option<Value>, Value> {
+    match value {
+        Value::Variant {
+            ty: ids::OPTION,
+            tag: ids::SOME,
+            payload: Some(inner),
+        } => Ok(Some(
+            Rc::try_unwrap(inner).unwrap_or_else(|shared| (*shared).clone()),
+        )),
+        Value::Variant {
+            ty: ids::OPTION,
+            tag: ids::NONE,
+            payload: None,
+        } => Ok(None),
+        other => Err(other),
+    }
+}
+
 /// A clone of `value`, numbers without the general clone.
 #[inline(always)]
 fn quick_clone(value: &Value) -> Value {
@@ -155,6 +177,9 @@ pub(crate) struct Machine<'a> {
     /// their argument expressions ([`Self::eval_builtin`]).
     map_get_or_builtin: BuiltinId,
     map_insert_builtin: BuiltinId,
+    /// `map_get`, looked up without its `Option` when a `match` takes it
+    /// apart at once ([`MatchKind::SomeOrNone`]).
+    pub(crate) map_get_builtin: BuiltinId,
     /// Evaluation stops when the native stack pointer goes below this address.
     stack_floor: usize,
 }
@@ -186,6 +211,7 @@ impl<'a> Machine<'a> {
             push_builtin: crate::builtins::lookup("push").unwrap_or(BuiltinId::MAX),
             map_get_or_builtin: crate::builtins::fused_map_get_or(),
             map_insert_builtin: crate::builtins::lookup("map_insert").unwrap_or(BuiltinId::MAX),
+            map_get_builtin: crate::builtins::lookup("map_get").unwrap_or(BuiltinId::MAX),
             stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
@@ -980,6 +1006,40 @@ impl<'a> Machine<'a> {
         self.call_builtin_on(self.map_get_or_builtin, [key, map, default], span)
     }
 
+    /// `map_get key map` straight from its argument expressions, evaluated
+    /// in order, without the `Option`: the value `key` maps to, cloned out of
+    /// the map. A map in a local is looked into where it is, no count taken
+    /// and given back. A `map` that is no map goes to the builtin, which
+    /// reports it.
+    #[inline(never)]
+    pub(crate) fn map_get_direct(
+        &mut self,
+        key: &Expr,
+        map: &Expr,
+        span: TextRange,
+        base: usize,
+    ) -> Res<Option<Value>> {
+        let key = self.operand(key, base)?;
+        if let Expr::Local(slot) = map
+            && let Value::Map(entries) = &self.stack[base + *slot as usize]
+        {
+            let key = Key(key);
+            let found = entries.get(&key).map(quick_clone);
+            key.0.release();
+            return Ok(found);
+        }
+        let map = self.operand(map, base)?;
+        let Value::Map(entries) = &map else {
+            let reported = self.call_builtin_on(self.map_get_builtin, [key, map], span)?;
+            return Ok(option_payload(reported).ok().flatten());
+        };
+        let key = Key(key);
+        let found = entries.get(&key).map(quick_clone);
+        key.0.release();
+        drop(map);
+        Ok(found)
+    }
+
     /// `map_insert key value map` without the trip through the stack: a map
     /// moved out of its last read is updated in place, as the builtin does.
     #[inline(never)]
@@ -1007,7 +1067,7 @@ impl<'a> Machine<'a> {
     /// Calls `builtin` on `args` already evaluated (the general path of the
     /// builtins evaluated inline, which reports what does not fit).
     #[cold]
-    fn call_builtin_on<const N: usize>(
+    pub(crate) fn call_builtin_on<const N: usize>(
         &mut self,
         builtin: BuiltinId,
         args: [Value; N],
@@ -1312,6 +1372,21 @@ impl<'a> Machine<'a> {
                         self.select_empty_or_cons(scrutinee, arms, [empty, cons], head, rest, base)
                 {
                     return Ok(arm);
+                }
+                if let MatchKind::SomeOrNone {
+                    some,
+                    none,
+                    payload,
+                } = *kind
+                {
+                    return self.select_some_or_none(
+                        scrutinee,
+                        arms,
+                        [some, none],
+                        payload,
+                        base,
+                        *span,
+                    );
                 }
                 self.scrutinize(scrutinee, arms, *kind, base, *span)
             }

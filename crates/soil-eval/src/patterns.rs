@@ -12,7 +12,7 @@ use trellis_diag::TextRange;
 
 use crate::ir::{Arm, Expr, MatchKind, NO_SLOT, Pat, Slot};
 use crate::liveness::bound_slots;
-use crate::machine::{Machine, Res};
+use crate::machine::{Machine, Res, option_payload};
 
 impl Machine<'_> {
     /// Evaluates a `match` scrutinee and selects the arm. A pair literal
@@ -78,6 +78,44 @@ impl Machine<'_> {
         }
         let error = self.type_error("no `match` arm matched (the match is not exhaustive)");
         Err(self.locate(error, span))
+    }
+
+    /// `match` on an `Option` with the arms `Some x` and `None`
+    /// ([`MatchKind::SomeOrNone`]): decided by its tag, `x` bound to the
+    /// payload (moved out when nothing else holds it). `match map_get key m
+    /// with` never builds the `Option`: the key is looked up and the value
+    /// found bound straight away, as `unwrap_or (map_get key m) d` does.
+    #[inline(always)]
+    pub(crate) fn select_some_or_none<'e>(
+        &mut self,
+        scrutinee: &Expr,
+        arms: &'e [Arm],
+        [some, none]: [u8; 2],
+        payload: Slot,
+        base: usize,
+        span: TextRange,
+    ) -> Res<&'e Expr> {
+        let found = match scrutinee {
+            Expr::CallBuiltin { builtin, args, .. }
+                if *builtin == self.map_get_builtin
+                    && let [key, map] = &**args =>
+            {
+                self.map_get_direct(key, map, span, base)?
+            }
+            _ => match option_payload(self.operand(scrutinee, base)?) {
+                Ok(found) => found,
+                Err(other) => return self.select_arm(arms, other, base, span),
+            },
+        };
+        let Some(value) = found else {
+            return Ok(&arms[none as usize].body);
+        };
+        if payload == NO_SLOT {
+            value.release();
+        } else {
+            self.set(base + payload as usize, value);
+        }
+        Ok(&arms[some as usize].body)
     }
 
     /// `match xs with | [] -> ... | [x, ..rest] -> ...` on a list local

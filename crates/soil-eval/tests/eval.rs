@@ -698,6 +698,83 @@ fn fused_nests_agree_with_their_parts() {
     check(FUSED, "lookup", r#"[[["a", 1]], "b"]"#, expect!["[-1,-1]"]);
 }
 
+const OPTIONS: &str = r#"
+counts : (words : List Utf8) -> List (Utf8, I64)
+counts words = map_to_list (fold (\m w -> match map_get w m with
+  | Some c -> map_insert w (c + 1) m
+  | None -> map_insert w 1 m
+  end) map_empty words)
+counts_none_first : (words : List Utf8) -> List (Utf8, I64)
+counts_none_first words = map_to_list (fold (\m w -> match map_get w m with
+  | None -> map_insert w 1 m
+  | Some c -> map_insert w (c + 1) m
+  end) map_empty words)
+counts_guarded : (words : List Utf8) -> List (Utf8, I64)
+counts_guarded words = map_to_list (fold (\m w -> match map_get w m with
+  | Some c if c > 0 -> map_insert w (c + 1) m
+  | _ -> map_insert w 1 m
+  end) map_empty words)
+seen : (words : List Utf8) -> List (Utf8, I64)
+seen words = map_to_list (fold (\m w -> match map_get w m with
+  | Some _ -> m
+  | _ -> map_insert w 0 m
+  end) map_empty words)
+after_insert : (m : Map Utf8 I64) -> (k : Utf8) -> (I64, I64, Map Utf8 I64)
+after_insert m k =
+  let here = match map_get k m with | Some v -> v | None -> 0 - 1 end in
+  let there = match map_get k (map_insert k 7 m) with | Some v -> v | None -> 0 - 1 end in
+  (here, there, m)
+first_big : (xs : List I64) -> I64
+first_big xs = match find (\x -> x > 2) xs with | Some x -> x | None -> 0 - 1 end
+first_list : (xs : List (List I64)) -> List I64
+first_list xs = match find (\l -> len l > 1) xs with | Some l -> push l 0 | None -> [] end
+"#;
+
+/// A `match` of an `Option` with the arms `Some x` and `None` is decided by
+/// its tag, and over `map_get` without building the `Option`: it gives what
+/// the general match gives (a guard keeps a match general), in either arm
+/// order, with a wildcard payload or a wildcard `None` arm, on a map in a
+/// local (left as it was) or made in place, and on an `Option` from any
+/// other call, its payload moved out or copied as it is held.
+#[test]
+fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
+    let words = r#"[["b", "a", "b", "c", "b", "a"]]"#;
+    for def in ["counts", "counts_none_first", "counts_guarded"] {
+        check(
+            OPTIONS,
+            def,
+            words,
+            expect![[r#"[["a",2],["b",3],["c",1]]"#]],
+        );
+    }
+    check(
+        OPTIONS,
+        "seen",
+        words,
+        expect![[r#"[["a",0],["b",0],["c",0]]"#]],
+    );
+    check(
+        OPTIONS,
+        "after_insert",
+        r#"[[["a", 1]], "a"]"#,
+        expect![[r#"[1,7,[["a",1]]]"#]],
+    );
+    check(
+        OPTIONS,
+        "after_insert",
+        r#"[[["a", 1]], "z"]"#,
+        expect![[r#"[-1,7,[["a",1]]]"#]],
+    );
+    check(OPTIONS, "first_big", "[[1, 5, 9]]", expect!["5"]);
+    check(OPTIONS, "first_big", "[[1, 2]]", expect!["-1"]);
+    check(
+        OPTIONS,
+        "first_list",
+        "[[[1], [2, 3], [4, 5]]]",
+        expect!["[2,3,0]"],
+    );
+}
+
 const TEXT: &str = r#"
 pieces : (s : Utf8) -> (List Utf8, List Utf8, List Utf8, Utf8, Utf8, List Utf8)
 pieces s = (split s " ", split s "é ", split s "", str_slice s 3 15, trim ("  " ++ s ++ "\n"), lines s)

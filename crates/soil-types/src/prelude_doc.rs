@@ -669,7 +669,7 @@ key, value, then the map, so `fold` steps read `map_insert k v acc`.",
             value(
                 "map_get",
                 "The value of `key`, or `None`.",
-                "expected O(1)",
+                "expected O(1); taken apart at once (`unwrap_or (map_get k m) d`, `match map_get k m with | Some v -> ... | None -> ...`) it builds no `Option` (§14)",
                 "map_get \"a\" (map_from_list [(\"a\", 1)])",
                 "Some 1",
             ),
@@ -852,7 +852,11 @@ for that update.
 is updated in place like any list, a shared one is copied.
 
 `unwrap_or (map_get k m) d`, the lookup of a count or a default, runs as one
-lookup that does not build the `Option` in between. `concat (map f xs)` empties
+lookup that does not build the `Option` in between, and so does `match map_get
+k m with | Some v -> ... | None -> ...` (the two arms in either order, the
+`None` arm possibly `_`, no guard): `v` is bound to the value found. Any other
+`match` of an `Option` with just those two arms is decided by its tag, the
+payload moved out when nothing else holds it. `concat (map f xs)` empties
 each list `f` makes into the result as it is made: O(total length), with one of
 `f`'s lists held at a time instead of all of them.
 

@@ -7,17 +7,20 @@
 //! Every measurement is a whole process, so time and peak memory compare like
 //! with like: CPython runs as `python3` (the interpreter itself, not a version
 //! manager's wrapper script), and Soil as this example re-executed
-//! with `--soil-arg` or `--soil-file`, which does exactly what `soil0 run` and
+//! with `--soil-arg`, `--soil-file` or `--soil-file-match`, which does exactly what `soil0 run` and
 //! `trellis call` do (load and check env.json and program.json, decode the
 //! JSON arguments, run, encode the result) with the binaries' allocator. The
 //! text reaches Soil two ways a user can give it: as the JSON string argument
 //! of `wordcount::top_words` (read from a file here, since an argument vector
 //! caps one argument at 128 KiB), and as a path read through the `Fs`
-//! capability by `wordcount::top_words_in_file`. Each process reports its own
+//! capability by `wordcount::top_words_in_file`. A third Soil side counts as
+//! many write it, taking the lookup apart with `match map_get w acc with |
+//! Some count -> ... | None -> ...` (`wordcount::top_words_by_match_in_file`)
+//! instead of `unwrap_or (map_get w acc) 0`. Each process reports its own
 //! peak resident set (VmHWM of /proc/self/status) and CPU time. Rounds
 //! alternate between the sides; each side's times are the best of five rounds
 //! (the machine is shared; the best round is the least disturbed one), its
-//! memory the largest of the five. The results of both sides are compared,
+//! memory the largest of the five. The results of every side are compared,
 //! and the run stops if they differ.
 //!
 //! Run: `cargo run --release -p soil0 --example wordcount_bench [MB ...]`
@@ -55,6 +58,10 @@ fn main() -> ExitCode {
         }),
         [flag, path] if flag == "--soil-file" => soil_child(
             "wordcount::top_words_in_file",
+            &format!("[{TOP},{}]", json_string(path)),
+        ),
+        [flag, path] if flag == "--soil-file-match" => soil_child(
+            "wordcount::top_words_by_match_in_file",
             &format!("[{TOP},{}]", json_string(path)),
         ),
         sizes => {
@@ -166,7 +173,7 @@ fn compare_all(sizes: &[usize]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches-py/wordcount.py");
     let python_exe = python_executable();
     println!(
-        "word count, top {TOP}        words  soil (s)  cpython (s)  ratio  cpu ratio  soil (MB)  cpython (MB)  ratio"
+        "word count, top {TOP}              words  soil (s)  cpython (s)  ratio  cpu ratio  soil (MB)  cpython (MB)  ratio"
     );
     for &mb in sizes {
         let text = zipf_text(mb * 1_000_000);
@@ -180,6 +187,7 @@ fn compare_all(sizes: &[usize]) {
         let sides = [
             ("argument", Some(("--soil-arg", &args_path))),
             ("file", Some(("--soil-file", &text_path))),
+            ("file, by match", Some(("--soil-file-match", &text_path))),
             ("cpython", None),
         ];
         let mut measured: Vec<Measured> = sides.iter().map(|_| Measured::new()).collect();
@@ -201,8 +209,8 @@ fn compare_all(sizes: &[usize]) {
                 figures.round(command);
             }
         }
-        let python = &measured[2];
-        for ((how, _), soil) in sides.iter().zip(&measured).take(2) {
+        let python = &measured[sides.len() - 1];
+        for ((how, _), soil) in sides.iter().zip(&measured).take(sides.len() - 1) {
             // The file variant's result is wrapped in `Ok`.
             let result = soil
                 .output
@@ -214,7 +222,7 @@ fn compare_all(sizes: &[usize]) {
                 "{mb} MB ({how}): Soil and CPython disagree"
             );
             println!(
-                "{:<24} {words:>8} {:>9.3} {:>12.3} {:>5.2}x {:>9.2}x {:>10.1} {:>13.1} {:>5.2}x",
+                "{:<30} {words:>8} {:>9.3} {:>12.3} {:>5.2}x {:>9.2}x {:>10.1} {:>13.1} {:>5.2}x",
                 format!("{mb} MB, text as {how}"),
                 soil.seconds,
                 python.seconds,

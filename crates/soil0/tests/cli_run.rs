@@ -195,7 +195,8 @@ fn program_output_goes_to_stderr_and_stdout_holds_one_document() {
 }
 
 /// The word count of wordcount_bench (test-data/soil0/wordcount): the text as
-/// the JSON string argument and read through `Fs` give the same ten.
+/// the JSON string argument and read through `Fs` give the same ten, and so
+/// does the count that takes each lookup apart with `match`.
 #[test]
 fn the_word_count_of_the_bench_runs_on_an_argument_and_on_a_file() {
     let (env, program) = (
@@ -219,5 +220,12 @@ fn the_word_count_of_the_bench_runs_on_an_argument_and_on_a_file() {
     );
     expect![[r#"exit 0 {"tag":"Ok","value":[["the",3],["cat",2],["saw",2]]}"#]]
         .assert_eq(&from_file);
+    let (by_match, _) = run_both(
+        env,
+        program,
+        "wordcount::top_words_by_match_in_file",
+        &format!("[3, {path}]"),
+    );
+    assert_eq!(by_match, from_file);
     let _ = std::fs::remove_dir_all(&dir);
 }
