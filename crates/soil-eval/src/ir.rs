@@ -346,28 +346,19 @@ impl MatchKind {
                     _ => false,
                 }
         };
-        match arms {
-            [a, b]
-                if none(b, true)
-                    && let Some(payload) = some(a) =>
-            {
+        if let [a, b] = arms {
+            let found = match (some(a), some(b)) {
+                (Some(payload), _) if none(b, true) => Some((0, 1, payload)),
+                (_, Some(payload)) if none(a, false) => Some((1, 0, payload)),
+                _ => None,
+            };
+            if let Some((some, none, payload)) = found {
                 return MatchKind::SomeOrNone {
-                    some: 0,
-                    none: 1,
+                    some,
+                    none,
                     payload,
                 };
             }
-            [a, b]
-                if none(a, false)
-                    && let Some(payload) = some(b) =>
-            {
-                return MatchKind::SomeOrNone {
-                    some: 1,
-                    none: 0,
-                    payload,
-                };
-            }
-            _ => {}
         }
         if arms.iter().all(pair) {
             MatchKind::Pairs
@@ -567,6 +558,70 @@ impl Expr {
                 fields.iter_mut().for_each(|u| f(&mut u.value));
             }
             Expr::List(items) | Expr::Tuple(items) => items.iter_mut().for_each(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arm(pattern: Pat, guard: Option<Expr>) -> Arm {
+        Arm {
+            pattern,
+            guard,
+            body: Expr::Unit,
+        }
+    }
+
+    fn some(payload: Pat) -> Pat {
+        Pat::Variant {
+            ty: ids::OPTION,
+            tag: ids::SOME,
+            payload: Some(Box::new(payload)),
+        }
+    }
+
+    const NONE: Pat = Pat::Variant {
+        ty: ids::OPTION,
+        tag: ids::NONE,
+        payload: None,
+    };
+
+    /// `Some x` and `None` (or a last `_`), unguarded, in either order, are
+    /// decided by the tag; anything else keeps the general arm loop.
+    #[test]
+    fn some_and_none_arms_are_decided_by_the_tag() {
+        let kind = |arms: Vec<Arm>| MatchKind::of(&arms);
+        let by_tag = |some, none, payload| MatchKind::SomeOrNone {
+            some,
+            none,
+            payload,
+        };
+        assert_eq!(
+            kind(vec![arm(some(Pat::Bind(3)), None), arm(NONE, None)]),
+            by_tag(0, 1, 3)
+        );
+        assert_eq!(
+            kind(vec![arm(NONE, None), arm(some(Pat::Wild), None)]),
+            by_tag(1, 0, NO_SLOT)
+        );
+        assert_eq!(
+            kind(vec![arm(some(Pat::Bind(2)), None), arm(Pat::Wild, None)]),
+            by_tag(0, 1, 2)
+        );
+        let general = [
+            // A first `_` takes everything: the `Some` arm is never reached.
+            vec![arm(Pat::Wild, None), arm(some(Pat::Bind(2)), None)],
+            vec![
+                arm(some(Pat::Bind(2)), Some(Expr::Bool(true))),
+                arm(NONE, None),
+            ],
+            vec![arm(some(Pat::I64(1)), None), arm(NONE, None)],
+            vec![arm(some(Pat::Bind(2)), None), arm(some(Pat::Wild), None)],
+        ];
+        for arms in general {
+            assert_eq!(kind(arms), MatchKind::General);
         }
     }
 }

@@ -55,10 +55,10 @@ pub(crate) fn racy(modified: u128, read_since: u128) -> bool {
 
 /// The root's fingerprint: a digest of every input's stamp, in path order.
 pub fn fingerprint(stamps: &mut [FileStamp<'_>]) -> Digest {
-    // A stable sort, for it merges runs: a walk hands the stamps in a few
-    // sorted runs (the root's own files, `soil.toml` among them, before the
-    // directories it sorts after), which the unstable sort does not see, and
-    // sorted 66,000 stamps anew (3.3–7.8 ms of a restart at 20,000
+    // A stable sort, for it finds runs: a walk hands the stamps in path
+    // order, or in a few sorted runs where a directory holds both files and
+    // directories (or reference data), which the unstable sort does not see:
+    // it sorted 66,000 stamps anew (3.3–7.8 ms of a restart at 20,000
     // definitions, against 1.4–1.9 ms).
     stamps.sort();
     // Each stamp is written out whole (its path's length first) and the
