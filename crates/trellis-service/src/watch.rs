@@ -260,7 +260,14 @@ impl RootWatch {
                 false => Named::Tree(prefix),
             });
         }
-        let name = std::str::from_utf8(event.name).ok()?;
+        // A name that is not UTF-8 is no input, but the walk reports one that
+        // ends like an input's or lies under a reference directory: its
+        // directory is walked again, so the report comes and goes with it.
+        let Ok(name) = std::str::from_utf8(event.name) else {
+            let reported = loaded_file(&String::from_utf8_lossy(event.name))
+                || self.reference.contains(&prefix);
+            return reported.then(|| Named::directory(prefix));
+        };
         // A directory by an input's name is a file to report, as the walk does.
         if sys::names_a_directory(event.mask) && !loaded_file(name) {
             return (!skipped_dir(name)).then(|| Named::Tree(format!("{prefix}{name}/")));
@@ -268,10 +275,7 @@ impl RootWatch {
         // A `.py` coming or going may make its directory a reference directory
         // or stop it being one: what the walk loads there changes with it.
         if python_file(name) && sys::comes_or_goes(event.mask) {
-            return Some(match prefix.is_empty() {
-                true => Named::Everything,
-                false => Named::Tree(prefix),
-            });
+            return Some(Named::directory(prefix));
         }
         (loaded_file(name) || self.reference.contains(&prefix))
             .then(|| Named::File(format!("{prefix}{name}")))
@@ -321,6 +325,17 @@ enum Named {
     Tree(String),
     /// Something only a full walk can account for.
     Everything,
+}
+
+impl Named {
+    /// The directory at `prefix` walked again: the whole root's walk when
+    /// it is the root.
+    fn directory(prefix: String) -> Named {
+        match prefix.is_empty() {
+            true => Named::Everything,
+            false => Named::Tree(prefix),
+        }
+    }
 }
 
 /// The module's only `unsafe` code: four libc calls whose results are checked.
@@ -597,6 +612,34 @@ mod tests {
         );
         std::fs::write(root.join("m/notes.txt"), "now an input").expect("write");
         assert_eq!(watch.take(), paths(&["m/notes.txt"]));
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    /// A name that is not UTF-8 is no input, but the walk reports one by an
+    /// input's name: it coming or going names its directory, so the report
+    /// comes and goes with it; any other such name names nothing.
+    #[test]
+    fn a_name_that_is_not_utf8_names_its_directory_when_the_walk_reports_it() {
+        use std::os::unix::ffi::OsStrExt;
+        let root = temp_root("not-utf8");
+        let named = |dir: &str, name: &[u8]| root.join(dir).join(std::ffi::OsStr::from_bytes(name));
+        let mut watch = RootWatch::new(&root).expect("inotify");
+        std::fs::write(named("m", b"caf\xe9.tr"), "x").expect("write");
+        assert_eq!(watch.take(), paths(&["m/"]));
+        std::fs::write(named("m", b"caf\xe9.txt"), "x").expect("write");
+        assert_eq!(
+            watch.take(),
+            paths(&[]),
+            "no input's name: nothing to report"
+        );
+        std::fs::remove_file(named("m", b"caf\xe9.tr")).expect("remove");
+        assert_eq!(watch.take(), paths(&["m/"]));
+        std::fs::write(named("", b"caf\xe9.soil"), "x").expect("write");
+        assert_eq!(
+            watch.take(),
+            Dirty::Everything,
+            "the root's own: a whole walk"
+        );
         std::fs::remove_dir_all(&root).expect("clean up");
     }
 

@@ -120,6 +120,38 @@ fn a_one_shot_answer_stores_the_other_kind_beside_it() {
     std::fs::remove_dir_all(&root).expect("clean up");
 }
 
+/// What the walk finds wrong — here a name that is not UTF-8 where an
+/// input's would be — is no file the fingerprint covers: answers given while
+/// it is there are not stored, so once it is gone the next start does not
+/// take them back and report it still (it did).
+#[test]
+fn answers_given_beside_a_problem_of_the_walk_are_not_stored() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = temp_root("walk-problem");
+    let bad = root.join(std::ffi::OsStr::from_bytes(b"caf\xe9.tr"));
+    std::fs::write(&bad, "x").expect("write");
+    let unreadable = |answer: &Value| answer.to_string().contains("root-unreadable");
+    for method in ["check", "status"] {
+        let (answer, from_store) = answer(&root, method);
+        assert!(!from_store);
+        assert!(unreadable(&answer), "{method} reports the name: {answer}");
+    }
+    assert!(
+        !root.join(STORE).exists(),
+        "nothing stored beside the problem"
+    );
+    std::fs::remove_file(&bad).expect("remove");
+    for method in ["check", "status"] {
+        let (answer, _) = answer(&root, method);
+        assert!(
+            !unreadable(&answer),
+            "{method} after the name is gone: {answer}"
+        );
+        assert_eq!(answer, cold(&root, method), "{method} recomputed");
+    }
+    std::fs::remove_dir_all(&root).expect("clean up");
+}
+
 #[test]
 fn a_store_that_does_not_fit_the_root_is_never_taken() {
     let root = temp_root("unfit");

@@ -145,10 +145,14 @@ impl Service {
     /// the status rows and the unreadable locks; with `complete`, both even
     /// if only one was asked — keeping what a store for the same root holds
     /// that this service was not asked. Nothing is stored by a service that
-    /// has not loaded the root, or whose files could not all be read.
+    /// has not loaded the root, or whose files could not all be read or
+    /// walked.
     pub fn store_answers(&mut self, complete: bool) {
         self.stored_kinds = self.joins.answered();
-        if !self.loaded {
+        // What the walk found wrong (a FIFO or a name that is not UTF-8 where
+        // an input's would be, a directory it could not read) is no file the
+        // fingerprint covers: stored, it was taken back after it was gone.
+        if !self.loaded || !self.load_problems.is_empty() {
             return;
         }
         let Some(mut files) = self.loader.known_files() else {
