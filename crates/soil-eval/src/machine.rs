@@ -180,6 +180,8 @@ pub(crate) struct Machine<'a> {
     /// `map_get`, looked up without its `Option` when a `match` takes it
     /// apart at once ([`MatchKind::SomeOrNone`]).
     pub(crate) map_get_builtin: BuiltinId,
+    /// `map_has`, which looks its key up as `map_get` does.
+    map_has_builtin: BuiltinId,
     /// Evaluation stops when the native stack pointer goes below this address.
     stack_floor: usize,
 }
@@ -212,6 +214,7 @@ impl<'a> Machine<'a> {
             map_get_or_builtin: crate::builtins::fused_map_get_or(),
             map_insert_builtin: crate::builtins::lookup("map_insert").unwrap_or(BuiltinId::MAX),
             map_get_builtin: crate::builtins::lookup("map_get").unwrap_or(BuiltinId::MAX),
+            map_has_builtin: crate::builtins::lookup("map_has").unwrap_or(BuiltinId::MAX),
             stack_floor: stack_position().saturating_sub(crate::program::stack_budget()),
         }
     }
@@ -939,6 +942,13 @@ impl<'a> Machine<'a> {
             && builtin == self.map_insert_builtin
         {
             return self.eval_map_insert(key, value, map, span, base);
+        }
+        if let [key, map] = args
+            && builtin == self.map_has_builtin
+        {
+            return Ok(Value::Bool(
+                self.map_get_direct(key, map, span, base)?.is_some(),
+            ));
         }
         self.eval_builtin_on_stack(builtin, args, span, base)
     }

@@ -714,6 +714,8 @@ counts_guarded words = map_to_list (fold (\m w -> match map_get w m with
   | Some c if c > 0 -> map_insert w (c + 1) m
   | _ -> map_insert w 1 m
   end) map_empty words)
+counts_has : (words : List Utf8) -> List (Utf8, I64)
+counts_has words = map_to_list (fold (\m w -> if map_has w m then map_insert w (unwrap_or (map_get w m) 0 + 1) m else map_insert w 1 m) map_empty words)
 seen : (words : List Utf8) -> List (Utf8, I64)
 seen words = map_to_list (fold (\m w -> match map_get w m with
   | Some _ -> m
@@ -735,11 +737,17 @@ first_list xs = match find (\l -> len l > 1) xs with | Some l -> push l 0 | None
 /// the general match gives (a guard keeps a match general), in either arm
 /// order, with a wildcard payload or a wildcard `None` arm, on a map in a
 /// local (left as it was) or made in place, and on an `Option` from any
-/// other call, its payload moved out or copied as it is held.
+/// other call, its payload moved out or copied as it is held. `map_has`
+/// looks its key up the same way.
 #[test]
 fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
     let words = r#"[["b", "a", "b", "c", "b", "a"]]"#;
-    for def in ["counts", "counts_none_first", "counts_guarded"] {
+    for def in [
+        "counts",
+        "counts_none_first",
+        "counts_guarded",
+        "counts_has",
+    ] {
         check(
             OPTIONS,
             def,

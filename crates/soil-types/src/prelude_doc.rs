@@ -856,7 +856,8 @@ lookup that does not build the `Option` in between, and so does `match map_get
 k m with | Some v -> ... | None -> ...` (the two arms in either order, the
 `None` arm possibly `_`, no guard): `v` is bound to the value found. Any other
 `match` of an `Option` with just those two arms is decided by its tag, the
-payload moved out when nothing else holds it. `concat (map f xs)` empties
+payload moved out when nothing else holds it; `map_has k m` looks its key up
+the same way. `concat (map f xs)` empties
 each list `f` makes into the result as it is made: O(total length), with one of
 `f`'s lists held at a time instead of all of them.
 
