@@ -6,7 +6,7 @@ use std::any::Any;
 use std::rc::Rc;
 
 use soil_rt::prelude as ids;
-use soil_rt::{Function, Key, List, Value, equal, map_for_update};
+use soil_rt::{Function, Key, List, MapValue, Value, equal, map_for_update};
 use trellis_diag::TextRange;
 
 use crate::builtins::{BUILTINS, BuiltinId};
@@ -145,6 +145,18 @@ pub(crate) fn option_payload(value: Value) -> Result<Option<Value>, Value> {
         } => Ok(None),
         other => Err(other),
     }
+}
+
+/// The value `key` maps to in `entries`, cloned out; the key is given back
+/// without the general drop when it holds no count (the counting loops'
+/// one lookup, shared by `map_get` and `map_has`; the fused `unwrap_or (map_get k m) d`
+/// keeps its own, which measured faster as written there).
+#[inline(always)]
+fn look_up(entries: &MapValue, key: Value) -> Option<Value> {
+    let key = Key(key);
+    let found = entries.get(&key).map(quick_clone);
+    key.0.release();
+    found
 }
 
 /// A clone of `value`, numbers without the general clone.
@@ -1033,19 +1045,14 @@ impl<'a> Machine<'a> {
         if let Expr::Local(slot) = map
             && let Value::Map(entries) = &self.stack[base + *slot as usize]
         {
-            let key = Key(key);
-            let found = entries.get(&key).map(quick_clone);
-            key.0.release();
-            return Ok(found);
+            return Ok(look_up(entries, key));
         }
         let map = self.operand(map, base)?;
         let Value::Map(entries) = &map else {
             let reported = self.call_builtin_on(self.map_get_builtin, [key, map], span)?;
             return Ok(option_payload(reported).ok().flatten());
         };
-        let key = Key(key);
-        let found = entries.get(&key).map(quick_clone);
-        key.0.release();
+        let found = look_up(entries, key);
         drop(map);
         Ok(found)
     }
