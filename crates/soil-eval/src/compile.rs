@@ -29,6 +29,8 @@ use crate::liveness::mark_function;
 use crate::loops::plan_loop_calls;
 use crate::rests::sink_rests;
 
+mod option_lambdas;
+
 /// What a name in expression position refers to.
 enum Target {
     Local(Slot),
@@ -606,7 +608,10 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
             Some(Target::Builtin(builtin))
                 if builtins::BUILTINS[builtin as usize].arity as usize == args.len() =>
             {
-                fused_call(builtin, self.exprs(args), span)
+                match self.option_lambda(builtin, args, span) {
+                    Some(inlined) => inlined,
+                    None => fused_call(builtin, self.exprs(args), span),
+                }
             }
             Some(target) => {
                 let func = Box::new(self.target_value(target));

@@ -730,6 +730,8 @@ first_big : (xs : List I64) -> I64
 first_big xs = match find (\x -> x > 2) xs with | Some x -> x | None -> 0 - 1 end
 first_list : (xs : List (List I64)) -> List I64
 first_list xs = match find (\l -> len l > 1) xs with | Some l -> push l 0 | None -> [] end
+counts_mapped : (words : List Utf8) -> List (Utf8, I64)
+counts_mapped words = map_to_list (fold (\m w -> map_insert w (unwrap_or (option_map (\c -> c + 1) (map_get w m)) 1) m) map_empty words)
 "#;
 
 /// A `match` of an `Option` with the arms `Some x` and `None` is decided by
@@ -747,6 +749,7 @@ fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
         "counts_none_first",
         "counts_guarded",
         "counts_has",
+        "counts_mapped",
     ] {
         check(
             OPTIONS,
@@ -780,6 +783,100 @@ fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
         "first_list",
         "[[[1], [2, 3], [4, 5]]]",
         expect!["[2,3,0]"],
+    );
+}
+
+const MAPPED: &str = r#"
+doubled : (o : Option I64) -> Option I64
+doubled o = option_map (\x -> x * 2) o
+or_own : (o : Option I64) -> (d : I64) -> I64
+or_own o d = unwrap_or (option_map (\d -> d * 2) o) d
+constant : (o : Option I64) -> I64
+constant o = unwrap_or (option_map (\_ -> 1) o) (-1)
+eager : (o : Option I64) -> (d : I64) -> I64
+eager o d = unwrap_or (option_map (\x -> x + 1) o) (10 / d)
+failing : (o : Option I64) -> (d : I64) -> Option I64
+failing o d = option_map (\x -> x / d) o
+failing_or : (o : Option I64) -> (d : I64) -> I64
+failing_or o d = unwrap_or (option_map (\x -> x / d) o) 0
+inc : (x : I64) -> I64
+inc x = x + 1
+named : (o : Option I64) -> I64
+named o = unwrap_or (option_map inc o) 0
+ten_over : (x : I64) -> I64
+ten_over x = 10 / x
+tail_or : (o : Option I64) -> I64
+tail_or o = unwrap_or (option_map (\x -> ten_over x) o) 0
+"#;
+
+/// `option_map` given a lambda literal is the match it means, the lambda's
+/// body run in the caller's frame (a failure in it names no `(lambda)`),
+/// and under `unwrap_or` with a literal or local default builds no
+/// `Option`: the lambda's parameter may shadow the default's name, a
+/// default that can fail is still evaluated as the call evaluates it, a
+/// call ending the body is a tail call of the caller's, as in the match
+/// written out, and a named function keeps the call.
+#[test]
+fn option_map_given_a_lambda_is_the_match_it_means() {
+    let some = |x: i64| format!(r#"[{{"tag":"Some","value":{x}}}, 2]"#);
+    let none = r#"[{"tag":"None"}, 2]"#;
+    check(
+        MAPPED,
+        "doubled",
+        r#"[{"tag":"Some","value":3}]"#,
+        expect![[r#"{"tag":"Some","value":6}"#]],
+    );
+    check(
+        MAPPED,
+        "doubled",
+        r#"[{"tag":"None"}]"#,
+        expect![[r#"{"tag":"None"}"#]],
+    );
+    check(MAPPED, "or_own", &some(3), expect!["6"]);
+    check(MAPPED, "or_own", none, expect!["2"]);
+    check(
+        MAPPED,
+        "constant",
+        r#"[{"tag":"Some","value":3}]"#,
+        expect!["1"],
+    );
+    check(MAPPED, "constant", r#"[{"tag":"None"}]"#, expect!["-1"]);
+    check(MAPPED, "eager", &some(3), expect!["4"]);
+    check(
+        MAPPED,
+        "eager",
+        r#"[{"tag":"Some","value":3}, 0]"#,
+        expect!["panic: runtime-panic @9:52 division by zero [#0 in eager]"],
+    );
+    check(
+        MAPPED,
+        "failing",
+        r#"[{"tag":"Some","value":3}, 0]"#,
+        expect!["panic: runtime-panic @11:33 division by zero [#0 in failing]"],
+    );
+    check(
+        MAPPED,
+        "failing",
+        r#"[{"tag":"None"}, 0]"#,
+        expect![[r#"{"tag":"None"}"#]],
+    );
+    check(
+        MAPPED,
+        "failing_or",
+        r#"[{"tag":"Some","value":3}, 0]"#,
+        expect!["panic: runtime-panic @13:47 division by zero [#0 in failing_or]"],
+    );
+    check(
+        MAPPED,
+        "tail_or",
+        r#"[{"tag":"Some","value":0}]"#,
+        expect!["panic: runtime-panic @19:14 division by zero [#0 in ten_over]"],
+    );
+    check(
+        MAPPED,
+        "named",
+        r#"[{"tag":"Some","value":3}]"#,
+        expect!["4"],
     );
 }
 

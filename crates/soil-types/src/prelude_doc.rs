@@ -857,7 +857,11 @@ k m with | Some v -> ... | None -> ...` (the two arms in either order, the
 `None` arm possibly `_`, no guard): `v` is bound to the value found. Any other
 `match` of an `Option` with just those two arms is decided by its tag, the
 payload moved out when nothing else holds it; `map_has k m` looks its key up
-the same way. `concat (map f xs)` empties
+the same way. `option_map` given a lambda (`option_map (\\x -> e) o`) is the
+`match` it means, the lambda's body run with no call, and `unwrap_or
+(option_map (\\x -> e) o) d` with a literal or a local variable for `d` builds no
+`Option` at all, so `unwrap_or (option_map (\\c -> c + 1) (map_get k m)) 1`
+is one lookup too. `concat (map f xs)` empties
 each list `f` makes into the result as it is made: O(total length), with one of
 `f`'s lists held at a time instead of all of them.
 
