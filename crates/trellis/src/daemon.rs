@@ -94,7 +94,7 @@ impl DaemonHandler {
         let mut service = lock(&self.service);
         let started = std::time::Instant::now();
         let answer = service.handle(method, params, progress);
-        let long = started.elapsed() >= LONG_ANSWER;
+        let long = started.elapsed() >= LONG_ANSWER || service.follows_many_changes();
         // What can wait until the answer is out waits, on a thread of its own.
         if service.untidy() {
             let service = Arc::clone(&self.service);
@@ -118,12 +118,15 @@ impl DaemonHandler {
     }
 }
 
-/// An answer that took this long did work on the scale of the root (a first
-/// load, a first `status`), and what it freed is worth handing back to the
+/// An answer that took this long, or followed a change of many files (a
+/// first load, however quick), did work on the scale of the root (a first
+/// `status`, a suite's run), and what it freed is worth handing back to the
 /// system once it is out; an edit's answer takes milliseconds, and the pages
 /// it frees are the ones the next edit reuses. After such an answer, or the
 /// load behind stored answers, the heap the root fills is gathered into huge
-/// pages ([`crate::heap::back_loaded_heap_with_huge_pages`]).
+/// pages ([`crate::heap::back_loaded_heap_with_huge_pages`]). The change
+/// decides where the clock could not: a first load of a small root, or of
+/// one on a fast machine, ends under the line.
 const LONG_ANSWER: Duration = Duration::from_millis(50);
 
 /// Hands the pages the allocator holds free back to the system. mimalloc

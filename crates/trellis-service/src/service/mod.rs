@@ -411,6 +411,13 @@ impl Service {
         Ok(result)
     }
 
+    /// Whether the answers since the last tidy followed a change of many
+    /// files (a first load, a batch of locks): work on the scale of the root,
+    /// however long it took.
+    pub fn follows_many_changes(&self) -> bool {
+        self.spare_parses
+    }
+
     /// Whether [`Service::tidy`] has work to do: a long-lived service that
     /// answered since it last tidied, or whose last answer read every file.
     pub fn untidy(&self) -> bool {
