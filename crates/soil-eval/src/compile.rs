@@ -29,7 +29,7 @@ use crate::liveness::mark_function;
 use crate::loops::plan_loop_calls;
 use crate::rests::sink_rests;
 
-mod option_lambdas;
+mod options;
 
 /// What a name in expression position refers to.
 enum Target {
@@ -634,6 +634,11 @@ impl<'g, 'o> DefCompiler<'g, 'o> {
     fn let_expr(&mut self, let_expr: &ast::LetExpr, span: TextRange) -> Expr {
         match &let_expr.binder {
             ast::LetBinder::Var(ident) => {
+                if let Some(matched) =
+                    self.option_matched_at_once(ident, &let_expr.value, &let_expr.body)
+                {
+                    return matched;
+                }
                 let value = self.boxed(&let_expr.value);
                 let mark = self.names_mark();
                 let slot = self.bind(&ident.text);

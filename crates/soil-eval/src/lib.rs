@@ -34,10 +34,11 @@
 //!   argument expressions rather than through the stack.
 //! - `option_map (\x -> e) o`, and `unwrap_or (option_map (\x -> e) o) d`
 //!   with a literal or local `d`, compile to the `match` they mean, the
-//!   lambda's body in the caller's frame (compile/option_lambdas.rs): a
+//!   lambda's body in the caller's frame (compile/options.rs): a
 //!   panic inside it names the caller, not a `(lambda)` frame, and under
 //!   `unwrap_or` a call ending the body is in tail position, as in the match
-//!   written out.
+//!   written out. `let x = e in match x with | Some .. | None .. end`, `x`
+//!   read nowhere else, is the match of `e` itself.
 //! - `split s ""` is `[s]`; `replace s "" t` is `s`; `range` refuses more than
 //!   100,000,000 elements with a panic; `show` of a function is `"<function>"`.
 //!

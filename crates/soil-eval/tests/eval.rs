@@ -730,6 +730,15 @@ first_big : (xs : List I64) -> I64
 first_big xs = match find (\x -> x > 2) xs with | Some x -> x | None -> 0 - 1 end
 first_list : (xs : List (List I64)) -> List I64
 first_list xs = match find (\l -> len l > 1) xs with | Some l -> push l 0 | None -> [] end
+counts_let : (words : List Utf8) -> List (Utf8, I64)
+counts_let words = map_to_list (fold (\m w -> let found = map_get w m in match found with
+  | Some c -> map_insert w (c + 1) m
+  | None -> map_insert w 1 m
+  end) map_empty words)
+found_kept : (m : Map Utf8 I64) -> (k : Utf8) -> (I64, Option I64)
+found_kept m k = let found = map_get k m in match found with | Some c -> (c, found) | None -> (0, found) end
+found_shadowed : (m : Map Utf8 I64) -> (k : Utf8) -> I64
+found_shadowed m k = let found = map_get k m in match found with | Some found -> found + 1 | None -> 0 end
 counts_mapped : (words : List Utf8) -> List (Utf8, I64)
 counts_mapped words = map_to_list (fold (\m w -> map_insert w (unwrap_or (option_map (\c -> c + 1) (map_get w m)) 1) m) map_empty words)
 "#;
@@ -740,7 +749,9 @@ counts_mapped words = map_to_list (fold (\m w -> map_insert w (unwrap_or (option
 /// order, with a wildcard payload or a wildcard `None` arm, on a map in a
 /// local (left as it was) or made in place, and on an `Option` from any
 /// other call, its payload moved out or copied as it is held. `map_has`
-/// looks its key up the same way.
+/// looks its key up the same way, and so does an `Option` bound by a `let`
+/// only to be matched at once (an arm that reads it, or binds a name of its
+/// own, reads what it would read).
 #[test]
 fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
     let words = r#"[["b", "a", "b", "c", "b", "a"]]"#;
@@ -750,6 +761,7 @@ fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
         "counts_guarded",
         "counts_has",
         "counts_mapped",
+        "counts_let",
     ] {
         check(
             OPTIONS,
@@ -775,6 +787,24 @@ fn option_matches_decided_by_their_tag_agree_with_the_general_match() {
         "after_insert",
         r#"[[["a", 1]], "z"]"#,
         expect![[r#"[-1,7,[["a",1]]]"#]],
+    );
+    check(
+        OPTIONS,
+        "found_kept",
+        r#"[[["a", 1]], "a"]"#,
+        expect![[r#"[1,{"tag":"Some","value":1}]"#]],
+    );
+    check(
+        OPTIONS,
+        "found_kept",
+        r#"[[["a", 1]], "z"]"#,
+        expect![[r#"[0,{"tag":"None"}]"#]],
+    );
+    check(
+        OPTIONS,
+        "found_shadowed",
+        r#"[[["a", 1]], "a"]"#,
+        expect!["2"],
     );
     check(OPTIONS, "first_big", "[[1, 5, 9]]", expect!["5"]);
     check(OPTIONS, "first_big", "[[1, 2]]", expect!["-1"]);

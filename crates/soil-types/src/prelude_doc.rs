@@ -854,7 +854,9 @@ is updated in place like any list, a shared one is copied.
 `unwrap_or (map_get k m) d`, the lookup of a count or a default, runs as one
 lookup that does not build the `Option` in between, and so does `match map_get
 k m with | Some v -> ... | None -> ...` (the two arms in either order, the
-`None` arm possibly `_`, no guard): `v` is bound to the value found. Any other
+`None` arm possibly `_`, no guard): `v` is bound to the value found, also
+when the `Option` is first named (`let found = map_get k m in match found
+with ...`, `found` read nowhere else). Any other
 `match` of an `Option` with just those two arms is decided by its tag, the
 payload moved out when nothing else holds it; `map_has k m` looks its key up
 the same way. `option_map` given a lambda (`option_map (\\x -> e) o`) is the
