@@ -835,6 +835,10 @@ named : (o : Option I64) -> I64
 named o = unwrap_or (option_map inc o) 0
 ten_over : (x : I64) -> I64
 ten_over x = 10 / x
+own_map : (o : Option I64) -> I64
+own_map o =
+  let option_map f p = Some 7 in
+  unwrap_or (option_map (\x -> x) o) 1
 tail_or : (o : Option I64) -> I64
 tail_or o = unwrap_or (option_map (\x -> ten_over x) o) 0
 "#;
@@ -845,7 +849,8 @@ tail_or o = unwrap_or (option_map (\x -> ten_over x) o) 0
 /// `Option`: the lambda's parameter may shadow the default's name, a
 /// default that can fail is still evaluated as the call evaluates it, a
 /// call ending the body is a tail call of the caller's, as in the match
-/// written out, and a named function keeps the call.
+/// written out, and a named function, or a local `option_map`, keeps the
+/// call.
 #[test]
 fn option_map_given_a_lambda_is_the_match_it_means() {
     let some = |x: i64| format!(r#"[{{"tag":"Some","value":{x}}}, 2]"#);
@@ -895,6 +900,12 @@ fn option_map_given_a_lambda_is_the_match_it_means() {
         "failing_or",
         r#"[{"tag":"Some","value":3}, 0]"#,
         expect!["panic: runtime-panic @13:47 division by zero [#0 in failing_or]"],
+    );
+    check(
+        MAPPED,
+        "own_map",
+        r#"[{"tag":"Some","value":3}]"#,
+        expect!["7"],
     );
     check(
         MAPPED,
