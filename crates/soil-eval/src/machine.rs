@@ -66,9 +66,10 @@ pub(crate) struct Prepared<'f> {
     bare: bool,
     /// The body of a bare closure that is one plain expression.
     leaf: Option<&'f Expr>,
-    /// A bare lambda of one parameter whose body compares it with a constant
-    /// (`\w -> w != ""`, `\n -> n > 0`): decided on the argument where it
-    /// lies ([`Machine::test`]).
+    /// A bare lambda of one parameter whose body compares it, or its
+    /// length, with a constant (`\w -> w != ""`, `\n -> n > 0`, `\w ->
+    /// str_len w > 0`): decided on the argument where it lies
+    /// ([`Machine::test`]).
     comparison: Option<Comparison>,
 }
 
@@ -80,6 +81,9 @@ pub(crate) enum Comparison {
     Constant { equal: bool, constant: u32 },
     /// `parameter <op> literal` of an `I64`, `op` a comparison.
     I64 { op: Op, literal: i64 },
+    /// `str_len parameter <op> literal` (`text`) or `len parameter <op>
+    /// literal`: the length compared, counted where the value lies.
+    Length { text: bool, op: Op, literal: i64 },
 }
 
 impl Prepared<'_> {
@@ -102,6 +106,23 @@ impl Comparison {
                 op: *op,
                 literal: *literal,
             }),
+            Expr::Binary { op, lhs, rhs, .. }
+                if op.is_comparison()
+                    && let (Expr::CallBuiltin { builtin, args, .. }, Expr::I64(literal)) =
+                        (&**lhs, &**rhs)
+                    && let [Expr::Local(0) | Expr::LocalMove(0)] = &args[..] =>
+            {
+                let text = match BUILTINS[*builtin as usize].name {
+                    "str_len" => true,
+                    "len" => false,
+                    _ => return None,
+                };
+                Some(Comparison::Length {
+                    text,
+                    op: *op,
+                    literal: *literal,
+                })
+            }
             Expr::Binary { op, lhs, rhs, .. } => {
                 let equal = match op {
                     Op::Eq => true,
@@ -791,6 +812,14 @@ impl<'a> Machine<'a> {
                 Value::I64(n) => Some(op.holds(n.cmp(&literal))),
                 _ => None,
             },
+            Comparison::Length { text, op, literal } => {
+                let length = match value {
+                    Value::Str(s) if text => s.as_str().chars().count(),
+                    Value::List(xs) if !text => xs.len(),
+                    _ => return None,
+                };
+                Some(op.holds((length as i64).cmp(&literal)))
+            }
         }
     }
 

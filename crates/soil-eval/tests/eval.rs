@@ -1032,8 +1032,9 @@ fn fused_local_literal_operators_agree_with_the_general_path() {
     check(LOCAL_LITERAL, "below", "[1.5]", expect![["[false,false]"]]);
 }
 
-/// Predicates that compare their argument with a constant are decided without
-/// a call (machine.rs, `Comparison`); each must answer as the same test
+/// Predicates that compare their argument, or its length, with a constant
+/// are decided without a call (machine.rs, `Comparison`); each must answer
+/// as the same test
 /// written so that it is called (a captured constant), on every kind of
 /// element and on both sides of the constant.
 const COMPARED_WITH_A_CONSTANT: &str = r#"
@@ -1057,6 +1058,18 @@ numbers_called xs = let (two, three, four, one) = (2, 3, 4, 1) in (filter (\n ->
 
 pairs : (xs : List (List I64)) -> List (List I64)
 pairs xs = filter (\p -> p == [1, 2]) xs
+
+long_words : (text : Utf8) -> List Utf8
+long_words text = filter (\w -> str_len w > 1) (split text " ")
+
+long_words_called : (text : Utf8) -> List Utf8
+long_words_called text = let one = 1 in filter (\w -> str_len w > one) (split text " ")
+
+lengths : (xs : List (List I64)) -> (List (List I64), Bool, Bool)
+lengths xs = (filter (\l -> len l >= 2) xs, any (\l -> len l == 0) xs, all (\l -> len l < 3) xs)
+
+lengths_called : (xs : List (List I64)) -> (List (List I64), Bool, Bool)
+lengths_called xs = let (two, zero, three) = (2, 0, 3) in (filter (\l -> len l >= two) xs, any (\l -> len l == zero) xs, all (\l -> len l < three) xs)
 "#;
 
 /// Runs two definitions of `text` on each of `inputs` and asserts they answer alike.
@@ -1085,6 +1098,31 @@ fn predicates_comparing_with_a_constant_answer_as_when_called() {
         COMPARED_WITH_A_CONSTANT,
         ("numbers", "numbers_called"),
         &lists,
+    );
+    let texts = ["[\"é ab c déjà\"]", "[\" \"]", "[\"éé\"]"];
+    assert_run_alike(
+        COMPARED_WITH_A_CONSTANT,
+        ("long_words", "long_words_called"),
+        &texts,
+    );
+    let nested = ["[[]]", "[[[], [1], [1, 2], [1, 2, 3]]]", "[[[1, 2]]]"];
+    assert_run_alike(
+        COMPARED_WITH_A_CONSTANT,
+        ("lengths", "lengths_called"),
+        &nested,
+    );
+    // Characters, not bytes: `é` is one.
+    check(
+        COMPARED_WITH_A_CONSTANT,
+        "long_words",
+        r#"["é ab c déjà"]"#,
+        expect![[r#"["ab","déjà"]"#]],
+    );
+    check(
+        COMPARED_WITH_A_CONSTANT,
+        "lengths",
+        "[[[], [1], [1, 2], [1, 2, 3]]]",
+        expect!["[[[1,2],[1,2,3]],true,false]"],
     );
     check(
         COMPARED_WITH_A_CONSTANT,

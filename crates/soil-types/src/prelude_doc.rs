@@ -870,7 +870,9 @@ each list `f` makes into the result as it is made: O(total length), with one of
 A predicate given to `filter`, `any`, `all` or `find` that compares its
 argument with a constant (`\\w -> w != \"\"`, `\\n -> n > 0`) is decided on each
 element where it lies, with no call: O(size of the constant) per element, as
-`==` is.",
+`==` is. So is one that compares its argument's length with an integer
+(`\\w -> str_len w > 0`, `\\l -> len l >= 2`): O(characters) and O(1), as
+`str_len` and `len` are.",
         builtins: &[],
     },
 ];
