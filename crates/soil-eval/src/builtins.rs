@@ -9,7 +9,7 @@ use soil_rt::{
 };
 
 use crate::codes::EvalCode;
-use crate::machine::{Machine, Prepared, Res};
+use crate::machine::{Machine, Prepared, Res, option_payload};
 use crate::world::IoFailure;
 
 /// Index of a builtin in [`BUILTINS`].
@@ -407,20 +407,20 @@ builtins! {
         Ok(Value::Map(Rc::new(map)))
     },
     // Option / Result
-    "unwrap_or" / 2 => |m, b| match m.take(b, 0) {
-        Value::Variant { tag: ids::SOME, payload: Some(p), .. } => Ok((*p).clone()),
-        Value::Variant { tag: ids::NONE, .. } => Ok(m.take(b, 1)),
-        other => Err(m.type_error(format!("unwrap_or needs an Option, found {}", other.kind()))),
+    "unwrap_or" / 2 => |m, b| match option_payload(m.take(b, 0)) {
+        Ok(Some(value)) => Ok(value),
+        Ok(None) => Ok(m.take(b, 1)),
+        Err(other) => Err(m.type_error(format!("unwrap_or needs an Option, found {}", other.kind()))),
     },
     "option_map" / 2 => |m, b| {
         let f = m.take(b, 0);
-        match m.take(b, 1) {
-            Value::Variant { tag: ids::SOME, payload: Some(p), .. } => {
-                let mapped = m.apply(&f, std::slice::from_ref(&*p))?;
+        match option_payload(m.take(b, 1)) {
+            Ok(Some(value)) => {
+                let mapped = m.apply(&f, std::slice::from_ref(&value))?;
                 Ok(option(Some(mapped)))
             }
-            none @ Value::Variant { tag: ids::NONE, .. } => Ok(none),
-            other => Err(m.type_error(format!("option_map needs an Option, found {}", other.kind()))),
+            Ok(None) => Ok(option(None)),
+            Err(other) => Err(m.type_error(format!("option_map needs an Option, found {}", other.kind()))),
         }
     },
     "result_map" / 2 => |m, b| {
