@@ -10,6 +10,7 @@ use soil_syntax::ast::Signature;
 use trellis_spec::{BlockKind, BlockSyntax, Clause};
 
 use crate::db::Db;
+use crate::deep::descend;
 use crate::hashing::{cycle_of, definition_item, reaches_a_cycle, resolved_refs};
 use crate::index::{Item, ItemKind};
 use crate::refs::predicate_refs;
@@ -175,7 +176,9 @@ pub(crate) fn program_callees<'db>(
 /// `item`; as `call_cycle_free`, it reads only what `item` reaches.
 #[salsa::tracked(returns(copy), cycle_result = reaches_a_cycle)]
 pub fn program_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
-    program_callees(db, item).all(|callee| callee == item || program_cycle_free(db, callee))
+    descend(|| {
+        program_callees(db, item).all(|callee| callee == item || program_cycle_free(db, callee))
+    })
 }
 
 /// The members of `item`'s program-graph cycle, so `program_order` never recurses
@@ -199,37 +202,62 @@ fn program_cycle_members<'db>(db: &'db dyn Db, item: Item<'db>) -> Option<Vec<(S
 }
 
 /// The definitions `item` needs, as (module, name), callees before callers and
-/// `item` last. Built from the direct callees' own orders, so after an edit each
-/// order revalidates against its direct callees only, never its whole closure.
-/// Mutually recursive definitions share one order: their outside callees first,
-/// then the members in name order.
+/// `item` last: the post-order of a depth-first walk of its program's closure,
+/// each definition's callees in [`program_refs`] order. Mutually recursive
+/// definitions are one step of the walk: their outside callees first, then
+/// the members in their cycle's order.
+///
+/// The walk keeps its own stack and asks no callee for its order: built from
+/// the callees' own orders, each a memo, the orders of a call chain `n` long
+/// held `n²/2` entries between them (a `test` of the head of a chain of 5,000
+/// took 2.4 s and 930 MB) and nested `n` queries on the thread's stack. Only
+/// the orders asked for are kept, each over the memos of its closure's
+/// references.
 #[salsa::tracked(returns(ref))]
 pub fn program_order<'db>(db: &'db dyn Db, item: Item<'db>) -> Arc<[(String, String)]> {
-    let key = (item.module(db).clone(), item.name(db).clone());
-    let members: Vec<(String, String)> = match program_cycle(db, item) {
-        Some(members) => members.clone(),
-        None => vec![key],
-    };
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut order = Vec::new();
-    for (module, name) in &members {
-        let member = Item::new(db, module.as_str(), name.as_str());
-        for target in program_refs(db, member).iter() {
-            let Target::Definition(module, name) = target else {
-                continue;
-            };
-            if members.iter().any(|(m, n)| m == module && n == name) {
-                continue;
-            }
-            let callee = Item::new(db, module.as_str(), name.as_str());
-            for entry in program_order(db, callee).iter() {
-                if seen.insert(entry.clone()) {
-                    order.push(entry.clone());
-                }
-            }
-        }
+    /// One step of the walk in progress: a definition, or the members of a
+    /// cycle, and the next reference to follow.
+    struct Step {
+        members: Vec<(String, String)>,
+        member: usize,
+        reference: usize,
     }
-    order.extend(members);
+    let step_at = |item: Item<'db>| Step {
+        members: match program_cycle(db, item) {
+            Some(members) => members.clone(),
+            None => vec![(item.module(db).clone(), item.name(db).clone())],
+        },
+        member: 0,
+        reference: 0,
+    };
+    let mut order = Vec::new();
+    let mut entered: BTreeSet<(String, String)> = BTreeSet::new();
+    let first = step_at(item);
+    entered.extend(first.members.iter().cloned());
+    let mut walk = vec![first];
+    while let Some(step) = walk.last_mut() {
+        let Some((module, name)) = step.members.get(step.member) else {
+            let done = walk.pop().expect("the walk holds the step it just read");
+            order.extend(done.members);
+            continue;
+        };
+        let refs = program_refs(db, Item::new(db, module.as_str(), name.as_str()));
+        let Some(target) = refs.get(step.reference) else {
+            step.member += 1;
+            step.reference = 0;
+            continue;
+        };
+        step.reference += 1;
+        let Target::Definition(module, name) = target else {
+            continue;
+        };
+        if entered.contains(&(module.clone(), name.clone())) {
+            continue;
+        }
+        let next = step_at(Item::new(db, module.as_str(), name.as_str()));
+        entered.extend(next.members.iter().cloned());
+        walk.push(next);
+    }
     order.into()
 }
 

@@ -11,6 +11,7 @@ use soil_syntax::ast::{TypeDeclBody, VariantPayload};
 use trellis_hash::{Digest, Hasher};
 
 use crate::db::Db;
+use crate::deep::descend;
 use crate::files::Workspace;
 use crate::graph::{Graph, cycle_through, strongly_connected};
 use crate::index::{Item, ItemKind, Module, root_index};
@@ -82,7 +83,7 @@ fn callees<'db>(db: &'db dyn Db, item: Item<'db>) -> impl Iterator<Item = Item<'
 /// `item` reaches, so an edit elsewhere leaves it durable (design §7.2).
 #[salsa::tracked(returns(copy), cycle_result = reaches_a_cycle)]
 pub fn call_cycle_free<'db>(db: &'db dyn Db, item: Item<'db>) -> bool {
-    callees(db, item).all(|callee| callee == item || call_cycle_free(db, callee))
+    descend(|| callees(db, item).all(|callee| callee == item || call_cycle_free(db, callee)))
 }
 
 /// The cycle fallback of the `…_cycle_free` queries.
@@ -257,23 +258,25 @@ enum Acyclic {
 /// of its own made that walk over the callees' closure twice (design §7.12).
 #[salsa::tracked(returns(copy), cycle_result = found_a_cycle)]
 fn acyclic_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Acyclic {
-    let Some(facts) = soil_facts(db, item).as_ref() else {
-        return Acyclic::Hash(None);
-    };
-    let from = (item.module(db).as_str(), item.name(db).as_str());
-    let mut hasher = Hasher::tagged("soil-hash/1");
-    hasher.part(facts.form.as_bytes());
-    // One buffer for every reference's part: a re-hash after a hub edit
-    // writes thousands of them.
-    let mut part = String::with_capacity(128);
-    for (name, target) in &facts.refs {
-        part.clear();
-        part.push_str(name);
-        part.push('\0');
-        push_referent_hash(db, from, target, &mut part);
-        hasher.part(part.as_bytes());
-    }
-    Acyclic::Hash(Some(hasher.finish()))
+    descend(|| {
+        let Some(facts) = soil_facts(db, item).as_ref() else {
+            return Acyclic::Hash(None);
+        };
+        let from = (item.module(db).as_str(), item.name(db).as_str());
+        let mut hasher = Hasher::tagged("soil-hash/1");
+        hasher.part(facts.form.as_bytes());
+        // One buffer for every reference's part: a re-hash after a hub edit
+        // writes thousands of them.
+        let mut part = String::with_capacity(128);
+        for (name, target) in &facts.refs {
+            part.clear();
+            part.push_str(name);
+            part.push('\0');
+            push_referent_hash(db, from, target, &mut part);
+            hasher.part(part.as_bytes());
+        }
+        Acyclic::Hash(Some(hasher.finish()))
+    })
 }
 
 /// What one reference stands for in [`soil_hash_with`].

@@ -24,9 +24,10 @@
 //! `tests/layers.rs` checks all three against this list. Each layer's
 //! architecture invariant says what it may not know.
 //!
-//! 1. **Pure** — `graph`, `prelude`, `refs`: strongly connected components,
-//!    the prelude's names, a Soil item's free references. *Invariant:* no
-//!    database; functions of syntax trees and graphs alone.
+//! 1. **Pure** — `deep`, `graph`, `prelude`, `refs`: stack for deep
+//!    recursions, strongly connected components, the prelude's names, a Soil
+//!    item's free references. *Invariant:* no database; functions of syntax
+//!    trees and graphs alone.
 //! 2. **Inputs** — `files`, `db`: the salsa inputs and the database type.
 //!    *Invariant:* no query and no parsing; the only state a host writes.
 //! 3. **Files** — `config`, `index`, `soil`, `spec`, `decisions`, `locks`: the
@@ -60,6 +61,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods, reason = "tests use files"))]
 
 // 1. Pure
+mod deep;
 mod graph;
 mod prelude;
 mod refs;
@@ -133,6 +135,7 @@ pub use decisions::{
     DecisionKey, DecisionsInScope, decision_entries, decision_entry_hash, empty_scope_hash,
     scope_decisions, scope_hash,
 };
+pub use deep::{QUERY_STACK_BYTES, query_thread};
 pub use documents::{env_json, program_json};
 pub use exports::{export_violations, module_exports};
 pub use files::{Directory, FileKind, SourceFile, Workspace, directory_name};

@@ -43,6 +43,7 @@ use trellis_spec::{BlockKind, BlockSyntax, CramStep, Reference};
 
 use crate::assembly::{program_callees, program_cycle, program_def, property_callees};
 use crate::db::Db;
+use crate::deep::descend;
 use crate::documents::env_json;
 use crate::files::Workspace;
 use crate::hashing::soil_hash;
@@ -150,30 +151,32 @@ fn add_own_env_names(db: &dyn Db, item: Item<'_>, names: &mut EnvNames) {
 /// share theirs). Syntax alone: a type added to the root never re-derives it.
 #[salsa::tracked(returns(ref))]
 fn program_env_names<'db>(db: &'db dyn Db, item: Item<'db>) -> EnvNames {
-    let mut names = EnvNames::default();
-    match program_cycle(db, item) {
-        None => {
-            add_own_env_names(db, item, &mut names);
-            for callee in program_callees(db, item).filter(|&callee| callee != item) {
-                names.extend(program_env_names(db, callee));
-            }
-        }
-        Some(members) => {
-            let inside = |callee: Item<'db>| {
-                members
-                    .iter()
-                    .any(|(module, name)| callee.module(db) == module && callee.name(db) == name)
-            };
-            for (module, name) in members {
-                let member = Item::new(db, module.as_str(), name.as_str());
-                add_own_env_names(db, member, &mut names);
-                for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
+    descend(|| {
+        let mut names = EnvNames::default();
+        match program_cycle(db, item) {
+            None => {
+                add_own_env_names(db, item, &mut names);
+                for callee in program_callees(db, item).filter(|&callee| callee != item) {
                     names.extend(program_env_names(db, callee));
                 }
             }
+            Some(members) => {
+                let inside = |callee: Item<'db>| {
+                    members.iter().any(|(module, name)| {
+                        callee.module(db) == module && callee.name(db) == name
+                    })
+                };
+                for (module, name) in members {
+                    let member = Item::new(db, module.as_str(), name.as_str());
+                    add_own_env_names(db, member, &mut names);
+                    for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
+                        names.extend(program_env_names(db, callee));
+                    }
+                }
+            }
         }
-    }
-    names
+        names
+    })
 }
 
 /// Everything `item`'s suite asks the type environment for: its program's
@@ -327,32 +330,34 @@ fn env_lookup(db: &dyn Db) -> EnvLookup {
 /// entries and the digests of what they call outside it.
 #[salsa::tracked(returns(copy))]
 pub fn program_digest<'db>(db: &'db dyn Db, item: Item<'db>) -> Digest {
-    let mut hasher = Hasher::tagged("program-digest/1");
-    match program_cycle(db, item) {
-        None => {
-            program_entry(db, &mut hasher, item);
-            for callee in program_callees(db, item).filter(|&callee| callee != item) {
-                hasher.part(program_digest(db, callee).bytes());
-            }
-        }
-        Some(members) => {
-            let mut sorted = members.clone();
-            sorted.sort();
-            let inside = |callee: Item<'db>| {
-                sorted
-                    .iter()
-                    .any(|(module, name)| callee.module(db) == module && callee.name(db) == name)
-            };
-            for (module, name) in &sorted {
-                let member = Item::new(db, module.as_str(), name.as_str());
-                program_entry(db, &mut hasher, member);
-                for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
+    descend(|| {
+        let mut hasher = Hasher::tagged("program-digest/1");
+        match program_cycle(db, item) {
+            None => {
+                program_entry(db, &mut hasher, item);
+                for callee in program_callees(db, item).filter(|&callee| callee != item) {
                     hasher.part(program_digest(db, callee).bytes());
                 }
             }
+            Some(members) => {
+                let mut sorted = members.clone();
+                sorted.sort();
+                let inside = |callee: Item<'db>| {
+                    sorted.iter().any(|(module, name)| {
+                        callee.module(db) == module && callee.name(db) == name
+                    })
+                };
+                for (module, name) in &sorted {
+                    let member = Item::new(db, module.as_str(), name.as_str());
+                    program_entry(db, &mut hasher, member);
+                    for callee in program_callees(db, member).filter(|&callee| !inside(callee)) {
+                        hasher.part(program_digest(db, callee).bytes());
+                    }
+                }
+            }
         }
-    }
-    hasher.finish()
+        hasher.finish()
+    })
 }
 
 /// One definition of a program: its name, body hash and contract.

@@ -52,10 +52,14 @@ pub(crate) fn answer_ahead<E: Sync, R: Send>(
     let mut answers: Vec<Option<R>> = entries.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
         let work = &work;
+        // A thread the system refuses leaves its share to the others: the
+        // entries are taken from one counter.
         let others: Vec<_> = (1..threads)
-            .map(|_| {
+            .filter_map(|_| {
                 let db = db.clone();
-                scope.spawn(move || work(&db))
+                crate::deep::query_thread("trellis-answer")
+                    .spawn_scoped(scope, move || work(&db))
+                    .ok()
             })
             .collect();
         let mine = work(db);

@@ -15,6 +15,7 @@ use trellis_spec::{BlockSyntax, Reference};
 use crate::check::{CheckOutcome, check_definition, report_diagnostics};
 use crate::db::Db;
 use crate::decisions::{decision_entries, empty_scope_hash, scope_decisions, scope_hash};
+use crate::deep::descend;
 use crate::exports::export_violations;
 use crate::files::SourceFile;
 use crate::hashing::{Referent, call_cycle_free, resolved_refs, soil_hash, soil_hash_with};
@@ -381,12 +382,36 @@ pub(crate) fn explain_moved(
 ) -> Vec<String> {
     moved
         .iter()
-        .map(|name| describe_edge(db, item, recorded, name))
+        .map(|name| describe_edge(db, item, recorded, name).text)
         .collect()
 }
 
+/// How many callees down a reason follows a change before it names where
+/// the change is instead: each callee's note nests its own callees' notes,
+/// so along a call chain `n` long the notes held `n²/2` clauses between them
+/// (design §7.18).
+const NOTE_DEPTH: usize = 3;
+
+/// How many of the definitions whose own body changed an abridged note names.
+const NOTE_CHANGED: usize = 3;
+
+/// One moved edge in words, with what [`callee_note`] keeps of it.
+struct Described {
+    text: String,
+    /// How many callees down the change lies, as far as followed.
+    depth: usize,
+    /// The definitions below whose own body changed, as far as known (at
+    /// most [`NOTE_CHANGED`]).
+    changed: Vec<String>,
+}
+
 /// One moved edge of `owner`, in words (see [`explain_moved`]).
-fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) -> String {
+fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) -> Described {
+    let plain = |text: String| Described {
+        text,
+        depth: 1,
+        changed: Vec::new(),
+    };
     if ItemKind::of(name) == ItemKind::Helper {
         // The owner's lock records every helper it reaches, but not the public
         // definitions those helpers call: a helper naming one is re-hashed as
@@ -399,7 +424,7 @@ fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) ->
         let calls_public = resolved_refs(db, helper).iter().any(|(_, target)| {
             matches!(target, Target::Definition(_, callee) if ItemKind::of(callee) != ItemKind::Helper)
         });
-        return match (same, rebound.is_empty(), calls_public) {
+        return plain(match (same, rebound.is_empty(), calls_public) {
             (true, false, _) => format!(
                 "`{name}`, a private helper whose body is unchanged, but {}",
                 rebound.join(", ")
@@ -409,7 +434,7 @@ fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) ->
                 format!("`{name}`, a private helper whose body, or a definition it calls, changed")
             }
             (false, _, false) => format!("`{name}`, a private helper whose body changed"),
-        };
+        });
     }
     let callee = resolved_refs(db, owner)
         .iter()
@@ -420,21 +445,53 @@ fn describe_edge(db: &dyn Db, owner: Item<'_>, recorded: &[Edge], name: &str) ->
             }
             _ => None,
         });
-    let note = callee.and_then(|callee| callee_note(db, callee).as_ref());
+    let note = callee.and_then(|callee| descend(|| callee_note(db, callee)).as_ref());
     match (note, recorded_hash(recorded, name)) {
-        (Some((hash, text)), Some(was)) if *hash == was => format!("`{name}`, {text}"),
-        (Some(_), Some(_)) => {
-            format!("`{name}`, re-recorded since this lowering was checked (its lock is newer)")
-        }
-        _ => format!("`{name}`"),
+        (Some(note), Some(was)) if note.hash == was && note.depth < NOTE_DEPTH => Described {
+            text: format!("`{name}`, {}", note.text),
+            depth: note.depth,
+            changed: note.changed.clone(),
+        },
+        (Some(note), Some(was)) if note.hash == was => Described {
+            text: match note.changed.is_empty() {
+                true => {
+                    format!("`{name}`, whose own body is unchanged: the change is further below it")
+                }
+                false => format!(
+                    "`{name}`, whose own body is unchanged: the change is further below it, in {}",
+                    note.changed.join(", ")
+                ),
+            },
+            // Stands for the whole depth it leaves out, so every note above
+            // it is abridged alike.
+            depth: note.depth,
+            changed: note.changed.clone(),
+        },
+        (Some(_), Some(_)) => plain(format!(
+            "`{name}`, re-recorded since this lowering was checked (its lock is newer)"
+        )),
+        _ => plain(format!("`{name}`")),
     }
 }
 
-/// What changed in a callee since its own lock was written, in words, with the
-/// `soil_hash` that lock recorded (a caller's edge that holds another hash was
-/// checked against another version of it). `None` without a lowering.
+/// What changed in a callee since its own lock was written, in words.
+#[derive(Debug, PartialEq, Eq)]
+struct CalleeNote {
+    /// The `soil_hash` the callee's lock recorded (a caller's edge that holds
+    /// another hash was checked against another version of it).
+    hash: Digest,
+    text: String,
+    /// How many callees down the change lies, as far as the note follows
+    /// it: past [`NOTE_DEPTH`], the notes above it are abridged.
+    depth: usize,
+    /// The first definitions at or below the callee whose own body changed,
+    /// as `module::name` in backquotes.
+    changed: Vec<String>,
+}
+
+/// The note of a callee whose edge moved; `None` without a lowering.
 #[salsa::tracked(returns(ref))]
-fn callee_note<'db>(db: &'db dyn Db, callee: Item<'db>) -> Option<(Digest, String)> {
+fn callee_note<'db>(db: &'db dyn Db, callee: Item<'db>) -> Option<CalleeNote> {
     let LockState::Present(Lock::Function(lock)) =
         lock_state(db, callee.module(db), callee.name(db))
     else {
@@ -444,10 +501,26 @@ fn callee_note<'db>(db: &'db dyn Db, callee: Item<'db>) -> Option<(Digest, Strin
     let recorded: Vec<Edge> = trellis_lock::recorded_edges(lowering).cloned().collect();
     let same = hash_as_recorded(db, callee, &recorded) == Some(lowering.soil_hash);
     let moved = moved_edges(recorded.iter(), |name| current_edge(db, callee, name));
+    let mut changed = Vec::new();
+    if !same {
+        changed.push(format!("`{}::{}`", callee.module(db), callee.name(db)));
+    }
     // Below a callee in no call cycle nothing reaches it again, so the notes
     // of its own callees never ask for its own.
+    let mut depth = 1;
     let below: Vec<String> = match call_cycle_free(db, callee) {
-        true => explain_moved(db, callee, &recorded, moved),
+        true => (moved.iter())
+            .map(|name| {
+                let described = describe_edge(db, callee, &recorded, name);
+                depth = depth.max(described.depth + 1);
+                for name in described.changed {
+                    if changed.len() < NOTE_CHANGED && !changed.contains(&name) {
+                        changed.push(name);
+                    }
+                }
+                described.text
+            })
+            .collect(),
         false => moved.iter().map(|name| format!("`{name}`")).collect(),
     };
     let rebound = rebound_in(db, callee, &recorded);
@@ -463,7 +536,12 @@ fn callee_note<'db>(db: &'db dyn Db, callee: Item<'db>) -> Option<(Digest, Strin
             "whose hash moved though its body and edges read as recorded".to_owned()
         }
     };
-    Some((lowering.soil_hash, text))
+    Some(CalleeNote {
+        hash: lowering.soil_hash,
+        text,
+        depth,
+        changed,
+    })
 }
 
 /// A diagnostic as one clause of a status reason: where, and what.

@@ -18,7 +18,7 @@ use expect_test::expect;
 /// The layers, bottom first, each with its modules: the same list as lib.rs's
 /// opening docs (checked by [`lib_rs_lists_the_same_layers`]) and design §2.2.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("Pure", &["graph", "prelude", "refs"]),
+    ("Pure", &["deep", "graph", "prelude", "refs"]),
     ("Inputs", &["files", "db"]),
     (
         "Files",

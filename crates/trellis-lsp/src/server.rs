@@ -932,9 +932,8 @@ impl Pool {
         let (jobs, queue) = bounded::<Box<dyn FnOnce() + Send>>(JOBS);
         for index in 0..workers {
             let queue = queue.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("trellis-lsp-worker-{index}"))
-                .spawn(move || {
+            let spawned =
+                trellis_db::query_thread(&format!("trellis-lsp-worker-{index}")).spawn(move || {
                     for job in queue {
                         // A bug in one job must not take the worker with it.
                         let _ = std::panic::catch_unwind(AssertUnwindSafe(job));

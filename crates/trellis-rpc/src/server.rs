@@ -65,6 +65,9 @@ pub struct ServerConfig {
     pub credentials: Arc<dyn PeerCredentials>,
     /// The uid that must own the socket directory and every peer.
     pub uid: u32,
+    /// The stack of each connection's thread, which runs the handler (`None`:
+    /// the platform's default for a new thread).
+    pub handler_stack_bytes: Option<usize>,
 }
 
 impl ServerConfig {
@@ -79,6 +82,7 @@ impl ServerConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             credentials: Arc::new(SocketPeerCredentials),
             uid: current_uid(),
+            handler_stack_bytes: None,
         }
     }
 }
@@ -270,12 +274,14 @@ impl Server {
         };
         let context = Arc::clone(context);
         let events = self.shutdown.events().clone();
-        let spawned = thread::Builder::new()
-            .name(format!("trellis-rpc-conn-{id}"))
-            .spawn(move || {
-                serve_connection(stream, &context);
-                let _ = events.send(Event::Closed(id));
-            });
+        let mut builder = thread::Builder::new().name(format!("trellis-rpc-conn-{id}"));
+        if let Some(bytes) = self.config.handler_stack_bytes {
+            builder = builder.stack_size(bytes);
+        }
+        let spawned = builder.spawn(move || {
+            serve_connection(stream, &context);
+            let _ = events.send(Event::Closed(id));
+        });
         match spawned {
             Ok(thread) => Some((control, thread)),
             Err(error) => {

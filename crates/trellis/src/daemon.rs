@@ -98,7 +98,7 @@ impl DaemonHandler {
         // What can wait until the answer is out waits, on a thread of its own.
         if service.untidy() {
             let service = Arc::clone(&self.service);
-            std::thread::spawn(move || {
+            spawn_asking("trellis-tidy", move || {
                 lock(&service).tidy();
                 if long {
                     return_free_pages();
@@ -108,7 +108,7 @@ impl DaemonHandler {
         }
         if service.wants_warm_up() {
             let service = Arc::clone(&self.service);
-            std::thread::spawn(move || {
+            spawn_asking("trellis-warm-up", move || {
                 std::thread::sleep(WARM_UP_AFTER_THE_ANSWER);
                 Service::warm_up(&service);
                 crate::heap::back_loaded_heap_with_huge_pages();
@@ -145,11 +145,23 @@ fn return_free_pages() {
     }
 }
 
+/// Starts `work`, which asks the database, on a thread of its own with the
+/// stack such work needs (`trellis_db::QUERY_STACK_BYTES`, design §7.18).
+fn spawn_asking(name: &str, work: impl FnOnce() + Send + 'static) {
+    if let Err(error) = trellis_db::query_thread(name).spawn(work) {
+        eprintln!("trellis daemon: no thread for {name}: {error}");
+    }
+}
+
 /// Serves the root until stopped. Returns a message for the user on failure.
 pub fn run(root: &Path) -> Result<(), String> {
     let socket = trellis_rpc::socket_path_for(root).map_err(|e| format!("no socket path: {e}"))?;
-    let server = Server::bind(&socket, ServerConfig::new(binary_identity()))
-        .map_err(|e| e.to_diagnostic().message)?;
+    let config = ServerConfig {
+        // Each connection's thread answers its requests from the database.
+        handler_stack_bytes: Some(trellis_db::QUERY_STACK_BYTES),
+        ..ServerConfig::new(binary_identity())
+    };
+    let server = Server::bind(&socket, config).map_err(|e| e.to_diagnostic().message)?;
     // Read once here, not by the service: answers depend only on the request.
     let watch = !std::env::var("TRELLIS_WATCH")
         .is_ok_and(|value| matches!(value.as_str(), "off" | "0" | "false" | "no"));
@@ -179,14 +191,16 @@ pub fn run(root: &Path) -> Result<(), String> {
         // The client that started this daemon asks first; the load behind
         // the stored answers starts once it is answered, or after a while.
         let service = Arc::clone(&service);
-        std::thread::spawn(move || {
+        spawn_asking("trellis-warm-up", move || {
             std::thread::sleep(WARM_UP_PATIENCE);
             Service::warm_up(&service);
         });
     }
     if let Some(queue) = queue {
         let service = Arc::clone(&service);
-        std::thread::spawn(move || ask_ahead_of_requests(&service, &queue));
+        spawn_asking("trellis-ahead", move || {
+            ask_ahead_of_requests(&service, &queue)
+        });
     }
     let lowering = Lowering::start(Arc::clone(&service), socket.clone());
     let service_for_store = Arc::clone(&service);

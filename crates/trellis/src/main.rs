@@ -15,11 +15,21 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match trellis::args::from_os(std::env::args_os().skip(1)) {
+    let run = || match trellis::args::from_os(std::env::args_os().skip(1)) {
         Ok(args) => trellis::cli::run(&args),
         Err(error) => {
             eprintln!("trellis: {error}");
             ExitCode::from(2)
         }
+    };
+    // The command runs on a thread with a stack as deep as a root's longest
+    // call chain may need (`trellis_db::QUERY_STACK_BYTES`); the main
+    // thread's is what the shell's limit gave it. Run here if the system
+    // refuses the thread.
+    match trellis_db::query_thread("trellis").spawn(run) {
+        Ok(command) => command
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(_) => run(),
     }
 }
