@@ -259,23 +259,8 @@ enum Acyclic {
 #[salsa::tracked(returns(copy), cycle_result = found_a_cycle)]
 fn acyclic_soil_hash<'db>(db: &'db dyn Db, item: Item<'db>) -> Acyclic {
     descend(|| {
-        let Some(facts) = soil_facts(db, item).as_ref() else {
-            return Acyclic::Hash(None);
-        };
-        let from = (item.module(db).as_str(), item.name(db).as_str());
-        let mut hasher = Hasher::tagged("soil-hash/1");
-        hasher.part(facts.form.as_bytes());
-        // One buffer for every reference's part: a re-hash after a hub edit
-        // writes thousands of them.
-        let mut part = String::with_capacity(128);
-        for (name, target) in &facts.refs {
-            part.clear();
-            part.push_str(name);
-            part.push('\0');
-            push_referent_hash(db, from, target, &mut part);
-            hasher.part(part.as_bytes());
-        }
-        Acyclic::Hash(Some(hasher.finish()))
+        let facts = soil_facts(db, item).as_ref();
+        Acyclic::Hash(facts.map(|facts| hash_facts(db, item, facts, |_, _| Referent::AsNow)))
     })
 }
 
@@ -304,9 +289,22 @@ pub(crate) fn soil_hash_with(
     if call_cycle(db, item).is_some() {
         return None;
     }
+    Some(hash_facts(db, item, facts, referent))
+}
+
+/// The hash of `item`'s equation over its hash form and each reference
+/// standing for what `referent` says.
+fn hash_facts(
+    db: &dyn Db,
+    item: Item<'_>,
+    facts: &SoilFacts,
+    referent: impl Fn(&str, &Target) -> Referent,
+) -> Digest {
     let from = (item.module(db).as_str(), item.name(db).as_str());
     let mut hasher = Hasher::tagged("soil-hash/1");
     hasher.part(facts.form.as_bytes());
+    // One buffer for every reference's part: a re-hash after a hub edit
+    // writes thousands of them.
     let mut part = String::with_capacity(128);
     for (name, target) in &facts.refs {
         part.clear();
@@ -319,7 +317,7 @@ pub(crate) fn soil_hash_with(
         }
         hasher.part(part.as_bytes());
     }
-    Some(hasher.finish())
+    hasher.finish()
 }
 
 fn found_a_cycle<'db>(_db: &'db dyn Db, _id: salsa::Id, _item: Item<'db>) -> Acyclic {
