@@ -32,15 +32,61 @@ const SEGMENT: usize = 2 * 1024 * 1024;
 pub const QUERY_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// A thread builder for a thread that asks the database, with
-/// [`QUERY_STACK_BYTES`] of stack.
+/// [`QUERY_STACK_BYTES`] of stack (for a scoped thread; others start with
+/// [`spawn_query_thread`]).
 pub fn query_thread(name: &str) -> std::thread::Builder {
     std::thread::Builder::new()
         .name(name.to_owned())
         .stack_size(QUERY_STACK_BYTES)
 }
 
+/// Starts `work`, which asks the database, on a [`query_thread`]; where the
+/// system refuses a stack that large (a host that commits every mapping up
+/// front), on a thread with the default stack, which answers every root but
+/// one with a call chain thousands long. `Err` only when no thread starts.
+pub fn spawn_query_thread<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    spawn_on_stack(name, QUERY_STACK_BYTES, work)
+}
+
+/// [`spawn_query_thread`] with a stack of `bytes`.
+fn spawn_on_stack<T: Send + 'static>(
+    name: &str,
+    bytes: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    use std::sync::{Arc, Mutex, PoisonError};
+    // Shared, not moved: a refused spawn drops its closure, and the second
+    // try needs the work back.
+    let work = Arc::new(Mutex::new(Some(work)));
+    let start = |builder: std::thread::Builder| {
+        let work = Arc::clone(&work);
+        builder.spawn(move || {
+            let work = (work.lock().unwrap_or_else(PoisonError::into_inner).take())
+                .expect("a thread that starts takes the work");
+            work()
+        })
+    };
+    let named = || std::thread::Builder::new().name(name.to_owned());
+    start(named().stack_size(bytes)).or_else(|_| start(named()))
+}
+
 /// Runs `step`, one level of a recursion over the call graph, on a stack with
 /// at least [`RED_ZONE`] bytes left.
 pub(crate) fn descend<R>(step: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, step)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_stack_the_system_refuses_leaves_the_work_to_the_default_one() {
+        // 64 TiB: more address space than a process has.
+        let thread = super::spawn_on_stack("refused", 1 << 46, || 42).expect("a thread starts");
+        assert_eq!(thread.join().expect("it answers"), 42);
+        let thread = super::spawn_query_thread("query", || 7).expect("a thread starts");
+        assert_eq!(thread.join().expect("it answers"), 7);
+    }
 }

@@ -135,7 +135,7 @@ pub use decisions::{
     DecisionKey, DecisionsInScope, decision_entries, decision_entry_hash, empty_scope_hash,
     scope_decisions, scope_hash,
 };
-pub use deep::{QUERY_STACK_BYTES, query_thread};
+pub use deep::{QUERY_STACK_BYTES, query_thread, spawn_query_thread};
 pub use documents::{env_json, program_json};
 pub use exports::{export_violations, module_exports};
 pub use files::{Directory, FileKind, SourceFile, Workspace, directory_name};

@@ -933,7 +933,7 @@ impl Pool {
         for index in 0..workers {
             let queue = queue.clone();
             let spawned =
-                trellis_db::query_thread(&format!("trellis-lsp-worker-{index}")).spawn(move || {
+                trellis_db::spawn_query_thread(&format!("trellis-lsp-worker-{index}"), move || {
                     for job in queue {
                         // A bug in one job must not take the worker with it.
                         let _ = std::panic::catch_unwind(AssertUnwindSafe(job));

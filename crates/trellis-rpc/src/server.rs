@@ -17,8 +17,8 @@ use std::net::Shutdown;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -272,15 +272,36 @@ impl Server {
                 return None;
             }
         };
-        let context = Arc::clone(context);
-        let events = self.shutdown.events().clone();
-        let mut builder = thread::Builder::new().name(format!("trellis-rpc-conn-{id}"));
-        if let Some(bytes) = self.config.handler_stack_bytes {
-            builder = builder.stack_size(bytes);
-        }
-        let spawned = builder.spawn(move || {
-            serve_connection(stream, &context);
-            let _ = events.send(Event::Closed(id));
+        // Shared, not moved: a refused spawn drops its closure, and the try
+        // with the default stack needs the connection back.
+        let connection = Arc::new(Mutex::new(Some((
+            stream,
+            Arc::clone(context),
+            self.shutdown.events().clone(),
+        ))));
+        let start = |stack: Option<usize>| {
+            let connection = Arc::clone(&connection);
+            let mut builder = thread::Builder::new().name(format!("trellis-rpc-conn-{id}"));
+            if let Some(bytes) = stack {
+                builder = builder.stack_size(bytes);
+            }
+            builder.spawn(move || {
+                let taken = connection
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                if let Some((stream, context, events)) = taken {
+                    serve_connection(stream, &context);
+                    let _ = events.send(Event::Closed(id));
+                }
+            })
+        };
+        // A stack the system refuses (a host that commits every mapping up
+        // front) leaves the connection to a thread with the default stack.
+        let stack = self.config.handler_stack_bytes;
+        let spawned = start(stack).or_else(|error| match stack {
+            Some(_) => start(None),
+            None => Err(error),
         });
         match spawned {
             Ok(thread) => Some((control, thread)),

@@ -228,6 +228,23 @@ fn a_call_round_trips_and_the_handshake_reports_versions() {
 /// after it, and behind a mismatched handshake it is refused unrun — the
 /// `stop` sent there would end the daemon.
 #[test]
+fn a_handler_stack_the_system_refuses_leaves_the_connection_to_the_default_one() {
+    let dir = TempDir::new("stack");
+    // 64 TiB: more address space than a process has, so the spawn is refused.
+    let refused = ServerConfig {
+        handler_stack_bytes: Some(1 << 46),
+        ..config()
+    };
+    let running = start(&dir.socket(), refused);
+    let mut c = client(&running.path);
+    assert_eq!(
+        c.call("add", json!({"a": 2, "b": 40})).expect("add"),
+        json!(42)
+    );
+    running.stop();
+}
+
+#[test]
 fn a_call_sent_behind_the_handshake_runs_only_when_the_versions_match() {
     let dir = TempDir::new("behind-hello");
     let running = start(&dir.socket(), config());

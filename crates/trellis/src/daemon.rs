@@ -148,7 +148,7 @@ fn return_free_pages() {
 /// Starts `work`, which asks the database, on a thread of its own with the
 /// stack such work needs (`trellis_db::QUERY_STACK_BYTES`, design §7.18).
 fn spawn_asking(name: &str, work: impl FnOnce() + Send + 'static) {
-    if let Err(error) = trellis_db::query_thread(name).spawn(work) {
+    if let Err(error) = trellis_db::spawn_query_thread(name, work) {
         eprintln!("trellis daemon: no thread for {name}: {error}");
     }
 }

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     // call chain may need (`trellis_db::QUERY_STACK_BYTES`); the main
     // thread's is what the shell's limit gave it. Run here if the system
     // refuses the thread.
-    match trellis_db::query_thread("trellis").spawn(run) {
+    match trellis_db::spawn_query_thread("trellis", run) {
         Ok(command) => command
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
